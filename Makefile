@@ -1,0 +1,124 @@
+# strata -- build, test, run and benchmark.
+#
+#   make run          install what is missing, build, serve on 127.0.0.1:6379 (data in ./data)
+#   make test         install what is missing, build, run every test; ends "N passed, N failed"
+#   make bench        profile workload, 100_000 profiles, every engine available
+#   make bench-redis  redis-benchmark against strata and redis-server side by side
+#
+# BUILD and BINDIR may be overridden (e.g. to build in /tmp while another build runs).
+
+CC      ?= gcc
+BUILD   ?= build
+BINDIR  ?= src
+OPT     ?= -O2
+WARN    := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
+CFLAGS  := $(OPT) -g -std=gnu11 $(WARN) -D_GNU_SOURCE -pthread -Isrc -MMD -MP $(EXTRA_CFLAGS)
+LIBS    := -lzstd -lxxhash -lm -lpthread
+JEMALLOC := -ljemalloc
+BENCH_LIBS := -lhiredis -lrocksdb -lsqlite3 $(shell mariadb_config --libs 2>/dev/null || echo -lmariadb)
+ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+LAYERS  := engine keyspace index server
+SRC_engine   := $(wildcard src/engine/*.c)
+SRC_keyspace := $(wildcard src/keyspace/*.c)
+SRC_index    := $(wildcard src/index/*.c)
+SRC_server   := $(filter-out src/server/main.c,$(wildcard src/server/*.c))
+SRC_bench    := $(wildcard src/bench/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+asanobj = $(patsubst %.c,$(BUILD)/asan/%.o,$(1))
+
+# Link order: upper layers first.
+LIB_ALL  := $(BUILD)/libserver.a $(BUILD)/libindex.a $(BUILD)/libkeyspace.a $(BUILD)/libengine.a
+LIB_ENG  := $(BUILD)/libengine.a
+ASAN_LIB_ENG := $(BUILD)/asan/libengine.a
+
+# Tests: tests/unit/eng_*.c link the engine only (and also run under ASan+UBSan);
+# tests/unit/*.c otherwise link every layer.
+UNIT_SRC  := $(wildcard tests/unit/*.c)
+ENG_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(filter tests/unit/eng_%.c,$(UNIT_SRC)))
+ALL_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(filter-out tests/unit/eng_%.c,$(UNIT_SRC)))
+ASAN_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests-asan/%,$(filter tests/unit/eng_%.c,$(UNIT_SRC)))
+FUZZ_SRC  := $(wildcard tests/fuzz/*.c)
+FUZZERS   := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
+
+.PHONY: all deps test run bench bench-redis bench-engine tests fuzz clean format
+all: $(BINDIR)/strata-server $(BINDIR)/strata-bench
+
+deps:
+	@deps/install.sh
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/asan/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -O1 $(ASAN_FLAGS) -c $< -o $@
+
+define layer_lib
+$(BUILD)/lib$(1).a: $(call obj,$(SRC_$(1)))
+	@mkdir -p $$(dir $$@)
+	rm -f $$@ && ar rcs $$@ $$^
+endef
+$(foreach L,$(LAYERS),$(eval $(call layer_lib,$(L))))
+
+$(ASAN_LIB_ENG): $(call asanobj,$(SRC_engine))
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BINDIR)/strata-server: $(call obj,src/server/main.c) $(LIB_ALL)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(LIBS) $(JEMALLOC)
+
+$(BINDIR)/strata-bench: $(call obj,$(SRC_bench)) $(LIB_ALL)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(BENCH_LIBS) $(LIBS) $(JEMALLOC) -lstdc++
+
+$(BUILD)/tests/eng_%: $(call obj,tests/unit/eng_%.c) $(LIB_ENG)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(LIBS) $(JEMALLOC)
+
+$(BUILD)/tests/%: $(call obj,tests/unit/%.c) $(LIB_ALL)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(LIBS) $(JEMALLOC)
+
+$(BUILD)/tests-asan/%: $(call asanobj,tests/unit/%.c) $(ASAN_LIB_ENG)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -O1 $(ASAN_FLAGS) -o $@ $^ $(LIBS)
+
+# Fuzz targets: clang + libFuzzer + ASan, over every layer's sources.
+FUZZ_CFLAGS := -O1 -g -std=gnu11 -D_GNU_SOURCE -pthread -Isrc -fsanitize=fuzzer,address,undefined
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(SRC_engine) $(SRC_keyspace) $(SRC_index) $(SRC_server)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ $< $(SRC_engine) $(SRC_keyspace) $(SRC_index) $(SRC_server) $(LIBS)
+
+tests: all $(ENG_TESTS) $(ALL_TESTS) $(ASAN_TESTS) $(FUZZERS)
+
+test: deps
+	@$(MAKE) --no-print-directory tests
+	@BUILD=$(BUILD) BINDIR=$(BINDIR) tests/run.sh
+
+run: deps
+	@$(MAKE) --no-print-directory $(BINDIR)/strata-server
+	$(BINDIR)/strata-server conf/strata.conf --dir ./data
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	$(BINDIR)/strata-bench profiles --profiles 100000 --engine all
+
+bench-engine: deps
+	@$(MAKE) --no-print-directory all
+	$(BINDIR)/strata-bench engine --num 1000000 --value-size 200 --compare rocksdb
+
+bench-redis: deps
+	@$(MAKE) --no-print-directory all
+	BINDIR=$(BINDIR) src/bench/bench-redis.sh
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(BINDIR)/strata-server $(BINDIR)/strata-bench
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

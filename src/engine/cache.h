@@ -1,0 +1,40 @@
+/*
+ * cache.h -- the block cache: uncompressed table blocks keyed by
+ * (table file number, block offset), bounded by a byte capacity, shared by
+ * every open table. LRU, sharded by key hash, a mutex per shard; entries
+ * are reference counted so a block in use is never freed under a reader.
+ */
+#ifndef STRATA_CACHE_H
+#define STRATA_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct block_cache block_cache;
+typedef struct cache_handle cache_handle;
+
+block_cache *cache_new(size_t capacity_bytes);
+void cache_free(block_cache *c); /* REQUIRES: no handle outstanding */
+
+/* Returns a handle holding a reference, or NULL on a miss (counted). */
+cache_handle *cache_lookup(block_cache *c, uint64_t file, uint64_t offset);
+
+/* Inserts value (charged `charge` bytes); the cache calls deleter(value)
+ * when the entry is evicted or replaced and no handle refers to it. Returns
+ * a handle holding a reference. May evict least recently used entries. */
+cache_handle *cache_insert(block_cache *c, uint64_t file, uint64_t offset, void *value,
+                           size_t charge, void (*deleter)(void *value));
+
+void *cache_value(cache_handle *h);
+void cache_release(block_cache *c, cache_handle *h);
+
+/* Drops the entries of a file (called when a table file is deleted). */
+void cache_erase_file(block_cache *c, uint64_t file);
+
+void cache_set_capacity(block_cache *c, size_t capacity_bytes);
+size_t cache_capacity(const block_cache *c);
+size_t cache_usage(const block_cache *c);
+uint64_t cache_hits(const block_cache *c);
+uint64_t cache_misses(const block_cache *c);
+
+#endif

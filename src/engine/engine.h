@@ -1,0 +1,243 @@
+/*
+ * engine.h -- the public interface of strata's storage engine.
+ *
+ * An ordered map from byte strings to byte strings, stored in a log-structured
+ * merge tree: a write-ahead log, a memtable, sorted table files in levels, a
+ * manifest, background flush and compaction. The on-disk formats are written
+ * down in src/engine/FORMAT.md.
+ *
+ * This header is the only thing the layers above (keyspace, index, server,
+ * bench) may include from src/engine.
+ *
+ * Threading: every function here is safe to call from any thread. The server
+ * calls them from its one command thread; the engine runs its own background
+ * threads for flushing, compaction and the once-a-second log sync.
+ *
+ * Ownership: byte strings passed in are copied by the engine before the call
+ * returns, unless a comment says otherwise. Byte strings handed out through
+ * an out-pointer are allocated with malloc() (jemalloc) and owned by the caller,
+ * who frees them with eng_free(). Pointers returned by eng_iter_key() and
+ * eng_iter_value() belong to the iterator and stay valid until it moves.
+ */
+#ifndef STRATA_ENGINE_H
+#define STRATA_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One small status type for the whole engine. Zero is success; ENG_NOTFOUND
+ * is positive because it is an answer, not a failure. */
+typedef int eng_status;
+enum {
+    ENG_OK = 0,
+    ENG_NOTFOUND = 1,
+    ENG_CORRUPTION = -1, /* a checksum or a format check failed */
+    ENG_IOERR = -2,      /* the OS refused a read, write, fsync, rename ... */
+    ENG_INVALID = -3,    /* a bad argument or a bad state (closed db ...) */
+    ENG_NOMEM = -4,
+    ENG_BUSY = -5, /* e.g. the directory is locked by another process */
+};
+
+/* Returns a static, human-readable name for a status ("Corruption", ...). */
+const char *eng_status_str(eng_status s);
+
+/* The last error message with detail (file name, offset, errno text), kept
+ * per thread; valid until the next failing engine call on the same thread. */
+const char *eng_last_error(void);
+
+/* Log sync policies, as Redis's appendfsync. */
+enum {
+    ENG_SYNC_ALWAYS = 0,   /* eng_commit(db, 1) is expected after writes */
+    ENG_SYNC_EVERYSEC = 1, /* a background thread fsyncs the log each second */
+    ENG_SYNC_NO = 2,       /* never fsync the log; the OS decides */
+};
+
+/* Decides, during compaction, whether the newest version of a key may be
+ * dropped (e.g. a key whose TTL has passed). Called from a background thread,
+ * so it must be thread-safe and must not call back into the engine.
+ * Returns 1 to drop the entry. The engine turns a dropped entry into a
+ * deletion (or drops it outright at the bottom level) so that older versions
+ * below never resurface, and never applies the filter to a version that a
+ * live snapshot can still see. */
+typedef int (*eng_compaction_filter_fn)(void *ctx, const char *key, size_t klen,
+                                        const char *val, size_t vlen);
+
+/* Log messages from the engine (recovery dropped N bytes, compaction ...).
+ * level: 0 debug, 1 verbose, 2 notice, 3 warning. May be called from
+ * background threads. */
+typedef void (*eng_log_fn)(void *ctx, int level, const char *msg);
+
+typedef struct eng_options {
+    size_t write_buffer_size;    /* memtable size before it is frozen; 64 MiB */
+    size_t cache_size;           /* block cache bytes, shared by all tables; 256 MiB */
+    size_t block_size;           /* target uncompressed data block size; 4096 */
+    int compression_level;       /* zstd level; 0 turns compression off; 1 */
+    int bloom_bits_per_key;      /* 0 disables bloom filters; 10 */
+    int sync_mode;               /* ENG_SYNC_*; ENG_SYNC_EVERYSEC */
+    int create_if_missing;       /* 1 */
+    int l0_compaction_trigger;   /* L0 files that start a compaction; 4 */
+    int l0_slowdown_trigger;     /* L0 files at which writes are slowed; 12 */
+    int l0_stop_trigger;         /* L0 files at which writes wait; 20 */
+    uint64_t max_bytes_level_base; /* target size of L1; 256 MiB */
+    int level_size_multiplier;   /* 10 */
+    uint64_t target_file_size;   /* table file size compaction aims for; 64 MiB */
+    eng_compaction_filter_fn compaction_filter; /* NULL: none */
+    void *compaction_filter_ctx;
+    eng_log_fn log_fn;           /* NULL: messages go to stderr at >= notice */
+    void *log_ctx;
+} eng_options;
+
+/* Fills *o with the defaults above. */
+void eng_options_init(eng_options *o);
+
+typedef struct eng_db eng_db;
+typedef struct eng_batch eng_batch;
+typedef struct eng_iter eng_iter;
+typedef struct eng_snapshot eng_snapshot;
+
+/* ---- Database ---------------------------------------------------------- */
+
+/* Opens (or creates, with create_if_missing) the database in directory
+ * `dir`, replaying the log. Takes a lock file so that only one process opens
+ * it. On success *out owns the db; close it with eng_close(). opts is copied. */
+eng_status eng_open(const char *dir, const eng_options *opts, eng_db **out);
+
+/* Writes out buffered log records, syncs the log, stops the background
+ * threads and frees everything. REQUIRES: no open iterators or snapshots. */
+eng_status eng_close(eng_db *db);
+
+/* Changes the sync policy of an open db (CONFIG SET appendfsync). */
+void eng_set_sync_mode(eng_db *db, int sync_mode);
+
+/* ---- Write batches ----------------------------------------------------- */
+
+/* A batch of puts and deletes applied atomically by eng_write(). An indexed
+ * batch (indexed = 1) can also be read through: eng_get_batch() and
+ * eng_iter_new() with that batch see its pending writes layered over the db,
+ * later writes in the batch shadowing earlier ones. This is how a command or
+ * a MULTI/EXEC reads its own writes before they are committed. */
+eng_batch *eng_batch_new(int indexed);
+void eng_batch_free(eng_batch *b);
+void eng_batch_clear(eng_batch *b);
+void eng_batch_put(eng_batch *b, const char *k, size_t kl, const char *v, size_t vl);
+void eng_batch_delete(eng_batch *b, const char *k, size_t kl);
+/* Deletes every key k with start <= k < end. */
+void eng_batch_delete_range(eng_batch *b, const char *start, size_t sl,
+                            const char *end, size_t el);
+/* Savepoints nest: rollback drops every op added since the newest savepoint
+ * (and its index entries) and removes that savepoint; pop removes it and
+ * keeps the ops. Both return ENG_NOTFOUND when there is no savepoint. The
+ * server sets one before each command so a command that fails writes
+ * nothing, even inside MULTI/EXEC. */
+void eng_batch_set_savepoint(eng_batch *b);
+eng_status eng_batch_rollback(eng_batch *b);
+eng_status eng_batch_pop_savepoint(eng_batch *b);
+size_t eng_batch_count(const eng_batch *b);     /* operations in the batch */
+size_t eng_batch_byte_size(const eng_batch *b); /* its encoded size */
+
+/* Flags for eng_write(). */
+enum {
+    ENG_WRITE_SYNC = 1,  /* write() and fsync the log before returning */
+    ENG_WRITE_DEFER = 2, /* leave the record in the log buffer; it reaches
+                            the OS at the next eng_commit() (group commit) */
+};
+
+/* Applies the batch atomically: after a crash either all of it is there or
+ * none of it. The writes are visible to readers when this returns. Without
+ * flags the log record is handed to the OS with write() before returning.
+ * May sleep when level 0 is too far behind (a stall; counted in the stats).
+ * The batch is not consumed: clear or free it afterwards. */
+eng_status eng_write(eng_db *db, eng_batch *b, int flags);
+
+/* Writes every buffered log record with one write() and, if sync, fsyncs the
+ * log so that every batch written so far is durable (group commit). */
+eng_status eng_commit(eng_db *db, int sync);
+
+/* ---- Reads ------------------------------------------------------------- */
+
+/* A consistent view as of now; release it with eng_snapshot_release(). */
+const eng_snapshot *eng_snapshot_new(eng_db *db);
+void eng_snapshot_release(eng_db *db, const eng_snapshot *s);
+
+/* Point lookup. snap may be NULL (latest). On ENG_OK *val (malloc'd, owned by
+ * the caller) and *vlen are set; ENG_NOTFOUND when absent. */
+eng_status eng_get(eng_db *db, const eng_snapshot *snap, const char *k, size_t kl,
+                   char **val, size_t *vlen);
+
+/* As eng_get, but first looks in batch b (indexed), which shadows the db. */
+eng_status eng_get_batch(eng_db *db, const eng_snapshot *snap, eng_batch *b,
+                         const char *k, size_t kl, char **val, size_t *vlen);
+
+/* An iterator over a consistent view: snap (NULL: a snapshot taken now),
+ * with the pending writes of indexed batch b on top (b may be NULL; it must
+ * not change while the iterator is used). Writes, flushes and compactions
+ * after creation do not affect it. Starts unpositioned. */
+eng_iter *eng_iter_new(eng_db *db, const eng_snapshot *snap, eng_batch *b);
+void eng_iter_free(eng_iter *it);
+void eng_iter_seek_first(eng_iter *it);
+void eng_iter_seek_last(eng_iter *it);
+void eng_iter_seek(eng_iter *it, const char *k, size_t kl);      /* first key >= k */
+void eng_iter_seek_prev(eng_iter *it, const char *k, size_t kl); /* last key <= k */
+void eng_iter_next(eng_iter *it);
+void eng_iter_prev(eng_iter *it);
+int eng_iter_valid(const eng_iter *it);
+const char *eng_iter_key(const eng_iter *it, size_t *kl);
+const char *eng_iter_value(const eng_iter *it, size_t *vl);
+/* ENG_OK, or the error (e.g. ENG_CORRUPTION) that made the iterator invalid. */
+eng_status eng_iter_status(const eng_iter *it);
+
+/* ---- Maintenance ------------------------------------------------------- */
+
+/* Freezes the memtable and waits until it is written to a table (SAVE). */
+eng_status eng_flush(eng_db *db);
+
+/* Compacts every level into the bottom one for keys in [start, end)
+ * (NULL = unbounded) and waits for it; afterwards overwritten and deleted
+ * versions that no snapshot needs are gone. */
+eng_status eng_compact_range(eng_db *db, const char *start, size_t sl, const char *end,
+                             size_t el);
+
+/* Bytes of live table files plus log files in the directory. */
+uint64_t eng_disk_usage(eng_db *db);
+
+#define ENG_MAX_LEVELS 7
+
+typedef struct eng_stats {
+    uint64_t level_files[ENG_MAX_LEVELS];
+    uint64_t level_bytes[ENG_MAX_LEVELS];
+    uint64_t memtable_bytes;      /* active + immutable */
+    uint64_t immutable_memtables; /* waiting to be flushed */
+    uint64_t log_bytes;           /* size of the live log file(s) */
+    uint64_t bytes_written_user;  /* bytes of batches written by callers */
+    uint64_t bytes_written_log;
+    uint64_t bytes_written_flush;
+    uint64_t bytes_written_compaction;
+    uint64_t bytes_read_compaction;
+    uint64_t flushes;
+    uint64_t compactions;
+    uint64_t cache_capacity;
+    uint64_t cache_usage;
+    uint64_t cache_hits;
+    uint64_t cache_misses;
+    uint64_t bloom_useful;        /* table reads avoided by a bloom filter */
+    uint64_t stall_slowdowns;     /* writes delayed because L0 was behind */
+    uint64_t stall_stops;         /* writes that waited for a compaction */
+    uint64_t stall_micros;        /* time writers spent delayed or stopped */
+    uint64_t last_sequence;
+    uint64_t log_syncs;
+    uint64_t background_errors;   /* a flush or compaction failed */
+} eng_stats;
+
+void eng_get_stats(eng_db *db, eng_stats *st);
+
+/* Frees memory the engine handed to the caller (values from eng_get). */
+void eng_free(void *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,46 @@
+/*
+ * memtable.h -- the in-memory sorted buffer of recent writes: a skiplist of
+ * internal keys (dbformat.h) in an arena.
+ *
+ * Concurrency (Invariant M1): one writer at a time (the caller serializes
+ * mem_add calls); any number of readers and iterators concurrently with the
+ * writer and each other, without locks (LevelDB's skiplist discipline:
+ * nodes are published with release stores and read with acquire loads).
+ * Reference counted: the db, iterators and flushes each hold a reference.
+ */
+#ifndef STRATA_MEMTABLE_H
+#define STRATA_MEMTABLE_H
+
+#include "coding.h"
+#include "engine.h"
+#include "iter.h"
+
+typedef struct memtable memtable;
+
+memtable *mem_new(void); /* refcount 1 */
+void mem_ref(memtable *m);
+void mem_unref(memtable *m); /* frees at 0 */
+
+/* Adds an entry. Range deletions are stored as ENG_TYPE_RANGE_DELETION
+ * entries with key = start and value = end. REQUIRES: Invariant M1; the
+ * (key, seq) pair is new. */
+void mem_add(memtable *m, uint64_t seq, int type, slice key, slice value);
+
+/* Looks up the newest entry for user key `key` with sequence <= seq
+ * (point entries only; range deletions are not consulted here).
+ * Returns 1 if found and sets *type (ENG_TYPE_VALUE or ENG_TYPE_DELETION),
+ * *found_seq and *value (pointing into the arena: valid while the caller
+ * holds a reference); returns 0 if the memtable has no such entry. */
+int mem_get(memtable *m, slice key, uint64_t seq, int *type, uint64_t *found_seq, slice *value);
+
+/* Approximate bytes of memory used (arena). */
+size_t mem_usage(const memtable *m);
+uint64_t mem_entries(const memtable *m);
+/* Number of ENG_TYPE_RANGE_DELETION entries added. */
+uint64_t mem_range_deletions(const memtable *m);
+
+/* An internal iterator over all entries (including range deletion entries).
+ * Holds a reference on m until freed. */
+iter *mem_iter_new(memtable *m);
+
+#endif

@@ -1,0 +1,94 @@
+/*
+ * table.h -- sorted table files (SSTs): immutable files of internal keys in
+ * Invariant K1 order. Format: FORMAT.md, "Table files"; constants in
+ * table_format.h.
+ *
+ * A table holds data blocks (keys prefix-compressed with restart points,
+ * each block zstd-compressed or raw, with a checksum), a range-deletion
+ * block, a bloom filter over user keys, an index block of (last key of a
+ * data block -> its handle), properties, and a footer with a magic number
+ * and a format version.
+ */
+#ifndef STRATA_TABLE_H
+#define STRATA_TABLE_H
+
+#include "cache.h"
+#include "coding.h"
+#include "engine.h"
+#include "iter.h"
+
+typedef struct sst_options {
+    size_t block_size;      /* target uncompressed data block size */
+    int compression_level;  /* zstd level; 0 = store blocks raw */
+    int bloom_bits_per_key; /* 0 = no filter */
+} sst_options;
+
+/* Facts about a finished table, recorded in the manifest. */
+typedef struct sst_file_info {
+    uint64_t file_size;
+    uint64_t entries;       /* point entries */
+    uint64_t range_deletions;
+    uint64_t smallest_seq, largest_seq;
+    buf smallest;           /* smallest internal key (point or range start) */
+    buf largest;            /* largest internal key; for a range deletion the
+                               end is included as (end, ENG_MAX_SEQUENCE, type) */
+} sst_file_info;
+
+void sst_file_info_free(sst_file_info *fi);
+
+typedef struct sst_builder sst_builder;
+
+/* Creates the file at path. *out is owned by the caller and freed by finish
+ * or abandon. */
+eng_status sst_builder_new(const char *path, const sst_options *o, sst_builder **out);
+
+/* REQUIRES: ikey (internal key) sorts after every key added before. */
+eng_status sst_builder_add(sst_builder *b, slice ikey, slice value);
+
+/* Adds a range deletion [start, end) at seq; any order. */
+void sst_builder_add_range_del(sst_builder *b, slice start, slice end, uint64_t seq);
+
+/* Bytes written so far plus the pending block (to cut output files). */
+uint64_t sst_builder_file_size(const sst_builder *b);
+uint64_t sst_builder_entries(const sst_builder *b);
+
+/* Writes the remaining blocks, filter, index, properties and footer,
+ * fsyncs and closes the file, fills *info, frees b. */
+eng_status sst_builder_finish(sst_builder *b, sst_file_info *info);
+
+/* Closes and deletes the file, frees b. */
+void sst_builder_abandon(sst_builder *b);
+
+typedef struct sst_reader sst_reader;
+
+/* Opens a table: reads and checks the footer, index, filter and range
+ * deletions (kept in memory while open). Data blocks are read on demand
+ * through cache (may be NULL: no caching). file_number keys the cache.
+ * Thread-safe once open: any number of threads may get and iterate. */
+eng_status sst_reader_open(const char *path, uint64_t file_number, block_cache *cache,
+                           sst_reader **out);
+void sst_reader_close(sst_reader *r);
+
+/* Point lookup: the newest point entry for user key `key` with sequence <= seq.
+ * ENG_OK sets *type, *found_seq, and *value (malloc'd, owned by the caller;
+ * NULL for a deletion); ENG_NOTFOUND if the table has none (often decided by
+ * the bloom filter alone); ENG_CORRUPTION if a block fails its checksum. */
+eng_status sst_reader_get(sst_reader *r, slice key, uint64_t seq, int *type,
+                          uint64_t *found_seq, char **value, size_t *vlen);
+
+/* An internal iterator over the point entries. fill_cache = 0 for
+ * compaction reads, which should not evict hot blocks. A corrupt block
+ * makes the iterator invalid with status ENG_CORRUPTION. The iterator
+ * keeps the reader alive only as long as the caller keeps it open. */
+iter *sst_reader_iter(sst_reader *r, int fill_cache);
+
+/* The table's range deletions: calls fn(ctx, start, end, seq) for each. */
+void sst_reader_range_dels(sst_reader *r,
+                           void (*fn)(void *ctx, slice start, slice end, uint64_t seq),
+                           void *ctx);
+
+uint64_t sst_reader_file_size(const sst_reader *r);
+/* Lookups answered "absent" by the bloom filter alone. */
+uint64_t sst_reader_bloom_useful(const sst_reader *r);
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * write_batch.h -- the inside of eng_batch: its encoding (which is also the
+ * payload of a log record) and how the engine applies it.
+ *
+ *   batch    = sequence (fixed64) | count (fixed32) | op*
+ *   op       = 0x01 varstring(key) varstring(value)       -- put
+ *            | 0x00 varstring(key)                         -- delete
+ *            | 0x02 varstring(start) varstring(end)        -- delete range
+ *   varstring = varint32 length | bytes
+ *
+ * The i-th op (0-based) gets sequence number `sequence + i`.
+ */
+#ifndef STRATA_WRITE_BATCH_H
+#define STRATA_WRITE_BATCH_H
+
+#include "coding.h"
+#include "engine.h"
+#include "iter.h"
+
+#define BATCH_HEADER_SIZE 12
+
+struct memtable;
+
+/* The encoded representation (header included). */
+slice batch_contents(const eng_batch *b);
+void batch_set_sequence(eng_batch *b, uint64_t seq);
+uint64_t batch_sequence(const eng_batch *b);
+
+/* Builds a batch from an encoded representation read from the log.
+ * ENG_CORRUPTION when it does not parse. *out is owned by the caller. */
+eng_status batch_from_contents(slice rep, eng_batch **out);
+
+/* Calls fn for each op in order; stops and returns the first non-OK status
+ * fn returns, or ENG_CORRUPTION if the encoding is bad (checked before any
+ * fn call, so a bad batch applies nothing). type is ENG_TYPE_*; for deletes
+ * value is empty; for range deletes key = start, value = end. */
+typedef eng_status (*batch_op_fn)(void *ctx, uint64_t seq, int type, slice key, slice value);
+eng_status batch_iterate(const eng_batch *b, batch_op_fn fn, void *ctx);
+
+/* Inserts every op into mem with sequence numbers from batch_sequence(b). */
+eng_status batch_insert_into(const eng_batch *b, struct memtable *mem);
+
+/* For an indexed batch: its private memtable of pending entries, numbered
+ * from ENG_BATCH_SEQ_BASE (so they shadow committed data); NULL if the batch
+ * is not indexed. Owned by the batch; valid until the batch is cleared or
+ * freed. */
+struct memtable *batch_index(const eng_batch *b);
+
+/* Does the batch contain any delete-range op? */
+int batch_has_range_deletes(const eng_batch *b);
+
+#endif

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Runs every test and ends with the line "N passed, N failed".
+#
+# Each test program prints "PASS <name>" / "FAIL <name>: why" lines; a
+# program that exits non-zero without printing a FAIL line (a crash, a
+# sanitizer report) counts as one failure under its own name.
+#   tests/unit/*.c         C unit, model and crash tests   ($BUILD/tests/)
+#   tests/unit/eng_*.c     again under ASan + UBSan       ($BUILD/tests-asan/)
+#   tests/integration/*.py real clients against a real server (/usr/bin/python3)
+#   tests/fuzz/*.c         short libFuzzer runs
+#   tests/*.sh             other scripted checks (same PASS/FAIL protocol)
+# TEST_FILTER=substr limits the run to programs whose path contains substr.
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+BINDIR=${BINDIR:-src}
+export STRATA_SERVER="$PWD/$BINDIR/strata-server" STRATA_BENCH="$PWD/$BINDIR/strata-bench"
+[ "${BINDIR#/}" != "$BINDIR" ] && export STRATA_SERVER="$BINDIR/strata-server" STRATA_BENCH="$BINDIR/strata-bench"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+PY=/usr/bin/python3
+passed=0; failed=0
+log=$(mktemp)
+
+run_one() { # name, command...
+  local name=$1; shift
+  [ -n "${TEST_FILTER:-}" ] && [[ "$name" != *"$TEST_FILTER"* ]] && return
+  local start=$(date +%s)
+  "$@" >"$log" 2>&1
+  local rc=$?
+  local p f
+  p=$(grep -c '^PASS ' "$log"); f=$(grep -c '^FAIL ' "$log")
+  if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
+    f=1; echo "FAIL $name: exited with status $rc" >>"$log"
+  fi
+  passed=$((passed + p)); failed=$((failed + f))
+  printf '%-44s %4d passed %3d failed  %4ds\n' "$name" "$p" "$f" $(( $(date +%s) - start ))
+  if [ "$f" -gt 0 ]; then grep -E '^FAIL ' "$log" | head -20; tail -30 "$log" | grep -vE '^(PASS|FAIL) '; fi
+}
+
+for t in "$BUILD"/tests/*; do [ -x "$t" ] && run_one "unit/$(basename "$t")" "$t"; done
+for t in "$BUILD"/tests-asan/*; do [ -x "$t" ] && run_one "asan/$(basename "$t")" "$t"; done
+for t in tests/integration/test_*.py; do [ -f "$t" ] && run_one "integration/$(basename "$t")" $PY "$t"; done
+for t in "$BUILD"/fuzz/*; do
+  [ -x "$t" ] || continue
+  name=$(basename "$t")
+  seeds=""; [ -d "tests/fuzz/corpus/$name" ] && seeds="tests/fuzz/corpus/$name"
+  mkdir -p "$BUILD/fuzz-corpus/$name"
+  run_one "fuzz/$name" bash -c "set -o pipefail; '$t' -max_total_time=${FUZZ_SECONDS:-20} -rss_limit_mb=1024 '$BUILD/fuzz-corpus/$name' $seeds 2>&1 | tail -5 && echo 'PASS $name'"
+done
+for t in tests/test_*.sh; do [ -f "$t" ] && run_one "script/$(basename "$t")" bash "$t"; done
+rm -f "$log"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
