@@ -18,18 +18,20 @@ JEMALLOC := -ljemalloc
 BENCH_LIBS := -lhiredis -lrocksdb -lsqlite3 $(shell mariadb_config --libs 2>/dev/null || echo -lmariadb)
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-LAYERS  := engine keyspace index server
+LAYERS  := engine keyspace index
 SRC_engine   := $(wildcard src/engine/*.c)
 SRC_keyspace := $(wildcard src/keyspace/*.c)
 SRC_index    := $(wildcard src/index/*.c)
 SRC_server   := $(filter-out src/server/main.c,$(wildcard src/server/*.c))
-SRC_bench    := $(wildcard src/bench/*.c)
+SRC_bench    := $(wildcard src/bench/*.c src/bench/*/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 asanobj = $(patsubst %.c,$(BUILD)/asan/%.o,$(1))
 
-# Link order: upper layers first.
-LIB_ALL  := $(BUILD)/libserver.a $(BUILD)/libindex.a $(BUILD)/libkeyspace.a $(BUILD)/libengine.a
+# Link order: upper layers first. The server's objects are linked directly, not
+# through an archive, because handlers are weak symbols (see server.h) and a
+# weak reference does not pull a member out of an archive.
+LIB_ALL  := $(call obj,$(SRC_server)) $(BUILD)/libindex.a $(BUILD)/libkeyspace.a $(BUILD)/libengine.a
 LIB_ENG  := $(BUILD)/libengine.a
 ASAN_LIB_ENG := $(BUILD)/asan/libengine.a
 
