@@ -30,6 +30,10 @@ eng_status wal_writer_flush(wal_writer *w);
 eng_status wal_writer_sync(wal_writer *w);
 int wal_writer_fd(const wal_writer *w);
 
+/* fdatasyncs fd (a value from wal_writer_fd()); makes durable every record
+ * flushed before the call. Thread-safe; needs no lock. */
+eng_status wal_writer_sync_fd(int fd);
+
 /* Bytes in the file plus bytes still buffered. */
 uint64_t wal_writer_size(const wal_writer *w);
 
@@ -53,6 +57,11 @@ eng_status wal_reader_next(wal_reader *r, slice *rec);
  * valid_end and logs the number of bytes dropped. */
 uint64_t wal_reader_valid_end(const wal_reader *r);
 uint64_t wal_reader_dropped_bytes(const wal_reader *r);
+
+/* After ENG_NOTFOUND: why replay stopped, for the recovery log message
+ * ("clean end of log", "torn record at offset N", "checksum mismatch in the
+ * record at offset N", ...). Static or owned by r; valid until close. */
+const char *wal_reader_stop_reason(const wal_reader *r);
 
 void wal_reader_close(wal_reader *r);
 

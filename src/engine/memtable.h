@@ -19,7 +19,21 @@ typedef struct memtable memtable;
 
 memtable *mem_new(void); /* refcount 1 */
 void mem_ref(memtable *m);
-void mem_unref(memtable *m); /* frees at 0 */
+void mem_unref(memtable *m); /* frees at 0; NULL is a no-op */
+
+/* As mem_new(), but the arena's first block is first_block bytes (doubling up
+ * to 1 MiB after that): for small, short-lived memtables such as an indexed
+ * batch's, where a 1 MiB block per batch would dominate the cost. */
+memtable *mem_new_sized(size_t first_block);
+
+/* The current reference count (for the owner deciding whether it may reset). */
+int mem_refs(const memtable *m);
+
+/* Empties m for reuse, keeping one arena block, so a batch that is cleared
+ * and refilled per command allocates nothing in the steady state.
+ * REQUIRES: the caller holds the only reference (mem_refs(m) == 1), so no
+ * reader or iterator can see the entries being discarded. */
+void mem_reset(memtable *m);
 
 /* Adds an entry. Range deletions are stored as ENG_TYPE_RANGE_DELETION
  * entries with key = start and value = end. REQUIRES: Invariant M1; the
@@ -38,6 +52,12 @@ size_t mem_usage(const memtable *m);
 uint64_t mem_entries(const memtable *m);
 /* Number of ENG_TYPE_RANGE_DELETION entries added. */
 uint64_t mem_range_deletions(const memtable *m);
+
+/* Debug checker, O(entries): verifies the skiplist invariants (memtable.c:
+ * M2 sorted and duplicate-free at every level, M3, M4, and the entry
+ * count). Returns 0 when they hold, else the number of the broken one.
+ * REQUIRES: no concurrent mem_add. */
+int mem_check(memtable *m);
 
 /* An internal iterator over all entries (including range deletion entries).
  * Holds a reference on m until freed. */

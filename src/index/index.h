@@ -22,6 +22,102 @@ void idx_shutdown(void);
  * build still has work to do. Called from the event loop. */
 int idx_build_step(ks_ctx *ctx);
 
+/* ---- Definitions (IDX.CREATE, IDX.DROP, IDX.LIST, IDX.INFO) ------------ */
+
+typedef struct idx_str {
+    const char *p;
+    size_t n;
+} idx_str;
+
+typedef struct idx_field_spec {
+    idx_str name;
+    int numeric; /* NUMERIC, else TAG */
+    int desc;
+} idx_field_spec;
+
+typedef struct idx_spec {
+    idx_str name, prefix;
+    int unique;
+    size_t nfields; /* 1..IDX_MAX_FIELDS (16) */
+    const idx_field_spec *fields;
+} idx_spec;
+
+/* Creates the index in ctx->db (definition and entries go to ctx->batch)
+ * and builds it over the existing hashes for up to a few milliseconds; a
+ * larger build goes on in idx_build_step. Returns KS_OK, or KS_ERR_MSG with
+ * ctx->err (name taken, duplicate field, UNIQUE violated by existing data,
+ * non-number in a NUMERIC field); on error nothing is left in memory and the
+ * caller must discard what the command wrote (server.h Invariant S1). */
+ks_status idx_create(ks_ctx *ctx, const idx_spec *spec);
+
+/* Drops the index of ctx->db: definition and every entry (ctx->batch).
+ * KS_NOTFOUND when there is no such index. */
+ks_status idx_drop(ks_ctx *ctx, const char *name, size_t nlen);
+
+/* The number of schema fields of the index name in db; -1 when there is no
+ * such index (IDX.RANGE's parser uses it to know where EQ values end). */
+int idx_nfields(int db, const char *name, size_t nlen);
+
+/* The names of ctx->db's indexes: calls fn for each, in creation order. */
+void idx_list(int db, void (*fn)(void *arg, const char *name, size_t nlen), void *arg);
+
+/* IDX.INFO: a description of one index. Borrowed pointers stay valid until
+ * the next IDX.* write command. entries counts the live entries (a walk of
+ * the whole index through one snapshot: O(entries)). */
+typedef struct idx_desc {
+    idx_str name, prefix;
+    int unique;
+    size_t nfields;
+    idx_field_spec fields[16];
+    int building;
+    uint64_t scanned; /* hashes visited by the build so far */
+    uint64_t entries;
+} idx_desc;
+ks_status idx_describe(ks_ctx *ctx, const char *name, size_t nlen, idx_desc *out);
+
+/* ---- Queries (IDX.RANGE) ----------------------------------------------- */
+
+enum { IDX_REPLY_KEYS = 0, IDX_REPLY_HASHES = 1, IDX_REPLY_FIELDS = 2 };
+
+typedef struct idx_query {
+    idx_str name;
+    size_t neq;
+    const idx_str *eq; /* values for the first neq fields */
+    int has_min, has_max;
+    idx_str min, max; /* raw bounds: "(x" exclusive; NUMERIC -inf/+inf; TAG [x (x - + */
+    int rev;
+    long long offset, count; /* count < 0: all */
+    int reply;               /* IDX_REPLY_*: HASHES and FIELDS read the hashes */
+} idx_query;
+
+/* One result: the hash key and, for HASHES/FIELDS, its fields (NULL, 0 if
+ * the hash could not be read). Owned by the idx_result. */
+typedef struct idx_hit {
+    char *key;
+    size_t klen;
+    ks_field *f;
+    size_t nf;
+} idx_hit;
+
+typedef struct idx_result {
+    idx_hit *hits;
+    size_t n, cap;
+} idx_result;
+
+/* Runs q against ctx->db's index through one snapshot (pending batch on
+ * top): seeks once, steps once per entry, stops after offset+count live
+ * entries, and reads each hit's hash through the same view. Returns KS_OK
+ * (out filled; free it with idx_result_free), or KS_ERR_MSG (unknown or
+ * building index, bad bounds) with ctx->err. */
+ks_status idx_range(ks_ctx *ctx, const idx_query *q, idx_result *out);
+void idx_result_free(idx_result *r);
+
+/* IDX.CHECK: compares every ready index of ctx->db with the hashes through
+ * one snapshot and calls fn with a line per problem ("missing <index>
+ * <key>", "extra <index> <key>", "stale <index> <key>" for a wrong expiry).
+ * Returns the number of problems, or -1 on an engine error (ctx->err). */
+long long idx_check(ks_ctx *ctx, void (*fn)(void *arg, const char *line), void *arg);
+
 /* Lines for INFO (a "# Index" section); written into buf, returns length. */
 size_t idx_info(char *buf, size_t cap);
 

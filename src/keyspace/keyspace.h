@@ -81,7 +81,11 @@ typedef ks_status (*ks_hash_hook_fn)(void *hctx, ks_ctx *ctx, const char *key, s
                                      const ks_field *old_f, size_t old_n, int had_old,
                                      const ks_field *new_f, size_t new_n, int has_new,
                                      int64_t new_expire_ms);
-void ks_set_hash_hook(keyspace *ks, ks_hash_hook_fn fn, void *hctx);
+/* Cheap pre-check: does any index care about this key (prefix match in
+ * ctx->db)? When it returns 0 the keyspace skips materializing the old and
+ * new content and does not call the hook. */
+typedef int (*ks_hash_wants_fn)(void *hctx, int db, const char *key, size_t klen);
+void ks_set_hash_hook(keyspace *ks, ks_hash_hook_fn fn, ks_hash_wants_fn wants, void *hctx);
 
 /* Called with (db, key) for every key a write changes, for WATCH. */
 typedef void (*ks_touch_fn)(void *tctx, int db, const char *key, size_t klen);
@@ -136,5 +140,135 @@ int ks_compaction_filter(void *ctx, const char *key, size_t klen, const char *va
 
 /* The string, hash and key operations used by the command handlers are
  * declared below this line by the keyspace implementation. */
+
+/* ---- Flushes ------------------------------------------------------------
+ * FLUSHDB/FLUSHALL and Invariant KS1: when a flush hook is set, ks_flush
+ * calls it once per db it is about to clear (ctx->db set to that db) instead
+ * of calling the hash hook for every indexed hash; the index layer then
+ * clears its entries of that db in bulk (into ctx->batch). Without a flush
+ * hook, ks_flush calls the hash hook for every hash the wants() check
+ * accepts. Returns KS_OK or KS_ERR_MSG (the flush then fails as a whole). */
+typedef ks_status (*ks_flush_hook_fn)(void *fctx, ks_ctx *ctx, int db);
+void ks_set_flush_hook(keyspace *ks, ks_flush_hook_fn fn, void *fctx);
+/* The touch hook is called with key NULL, klen 0 when a whole db is
+ * flushed (db -1 never: FLUSHALL touches each db in turn). */
+
+/* A value handed out: p/n point into base, which the caller frees with
+ * ks_val_free (base may be NULL for an empty value). */
+typedef struct ks_val {
+    char *base;
+    const char *p;
+    size_t n;
+} ks_val;
+void ks_val_free(ks_val *v);
+
+/* Unless said otherwise, the functions below return KS_OK, KS_NOTFOUND
+ * (key absent or expired), KS_ERR_WRONGTYPE, KS_ERR_ENGINE or KS_ERR_MSG
+ * (hook rejected the write; ctx->err set). Reads see ctx->batch. */
+
+/* ---- Generic (ks_keys.c) ------------------------------------------------ */
+ks_status ks_type_of(ks_ctx *c, const char *key, size_t klen, ks_type *type);
+/* *deleted = 1 when the key existed. */
+ks_status ks_del(ks_ctx *c, const char *key, size_t klen, int *deleted);
+/* KS_NOTFOUND when src is absent; *done = 0 when nx and dst exists. Keeps
+ * the TTL. */
+ks_status ks_rename(ks_ctx *c, const char *src, size_t sl, const char *dst, size_t dl, int nx,
+                    int *done);
+/* Copies src of c->db to dst of dst_db with its TTL; *done = 0 when dst
+ * exists and !replace, or src is absent. */
+ks_status ks_copy(ks_ctx *c, const char *src, size_t sl, int dst_db, const char *dst, size_t dl,
+                  int replace, int *done);
+
+enum { KS_EXP_NX = 1, KS_EXP_XX = 2, KS_EXP_GT = 4, KS_EXP_LT = 8 };
+/* Sets key's absolute expiry (unix ms) under the KS_EXP_* conditions; a time
+ * not after ctx->now_ms deletes the key. *done = 1 when applied. */
+ks_status ks_expire_set(ks_ctx *c, const char *key, size_t klen, int64_t when_ms, int flags,
+                        int *done);
+/* *done = 1 when a TTL was removed. */
+ks_status ks_persist(ks_ctx *c, const char *key, size_t klen, int *done);
+/* *when_ms = absolute expiry, 0 when none. KS_NOTFOUND when absent. */
+ks_status ks_expire_get(ks_ctx *c, const char *key, size_t klen, int64_t *when_ms);
+
+/* Called per key; non-zero stops the walk. key is valid during the call. */
+typedef int (*ks_key_fn)(void *arg, const char *key, size_t klen);
+/* Every live key of c->db matching the glob pattern (NULL: all). */
+ks_status ks_keys(ks_ctx *c, const char *pat, size_t plen, ks_key_fn fn, void *arg);
+/* One SCAN step: visits about count keys after cursor (0: the start),
+ * reporting those matching pat and (type != KS_NONE) of that type; *next is
+ * 0 when the walk is complete. Cursors are handles into a table of the last
+ * KS_CURSOR_SLOTS positions (ks_encoding.h); an unknown cursor restarts the
+ * walk, so a full iteration still sees every key that lived throughout. */
+ks_status ks_scan(ks_ctx *c, uint64_t cursor, const char *pat, size_t plen, uint64_t count,
+                  ks_type type, ks_key_fn fn, void *arg, uint64_t *next);
+/* A random live key (malloc'd into *key); KS_NOTFOUND when db is empty. */
+ks_status ks_randomkey(ks_ctx *c, char **key, size_t *klen);
+/* Redis's stringmatchlen: glob with * ? [abc] [^a-z] and \ escapes. */
+int ks_glob_match(const char *pat, size_t plen, const char *s, size_t slen, int nocase);
+
+/* ---- Strings (ks_string.c) ---------------------------------------------- */
+ks_status ks_get(ks_ctx *c, const char *key, size_t klen, ks_val *out);
+
+typedef struct ks_set_opts {
+    int nx, xx, keepttl;
+    int get;           /* return the old string in *old (KS_NOTFOUND: none) */
+    int64_t expire_ms; /* absolute; 0: none (then the TTL is cleared unless keepttl) */
+} ks_set_opts;
+/* SET: *done = 0 when NX/XX prevented it. With o->get, an old value that is
+ * not a string fails with KS_ERR_WRONGTYPE and writes nothing; *old gets
+ * the old string (p NULL when none). old may be NULL without get. */
+ks_status ks_set(ks_ctx *c, const char *key, size_t klen, const char *v, size_t vl,
+                 const ks_set_opts *o, int *done, ks_val *old);
+/* MSET / MSETNX: kv[i].f/fl is a key, kv[i].v/vl its value. */
+ks_status ks_mset(ks_ctx *c, const ks_field *kv, size_t n, int nx, int *done);
+ks_status ks_getdel(ks_ctx *c, const char *key, size_t klen, ks_val *out);
+enum { KS_GETEX_KEEP = 0, KS_GETEX_SET = 1, KS_GETEX_PERSIST = 2 };
+ks_status ks_getex(ks_ctx *c, const char *key, size_t klen, int mode, int64_t expire_ms,
+                   ks_val *out);
+/* KS_ERR_NOTINT when the value is not an integer, KS_ERR_OVERFLOW. */
+ks_status ks_incrby(ks_ctx *c, const char *key, size_t klen, long long by, long long *out);
+/* out gets the new value as text (cap >= KS_LD_BUF); KS_ERR_NOTFLOAT, or
+ * KS_ERR_MSG for NaN/Infinity. */
+#define KS_LD_BUF 5120
+ks_status ks_incrbyfloat(ks_ctx *c, const char *key, size_t klen, long double by, char *out,
+                         size_t *outlen);
+/* KS_ERR_MSG when the result would exceed proto-max-bulk-len. */
+ks_status ks_append(ks_ctx *c, const char *key, size_t klen, const char *v, size_t vl,
+                    size_t *newlen);
+ks_status ks_setrange(ks_ctx *c, const char *key, size_t klen, uint64_t off, const char *v,
+                      size_t vl, size_t *newlen);
+
+/* Redis's number parsing and formatting (util.c), for values and for
+ * command arguments alike. string2ll/string2ld return 1 when the whole
+ * input is a valid number (no spaces, no leading zeros for integers);
+ * ld2string writes "%.17Lf" with trailing zeros cut (LD_STR_HUMAN) and
+ * returns its length. */
+int ks_string2ll(const char *s, size_t n, long long *out);
+int ks_string2ld(const char *s, size_t n, long double *out);
+size_t ks_ld2string(char *buf, size_t cap, long double v);
+
+/* ---- Hashes (ks_hash.c, ks_hash_ops.c) --------------------------------- */
+/* HSET/HSETNX: *added = fields that were new; with nx, existing fields are
+ * left alone. fv[i].f/v are field/value. */
+ks_status ks_hset(ks_ctx *c, const char *key, size_t klen, const ks_field *fv, size_t n, int nx,
+                  uint64_t *added);
+/* HMGET: fills items[i].v/vl for each items[i].f (v NULL when absent);
+ * *owner keeps the storage, freed by ks_hmget_free. KS_NOTFOUND leaves every
+ * v NULL and *owner NULL. */
+ks_status ks_hmget(ks_ctx *c, const char *key, size_t klen, ks_field *items, size_t n,
+                   void **owner);
+void ks_hmget_free(void *owner);
+ks_status ks_hlen(ks_ctx *c, const char *key, size_t klen, uint64_t *n);
+ks_status ks_hdel(ks_ctx *c, const char *key, size_t klen, const ks_field *fields, size_t n,
+                  uint64_t *deleted);
+/* KS_ERR_MSG ("ERR hash value is not an integer"), KS_ERR_OVERFLOW. */
+ks_status ks_hincrby(ks_ctx *c, const char *key, size_t klen, const char *f, size_t fl,
+                     long long by, long long *out);
+ks_status ks_hincrbyfloat(ks_ctx *c, const char *key, size_t klen, const char *f, size_t fl,
+                          long double by, char *out, size_t *outlen);
+/* Called per field/value; non-zero stops. */
+typedef int (*ks_field_fn)(void *arg, const char *f, size_t fl, const char *v, size_t vl);
+/* One HSCAN step (cursor semantics as ks_scan). */
+ks_status ks_hscan(ks_ctx *c, const char *key, size_t klen, uint64_t cursor, const char *pat,
+                   size_t plen, uint64_t count, ks_field_fn fn, void *arg, uint64_t *next);
 
 #endif

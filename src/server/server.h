@@ -172,4 +172,156 @@ CMD(cmd_idx_create); CMD(cmd_idx_range); CMD(cmd_idx_drop); CMD(cmd_idx_list);
 CMD(cmd_idx_info); CMD(cmd_idx_check);
 #undef CMD
 
+/* ---- Server core internals (srv-net) -----------------------------------
+ * Declarations below are shared by the server core's own files (ae,
+ * networking, reply, server, config, cmd_conn/cmd_server/cmd_multi, main).
+ * Command handlers of the data layers need none of them. */
+#include "engine/engine.h"
+
+struct ae_loop;
+
+/* Log levels, as Redis's loglevel setting. */
+enum { LL_DEBUG = 0, LL_VERBOSE = 1, LL_NOTICE = 2, LL_WARNING = 3 };
+/* Writes one line "pid:M dd Mon yyyy hh:mm:ss.mmm * msg" to the logfile (or
+ * stdout) when level >= the configured loglevel. Thread-safe (the engine
+ * logs from its threads through server_log_engine). */
+void server_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void server_log_engine(void *ctx, int level, const char *msg);
+/* Reopens the log file (after CONFIG SET logfile / loglevel changes). */
+void server_log_reopen(void);
+
+/* A block of the reply chain; deferred blocks hold a length header that is
+ * filled in later (set_deferred_*). */
+typedef struct reply_block {
+    struct reply_block *next;
+    size_t size, used;
+    int deferred;
+    char buf[];
+} reply_block;
+
+/* A position in the reply chain, so a reply can be taken back when the
+ * engine refuses the command's writes. */
+typedef struct reply_mark {
+    reply_block *tail;
+    size_t used;
+    size_t bytes;
+} reply_mark;
+
+typedef struct queued_cmd {
+    const struct command *cmd;
+    int argc;
+    arg *argv; /* owned copies */
+} queued_cmd;
+
+struct watched_key;
+
+struct client_private {
+    client *prev, *next;      /* server.clients */
+    client *pw_next;          /* server.pending_write, when in_pending */
+    int in_pending;
+    int close_asap;           /* freed in before-sleep (CLIENT KILL, errors) */
+    int executing;            /* a command of this client is running */
+    char *qbuf;               /* query buffer: qbuf[qpos..qlen) unparsed */
+    size_t qlen, qcap, qpos;
+    struct resp_parser *parser;
+    reply_block *reply_head, *reply_tail;
+    size_t reply_bytes;       /* unsent bytes in the chain */
+    size_t head_sent;         /* bytes of reply_head already written */
+    queued_cmd *mq;           /* MULTI queue */
+    int mq_len, mq_cap;
+    struct watched_key **watched;
+    int nwatched, watched_cap;
+    uint64_t last_cmd_id;
+    const char *last_cmd_name;
+    int reply_off;            /* CLIENT REPLY OFF */
+    int no_evict, no_touch;
+};
+
+/* The server's global state. Touched only by the command thread. */
+struct server_state {
+    struct ae_loop *el;
+    int listen_fd[16];
+    int nlisten;
+    eng_db *db;
+    keyspace *ks;
+    eng_batch *batch;          /* the command batch (Invariant S1) */
+    ks_ctx ctx;                /* the command context client_ks hands out */
+    eng_batch *cron_batch;
+    int uncommitted;           /* batches written since the last eng_commit */
+    client *clients;           /* every connected client */
+    client *pending_write;     /* clients with replies to flush */
+    uint64_t nclients;
+    uint64_t next_client_id;
+    int64_t cmd_time_ms;       /* time of the running command */
+    int64_t start_ms;
+    int64_t lastsave_s;
+    int shutdown_asap;         /* SIGTERM: stop at the next loop iteration */
+    int shutdown_nosave;
+    int exit_code;
+    long long cron_id;
+    int64_t last_cron_ms;
+    uint64_t cron_loops;
+    /* stats (INFO stats, CONFIG RESETSTAT) */
+    uint64_t stat_commands, stat_connections, stat_rejected_conn, stat_errors;
+    uint64_t stat_net_in, stat_net_out, stat_expired, stat_commits, stat_write_errors;
+    uint64_t stat_ops_sample_ms, stat_ops_sample_cmds, stat_ops_per_sec;
+    uint64_t stat_unexpected_errors;
+    int active_expire_off;     /* DEBUG SET-ACTIVE-EXPIRE 0 */
+    const char *config_file;   /* absolute path, or NULL */
+    const char *executable;
+    /* WATCH: every watched (db, key), see cmd_multi.c */
+    struct watched_key **watch_buckets;
+    size_t watch_nbuckets, watch_count;
+};
+extern struct server_state server;
+
+/* networking.c */
+client *client_create(int fd);
+/* Frees c now, or at the next before-sleep if it is running a command. */
+void client_free(client *c);
+void client_free_async(client *c);
+void networking_accept_handler(struct ae_loop *el, int fd, void *data, int mask);
+/* Writes pending replies of every client (after the group commit). */
+void networking_flush_replies(void);
+void networking_free_closed(void);
+/* Disconnects clients idle for more than `timeout` seconds. */
+void networking_client_timeouts(void);
+/* One "id=.. addr=.." line of CLIENT LIST / CLIENT INFO (malloc'd). */
+char *client_info_line(client *c);
+client *client_by_id(uint64_t id);
+
+/* reply.c */
+void reply_append(client *c, const char *p, size_t n);
+void reply_mark_get(client *c, reply_mark *m);
+void reply_truncate(client *c, const reply_mark *m);
+void reply_free_all(client *c);
+void add_reply_help(client *c, const char **lines);
+void add_reply_subcommand_error(client *c);
+void add_reply_bulk_ll(client *c, long long v);
+/* "wrong number of arguments for 'client|kill' command" (cmd_conn.c) */
+void add_reply_subcommand_arity(client *c);
+
+/* server.c */
+/* Runs c's parsed request in c->argv: lookup, arity, auth, MULTI queueing,
+ * then call(). Returns 0, or -1 when c was freed or must not run more. */
+int server_process_command(client *c);
+/* Runs cmd with Invariant S1 (savepoint, rollback on error reply). */
+void server_call(client *c, const struct command *cmd);
+/* Writes the command batch to the engine (deferred: the group commit in
+ * before-sleep makes it durable). Replaces the reply since mark with an
+ * error when the engine refuses. */
+void server_write_batch(client *c, const reply_mark *mark);
+int server_init(void);
+void server_run(void);
+void server_shutdown(void);
+int server_prepare_shutdown(int save);
+/* Copies the current argv of c for the MULTI queue. */
+void server_unwatch_all(client *c);
+void server_discard_multi(client *c);
+uint64_t server_used_memory(void);
+/* Commits every batch handed to the engine so far (sync per appendfsync). */
+void server_commit(void);
+/* Waits for a running BGSAVE (cmd_server.c). */
+void server_wait_bgsave(void);
+
 #endif

@@ -81,6 +81,10 @@ class Server:
         kw.setdefault("socket_timeout", 30)
         return redis.Redis(**kw)
 
+    def raw(self, timeout=20):
+        """A RawConn to this server."""
+        return RawConn(self.port, timeout)
+
     def cli(self, *args, input=None):
         """Runs redis-cli against the server; returns (exit code, stdout text)."""
         p = subprocess.run([REDIS_CLI, "-p", str(self.port)] + [str(a) for a in args],
@@ -114,6 +118,106 @@ class Server:
             pass
         if self.own_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class RespError(Exception):
+    """An error reply read by RawConn (the text without the leading '-')."""
+
+
+class RawConn:
+    """A plain socket speaking RESP, for tests that need exact bytes:
+    inline commands, pipelines written in one go, protocol errors, RESP3."""
+
+    def __init__(self, port, timeout=20):
+        self.s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.buf = b""
+        self.last_raw = b""
+
+    @staticmethod
+    def encode(*args):
+        out = [b"*%d\r\n" % len(args)]
+        for a in args:
+            a = a if isinstance(a, bytes) else str(a).encode()
+            out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+        return b"".join(out)
+
+    def send(self, data):
+        self.s.sendall(data)
+
+    def command(self, *args):
+        self.send(self.encode(*args))
+        return self.read_reply()
+
+    def _fill(self):
+        chunk = self.s.recv(1 << 20)
+        if not chunk:
+            raise ConnectionError("connection closed by server")
+        self.buf += chunk
+
+    def _line(self):
+        while b"\r\n" not in self.buf:
+            self._fill()
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        self.last_raw += line + b"\r\n"
+        return line
+
+    def _exact(self, n):
+        while len(self.buf) < n + 2:
+            self._fill()
+        data, self.buf = self.buf[:n], self.buf[n + 2:]
+        self.last_raw += data + b"\r\n"
+        return data
+
+    def read_reply(self):
+        """One reply as a Python value; errors come back as RespError
+        objects (not raised). self.last_raw holds its exact bytes."""
+        self.last_raw = b""
+        return self._read()
+
+    def _read(self):
+        line = self._line()
+        t, rest = line[:1], line[1:]
+        if t == b"+":
+            return rest.decode()
+        if t == b"-":
+            return RespError(rest.decode())
+        if t == b":":
+            return int(rest)
+        if t in (b"$", b"="):
+            n = int(rest)
+            return None if n < 0 else self._exact(n)
+        if t in (b"*", b"~", b">"):
+            n = int(rest)
+            return None if n < 0 else [self._read() for _ in range(n)]
+        if t == b"%":
+            return {self._freeze(self._read()): self._read() for _ in range(int(rest))}
+        if t == b"_":
+            return None
+        if t == b",":
+            return float(rest)
+        if t == b"#":
+            return rest == b"t"
+        raise ValueError("bad reply type %r" % line)
+
+    @staticmethod
+    def _freeze(v):
+        return tuple(v) if isinstance(v, list) else v
+
+    def closed_by_server(self, timeout=5):
+        """True when the server closes the connection within timeout (any
+        bytes still in flight are drained first)."""
+        self.s.settimeout(timeout)
+        try:
+            while True:
+                if not self.s.recv(1 << 16):
+                    return True
+        except (socket.timeout, TimeoutError):
+            return False
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+
+    def close(self):
+        self.s.close()
 
 
 _tests = []

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# bench-redis.sh -- `make bench-redis`: redis-benchmark against strata-server
+# and Debian's redis-server side by side, in the same run (issue 3).
+#
+# Starts both on free ports with temporary directories -- strata with
+# appendfsync everysec, redis-server with appendonly yes, appendfsync everysec
+# and no RDB snapshots -- then runs, for each test in turn, first against
+# strata and then against redis:
+#   redis-benchmark -t <test> -n $BENCH_N -r 1000000 -c 50 -P 16 -q --csv
+# Alternating test by test (rather than one -t set,get,incr,hset,mset run per
+# server) keeps both servers under the same machine noise; each test still
+# sees the data the earlier tests left, exactly as in a single run.
+# Prints a table of requests per second and strata/redis per test; the last
+# line is
+#   strata/redis ratios: set=A get=B incr=C hset=D mset=E
+# Stops both servers and removes the directories, also on failure or ^C.
+#
+# Environment: BINDIR (where strata-server is; default src), STRATA_SERVER
+# (overrides the path), BENCH_N (requests per test; default 1000000),
+# BENCH_TIMEOUT (seconds per redis-benchmark run; default 900).
+set -u
+cd "$(dirname "$0")/../.."
+BINDIR=${BINDIR:-src}
+STRATA_SERVER=${STRATA_SERVER:-$BINDIR/strata-server}
+N=${BENCH_N:-1000000}
+TIMEOUT=${BENCH_TIMEOUT:-900}
+TESTS="set get incr hset mset"
+PY=/usr/bin/python3
+
+die() { echo "bench-redis: $*" >&2; exit 1; }
+
+for tool in redis-server redis-benchmark redis-cli; do
+  command -v "$tool" >/dev/null || die "$tool not found (deps/install.sh installs redis-server and redis-tools)"
+done
+[ -x "$STRATA_SERVER" ] || die "no strata-server at $STRATA_SERVER (make first, or set STRATA_SERVER)"
+[[ "$N" =~ ^[1-9][0-9]*$ ]] || die "BENCH_N must be a positive number, not '$N'"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/strata-bench-redis.XXXXXX") || die "mktemp failed"
+pids=()
+cleanup() {
+  local p i
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+  for p in "${pids[@]}"; do
+    for i in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$p" 2>/dev/null
+    wait "$p" 2>/dev/null
+  done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() {
+  $PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# wait_ping name port pid: waits up to 20 s for PONG.
+wait_ping() {
+  local i
+  for i in $(seq 200); do
+    [ "$(redis-cli -p "$2" ping 2>/dev/null)" = PONG ] && return 0
+    kill -0 "$3" 2>/dev/null || { tail -5 "$tmp/$1.log" >&2; die "$1 exited at startup"; }
+    sleep 0.1
+  done
+  tail -5 "$tmp/$1.log" >&2
+  die "$1 did not answer PING on port $2"
+}
+
+mkdir -p "$tmp/strata" "$tmp/redis"
+sport=$(free_port) && rport=$(free_port) || die "no free port"
+"$STRATA_SERVER" --port "$sport" --dir "$tmp/strata" --appendfsync everysec >"$tmp/strata.log" 2>&1 &
+pids+=($!)
+wait_ping strata "$sport" "${pids[0]}"
+redis-server --port "$rport" --bind 127.0.0.1 --dir "$tmp/redis" --appendonly yes \
+  --appendfsync everysec --save "" >"$tmp/redis.log" 2>&1 &
+pids+=($!)
+wait_ping redis "$rport" "${pids[1]}"
+
+# rps port test: requests per second that redis-benchmark reports, or
+# nothing when the run failed.
+rps() {
+  timeout "$TIMEOUT" redis-benchmark -p "$1" -t "$2" -n "$N" -r 1000000 -c 50 -P 16 -q --csv \
+    2>>"$tmp/benchmark.err" | awk -F'","' 'NR > 1 && $1 ~ /^"[A-Z]/ { print $2; exit }'
+}
+
+fmt() { if [ -n "$1" ]; then printf '%.0f' "$1"; else echo failed; fi; }
+
+echo "redis-benchmark -n $N -r 1000000 -c 50 -P 16: strata on port $sport (appendfsync everysec)," \
+  "redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') on port $rport" \
+  "(appendonly yes, appendfsync everysec)"
+printf '%-6s %14s %14s %8s\n' test "strata req/s" "redis req/s" ratio
+summary="strata/redis ratios:"
+failed=0
+for t in $TESTS; do
+  s=$(rps "$sport" "$t")
+  r=$(rps "$rport" "$t")
+  if [ -z "$s" ] || [ -z "$r" ]; then
+    failed=1
+    printf '%-6s %14s %14s %8s\n' "$t" "$(fmt "$s")" "$(fmt "$r")" "-"
+    summary+=" $t=failed"
+    continue
+  fi
+  ratio=$(awk -v a="$s" -v b="$r" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+  printf '%-6s %14.0f %14.0f %8s\n' "$t" "$s" "$r" "$ratio"
+  summary+=" $t=$ratio"
+done
+if [ "$failed" -ne 0 ] && [ -s "$tmp/benchmark.err" ]; then
+  echo "redis-benchmark errors:" >&2
+  tail -5 "$tmp/benchmark.err" >&2
+fi
+kill -0 "${pids[0]}" 2>/dev/null || { echo "bench-redis: strata-server died; its log:" >&2; tail -20 "$tmp/strata.log" >&2; failed=1; }
+echo "$summary"
+exit "$failed"

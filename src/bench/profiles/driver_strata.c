@@ -1,0 +1,324 @@
+/*
+ * driver_strata.c -- the profile workload on strata-server over loopback
+ * TCP (hiredis, RESP2), with the four server-side indexes of issue 4.
+ *
+ * Data: one hash user:<id> per profile with the nine fields (integers in
+ * decimal). Indexes, created before the insert phase:
+ *   email          PREFIX user: UNIQUE SCHEMA email TAG
+ *   country_status PREFIX user: SCHEMA country TAG status TAG user_id NUMERIC
+ *   created_at     PREFIX user: SCHEMA created_at NUMERIC user_id NUMERIC
+ *   reputation     PREFIX user: SCHEMA reputation NUMERIC DESC user_id NUMERIC
+ * Point reads are HGETALL; email lookups, scans and queries are IDX.RANGE
+ * (keys for scans, HASHES for queries and email lookups); an update is the
+ * runner's read, then one HSET of the changed fields. The server binary is
+ * $STRATA_SERVER, or strata-server next to strata-bench.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench/profiles/driver.h"
+#include "bench/profiles/resp_client.h"
+#include "bench/profiles/util.h"
+
+static const char *const index_defs[] = {
+    "IDX.CREATE email PREFIX user: UNIQUE SCHEMA email TAG",
+    "IDX.CREATE country_status PREFIX user: SCHEMA country TAG status TAG user_id NUMERIC",
+    "IDX.CREATE created_at PREFIX user: SCHEMA created_at NUMERIC user_id NUMERIC",
+    "IDX.CREATE reputation PREFIX user: SCHEMA reputation NUMERIC DESC user_id NUMERIC",
+};
+
+struct drv_engine {
+    rc_server srv;
+};
+
+struct drv_conn {
+    redisContext *ctx;
+    rc_cmd cmd;
+};
+
+static void strata_bin(char *out, size_t cap)
+{
+    const char *b = getenv("STRATA_SERVER");
+    if (b && *b)
+        snprintf(out, cap, "%s", b);
+    else
+        util_exe_sibling("strata-server", out, cap);
+}
+
+static int st_probe(char *why, size_t cap)
+{
+    char bin[1024];
+    strata_bin(bin, sizeof(bin));
+    if (bin[0] && access(bin, X_OK) == 0) return 0;
+    snprintf(why, cap, "strata-server not found at '%s' (build it, or set STRATA_SERVER)", bin);
+    return -1;
+}
+
+static drv_engine *st_open(const char *dir, char *err, size_t cap)
+{
+    drv_engine *e = calloc(1, sizeof(*e));
+    if (!e) return NULL;
+    strata_bin(e->srv.bin, sizeof(e->srv.bin));
+    snprintf(e->srv.dir, sizeof(e->srv.dir), "%s", dir);
+    static const char *extra[] = {"--appendfsync", "everysec", NULL};
+    memcpy(e->srv.extra, extra, sizeof(extra));
+    if (rc_server_start(&e->srv, err, cap)) {
+        free(e);
+        return NULL;
+    }
+    redisContext *ctx = rc_connect(e->srv.port, err, cap);
+    for (size_t i = 0; ctx && i < sizeof(index_defs) / sizeof(index_defs[0]); i++) {
+        redisReply *r = redisCommand(ctx, index_defs[i]);
+        int ok = r && r->type != REDIS_REPLY_ERROR;
+        if (!ok) snprintf(err, cap, "%s: %s", index_defs[i], r ? r->str : ctx->errstr);
+        if (r) freeReplyObject(r);
+        if (!ok) {
+            redisFree(ctx);
+            ctx = NULL;
+        }
+    }
+    if (!ctx) {
+        rc_server_stop(&e->srv);
+        free(e);
+        return NULL;
+    }
+    redisFree(ctx);
+    return e;
+}
+
+static void st_close(drv_engine *e)
+{
+    if (!e) return;
+    rc_server_stop(&e->srv);
+    free(e);
+}
+
+static drv_conn *st_connect(drv_engine *e, char *err, size_t cap)
+{
+    drv_conn *c = calloc(1, sizeof(*c));
+    if (!c) return NULL;
+    if (!(c->ctx = rc_connect(e->srv.port, err, cap))) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void st_disconnect(drv_conn *c)
+{
+    if (!c) return;
+    redisFree(c->ctx);
+    free(c);
+}
+
+/* HSET of every field (o NULL) or of those that differ from o. */
+static void build_hset(rc_cmd *cmd, const wl_profile *o, const wl_profile *p)
+{
+    rc_str(cmd, "HSET");
+    rc_fmt(cmd, "user:%lld", (long long)p->user_id);
+    if (!o) {
+        rc_str(cmd, "user_id");
+        rc_fmt(cmd, "%lld", (long long)p->user_id);
+        rc_str(cmd, "display_name");
+        rc_str(cmd, p->display_name);
+    }
+    if (!o || strcmp(o->email, p->email)) rc_str(cmd, "email"), rc_str(cmd, p->email);
+    if (!o || strcmp(o->country, p->country)) rc_str(cmd, "country"), rc_str(cmd, p->country);
+    if (!o || strcmp(o->status, p->status)) rc_str(cmd, "status"), rc_str(cmd, p->status);
+    if (!o || o->created_at != p->created_at)
+        rc_str(cmd, "created_at"), rc_fmt(cmd, "%lld", (long long)p->created_at);
+    if (!o || o->last_login != p->last_login)
+        rc_str(cmd, "last_login"), rc_fmt(cmd, "%lld", (long long)p->last_login);
+    if (!o || o->reputation != p->reputation)
+        rc_str(cmd, "reputation"), rc_fmt(cmd, "%d", p->reputation);
+    if (!o || strcmp(o->bio, p->bio)) rc_str(cmd, "bio"), rc_str(cmd, p->bio);
+}
+
+static int append_req(drv_conn *c, const drv_req *r, char *err, size_t cap)
+{
+    rc_cmd *cmd = &c->cmd;
+    switch (r->op) {
+    case DRV_INSERT:
+        build_hset(cmd, NULL, r->new_p);
+        break;
+    case DRV_WRITE:
+        build_hset(cmd, r->old_p, r->new_p);
+        break;
+    case DRV_GET:
+        rc_str(cmd, "HGETALL");
+        rc_fmt(cmd, "user:%lld", (long long)r->id);
+        break;
+    case DRV_EMAIL:
+        rc_str(cmd, "IDX.RANGE");
+        rc_str(cmd, "email");
+        rc_str(cmd, "EQ");
+        rc_str(cmd, r->email);
+        break;
+    case DRV_CS:
+        rc_str(cmd, "IDX.RANGE");
+        rc_str(cmd, "country_status");
+        rc_str(cmd, "EQ");
+        rc_str(cmd, wl_countries[r->country]);
+        rc_str(cmd, wl_statuses[r->status]);
+        break;
+    case DRV_CA:
+        rc_str(cmd, "IDX.RANGE");
+        rc_str(cmd, "created_at");
+        rc_str(cmd, "MIN");
+        rc_fmt(cmd, "%lld", (long long)r->from);
+        rc_str(cmd, "MAX");
+        rc_fmt(cmd, "%lld", (long long)r->to);
+        break;
+    case DRV_TOP:
+        rc_str(cmd, "IDX.RANGE");
+        rc_str(cmd, "reputation");
+        break;
+    }
+    if (r->op == DRV_EMAIL || r->op == DRV_CS || r->op == DRV_CA || r->op == DRV_TOP) {
+        rc_str(cmd, "LIMIT");
+        rc_str(cmd, "0");
+        rc_fmt(cmd, "%d", r->op == DRV_EMAIL ? 1 : WL_LIMIT);
+        if (r->op == DRV_EMAIL || r->want_profiles) rc_str(cmd, "HASHES");
+    }
+    return rc_append(c->ctx, cmd, err, cap);
+}
+
+/* user:<id> -> id, or -1. */
+static int64_t key_id(const redisReply *k)
+{
+    if (k->type != REDIS_REPLY_STRING || k->len < 6 || k->len > 25 || memcmp(k->str, "user:", 5))
+        return -1;
+    char tmp[32], *end;
+    memcpy(tmp, k->str + 5, k->len - 5);
+    tmp[k->len - 5] = 0;
+    long long v = strtoll(tmp, &end, 10);
+    return *end ? -1 : v;
+}
+
+/* An IDX.RANGE reply: keys, or key/hash pairs with HASHES. */
+static int read_range(const redisReply *rep, drv_req *r, int hashes, char *err, size_t cap)
+{
+    if (rep->type != REDIS_REPLY_ARRAY) {
+        snprintf(err, cap, "IDX.RANGE reply of type %d", rep->type);
+        return -1;
+    }
+    size_t step = hashes ? 2 : 1;
+    for (size_t i = 0; i + step - 1 < rep->elements && r->n < WL_LIMIT; i += step) {
+        int64_t id = key_id(rep->element[i]);
+        if (id < 0) {
+            snprintf(err, cap, "IDX.RANGE returned a key that is not user:<id>");
+            return -1;
+        }
+        r->ids[r->n] = id;
+        if (hashes && rc_decode_hash(rep->element[i + 1], &r->out[r->n], err, cap)) return -1;
+        r->n++;
+    }
+    return 0;
+}
+
+static int read_req(drv_conn *c, drv_req *r, char *err, size_t cap)
+{
+    redisReply *rep = rc_read(c->ctx, 0, err, cap);
+    if (!rep) return -1;
+    int rc = 0;
+    r->n = 0;
+    switch (r->op) {
+    case DRV_INSERT:
+    case DRV_WRITE:
+        break;
+    case DRV_GET:
+        if (rep->type == REDIS_REPLY_ARRAY && rep->elements) {
+            rc = rc_decode_hash(rep, &r->out[0], err, cap);
+            r->n = rc == 0;
+        }
+        break;
+    case DRV_EMAIL:
+        rc = read_range(rep, r, 1, err, cap);
+        break;
+    default:
+        rc = read_range(rep, r, r->want_profiles, err, cap);
+        break;
+    }
+    freeReplyObject(rep);
+    return rc;
+}
+
+static int st_exec(drv_conn *c, drv_req *reqs, int n, char *err, size_t cap)
+{
+    for (int i = 0; i < n; i++)
+        if (append_req(c, &reqs[i], err, cap)) return -1;
+    for (int i = 0; i < n; i++)
+        if (read_req(c, &reqs[i], err, cap)) return -1;
+    return 0;
+}
+
+static int simple(drv_engine *e, const char *command, char *err, size_t cap)
+{
+    redisContext *ctx = rc_connect(e->srv.port, err, cap);
+    if (!ctx) return -1;
+    redisReply *r = redisCommand(ctx, command);
+    int ok = r && r->type != REDIS_REPLY_ERROR;
+    if (!ok) snprintf(err, cap, "%s: %s", command, r ? r->str : ctx->errstr);
+    if (r) freeReplyObject(r);
+    redisFree(ctx);
+    return ok ? 0 : -1;
+}
+
+static int st_settle(drv_engine *e, char *err, size_t cap)
+{
+    return simple(e, "SAVE", err, cap);
+}
+
+static int64_t st_storage(drv_engine *e)
+{
+    int64_t all = util_dir_bytes(e->srv.dir), log = util_dir_bytes(e->srv.log);
+    return all < 0 ? -1 : all - (log > 0 ? log : 0);
+}
+
+static int st_reopen(drv_engine *e, char *err, size_t cap)
+{
+    rc_server_stop(&e->srv);
+    return rc_server_start(&e->srv, err, cap);
+}
+
+static int64_t st_count(drv_conn *c, char *err, size_t cap)
+{
+    redisReply *r = redisCommand(c->ctx, "DBSIZE");
+    int64_t n = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
+    if (n < 0) snprintf(err, cap, "DBSIZE failed");
+    if (r) freeReplyObject(r);
+    return n;
+}
+
+static pid_t st_server_pid(drv_engine *e)
+{
+    return e->srv.pid;
+}
+
+const drv_ops drv_strata_ops = {
+    .name = "strata",
+    .title = "strata",
+    .remote = 1,
+    .settings = "Server: strata-server over loopback TCP (hiredis, RESP2)\n"
+                "Durability: appendfsync everysec (WAL group commit, synced once a second)\n"
+                "Indexes: server-side, kept in the same atomic batch as the hash: email (UNIQUE "
+                "TAG), country_status (TAG TAG NUMERIC), created_at (NUMERIC NUMERIC), "
+                "reputation (NUMERIC DESC, NUMERIC)\n"
+                "Reads: HGETALL; email, scans and queries: IDX.RANGE (HASHES for profiles)\n"
+                "Updates: HGETALL, then one HSET of the changed fields\n"
+                "Settle: SAVE\n",
+    .probe = st_probe,
+    .open = st_open,
+    .connect = st_connect,
+    .disconnect = st_disconnect,
+    .exec = st_exec,
+    .stabilize = NULL,
+    .settle = st_settle,
+    .storage = st_storage,
+    .reopen = st_reopen,
+    .count = st_count,
+    .server_pid = st_server_pid,
+    .close = st_close,
+};

@@ -1,0 +1,227 @@
+/*
+ * resp_client.c -- server processes and hiredis helpers for the strata and
+ * redis drivers.
+ */
+#include "bench/profiles/resp_client.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench/profiles/util.h"
+
+redisContext *rc_connect(int port, char *err, size_t cap)
+{
+    struct timeval tv = {10, 0};
+    redisContext *ctx = redisConnectWithTimeout("127.0.0.1", port, tv);
+    if (!ctx || ctx->err) {
+        snprintf(err, cap, "connect 127.0.0.1:%d: %s", port, ctx ? ctx->errstr : "out of memory");
+        if (ctx) redisFree(ctx);
+        return NULL;
+    }
+    struct timeval rt = {600, 0}; /* a SAVE or a long phase step may take a while */
+    redisSetTimeout(ctx, rt);
+    return ctx;
+}
+
+/* PING until the server answers PONG (it may say LOADING after a restart). */
+static int wait_ready(rc_server *s, char *err, size_t cap)
+{
+    int64_t deadline = util_now_ns() + 120LL * 1000000000;
+    while (util_now_ns() < deadline) {
+        redisContext *ctx = rc_connect(s->port, err, cap);
+        if (ctx) {
+            redisReply *r = redisCommand(ctx, "PING");
+            int ok = r && r->type == REDIS_REPLY_STATUS;
+            if (r) freeReplyObject(r);
+            redisFree(ctx);
+            if (ok) return 0;
+        }
+        usleep(50000);
+    }
+    snprintf(err, cap, "server on port %d not ready after 120 s", s->port);
+    return -1;
+}
+
+int rc_server_start(rc_server *s, char *err, size_t cap)
+{
+    char port[16];
+    const char *argv[40];
+    int n = 0;
+    s->port = util_free_port();
+    if (s->port < 0) {
+        snprintf(err, cap, "no free port");
+        return -1;
+    }
+    snprintf(port, sizeof(port), "%d", s->port);
+    snprintf(s->log, sizeof(s->log), "%s/server.log", s->dir);
+    argv[n++] = s->bin;
+    argv[n++] = "--port";
+    argv[n++] = port;
+    argv[n++] = "--dir";
+    argv[n++] = s->dir;
+    if (s->redis_style) {
+        argv[n++] = "--bind";
+        argv[n++] = "127.0.0.1";
+        argv[n++] = "--daemonize";
+        argv[n++] = "no";
+    }
+    for (int i = 0; s->extra[i] && n < 38; i++)
+        argv[n++] = s->extra[i];
+    argv[n] = NULL;
+    s->pid = util_spawn((char *const *)argv, s->log, err, cap);
+    if (s->pid < 0) return -1;
+    if (util_wait_port(s->pid, s->port, 60000, err, cap) || wait_ready(s, err, cap)) {
+        char tail[300];
+        util_log_tail(s->log, tail, sizeof(tail));
+        size_t l = strlen(err);
+        snprintf(err + l, cap - l, " (log: %s)", tail);
+        util_stop(s->pid, 5000);
+        s->pid = 0;
+        return -1;
+    }
+    return 0;
+}
+
+void rc_server_stop(rc_server *s)
+{
+    if (s->pid <= 0) return;
+    char err[256];
+    redisContext *ctx = rc_connect(s->port, err, sizeof(err));
+    if (ctx) {
+        redisReply *r = redisCommand(ctx, "SHUTDOWN");
+        if (r) freeReplyObject(r);
+        redisFree(ctx);
+    }
+    if (util_reap(s->pid, 60000) != 0) util_stop(s->pid, 5000);
+    s->pid = 0;
+}
+
+void rc_reset(rc_cmd *c)
+{
+    c->argc = 0;
+    c->used = 0;
+}
+
+void rc_arg(rc_cmd *c, const char *s, size_t n)
+{
+    if (c->argc >= 48) return;
+    c->argv[c->argc] = s;
+    c->len[c->argc++] = n;
+}
+
+void rc_str(rc_cmd *c, const char *s)
+{
+    rc_arg(c, s, strlen(s));
+}
+
+void rc_fmt(rc_cmd *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = sizeof(c->buf) - c->used;
+    int n = vsnprintf(c->buf + c->used, room, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= room) n = 0;
+    rc_arg(c, c->buf + c->used, (size_t)n);
+    c->used += (size_t)n + 1;
+}
+
+int rc_append(redisContext *ctx, rc_cmd *c, char *err, size_t cap)
+{
+    int rc = redisAppendCommandArgv(ctx, c->argc, c->argv, c->len);
+    rc_reset(c);
+    if (rc != REDIS_OK) {
+        snprintf(err, cap, "append: %s", ctx->errstr);
+        return -1;
+    }
+    return 0;
+}
+
+redisReply *rc_read(redisContext *ctx, int allow_error, char *err, size_t cap)
+{
+    void *v = NULL;
+    if (redisGetReply(ctx, &v) != REDIS_OK || !v) {
+        snprintf(err, cap, "connection: %s", ctx->errstr[0] ? ctx->errstr : "closed");
+        return NULL;
+    }
+    redisReply *r = v;
+    if (r->type == REDIS_REPLY_ERROR && !allow_error) {
+        snprintf(err, cap, "server error: %.*s", (int)r->len, r->str);
+        freeReplyObject(r);
+        return NULL;
+    }
+    return r;
+}
+
+redisReply *rc_call(redisContext *ctx, rc_cmd *c, char *err, size_t cap)
+{
+    if (rc_append(ctx, c, err, cap)) return NULL;
+    return rc_read(ctx, 0, err, cap);
+}
+
+static int get_i64(const redisReply *v, int64_t *out)
+{
+    if (v->type == REDIS_REPLY_INTEGER) {
+        *out = v->integer;
+        return 0;
+    }
+    if (v->type != REDIS_REPLY_STRING || v->len == 0 || v->len > 20) return -1;
+    char tmp[24], *end;
+    memcpy(tmp, v->str, v->len);
+    tmp[v->len] = 0;
+    *out = strtoll(tmp, &end, 10);
+    return *end ? -1 : 0;
+}
+
+static int get_str(const redisReply *v, char *dst, size_t cap)
+{
+    if (v->type != REDIS_REPLY_STRING || v->len >= cap) return -1;
+    memcpy(dst, v->str, v->len);
+    dst[v->len] = 0;
+    return 0;
+}
+
+int rc_decode_hash(const redisReply *r, wl_profile *p, char *err, size_t cap)
+{
+    if (r->type != REDIS_REPLY_ARRAY || r->elements % 2) {
+        snprintf(err, cap, "hash reply of type %d", r->type);
+        return -1;
+    }
+    unsigned seen = 0;
+    int bad = 0;
+    for (size_t i = 0; i + 1 < r->elements; i += 2) {
+        const redisReply *k = r->element[i], *v = r->element[i + 1];
+        if (k->type != REDIS_REPLY_STRING) continue;
+        const char *f = k->str;
+        int64_t n = 0;
+#define FIELD(name) (k->len == sizeof(name) - 1 && !memcmp(f, name, sizeof(name) - 1))
+        if (FIELD("user_id"))
+            bad |= get_i64(v, &p->user_id), seen |= 1;
+        else if (FIELD("email"))
+            bad |= get_str(v, p->email, sizeof(p->email)), seen |= 2;
+        else if (FIELD("country"))
+            bad |= get_str(v, p->country, sizeof(p->country)), seen |= 4;
+        else if (FIELD("status"))
+            bad |= get_str(v, p->status, sizeof(p->status)), seen |= 8;
+        else if (FIELD("created_at"))
+            bad |= get_i64(v, &p->created_at), seen |= 16;
+        else if (FIELD("last_login"))
+            bad |= get_i64(v, &p->last_login), seen |= 32;
+        else if (FIELD("reputation"))
+            bad |= get_i64(v, &n), p->reputation = (int32_t)n, seen |= 64;
+        else if (FIELD("display_name"))
+            bad |= get_str(v, p->display_name, sizeof(p->display_name)), seen |= 128;
+        else if (FIELD("bio"))
+            bad |= get_str(v, p->bio, sizeof(p->bio)), seen |= 256;
+#undef FIELD
+    }
+    if (bad || seen != 511) {
+        snprintf(err, cap, "profile hash with %s fields (%zu entries)",
+                 bad ? "malformed" : "missing", r->elements / 2);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,64 @@
+/*
+ * resp_client.h -- what the Redis-protocol drivers (strata, redis) share:
+ * the server process they start, hiredis connections, command building for
+ * pipelines and decoding a hash into a profile.
+ *
+ * A rc_server is used by one thread (the runner's); a redisContext by one
+ * worker at a time.
+ */
+#ifndef STRATA_BENCH_RESP_CLIENT_H
+#define STRATA_BENCH_RESP_CLIENT_H
+
+#include <hiredis/hiredis.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "bench/profiles/workload.h"
+
+typedef struct rc_server {
+    char bin[1024]; /* server executable */
+    char dir[600];  /* data directory (also holds server.log) */
+    char log[700];
+    int port;
+    pid_t pid;
+    const char *extra[16]; /* additional argv after --port/--dir, NULL-terminated */
+    int redis_style;       /* redis-server: --dir must exist; add --bind/--daemonize */
+} rc_server;
+
+/* Starts s->bin on a fresh free port with s->dir and waits until it answers
+ * PING (not LOADING). Returns 0 or -1 with err. */
+int rc_server_start(rc_server *s, char *err, size_t cap);
+/* SHUTDOWN (or SIGTERM if that fails), then reaps. */
+void rc_server_stop(rc_server *s);
+
+redisContext *rc_connect(int port, char *err, size_t cap);
+
+/* A command under construction: arguments point into buf or at caller
+ * strings that live until rc_append. */
+typedef struct rc_cmd {
+    int argc;
+    const char *argv[48];
+    size_t len[48];
+    char buf[4096];
+    size_t used;
+} rc_cmd;
+
+void rc_reset(rc_cmd *c);
+void rc_arg(rc_cmd *c, const char *s, size_t n);
+void rc_str(rc_cmd *c, const char *s);
+void rc_fmt(rc_cmd *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends the command to ctx's output buffer and resets c. Returns 0 or -1. */
+int rc_append(redisContext *ctx, rc_cmd *c, char *err, size_t cap);
+
+/* Reads the next reply. Returns it (caller frees with freeReplyObject), or
+ * NULL with err (connection error, or an error reply when !allow_error). */
+redisReply *rc_read(redisContext *ctx, int allow_error, char *err, size_t cap);
+
+/* Decodes a field/value array (HGETALL) into *p. Returns 0, or -1 with err
+ * when a profile field is missing or malformed. */
+int rc_decode_hash(const redisReply *r, wl_profile *p, char *err, size_t cap);
+
+/* Sends one command and returns its reply (an error reply is an error). */
+redisReply *rc_call(redisContext *ctx, rc_cmd *c, char *err, size_t cap);
+
+#endif

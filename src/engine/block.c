@@ -1,0 +1,275 @@
+/*
+ * block.c -- parses and iterates a block (format in block_builder.c and
+ * table_format.md, "Blocks"):
+ *
+ *   block = entry* restart:fixed32[num_restarts] num_restarts:fixed32
+ *   entry = shared:varint32 non_shared:varint32 value_len:varint32
+ *           key_delta[non_shared] value[value_len]
+ *
+ * Seek binary-searches the restart points (whose entries carry whole keys,
+ * Invariant B1) for the last one whose key is < target, then scans forward.
+ * Prev rescans from the restart point before the current entry, as entries
+ * can only be decoded forwards.
+ *
+ * Hardening: block_parse checks the restart array once (B2, B3), so later
+ * restart lookups need no checks; decode_entry checks every varint and
+ * length against restart_offset before touching the bytes. Nothing read
+ * from the block is trusted.
+ */
+#include "block.h"
+
+#include <stdlib.h>
+
+#include "dbformat.h"
+
+eng_status block_parse(block *b, const char *data, size_t size, char *owned)
+{
+    memset(b, 0, sizeof(*b));
+    b->owned = owned;
+    if (size < 4 || size > UINT32_MAX) goto corrupt;
+    uint32_t n = dec_fixed32(data + size - 4);
+    if (n == 0 || n > (size - 4) / 4) goto corrupt; /* B3 */
+    uint32_t roff = (uint32_t)(size - 4 - (size_t)n * 4);
+    const char *ra = data + roff;
+    if (dec_fixed32(ra) != 0) goto corrupt; /* B2 */
+    if (roff == 0 && n != 1) goto corrupt;
+    for (uint32_t i = 1; i < n; i++) {
+        uint32_t prev = dec_fixed32(ra + 4 * (i - 1)), cur = dec_fixed32(ra + 4 * i);
+        if (cur <= prev || cur >= roff) goto corrupt; /* B2 */
+    }
+    b->data = data;
+    b->size = size;
+    b->restart_offset = roff;
+    b->num_restarts = n;
+    return ENG_OK;
+corrupt:
+    free(owned);
+    b->owned = NULL;
+    return ENG_CORRUPTION;
+}
+
+void block_release(block *b)
+{
+    free(b->owned);
+    b->owned = NULL;
+    b->data = NULL;
+    b->size = 0;
+}
+
+void block_free(void *p)
+{
+    block *b = p;
+    block_release(b);
+    free(b);
+}
+
+static inline uint32_t restart_point(const block *b, uint32_t i)
+{
+    return dec_fixed32(b->data + b->restart_offset + 4 * i);
+}
+
+/* Decodes the entry header at offset off. Returns the offset of its key
+ * delta and fills the three lengths, or 0 (never a valid result, as the
+ * header takes at least 3 bytes) when the entry does not fit below limit. */
+static inline uint32_t decode_entry(const block *b, uint32_t off, uint32_t *shared,
+                                    uint32_t *non_shared, uint32_t *vlen)
+{
+    const char *p = b->data + off, *limit = b->data + b->restart_offset;
+    if (limit - p < 3) return 0;
+    const unsigned char *u = (const unsigned char *)p;
+    if ((u[0] | u[1] | u[2]) < 128) { /* the common case: one byte each */
+        *shared = u[0];
+        *non_shared = u[1];
+        *vlen = u[2];
+        p += 3;
+    } else {
+        if (!(p = dec_varint32(p, limit, shared))) return 0;
+        if (!(p = dec_varint32(p, limit, non_shared))) return 0;
+        if (!(p = dec_varint32(p, limit, vlen))) return 0;
+    }
+    size_t room = (size_t)(limit - p);
+    if (*non_shared > room || *vlen > room - *non_shared) return 0;
+    return (uint32_t)(p - b->data);
+}
+
+void block_iter_init(block_iter *it, const block *b, int cmp)
+{
+    it->b = b;
+    it->cmp = cmp;
+    it->current = b->restart_offset;
+    it->next_off = b->restart_offset;
+    it->restart_index = b->num_restarts;
+    it->status = ENG_OK;
+    it->key = it->key_inline;
+    it->key_len = 0;
+    it->key_cap = sizeof(it->key_inline);
+    it->value = NULL;
+    it->value_len = 0;
+}
+
+void block_iter_cleanup(block_iter *it)
+{
+    if (it->key != it->key_inline) free(it->key);
+    it->key = it->key_inline;
+    it->key_cap = sizeof(it->key_inline);
+    it->key_len = 0;
+}
+
+static void mark_invalid(block_iter *it)
+{
+    it->current = it->b->restart_offset;
+    it->next_off = it->b->restart_offset;
+    it->restart_index = it->b->num_restarts;
+    it->key_len = 0;
+    it->value = NULL;
+    it->value_len = 0;
+}
+
+static void corrupted(block_iter *it)
+{
+    mark_invalid(it);
+    it->status = ENG_CORRUPTION;
+}
+
+void block_iter_reset(block_iter *it, const block *b)
+{
+    it->b = b;
+    it->status = ENG_OK;
+    mark_invalid(it);
+}
+
+static void key_reserve(block_iter *it, size_t n)
+{
+    if (n <= it->key_cap) return;
+    size_t cap = it->key_cap * 2;
+    while (cap < n)
+        cap *= 2;
+    char *k = malloc(cap);
+    if (!k) abort();
+    memcpy(k, it->key, it->key_len);
+    if (it->key != it->key_inline) free(it->key);
+    it->key = k;
+    it->key_cap = cap;
+}
+
+static inline int compare(const block_iter *it, slice a, slice b)
+{
+    return it->cmp == BLOCK_CMP_IKEY ? ikey_compare(a, b) : slice_compare(a, b);
+}
+
+/* Decodes the entry at next_off into the iterator. Returns 0 at the end of
+ * the entries (invalid) or on corruption (status set). */
+static int parse_next(block_iter *it)
+{
+    const block *b = it->b;
+    uint32_t off = it->next_off;
+    if (off >= b->restart_offset) {
+        mark_invalid(it);
+        return 0;
+    }
+    uint32_t shared, non_shared, vlen;
+    uint32_t kd = decode_entry(b, off, &shared, &non_shared, &vlen);
+    if (!kd || shared > it->key_len) {
+        corrupted(it);
+        return 0;
+    }
+    size_t klen = (size_t)shared + non_shared;
+    if (it->cmp == BLOCK_CMP_IKEY && klen < 8) {
+        corrupted(it);
+        return 0;
+    }
+    key_reserve(it, klen);
+    memcpy(it->key + shared, b->data + kd, non_shared);
+    it->key_len = klen;
+    it->value = b->data + kd + non_shared;
+    it->value_len = vlen;
+    it->current = off;
+    it->next_off = kd + non_shared + vlen;
+    while (it->restart_index + 1 < b->num_restarts &&
+           restart_point(b, it->restart_index + 1) <= it->current)
+        it->restart_index++;
+    return 1;
+}
+
+static void seek_to_restart(block_iter *it, uint32_t index)
+{
+    it->key_len = 0;
+    it->restart_index = index;
+    it->next_off = restart_point(it->b, index);
+}
+
+void block_iter_seek_first(block_iter *it)
+{
+    if (it->status != ENG_OK) return;
+    seek_to_restart(it, 0);
+    parse_next(it);
+}
+
+void block_iter_seek_last(block_iter *it)
+{
+    if (it->status != ENG_OK) return;
+    seek_to_restart(it, it->b->num_restarts - 1);
+    while (parse_next(it) && it->next_off < it->b->restart_offset) {
+    }
+}
+
+void block_iter_next(block_iter *it)
+{
+    if (it->status != ENG_OK) return;
+    parse_next(it);
+}
+
+void block_iter_prev(block_iter *it)
+{
+    if (it->status != ENG_OK) return;
+    const uint32_t original = it->current;
+    while (restart_point(it->b, it->restart_index) >= original) {
+        if (it->restart_index == 0) {
+            mark_invalid(it); /* no entry before the first */
+            return;
+        }
+        it->restart_index--;
+    }
+    seek_to_restart(it, it->restart_index);
+    do {
+        if (!parse_next(it)) {
+            if (it->status == ENG_OK) corrupted(it); /* original was never reached */
+            return;
+        }
+    } while (it->next_off < original);
+    if (it->next_off != original) corrupted(it); /* entries overlap: not a valid chain */
+}
+
+/* The whole key stored at restart point i (Invariant B1), or 0 if corrupt. */
+static int restart_key(const block_iter *it, uint32_t i, slice *key)
+{
+    uint32_t shared, non_shared, vlen;
+    uint32_t kd = decode_entry(it->b, restart_point(it->b, i), &shared, &non_shared, &vlen);
+    if (!kd || shared != 0) return 0;
+    if (it->cmp == BLOCK_CMP_IKEY && non_shared < 8) return 0;
+    *key = slice_make(it->b->data + kd, non_shared);
+    return 1;
+}
+
+void block_iter_seek(block_iter *it, slice target)
+{
+    if (it->status != ENG_OK) return;
+    /* Find the last restart point whose key is < target. */
+    uint32_t left = 0, right = it->b->num_restarts - 1;
+    while (left < right) {
+        uint32_t mid = left + (right - left + 1) / 2;
+        slice k;
+        if (!restart_key(it, mid, &k)) {
+            corrupted(it);
+            return;
+        }
+        if (compare(it, k, target) < 0)
+            left = mid;
+        else
+            right = mid - 1;
+    }
+    seek_to_restart(it, left);
+    while (parse_next(it)) {
+        if (compare(it, block_iter_key(it), target) >= 0) return;
+    }
+}

@@ -1,0 +1,321 @@
+/*
+ * cache.c -- the block cache (cache.h): 16 shards chosen by the key's hash,
+ * each an LRU with its own mutex, a chained hash table and two circular
+ * lists, as in LevelDB's LRUCache.
+ *
+ * Invariants (per shard, under its mutex):
+ *   C1. An entry is in the hash table iff in_cache; then it is on exactly
+ *       one list: `lru` when the cache holds the only reference (refs == 1),
+ *       `in_use` when some handle refers to it too (refs >= 2).
+ *   C2. usage = sum of charge over in_cache entries.
+ *   C3. Only `lru` entries are evicted, oldest first; an entry with handles
+ *       out is never freed, only removed from the table (in_cache = 0) and
+ *       freed by the last cache_release.
+ * The hit and miss counters are updated with relaxed atomics per shard and
+ * summed on demand: they are statistics, not synchronisation.
+ */
+#include "cache.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CACHE_SHARD_BITS 4
+#define CACHE_SHARDS (1 << CACHE_SHARD_BITS)
+
+struct cache_handle {
+    uint64_t file, offset;
+    void *value;
+    void (*deleter)(void *value);
+    size_t charge;
+    uint32_t hash;
+    uint32_t refs;
+    int in_cache;
+    struct cache_handle *next_hash;
+    struct cache_handle *next, *prev; /* on lru or in_use */
+};
+typedef struct cache_handle entry;
+
+typedef struct shard {
+    pthread_mutex_t mu;
+    size_t capacity, usage;
+    entry lru;    /* dummy head; lru.next is the oldest */
+    entry in_use; /* dummy head */
+    entry **table;
+    uint32_t buckets, elems;
+    uint64_t hits, misses;
+    char pad[64];
+} shard;
+
+struct block_cache {
+    shard shards[CACHE_SHARDS];
+    size_t capacity;
+};
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n, size);
+    if (!p) {
+        fprintf(stderr, "strata: out of memory in block cache\n");
+        abort();
+    }
+    return p;
+}
+
+static uint32_t key_hash(uint64_t file, uint64_t offset)
+{
+    uint64_t h = file * UINT64_C(0x9E3779B97F4A7C15) ^ (offset + UINT64_C(0x632BE59BD9B4E019));
+    h ^= h >> 29;
+    h *= UINT64_C(0xBF58476D1CE4E5B9);
+    h ^= h >> 32;
+    return (uint32_t)h;
+}
+
+static void list_remove(entry *e)
+{
+    e->next->prev = e->prev;
+    e->prev->next = e->next;
+}
+
+static void list_append(entry *head, entry *e) /* newest at head->prev */
+{
+    e->next = head;
+    e->prev = head->prev;
+    e->prev->next = e;
+    e->next->prev = e;
+}
+
+/* The slot that points to the entry for (file, offset), or to the NULL at
+ * the end of its chain. */
+static entry **find_slot(shard *s, uint64_t file, uint64_t offset, uint32_t hash)
+{
+    entry **p = &s->table[hash & (s->buckets - 1)];
+    while (*p && ((*p)->hash != hash || (*p)->file != file || (*p)->offset != offset))
+        p = &(*p)->next_hash;
+    return p;
+}
+
+static void table_grow(shard *s)
+{
+    uint32_t nb = s->buckets * 2;
+    entry **t = xcalloc(nb, sizeof(entry *));
+    for (uint32_t i = 0; i < s->buckets; i++) {
+        entry *e = s->table[i];
+        while (e) {
+            entry *next = e->next_hash;
+            entry **slot = &t[e->hash & (nb - 1)];
+            e->next_hash = *slot;
+            *slot = e;
+            e = next;
+        }
+    }
+    free(s->table);
+    s->table = t;
+    s->buckets = nb;
+}
+
+/* Drops one reference; frees the entry after the last. REQUIRES: s->mu. */
+static void unref(shard *s, entry *e)
+{
+    e->refs--;
+    if (e->refs == 0) {
+        e->deleter(e->value);
+        free(e);
+    } else if (e->in_cache && e->refs == 1) { /* C1: back to lru */
+        list_remove(e);
+        list_append(&s->lru, e);
+    }
+}
+
+static void ref(shard *s, entry *e)
+{
+    if (e->refs == 1 && e->in_cache) { /* C1: lru -> in_use */
+        list_remove(e);
+        list_append(&s->in_use, e);
+    }
+    e->refs++;
+}
+
+/* Takes e (already unlinked from the table) out of the cache. REQUIRES: s->mu. */
+static void finish_erase(shard *s, entry *e)
+{
+    list_remove(e);
+    e->in_cache = 0;
+    s->usage -= e->charge;
+    s->elems--;
+    unref(s, e);
+}
+
+static void evict(shard *s)
+{
+    while (s->usage > s->capacity && s->lru.next != &s->lru) {
+        entry *old = s->lru.next;
+        *find_slot(s, old->file, old->offset, old->hash) = old->next_hash;
+        finish_erase(s, old);
+    }
+}
+
+block_cache *cache_new(size_t capacity_bytes)
+{
+    block_cache *c = xcalloc(1, sizeof(*c));
+    for (int i = 0; i < CACHE_SHARDS; i++) {
+        shard *s = &c->shards[i];
+        pthread_mutex_init(&s->mu, NULL);
+        s->lru.next = s->lru.prev = &s->lru;
+        s->in_use.next = s->in_use.prev = &s->in_use;
+        s->buckets = 64;
+        s->table = xcalloc(s->buckets, sizeof(entry *));
+    }
+    cache_set_capacity(c, capacity_bytes);
+    return c;
+}
+
+void cache_free(block_cache *c)
+{
+    if (!c) return;
+    for (int i = 0; i < CACHE_SHARDS; i++) {
+        shard *s = &c->shards[i];
+        /* REQUIRES of cache_free: no handles out, so in_use is empty */
+        while (s->lru.next != &s->lru) {
+            entry *e = s->lru.next;
+            *find_slot(s, e->file, e->offset, e->hash) = e->next_hash;
+            finish_erase(s, e);
+        }
+        free(s->table);
+        pthread_mutex_destroy(&s->mu);
+    }
+    free(c);
+}
+
+static shard *shard_of(const block_cache *c, uint32_t hash)
+{
+    return (shard *)&c->shards[hash >> (32 - CACHE_SHARD_BITS)];
+}
+
+cache_handle *cache_lookup(block_cache *c, uint64_t file, uint64_t offset)
+{
+    uint32_t hash = key_hash(file, offset);
+    shard *s = shard_of(c, hash);
+    pthread_mutex_lock(&s->mu);
+    entry *e = *find_slot(s, file, offset, hash);
+    if (e) ref(s, e);
+    pthread_mutex_unlock(&s->mu);
+    __atomic_fetch_add(e ? &s->hits : &s->misses, 1, __ATOMIC_RELAXED);
+    return e;
+}
+
+cache_handle *cache_insert(block_cache *c, uint64_t file, uint64_t offset, void *value,
+                           size_t charge, void (*deleter)(void *value))
+{
+    uint32_t hash = key_hash(file, offset);
+    shard *s = shard_of(c, hash);
+    entry *e = xcalloc(1, sizeof(*e));
+    e->file = file;
+    e->offset = offset;
+    e->value = value;
+    e->deleter = deleter;
+    e->charge = charge;
+    e->hash = hash;
+    e->refs = 1; /* the caller's handle */
+    pthread_mutex_lock(&s->mu);
+    if (s->capacity > 0) {
+        e->refs++; /* the cache's own reference */
+        e->in_cache = 1;
+        list_append(&s->in_use, e);
+        s->usage += charge;
+        entry **slot = find_slot(s, file, offset, hash);
+        entry *old = *slot;
+        e->next_hash = old ? old->next_hash : NULL;
+        *slot = e;
+        s->elems++;
+        if (old)
+            finish_erase(s, old); /* replaced: freed once its handles are released */
+        else if (s->elems > s->buckets)
+            table_grow(s);
+        evict(s);
+    } /* else: caching is off; the handle alone owns the entry (C3) */
+    pthread_mutex_unlock(&s->mu);
+    return e;
+}
+
+void *cache_value(cache_handle *h)
+{
+    return h->value;
+}
+
+void cache_release(block_cache *c, cache_handle *h)
+{
+    shard *s = shard_of(c, h->hash);
+    pthread_mutex_lock(&s->mu);
+    unref(s, h);
+    evict(s); /* an entry that outgrew the capacity while in use goes now */
+    pthread_mutex_unlock(&s->mu);
+}
+
+void cache_erase_file(block_cache *c, uint64_t file)
+{
+    for (int i = 0; i < CACHE_SHARDS; i++) {
+        shard *s = &c->shards[i];
+        pthread_mutex_lock(&s->mu);
+        for (uint32_t b = 0; b < s->buckets; b++) {
+            entry **p = &s->table[b];
+            while (*p) {
+                entry *e = *p;
+                if (e->file == file) {
+                    *p = e->next_hash;
+                    finish_erase(s, e);
+                } else {
+                    p = &e->next_hash;
+                }
+            }
+        }
+        pthread_mutex_unlock(&s->mu);
+    }
+}
+
+void cache_set_capacity(block_cache *c, size_t capacity_bytes)
+{
+    c->capacity = capacity_bytes;
+    size_t per = (capacity_bytes + CACHE_SHARDS - 1) / CACHE_SHARDS;
+    for (int i = 0; i < CACHE_SHARDS; i++) {
+        shard *s = &c->shards[i];
+        pthread_mutex_lock(&s->mu);
+        s->capacity = per;
+        evict(s);
+        pthread_mutex_unlock(&s->mu);
+    }
+}
+
+size_t cache_capacity(const block_cache *c)
+{
+    return __atomic_load_n(&c->capacity, __ATOMIC_RELAXED);
+}
+
+size_t cache_usage(const block_cache *c)
+{
+    size_t u = 0;
+    for (int i = 0; i < CACHE_SHARDS; i++) {
+        shard *s = (shard *)&c->shards[i];
+        pthread_mutex_lock(&s->mu);
+        u += s->usage;
+        pthread_mutex_unlock(&s->mu);
+    }
+    return u;
+}
+
+uint64_t cache_hits(const block_cache *c)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < CACHE_SHARDS; i++)
+        n += __atomic_load_n(&c->shards[i].hits, __ATOMIC_RELAXED);
+    return n;
+}
+
+uint64_t cache_misses(const block_cache *c)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < CACHE_SHARDS; i++)
+        n += __atomic_load_n(&c->shards[i].misses, __ATOMIC_RELAXED);
+    return n;
+}

@@ -1,0 +1,480 @@
+/*
+ * compaction.c -- leveled compaction on a background thread.
+ *
+ * Picking (under db->mu): the level with the highest score >= 1 (version.c:
+ * L0 files / l0_compaction_trigger, or bytes / target for L1+). Level 0
+ * compacts all its files into L1 (they may overlap); level L >= 1 compacts
+ * one file, round robin by key (compact_pointer), plus the files of L+1 it
+ * overlaps. A single input file with nothing below to merge with is moved
+ * down by a manifest edit alone. A manual compaction (eng_compact_range)
+ * takes every file that meets the range at every level (all of level 0 if
+ * any) and writes them into the deepest non-empty level in one pass.
+ *
+ * Running (without db->mu): a merging iterator over the inputs; per user
+ * key, newest version first (K1), an entry is dropped when
+ *  C1. a newer version of its key is visible to every snapshot
+ *      (the previous entry's sequence <= the oldest snapshot);
+ *  C2. it is a deletion every snapshot sees and no deeper level can hold
+ *      the key (so nothing resurfaces);
+ *  C3. a range tombstone of the inputs every snapshot sees covers it with a
+ *      higher sequence (R1 with snapshot = oldest snapshot);
+ *  C4. it is the newest version, no snapshot sees it (seq > newest
+ *      snapshot), and the compaction filter says so: dropped outright when
+ *      no deeper level can hold the key, otherwise written as a deletion at
+ *      the same sequence so that older versions below stay hidden.
+ * Range tombstones are carried into the output files, clipped to each
+ * file's key span so that files in a level never overlap (V2), and dropped
+ * once every snapshot sees them and no deeper level overlaps them.
+ * Output files are cut at target_file_size, only between user keys (V2).
+ * The edit deleting the inputs and adding the outputs is synced to the
+ * manifest before the version is installed; input files go when the last
+ * version holding them is released (V4).
+ */
+#include "db_impl.h"
+
+#include "env.h"
+#include "merger.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+typedef struct compaction {
+    version *v;    /* the version the inputs come from; referenced */
+    int out_level;
+    int manual;
+    int n[ENG_MAX_LEVELS];
+    file_meta **in[ENG_MAX_LEVELS];
+} compaction;
+
+static void compaction_free(compaction *c)
+{
+    if (!c) return;
+    for (int l = 0; l < ENG_MAX_LEVELS; l++) free(c->in[l]);
+    version_unref(c->v);
+    free(c);
+}
+
+static slice fm_ulo(const file_meta *f) { return ikey_user_key(slice_make(f->smallest.data, f->smallest.len)); }
+static slice fm_uhi(const file_meta *f) { return ikey_user_key(slice_make(f->largest.data, f->largest.len)); }
+
+/* Widens the user-key range [lo, hi] (copied into bufs) to cover files. */
+static void widen(buf *lo, buf *hi, int *has, file_meta **files, int n)
+{
+    for (int i = 0; i < n; i++) {
+        slice a = fm_ulo(files[i]), b = fm_uhi(files[i]);
+        if (!*has || slice_compare(a, slice_make(lo->data, lo->len)) < 0) {
+            lo->len = 0;
+            buf_append(lo, a.data, a.size);
+        }
+        if (!*has || slice_compare(b, slice_make(hi->data, hi->len)) > 0) {
+            hi->len = 0;
+            buf_append(hi, b.data, b.size);
+        }
+        *has = 1;
+    }
+}
+
+/* REQUIRES: mu (reads vs.current and compact_pointer). */
+static compaction *pick_auto(eng_db *db)
+{
+    version *v = db->vs.current;
+    if (v->score < 1 || v->score_level < 0) return NULL;
+    int L = v->score_level;
+    compaction *c = calloc(1, sizeof(*c));
+    if (!c) abort();
+    c->v = v;
+    version_ref(v);
+    c->out_level = L + 1;
+    if (L == 0) {
+        c->n[0] = version_overlapping(v, 0, NULL, NULL, &c->in[0]);
+    } else {
+        buf *cp = &db->vs.compact_pointer[L];
+        int pick = 0; /* round robin: the first file after the last one compacted */
+        for (int i = 0; cp->len && i < v->nfiles[L]; i++)
+            if (slice_compare(fm_ulo(v->files[L][i]), slice_make(cp->data, cp->len)) > 0) {
+                pick = i;
+                break;
+            }
+        c->in[L] = malloc(sizeof(file_meta *));
+        if (!c->in[L]) abort();
+        c->in[L][0] = v->files[L][pick];
+        c->n[L] = 1;
+        slice hi = fm_uhi(c->in[L][0]);
+        cp->len = 0;
+        buf_append(cp, hi.data, hi.size);
+    }
+    buf lo = {0}, hi = {0};
+    int has = 0;
+    widen(&lo, &hi, &has, c->in[L], c->n[L]);
+    slice slo = slice_make(lo.data, lo.len), shi = slice_make(hi.data, hi.len);
+    c->n[L + 1] = version_overlapping(v, L + 1, &slo, &shi, &c->in[L + 1]);
+    buf_free(&lo);
+    buf_free(&hi);
+    return c;
+}
+
+/* An optional user-key bound kept in a buffer. */
+typedef struct bound {
+    int set;
+    buf b;
+} bound;
+
+static slice bound_slice(const bound *x) { return slice_make(x->b.data, x->b.len); }
+
+static void bound_widen(bound *x, slice k, int lower)
+{
+    if (!x->set) return; /* unbounded stays unbounded */
+    int c = slice_compare(k, bound_slice(x));
+    if (lower ? c < 0 : c > 0) {
+        x->b.len = 0;
+        buf_append(&x->b, k.data, k.size);
+    }
+}
+
+/* REQUIRES: mu. NULL when nothing meets the range. */
+static compaction *pick_manual(eng_db *db, const slice *ulo, const slice *uhi)
+{
+    version *v = db->vs.current;
+    int bottom = 0, total = 0;
+    for (int l = 0; l < ENG_MAX_LEVELS; l++)
+        if (v->nfiles[l]) bottom = l;
+    compaction *c = calloc(1, sizeof(*c));
+    if (!c) abort();
+    c->v = v;
+    version_ref(v);
+    c->manual = 1;
+    c->out_level = bottom > 0 ? bottom : 1;
+    bound lo = {ulo != NULL, {0}}, hi = {uhi != NULL, {0}};
+    if (ulo) buf_append(&lo.b, ulo->data, ulo->size);
+    if (uhi) buf_append(&hi.b, uhi->data, uhi->size);
+    /* Top down, so that a file left behind never holds a key that moved below
+     * it from a level above (V3). */
+    for (int l = 0; l <= bottom; l++) {
+        slice sl = bound_slice(&lo), sh = bound_slice(&hi);
+        c->n[l] = version_overlapping(v, l, lo.set ? &sl : NULL, hi.set ? &sh : NULL, &c->in[l]);
+        if (l == 0 && c->n[0]) { /* L0 files overlap each other: all or none */
+            free(c->in[0]);
+            c->n[0] = version_overlapping(v, 0, NULL, NULL, &c->in[0]);
+        }
+        for (int i = 0; i < c->n[l]; i++) {
+            bound_widen(&lo, fm_ulo(c->in[l][i]), 1);
+            bound_widen(&hi, fm_uhi(c->in[l][i]), 0);
+        }
+        total += c->n[l];
+    }
+    buf_free(&lo.b);
+    buf_free(&hi.b);
+    if (!total) {
+        compaction_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* ---- Running ----------------------------------------------------------- */
+
+typedef struct cstate {
+    eng_db *db;
+    compaction *c;
+    uint64_t oldest_snap, newest_snap;
+    rdel_set *rdels;  /* the inputs' tombstones */
+    char *keep_rdel;  /* per tombstone: carried into the outputs? */
+    sst_builder *b;
+    uint64_t b_number;
+    buf lo;           /* user key where the current output's span starts */
+    int has_lo;
+    file_meta **out;
+    int nout, capout;
+    uint64_t bytes_out;
+} cstate;
+
+static void add_rdel_cb(void *ctx, slice start, slice end, uint64_t seq)
+{
+    rdel_set_add(ctx, start, end, seq);
+}
+
+static int deeper(cstate *cs, slice lo, slice hi)
+{
+    return version_deeper_overlap(cs->c->v, cs->c->out_level, lo, hi);
+}
+
+static eng_status open_output(cstate *cs)
+{
+    pthread_mutex_lock(&cs->db->mu);
+    cs->b_number = cs->db->vs.next_file++;
+    pthread_mutex_unlock(&cs->db->mu);
+    char path[PATH_MAX];
+    db_filename(path, cs->db->dir, cs->b_number, "sst");
+    sst_options so = {cs->db->opts.block_size, cs->db->opts.compression_level,
+                      cs->db->opts.bloom_bits_per_key};
+    return sst_builder_new(path, &so, &cs->b);
+}
+
+/* Finishes the current output; its span ends before user key hi (NULL: open). */
+static eng_status finish_output(cstate *cs, const slice *hi)
+{
+    for (size_t i = 0; cs->rdels && i < cs->rdels->n; i++) {
+        if (!cs->keep_rdel[i]) continue;
+        const rdel *r = &cs->rdels->v[i];
+        slice a = rdel_start(r), z = rdel_end(r);
+        if (cs->has_lo && slice_compare(a, slice_make(cs->lo.data, cs->lo.len)) < 0)
+            a = slice_make(cs->lo.data, cs->lo.len);
+        if (hi && slice_compare(z, *hi) > 0) z = *hi;
+        if (slice_compare(a, z) < 0) sst_builder_add_range_del(cs->b, a, z, r->seq);
+    }
+    sst_file_info info;
+    memset(&info, 0, sizeof(info));
+    eng_status s = sst_builder_finish(cs->b, &info);
+    cs->b = NULL;
+    if (s == ENG_OK) {
+        file_meta *f = file_meta_new(&cs->db->vs);
+        f->number = cs->b_number;
+        f->file_size = info.file_size;
+        f->entries = info.entries;
+        f->range_dels = info.range_deletions;
+        f->smallest_seq = info.smallest_seq;
+        f->largest_seq = info.largest_seq;
+        f->smallest = info.smallest;
+        f->largest = info.largest;
+        memset(&info.smallest, 0, sizeof(buf));
+        memset(&info.largest, 0, sizeof(buf));
+        if (cs->nout == cs->capout) {
+            cs->capout = cs->capout ? cs->capout * 2 : 8;
+            cs->out = realloc(cs->out, sizeof(file_meta *) * (size_t)cs->capout);
+            if (!cs->out) abort();
+        }
+        cs->out[cs->nout++] = f;
+        cs->bytes_out += f->file_size;
+    }
+    sst_file_info_free(&info);
+    if (hi) {
+        cs->lo.len = 0;
+        buf_append(&cs->lo, hi->data, hi->size);
+        cs->has_lo = 1;
+    }
+    return s;
+}
+
+/* Rules C1-C4 for one entry. Returns 1 to drop; *as_delete for C4's rewrite. */
+static int decide(cstate *cs, slice k, slice val, int first, uint64_t prev_seq, int *as_delete)
+{
+    slice uk = ikey_user_key(k);
+    uint64_t seq = ikey_sequence(k);
+    int type = ikey_type(k);
+    *as_delete = 0;
+    if (prev_seq <= cs->oldest_snap) return 1; /* C1 */
+    if (type == ENG_TYPE_DELETION && seq <= cs->oldest_snap && !deeper(cs, uk, uk)) return 1;
+    if (cs->rdels && rdel_set_covers(cs->rdels, uk, seq, cs->oldest_snap)) return 1; /* C3 */
+    eng_options *o = &cs->db->opts;
+    if (first && type == ENG_TYPE_VALUE && o->compaction_filter && seq > cs->newest_snap &&
+        o->compaction_filter(o->compaction_filter_ctx, uk.data, uk.size, val.data, val.size)) {
+        if (!deeper(cs, uk, uk)) return 1; /* C4 */
+        *as_delete = 1;
+    }
+    return 0;
+}
+
+static eng_status compact_loop(cstate *cs, iter *it)
+{
+    eng_status s = ENG_OK;
+    buf cur = {0}, tmp = {0};
+    int has_cur = 0;
+    uint64_t prev_seq = UINT64_MAX;
+    uint64_t target = cs->db->opts.target_file_size;
+    for (iter_seek_first(it); iter_valid(it) && s == ENG_OK; iter_next(it)) {
+        if (__atomic_load_n(&cs->db->shutting_down, __ATOMIC_ACQUIRE)) {
+            s = ENG_INVALID;
+            break;
+        }
+        slice k = iter_key(it), uk = ikey_user_key(k);
+        int first = !has_cur || slice_compare(uk, slice_make(cur.data, cur.len)) != 0;
+        if (first) {
+            cur.len = 0;
+            buf_append(&cur, uk.data, uk.size);
+            has_cur = 1;
+            prev_seq = UINT64_MAX;
+        }
+        int as_delete;
+        int drop = decide(cs, k, iter_value(it), first, prev_seq, &as_delete);
+        prev_seq = ikey_sequence(k);
+        if (drop) continue;
+        if (cs->b && first && sst_builder_file_size(cs->b) >= target) s = finish_output(cs, &uk);
+        if (s == ENG_OK && !cs->b) s = open_output(cs);
+        if (s != ENG_OK) break;
+        if (as_delete) {
+            tmp.len = 0;
+            ikey_append(&tmp, uk, ikey_sequence(k), ENG_TYPE_DELETION);
+            s = sst_builder_add(cs->b, slice_make(tmp.data, tmp.len), slice_make("", 0));
+        } else {
+            s = sst_builder_add(cs->b, k, iter_value(it));
+        }
+    }
+    if (s == ENG_OK) s = iter_status(it);
+    buf_free(&cur);
+    buf_free(&tmp);
+    return s;
+}
+
+/* Collects the tombstones of the inputs and which of them survive. */
+static eng_status collect_input_rdels(cstate *cs)
+{
+    compaction *c = cs->c;
+    for (int l = 0; l < ENG_MAX_LEVELS; l++)
+        for (int i = 0; i < c->n[l]; i++) {
+            if (!c->in[l][i]->range_dels) continue;
+            sst_reader *r;
+            eng_status s = version_table(c->in[l][i], &r);
+            if (s != ENG_OK) return s;
+            if (!cs->rdels) cs->rdels = rdel_set_new();
+            sst_reader_range_dels(r, add_rdel_cb, cs->rdels);
+        }
+    if (!cs->rdels) return ENG_OK;
+    cs->keep_rdel = calloc(cs->rdels->n + 1, 1);
+    if (!cs->keep_rdel) abort();
+    for (size_t i = 0; i < cs->rdels->n; i++) {
+        const rdel *r = &cs->rdels->v[i];
+        cs->keep_rdel[i] = !(r->seq <= cs->oldest_snap && !deeper(cs, rdel_start(r), rdel_end(r)));
+    }
+    return ENG_OK;
+}
+
+static eng_status do_compaction_work(cstate *cs)
+{
+    compaction *c = cs->c;
+    int n = 0, cap = 0;
+    for (int l = 0; l < ENG_MAX_LEVELS; l++) cap += c->n[l];
+    iter **its = malloc(sizeof(iter *) * (size_t)(cap + 1));
+    if (!its) abort();
+    eng_status s = ENG_OK;
+    for (int l = 0; l < ENG_MAX_LEVELS; l++)
+        for (int i = 0; i < c->n[l]; i++) {
+            sst_reader *r;
+            eng_status t = version_table(c->in[l][i], &r);
+            its[n++] = t == ENG_OK ? sst_reader_iter(r, 0) : iter_new_error(t);
+        }
+    iter *it = merger_new(its, n);
+    free(its);
+    s = collect_input_rdels(cs);
+    if (s == ENG_OK) s = compact_loop(cs, it);
+    iter_free(it);
+    int any_kept = 0;
+    for (size_t i = 0; cs->rdels && i < cs->rdels->n; i++) any_kept |= cs->keep_rdel[i];
+    if (s == ENG_OK && !cs->b && cs->nout == 0 && any_kept) s = open_output(cs);
+    if (s == ENG_OK && cs->b) s = finish_output(cs, NULL);
+    if (cs->b) sst_builder_abandon(cs->b);
+    cs->b = NULL;
+    return s;
+}
+
+/* Runs c and installs the result. REQUIRES: mu; drops it while working. */
+static eng_status run_compaction(eng_db *db, compaction *c)
+{
+    int L = c->out_level - 1;
+    version_edit e;
+    edit_init(&e);
+    uint64_t in_bytes = 0;
+    for (int l = 0; l < ENG_MAX_LEVELS; l++)
+        for (int i = 0; i < c->n[l]; i++) {
+            edit_delete_file(&e, l, c->in[l][i]->number);
+            in_bytes += c->in[l][i]->file_size;
+        }
+    if (!c->manual && c->n[L] == 1 && c->n[L + 1] == 0 && (L > 0 || c->v->nfiles[0] == 1)) {
+        file_ref(c->in[L][0]); /* a trivial move: only the manifest changes */
+        edit_add_file(&e, L + 1, c->in[L][0]);
+        eng_status s = db_log_and_apply(db, &e, 0);
+        edit_clear(&e);
+        return s;
+    }
+    cstate cs;
+    memset(&cs, 0, sizeof(cs));
+    cs.db = db;
+    cs.c = c;
+    cs.oldest_snap = db_oldest_snapshot(db);
+    cs.newest_snap = db_newest_snapshot(db);
+    db->compacting = 1;
+    pthread_mutex_unlock(&db->mu);
+    eng_status s = do_compaction_work(&cs);
+    pthread_mutex_lock(&db->mu);
+    db->compacting = 0;
+    for (int i = 0; i < cs.nout; i++) {
+        if (s == ENG_OK)
+            edit_add_file(&e, c->out_level, cs.out[i]);
+        else {
+            char path[PATH_MAX];
+            db_filename(path, db->dir, cs.out[i]->number, "sst");
+            unlink(path);
+            file_unref(cs.out[i]);
+        }
+    }
+    if (s == ENG_OK) s = db_log_and_apply(db, &e, 0);
+    if (s == ENG_OK) {
+        db->st.compactions++;
+        db->st.bytes_read_compaction += in_bytes;
+        db->st.bytes_written_compaction += cs.bytes_out;
+    }
+    edit_clear(&e);
+    free(cs.out);
+    free(cs.keep_rdel);
+    rdel_set_unref(cs.rdels);
+    buf_free(&cs.lo);
+    return s;
+}
+
+static void note_bg_error(eng_db *db, eng_status s)
+{
+    if (s == ENG_OK || db->shutting_down) return;
+    db->bg_error = s;
+    db->st.background_errors++;
+    db_log(db, 3, "compaction failed: %s (%s)", eng_status_str(s), eng_last_error());
+}
+
+void *db_compact_thread(void *arg)
+{
+    eng_db *db = arg;
+    pthread_mutex_lock(&db->mu);
+    while (!db->shutting_down) {
+        compaction *c = NULL;
+        if (db->manual && !db->manual->done) {
+            manual_compaction *m = db->manual;
+            m->st = db->bg_error;
+            if (m->st == ENG_OK) c = pick_manual(db, m->lo, m->hi);
+            if (c) m->st = run_compaction(db, c);
+            compaction_free(c);
+            note_bg_error(db, m->st);
+            m->done = 1;
+            pthread_cond_broadcast(&db->bg_cv);
+            continue;
+        }
+        if (db->bg_error == ENG_OK && (c = pick_auto(db)) != NULL) {
+            eng_status s = run_compaction(db, c);
+            compaction_free(c);
+            note_bg_error(db, s);
+            pthread_cond_broadcast(&db->bg_cv);
+            continue;
+        }
+        pthread_cond_wait(&db->compact_cv, &db->mu);
+    }
+    pthread_mutex_unlock(&db->mu);
+    return NULL;
+}
+
+eng_status eng_compact_range(eng_db *db, const char *start, size_t sl, const char *end, size_t el)
+{
+    eng_status s = eng_flush(db);
+    if (s != ENG_OK) return s;
+    slice lo = slice_make(start, sl), hi = slice_make(end, el);
+    manual_compaction m = {start ? &lo : NULL, end ? &hi : NULL, 0, ENG_OK};
+    pthread_mutex_lock(&db->mu);
+    while (db->manual && !db->shutting_down) pthread_cond_wait(&db->bg_cv, &db->mu);
+    db->manual = &m;
+    pthread_cond_signal(&db->compact_cv);
+    while (!m.done && !db->shutting_down) pthread_cond_wait(&db->bg_cv, &db->mu);
+    db->manual = NULL;
+    pthread_cond_broadcast(&db->bg_cv);
+    s = m.done ? m.st : ENG_INVALID;
+    pthread_mutex_unlock(&db->mu);
+    return s;
+}

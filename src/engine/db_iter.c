@@ -1,0 +1,274 @@
+/*
+ * db_iter.c -- the user-facing iterator (eng_iter): a merging iterator over
+ * an indexed batch's pending entries, the memtables and the tables of a
+ * pinned superversion, turned into one entry per live user key (LevelDB's
+ * DBIter).
+ *
+ * Visibility: an entry is visible when its sequence is <= the snapshot's, or
+ * >= ENG_BATCH_SEQ_BASE (a pending batch entry, which shadows everything
+ * committed). The newest visible entry of a user key decides: a deletion, or
+ * a value covered by a newer visible range tombstone (rangedel.h, R1), hides
+ * the key. Range deletion entries of memtables are not keys; they are
+ * already in the tombstone set.
+ *
+ * Invariant I1 (as LevelDB): in the forward direction the internal iterator
+ * is at the entry that produced key(); in the reverse direction it is just
+ * before every entry of key() (at a smaller user key, or invalid), and
+ * key()/value() are copies in saved_key/saved_value.
+ */
+#include "db_impl.h"
+
+#include "merger.h"
+#include "write_batch.h"
+
+#include <stdlib.h>
+
+enum { DIR_FORWARD, DIR_REVERSE };
+
+struct eng_iter {
+    eng_db *db;
+    superversion *sv;
+    iter *it;
+    uint64_t seq;       /* snapshot */
+    uint64_t seek_seq;  /* sequence used to build seek targets */
+    rdel_set *rdels;    /* NULL when there are no tombstones */
+    int dir, valid;
+    buf saved_key, saved_value, target;
+};
+
+static inline int visible(const eng_iter *di, uint64_t s)
+{
+    return s <= di->seq || s >= ENG_BATCH_SEQ_BASE;
+}
+
+static inline void save_slice(buf *b, slice s)
+{
+    b->len = 0;
+    if (!b->data) buf_reserve(b, 16); /* key() never hands out NULL */
+    buf_append(b, s.data, s.size);
+}
+
+static inline slice saved(const buf *b) { return slice_make(b->data, b->len); }
+
+static void find_next_user_entry(eng_iter *di, int skipping)
+{
+    iter *it = di->it;
+    do {
+        slice k = iter_key(it);
+        uint64_t s = ikey_sequence(k);
+        int t = ikey_type(k);
+        if (visible(di, s) && t != ENG_TYPE_RANGE_DELETION) {
+            slice uk = ikey_user_key(k);
+            if (t == ENG_TYPE_DELETION) {
+                save_slice(&di->saved_key, uk);
+                skipping = 1;
+            } else if (skipping && slice_compare(uk, saved(&di->saved_key)) <= 0) {
+                /* an older version of a key already decided */
+            } else if (di->rdels && rdel_set_covers(di->rdels, uk, s, di->seq)) {
+                save_slice(&di->saved_key, uk);
+                skipping = 1;
+            } else {
+                di->valid = 1;
+                di->saved_key.len = 0;
+                return;
+            }
+        }
+        iter_next(it);
+    } while (iter_valid(it));
+    di->saved_key.len = 0;
+    di->valid = 0;
+}
+
+static void find_prev_user_entry(eng_iter *di)
+{
+    iter *it = di->it;
+    int vt = ENG_TYPE_DELETION;
+    if (iter_valid(it)) {
+        do {
+            slice k = iter_key(it);
+            uint64_t s = ikey_sequence(k);
+            int t = ikey_type(k);
+            if (visible(di, s) && t != ENG_TYPE_RANGE_DELETION) {
+                slice uk = ikey_user_key(k);
+                if (vt != ENG_TYPE_DELETION && slice_compare(uk, saved(&di->saved_key)) < 0)
+                    break; /* I1: the newest entry of saved_key was seen */
+                vt = t;
+                if (t == ENG_TYPE_VALUE && di->rdels && rdel_set_covers(di->rdels, uk, s, di->seq))
+                    vt = ENG_TYPE_DELETION;
+                if (vt == ENG_TYPE_DELETION) {
+                    di->saved_key.len = 0;
+                    di->saved_value.len = 0;
+                } else {
+                    save_slice(&di->saved_key, uk);
+                    save_slice(&di->saved_value, iter_value(it));
+                }
+            }
+            iter_prev(it);
+        } while (iter_valid(it));
+    }
+    if (vt == ENG_TYPE_DELETION) {
+        di->valid = 0;
+        di->saved_key.len = 0;
+        di->saved_value.len = 0;
+        di->dir = DIR_FORWARD;
+    } else {
+        di->valid = 1;
+    }
+}
+
+eng_iter *eng_iter_new(eng_db *db, const eng_snapshot *snap, eng_batch *b)
+{
+    eng_iter *di = calloc(1, sizeof(*di));
+    if (!di) return NULL;
+    di->db = db;
+    di->sv = db_get_sv(db, &di->seq);
+    if (snap) di->seq = snap->seq;
+    superversion *sv = di->sv;
+    memtable *bm = b ? batch_index(b) : NULL;
+    di->seek_seq = bm ? ENG_MAX_SEQUENCE : di->seq;
+
+    int cap = 2 + sv->nimm + sv->v->nfiles[0] + ENG_MAX_LEVELS, n = 0;
+    iter **its = malloc(sizeof(iter *) * (size_t)cap);
+    if (!its) abort();
+    if (bm) its[n++] = mem_iter_new(bm);
+    its[n++] = mem_iter_new(sv->mem);
+    for (int i = 0; i < sv->nimm; i++) its[n++] = mem_iter_new(sv->imm[i]);
+    n = version_add_iters(sv->v, its, n, 1);
+    di->it = merger_new(its, n);
+    free(its);
+
+    rdel_set *brd = db_batch_rdels(bm);
+    if (brd) {
+        rdel_set_add_all(brd, sv->rdels);
+        di->rdels = brd;
+    } else if (sv->rdels) {
+        rdel_set_ref(sv->rdels);
+        di->rdels = sv->rdels;
+    }
+    return di;
+}
+
+void eng_iter_free(eng_iter *di)
+{
+    if (!di) return;
+    iter_free(di->it);
+    sv_unref(di->sv);
+    rdel_set_unref(di->rdels);
+    buf_free(&di->saved_key);
+    buf_free(&di->saved_value);
+    buf_free(&di->target);
+    free(di);
+}
+
+void eng_iter_seek_first(eng_iter *di)
+{
+    di->dir = DIR_FORWARD;
+    di->saved_value.len = 0;
+    iter_seek_first(di->it);
+    if (iter_valid(di->it))
+        find_next_user_entry(di, 0);
+    else
+        di->valid = 0;
+}
+
+void eng_iter_seek_last(eng_iter *di)
+{
+    di->dir = DIR_REVERSE;
+    di->saved_value.len = 0;
+    iter_seek_last(di->it);
+    find_prev_user_entry(di);
+}
+
+void eng_iter_seek(eng_iter *di, const char *k, size_t kl)
+{
+    di->dir = DIR_FORWARD;
+    di->saved_value.len = 0;
+    di->target.len = 0;
+    ikey_append(&di->target, slice_make(k, kl), di->seek_seq, ENG_TYPE_SEEK);
+    iter_seek(di->it, saved(&di->target));
+    if (iter_valid(di->it))
+        find_next_user_entry(di, 0);
+    else
+        di->valid = 0;
+}
+
+void eng_iter_seek_prev(eng_iter *di, const char *k, size_t kl)
+{
+    eng_iter_seek(di, k, kl);
+    if (!di->valid) {
+        if (eng_iter_status(di) == ENG_OK) eng_iter_seek_last(di);
+        return;
+    }
+    size_t cl;
+    const char *ck = eng_iter_key(di, &cl);
+    if (slice_compare(slice_make(ck, cl), slice_make(k, kl)) > 0) eng_iter_prev(di);
+}
+
+void eng_iter_next(eng_iter *di)
+{
+    if (!di->valid) return;
+    iter *it = di->it;
+    if (di->dir == DIR_REVERSE) {
+        /* I1: the internal iterator is before key(); step into its entries,
+         * which saved_key names, and skip them. */
+        di->dir = DIR_FORWARD;
+        if (!iter_valid(it))
+            iter_seek_first(it);
+        else
+            iter_next(it);
+        if (!iter_valid(it)) {
+            di->valid = 0;
+            di->saved_key.len = 0;
+            return;
+        }
+    } else {
+        save_slice(&di->saved_key, ikey_user_key(iter_key(it)));
+        iter_next(it);
+        if (!iter_valid(it)) {
+            di->valid = 0;
+            di->saved_key.len = 0;
+            return;
+        }
+    }
+    find_next_user_entry(di, 1);
+}
+
+void eng_iter_prev(eng_iter *di)
+{
+    if (!di->valid) return;
+    iter *it = di->it;
+    if (di->dir == DIR_FORWARD) {
+        /* I1: move before every entry of the current key. */
+        save_slice(&di->saved_key, ikey_user_key(iter_key(it)));
+        for (;;) {
+            iter_prev(it);
+            if (!iter_valid(it)) {
+                di->valid = 0;
+                di->saved_key.len = 0;
+                di->saved_value.len = 0;
+                return;
+            }
+            if (slice_compare(ikey_user_key(iter_key(it)), saved(&di->saved_key)) < 0) break;
+        }
+        di->dir = DIR_REVERSE;
+    }
+    find_prev_user_entry(di);
+}
+
+int eng_iter_valid(const eng_iter *di) { return di->valid; }
+
+const char *eng_iter_key(const eng_iter *di, size_t *kl)
+{
+    slice k = di->dir == DIR_FORWARD ? ikey_user_key(iter_key(di->it)) : saved(&di->saved_key);
+    *kl = k.size;
+    return k.data;
+}
+
+const char *eng_iter_value(const eng_iter *di, size_t *vl)
+{
+    slice v = di->dir == DIR_FORWARD ? iter_value(di->it) : saved(&di->saved_value);
+    *vl = v.size;
+    return v.data;
+}
+
+eng_status eng_iter_status(const eng_iter *di) { return iter_status(di->it); }

@@ -1,0 +1,205 @@
+/*
+ * db_read.c -- superversions, snapshots and point lookups.
+ *
+ * A lookup pins the superversion under db->mu (D3) and then reads without
+ * any lock: memtables newest first, then the tables (version_get). The
+ * newest visible point entry decides, unless a range tombstone with a
+ * higher sequence covers it (rangedel.h, R1).
+ */
+#include "db_impl.h"
+
+#include "write_batch.h"
+
+#include <stdlib.h>
+
+static rdel_set *sv_collect_rdels(eng_db *db, version *v)
+{
+    int any = !rdel_set_empty(db->mem_rdels) || !rdel_set_empty(v->rdels);
+    for (int i = 0; i < db->nimm; i++) any |= !rdel_set_empty(db->imm[i].rdels);
+    if (!any) return NULL;
+    rdel_set *s = rdel_set_new();
+    rdel_set_add_all(s, db->mem_rdels);
+    for (int i = 0; i < db->nimm; i++) rdel_set_add_all(s, db->imm[i].rdels);
+    rdel_set_add_all(s, v->rdels);
+    return s;
+}
+
+void db_install_sv(eng_db *db)
+{
+    superversion *sv = calloc(1, sizeof(*sv));
+    if (!sv) abort();
+    sv->refs = 1;
+    sv->mem = db->mem;
+    mem_ref(sv->mem);
+    for (int i = db->nimm - 1; i >= 0; i--) {
+        sv->imm[sv->nimm++] = db->imm[i].mem;
+        mem_ref(db->imm[i].mem);
+    }
+    sv->v = db->vs.current;
+    version_ref(sv->v);
+    sv->rdels = sv_collect_rdels(db, sv->v);
+    superversion *old = db->sv;
+    db->sv = sv;
+    if (old) sv_unref(old);
+}
+
+superversion *db_get_sv(eng_db *db, uint64_t *last_seq)
+{
+    pthread_mutex_lock(&db->mu);
+    superversion *sv = db->sv;
+    __atomic_add_fetch(&sv->refs, 1, __ATOMIC_RELAXED);
+    *last_seq = db->last_seq;
+    pthread_mutex_unlock(&db->mu);
+    return sv;
+}
+
+void sv_unref(superversion *sv)
+{
+    if (__atomic_sub_fetch(&sv->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+    mem_unref(sv->mem);
+    for (int i = 0; i < sv->nimm; i++) mem_unref(sv->imm[i]);
+    version_unref(sv->v);
+    rdel_set_unref(sv->rdels);
+    free(sv);
+}
+
+uint64_t db_oldest_snapshot(eng_db *db)
+{
+    struct eng_snapshot *h = &db->snapshots;
+    return h->next != h ? h->next->seq : db->last_seq;
+}
+
+uint64_t db_newest_snapshot(eng_db *db)
+{
+    struct eng_snapshot *h = &db->snapshots;
+    return h->prev != h ? h->prev->seq : 0;
+}
+
+const eng_snapshot *eng_snapshot_new(eng_db *db)
+{
+    struct eng_snapshot *s = malloc(sizeof(*s));
+    if (!s) return NULL;
+    pthread_mutex_lock(&db->mu);
+    s->seq = db->last_seq;
+    /* Appending keeps the list sorted: last_seq never decreases. */
+    s->next = &db->snapshots;
+    s->prev = db->snapshots.prev;
+    s->prev->next = s;
+    db->snapshots.prev = s;
+    pthread_mutex_unlock(&db->mu);
+    return s;
+}
+
+void eng_snapshot_release(eng_db *db, const eng_snapshot *cs)
+{
+    if (!cs) return;
+    struct eng_snapshot *s = (struct eng_snapshot *)cs;
+    pthread_mutex_lock(&db->mu);
+    s->prev->next = s->next;
+    s->next->prev = s->prev;
+    pthread_mutex_unlock(&db->mu);
+    free(s);
+}
+
+static char *copy_value(slice v)
+{
+    char *p = malloc(v.size ? v.size : 1);
+    if (p && v.size) memcpy(p, v.data, v.size);
+    return p;
+}
+
+/* The lookup proper, on a pinned sv. */
+static eng_status sv_get(superversion *sv, slice key, uint64_t seq, char **val, size_t *vlen)
+{
+    int type = ENG_TYPE_DELETION;
+    uint64_t fseq = 0;
+    slice v;
+    char *out = NULL;
+    size_t outlen = 0;
+    int found = mem_get(sv->mem, key, seq, &type, &fseq, &v);
+    for (int i = 0; !found && i < sv->nimm; i++) found = mem_get(sv->imm[i], key, seq, &type, &fseq, &v);
+    if (found) {
+        if (type != ENG_TYPE_VALUE) return ENG_NOTFOUND;
+        if (sv->rdels && rdel_set_covers(sv->rdels, key, fseq, seq)) return ENG_NOTFOUND;
+        out = copy_value(v);
+        if (!out) return ENG_NOMEM;
+        outlen = v.size;
+    } else {
+        eng_status s = version_get(sv->v, key, seq, &type, &fseq, &out, &outlen);
+        if (s != ENG_OK) return s;
+        if (type != ENG_TYPE_VALUE || (sv->rdels && rdel_set_covers(sv->rdels, key, fseq, seq))) {
+            free(out);
+            return ENG_NOTFOUND;
+        }
+        if (!out) {
+            out = malloc(1);
+            if (!out) return ENG_NOMEM;
+        }
+    }
+    *val = out;
+    *vlen = outlen;
+    return ENG_OK;
+}
+
+eng_status eng_get(eng_db *db, const eng_snapshot *snap, const char *k, size_t kl, char **val,
+                   size_t *vlen)
+{
+    uint64_t seq;
+    superversion *sv = db_get_sv(db, &seq);
+    if (snap) seq = snap->seq;
+    eng_status s = sv_get(sv, slice_make(k, kl), seq, val, vlen);
+    sv_unref(sv);
+    return s;
+}
+
+static void add_batch_rdel(void *ctx, slice start, slice end, uint64_t seq)
+{
+    rdel_set_add(ctx, start, end, seq);
+}
+
+/* Adds the range deletions pending in batch memtable m to s. */
+static void collect_mem_rdels(memtable *m, rdel_set *s)
+{
+    iter *it = mem_iter_new(m);
+    for (iter_seek_first(it); iter_valid(it); iter_next(it)) {
+        slice k = iter_key(it);
+        if (ikey_type(k) == ENG_TYPE_RANGE_DELETION)
+            add_batch_rdel(s, ikey_user_key(k), iter_value(it), ikey_sequence(k));
+    }
+    iter_free(it);
+}
+
+rdel_set *db_batch_rdels(memtable *m)
+{
+    if (!m || mem_range_deletions(m) == 0) return NULL;
+    rdel_set *s = rdel_set_new();
+    collect_mem_rdels(m, s);
+    return s;
+}
+
+eng_status eng_get_batch(eng_db *db, const eng_snapshot *snap, eng_batch *b, const char *k,
+                         size_t kl, char **val, size_t *vlen)
+{
+    memtable *m = b ? batch_index(b) : NULL;
+    if (!m) return eng_get(db, snap, k, kl, val, vlen);
+    slice key = slice_make(k, kl), v;
+    int type;
+    uint64_t fseq;
+    rdel_set *rd = db_batch_rdels(m);
+    int found = mem_get(m, key, ENG_MAX_SEQUENCE, &type, &fseq, &v);
+    eng_status s;
+    if (found && !(rd && rdel_set_covers(rd, key, fseq, ENG_MAX_SEQUENCE))) {
+        s = ENG_NOTFOUND;
+        if (type == ENG_TYPE_VALUE) {
+            *val = copy_value(v);
+            *vlen = v.size;
+            s = *val ? ENG_OK : ENG_NOMEM;
+        }
+    } else if (found || (rd && rdel_set_covers(rd, key, 0, ENG_MAX_SEQUENCE))) {
+        s = ENG_NOTFOUND; /* a pending range deletion hides every committed version */
+    } else {
+        s = eng_get(db, snap, k, kl, val, vlen);
+    }
+    rdel_set_unref(rd);
+    return s;
+}

@@ -1,0 +1,179 @@
+/*
+ * db_write.c -- the write path: sequence numbers, the log, the memtable,
+ * memtable switches, write stalls, group commit and the once-a-second sync.
+ *
+ * eng_write holds db->mu while it assigns the batch's sequence numbers,
+ * appends its log record and inserts it into the memtable (Invariant M1 of
+ * memtable.h: one writer at a time), then publishes last_seq, so a reader
+ * that pins a superversion sees whole batches or nothing. fsyncs happen
+ * outside the mutex on a dup() of the log's descriptor, so that a log
+ * switch by another writer cannot close the file under the fsync; the log
+ * being switched away from is synced before it is closed.
+ */
+#include "db_impl.h"
+
+#include "env.h"
+#include "write_batch.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+eng_status db_switch_memtable(eng_db *db)
+{
+    uint64_t number = db->vs.next_file++;
+    char path[PATH_MAX];
+    db_filename(path, db->dir, number, "log");
+    wal_writer *w;
+    eng_status s = wal_writer_create(path, &w);
+    if (s != ENG_OK) return s;
+    /* D1: everything acknowledged in the old log must survive its close. */
+    s = wal_writer_close(db->log, 1);
+    db->log = w;
+    db->log_dirty = 0;
+    if (s != ENG_OK) return s;
+    db->imm[db->nimm].mem = db->mem;
+    db->imm[db->nimm].log_number = db->log_number;
+    db->imm[db->nimm].rdels = db->mem_rdels;
+    db->nimm++;
+    db->mem = mem_new();
+    db->mem_rdels = NULL;
+    db->log_number = number;
+    db_install_sv(db);
+    pthread_cond_signal(&db->flush_cv);
+    return ENG_OK;
+}
+
+/* Makes room in the memtable, slowing or stopping the writer while level 0
+ * or the flush is behind. REQUIRES: mu. */
+static eng_status make_room(eng_db *db)
+{
+    int allow_delay = 1;
+    for (;;) {
+        if (db->bg_error != ENG_OK) return db->bg_error;
+        int l0 = db->vs.current->nfiles[0];
+        if (allow_delay && l0 >= db->opts.l0_slowdown_trigger) {
+            /* Spread the delay over many writes instead of one long stop. */
+            uint64_t t0 = env_now_micros();
+            pthread_mutex_unlock(&db->mu);
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+            pthread_mutex_lock(&db->mu);
+            db->st.stall_slowdowns++;
+            db->st.stall_micros += env_now_micros() - t0;
+            allow_delay = 0;
+        } else if (mem_usage(db->mem) < db->opts.write_buffer_size) {
+            return ENG_OK;
+        } else if (db->nimm >= DB_MAX_IMM || l0 >= db->opts.l0_stop_trigger) {
+            uint64_t t0 = env_now_micros();
+            db->st.stall_stops++;
+            pthread_cond_signal(&db->compact_cv);
+            pthread_cond_wait(&db->bg_cv, &db->mu);
+            db->st.stall_micros += env_now_micros() - t0;
+        } else {
+            return db_switch_memtable(db);
+        }
+    }
+}
+
+static eng_status collect_rdel_op(void *ctx, uint64_t seq, int type, slice key, slice value)
+{
+    if (type == ENG_TYPE_RANGE_DELETION) rdel_set_add(ctx, key, value, seq);
+    return ENG_OK;
+}
+
+/* fdatasyncs the current log without holding mu during the sync.
+ * REQUIRES: mu held; returns with it held. */
+static eng_status sync_log_unlocked(eng_db *db)
+{
+    int fd = dup(wal_writer_fd(db->log));
+    if (fd < 0) return env_error(ENG_IOERR, "dup log fd: %s", strerror(errno));
+    db->log_dirty = 0;
+    pthread_mutex_unlock(&db->mu);
+    eng_status s = wal_writer_sync_fd(fd);
+    close(fd);
+    pthread_mutex_lock(&db->mu);
+    db->st.log_syncs++;
+    return s;
+}
+
+/* Adds the batch's range tombstones to mem's set and republishes the sv. */
+static void note_range_deletes(eng_db *db, eng_batch *b)
+{
+    rdel_set *s = rdel_set_new();
+    rdel_set_add_all(s, db->mem_rdels);
+    batch_iterate(b, collect_rdel_op, s);
+    rdel_set_unref(db->mem_rdels);
+    db->mem_rdels = s;
+    db_install_sv(db);
+}
+
+eng_status eng_write(eng_db *db, eng_batch *b, int flags)
+{
+    uint32_t count = (uint32_t)eng_batch_count(b);
+    if (count == 0) return flags & ENG_WRITE_SYNC ? eng_commit(db, 1) : ENG_OK;
+    pthread_mutex_lock(&db->mu);
+    eng_status s = make_room(db);
+    if (s != ENG_OK) goto out;
+    uint64_t seq = db->last_seq + 1;
+    batch_set_sequence(b, seq);
+    slice rep = batch_contents(b);
+    wal_writer_append(db->log, rep.data, rep.size);
+    db->log_dirty = 1;
+    db->st.bytes_written_user += rep.size;
+    db->st.bytes_written_log += rep.size + 8;
+    if (!(flags & ENG_WRITE_DEFER) || (flags & ENG_WRITE_SYNC)) s = wal_writer_flush(db->log);
+    if (s == ENG_OK) s = batch_insert_into(b, db->mem);
+    if (s != ENG_OK) {
+        /* The log may now hold a record the memtable lacks: stop writing. */
+        db->bg_error = s;
+        db->st.background_errors++;
+        goto out;
+    }
+    db->last_seq = seq + count - 1;
+    if (batch_has_range_deletes(b)) note_range_deletes(db, b);
+    if (flags & ENG_WRITE_SYNC) s = sync_log_unlocked(db);
+out:
+    pthread_mutex_unlock(&db->mu);
+    return s;
+}
+
+eng_status eng_commit(eng_db *db, int sync)
+{
+    pthread_mutex_lock(&db->mu);
+    eng_status s = db->log ? wal_writer_flush(db->log) : ENG_INVALID;
+    if (s == ENG_OK && sync) s = sync_log_unlocked(db);
+    pthread_mutex_unlock(&db->mu);
+    return s;
+}
+
+void eng_set_sync_mode(eng_db *db, int sync_mode)
+{
+    pthread_mutex_lock(&db->mu);
+    db->sync_mode = sync_mode;
+    pthread_cond_signal(&db->sync_cv);
+    pthread_mutex_unlock(&db->mu);
+}
+
+void *db_sync_thread(void *arg)
+{
+    eng_db *db = arg;
+    pthread_mutex_lock(&db->mu);
+    while (!db->shutting_down) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        pthread_cond_timedwait(&db->sync_cv, &db->mu, &ts);
+        if (db->shutting_down) break;
+        if (db->sync_mode != ENG_SYNC_EVERYSEC || !db->log_dirty) continue;
+        /* Records buffered with ENG_WRITE_DEFER reach the OS at eng_commit;
+         * this thread makes durable what the OS already has. */
+        eng_status s = sync_log_unlocked(db);
+        if (s != ENG_OK) db_log(db, 3, "log sync failed: %s", eng_last_error());
+    }
+    pthread_mutex_unlock(&db->mu);
+    return NULL;
+}

@@ -1,0 +1,216 @@
+/*
+ * manifest.c -- the manifest and CURRENT: which table files are live.
+ *
+ * Format (manifest_format.md has the exact grammar):
+ *   MANIFEST-NNNNNN is a log file (log_format.md: 16-byte header with magic
+ *   "STRATAWL" and the log format version, then records framed as
+ *   length | checksum | payload). Each payload is one version edit
+ *   (version_edit.c) that starts with the manifest format version. The first
+ *   record of a manifest is a snapshot of the whole version; later records
+ *   are deltas. An edit counts once its record is synced.
+ *   CURRENT holds the name of the live manifest and a newline.
+ *
+ * Algorithm: an edit is appended and fdatasynced before the version it
+ * describes is installed, and input files of a compaction are deleted only
+ * when the last version holding them goes (version.h, V4), so a crash at any
+ * point leaves a manifest that names only complete files. A torn last
+ * record is ignored at recovery (it was never acknowledged). CURRENT is
+ * replaced atomically: write CURRENT.tmp, fsync it, rename over CURRENT,
+ * fsync the directory; a crash before the rename leaves the old CURRENT and
+ * the old manifest, which is deleted only after the rename.
+ */
+#include "db_impl.h"
+
+#include "env.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static eng_status set_current(const char *dir, uint64_t number)
+{
+    char tmp[PATH_MAX], cur[PATH_MAX], body[64];
+    snprintf(tmp, sizeof(tmp), "%s/CURRENT.tmp", dir);
+    snprintf(cur, sizeof(cur), "%s/CURRENT", dir);
+    int n = snprintf(body, sizeof(body), "MANIFEST-%06" PRIu64 "\n", number);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return env_error(ENG_IOERR, "create %s: %s", tmp, strerror(errno));
+    eng_status s = env_write_all(fd, body, (size_t)n, tmp);
+    if (s == ENG_OK) s = env_fsync(fd, tmp);
+    close(fd);
+    if (s == ENG_OK) s = env_rename(tmp, cur);
+    if (s == ENG_OK) s = env_fsync_dir(dir);
+    if (s != ENG_OK) unlink(tmp);
+    return s;
+}
+
+eng_status manifest_write_new(eng_db *db, const version *v, uint64_t number,
+                              uint64_t log_number, uint64_t next_file, uint64_t last_seq)
+{
+    version_set *vs = &db->vs;
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/MANIFEST-%06" PRIu64, db->dir, number);
+    wal_writer *w;
+    eng_status s = wal_writer_create(path, &w);
+    if (s != ENG_OK) return s;
+
+    version_edit e;
+    edit_init(&e);
+    e.has_log_number = e.has_next_file = e.has_last_seq = 1;
+    e.log_number = log_number;
+    e.next_file = next_file;
+    e.last_seq = last_seq;
+    for (int l = 0; v && l < ENG_MAX_LEVELS; l++)
+        for (int i = 0; i < v->nfiles[l]; i++) {
+            file_ref(v->files[l][i]);
+            edit_add_file(&e, l, v->files[l][i]);
+        }
+    buf rec = {0};
+    edit_encode(&e, &rec);
+    edit_clear(&e);
+    wal_writer_append(w, rec.data, rec.len);
+    buf_free(&rec);
+    s = wal_writer_sync(w);
+    if (s == ENG_OK) s = set_current(db->dir, number);
+    if (s != ENG_OK) {
+        wal_writer_close(w, 0);
+        unlink(path);
+        return s;
+    }
+    if (vs->manifest) {
+        wal_writer_close(vs->manifest, 0);
+        snprintf(path, sizeof(path), "%s/MANIFEST-%06" PRIu64, db->dir, vs->manifest_number);
+        unlink(path);
+    }
+    vs->manifest = w;
+    vs->manifest_number = number;
+    return ENG_OK;
+}
+
+eng_status db_log_and_apply(eng_db *db, version_edit *e, int pop_imm)
+{
+    version_set *vs = &db->vs;
+    while (db->manifest_busy) pthread_cond_wait(&db->bg_cv, &db->mu);
+    db->manifest_busy = 1; /* D4 */
+    uint64_t roll_number = 0;
+    if (!vs->manifest || wal_writer_size(vs->manifest) > DB_MANIFEST_ROLL_BYTES)
+        roll_number = vs->next_file++;
+    if (!e->has_log_number) e->log_number = vs->log_number;
+    e->has_log_number = e->has_next_file = e->has_last_seq = 1;
+    e->next_file = vs->next_file;
+    e->last_seq = db->last_seq;
+    version *base = vs->current;
+    version_ref(base);
+    pthread_mutex_unlock(&db->mu);
+
+    version *v = NULL;
+    eng_status s = version_apply(vs, base, e, &v);
+    if (s == ENG_OK && roll_number) {
+        s = manifest_write_new(db, v, roll_number, e->log_number, e->next_file, e->last_seq);
+    } else if (s == ENG_OK) {
+        buf rec = {0};
+        edit_encode(e, &rec);
+        wal_writer_append(vs->manifest, rec.data, rec.len);
+        buf_free(&rec);
+        s = wal_writer_sync(vs->manifest);
+    }
+
+    pthread_mutex_lock(&db->mu);
+    version_unref(base);
+    if (s == ENG_OK) {
+        version *old = vs->current;
+        vs->current = v;
+        vs->log_number = e->log_number;
+        vs->last_seq = e->last_seq;
+        version_unref(old);
+        if (pop_imm && db->nimm > 0) {
+            mem_unref(db->imm[0].mem);
+            rdel_set_unref(db->imm[0].rdels);
+            for (int i = 1; i < db->nimm; i++) db->imm[i - 1] = db->imm[i];
+            db->nimm--;
+        }
+        db_install_sv(db);
+    } else if (v) {
+        version_unref(v);
+    }
+    db->manifest_busy = 0;
+    pthread_cond_broadcast(&db->bg_cv);
+    return s;
+}
+
+static eng_status read_current(const char *dir, uint64_t *number)
+{
+    char path[PATH_MAX], body[128];
+    snprintf(path, sizeof(path), "%s/CURRENT", dir);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) return ENG_NOTFOUND;
+        return env_error(ENG_IOERR, "open %s: %s", path, strerror(errno));
+    }
+    ssize_t n = read(fd, body, sizeof(body) - 1);
+    close(fd);
+    if (n < 0) return env_error(ENG_IOERR, "read %s: %s", path, strerror(errno));
+    body[n] = 0;
+    char *end;
+    if (n < 11 || memcmp(body, "MANIFEST-", 9) != 0 || body[n - 1] != '\n')
+        return env_error(ENG_CORRUPTION, "%s: bad contents", path);
+    errno = 0;
+    *number = strtoull(body + 9, &end, 10);
+    if (errno || end != body + n - 1) return env_error(ENG_CORRUPTION, "%s: bad contents", path);
+    return ENG_OK;
+}
+
+/* Applies one decoded edit of the manifest being replayed. */
+static eng_status replay_edit(eng_db *db, version_edit *e, int *have)
+{
+    version_set *vs = &db->vs;
+    version *nv;
+    eng_status s = version_apply(vs, vs->current, e, &nv);
+    if (s != ENG_OK) return s;
+    version_unref(vs->current);
+    vs->current = nv;
+    if (e->has_log_number) vs->log_number = e->log_number, have[0] = 1;
+    if (e->has_next_file) vs->next_file = e->next_file, have[1] = 1;
+    if (e->has_last_seq) vs->last_seq = e->last_seq;
+    return ENG_OK;
+}
+
+eng_status manifest_recover(eng_db *db)
+{
+    version_set *vs = &db->vs;
+    uint64_t number = 0;
+    eng_status s = read_current(db->dir, &number);
+    if (s != ENG_OK) return s;
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/MANIFEST-%06" PRIu64, db->dir, number);
+    wal_reader *r;
+    s = wal_reader_open(path, &r);
+    if (s != ENG_OK) return s == ENG_IOERR ? s : env_error(ENG_CORRUPTION, "%s: bad header", path);
+    version_edit empty;
+    edit_init(&empty);
+    s = version_apply(vs, NULL, &empty, &vs->current);
+    int have[2] = {0, 0};
+    slice rec;
+    while (s == ENG_OK && (s = wal_reader_next(r, &rec)) == ENG_OK) {
+        version_edit e;
+        edit_init(&e);
+        s = edit_decode(rec, &e);
+        if (s == ENG_OK) s = replay_edit(db, &e, have);
+        edit_clear(&e);
+    }
+    if (s == ENG_NOTFOUND) {
+        s = ENG_OK;
+        if (wal_reader_dropped_bytes(r))
+            db_log(db, 3, "manifest %s: ignored %" PRIu64 " bytes after the last good edit (%s)",
+                   path, wal_reader_dropped_bytes(r), wal_reader_stop_reason(r));
+    }
+    wal_reader_close(r);
+    if (s == ENG_OK && (!have[0] || !have[1]))
+        s = env_error(ENG_CORRUPTION, "%s: no log number or next file number", path);
+    vs->manifest_number = number;
+    return s;
+}

@@ -1,0 +1,392 @@
+/*
+ * memtable.c -- a LevelDB-style skiplist of internal keys in an arena
+ * (memtable.h).
+ *
+ * Layout: each node is one arena allocation,
+ *
+ *   node header (key pointer, ikey length, value length) | next[height] |
+ *   entry = varint32 ikey length | ikey | varint32 value length | value
+ *
+ * The node's key pointer points at the ikey inside its own entry, so a
+ * comparison reads no varint. Entries are never modified or freed before
+ * the whole memtable is.
+ *
+ * Invariants:
+ *   M1. (memtable.h) One writer; readers lock-free. A node is fully
+ *       initialized, including its own next[] pointers (relaxed stores),
+ *       before a release store links it into level i; readers follow links
+ *       with acquire loads, so a reader that sees a node sees its contents.
+ *       Levels are linked bottom-up, so a node reachable at level i is
+ *       reachable at every level below it.
+ *   M2. At every level the list is sorted by Invariant K1 (ikey_compare),
+ *       and there are no two nodes with the same internal key.
+ *   M3. max_height only grows. A reader that loads a new max_height before
+ *       the head's upper links are set finds NULL there and simply descends.
+ *   M4. tail[i] is the last node at level i (head when the level is empty).
+ *       An entry greater than tail[0] is appended without a search: its
+ *       predecessors are exactly tail[0..height), which makes ascending
+ *       inserts (sequential ids, the fillseq pattern) cost one comparison.
+ */
+#include "memtable.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "arena.h"
+#include "dbformat.h"
+
+#define MAX_HEIGHT 12
+#define BLOCK_SIZE (1u << 20)
+
+typedef struct node {
+    const char *key; /* the ikey inside this node's entry */
+    uint32_t klen;   /* ikey length (user key + 8) */
+    uint32_t vlen;
+    _Atomic(struct node *) next[]; /* height entries */
+} node;
+
+struct memtable {
+    arena arena;
+    node *head;
+    _Atomic int max_height; /* M3 */
+    _Atomic int refs;
+    _Atomic uint64_t entries;
+    _Atomic uint64_t range_dels;
+    uint64_t rnd;           /* writer-only random state for node heights */
+    node *tail[MAX_HEIGHT]; /* M4: writer-only */
+};
+
+static inline node *nx_acquire(node *x, int level)
+{
+    return atomic_load_explicit(&x->next[level], memory_order_acquire);
+}
+
+static inline const char *node_value(const node *x)
+{
+    return x->key + x->klen + varint_length(x->vlen);
+}
+
+/* Compares node x's ikey with the ikey (uk, trailer) in K1 order. */
+static inline int node_cmp(const node *x, const char *uk, size_t ul, uint64_t trailer)
+{
+    size_t xl = x->klen - 8;
+    size_t n = xl < ul ? xl : ul;
+    int r = n ? memcmp(x->key, uk, n) : 0; /* uk may be NULL when ul is 0 */
+    if (r) return r;
+    if (xl != ul) return xl < ul ? -1 : 1;
+    uint64_t t = dec_fixed64(x->key + xl);
+    return t > trailer ? -1 : t < trailer ? 1 : 0;
+}
+
+/* Returns the first node >= (uk, trailer), or NULL; fills prev[level] with
+ * the last node < target at each level when prev is given. */
+static node *find_ge(memtable *m, const char *uk, size_t ul, uint64_t trailer, node **prev)
+{
+    node *x = m->head, *checked = NULL;
+    int level = atomic_load_explicit(&m->max_height, memory_order_relaxed) - 1;
+    for (;;) {
+        node *n = nx_acquire(x, level);
+        if (n && n != checked && node_cmp(n, uk, ul, trailer) < 0) {
+            x = n;
+            continue;
+        }
+        if (prev) prev[level] = x;
+        if (level == 0) return n;
+        checked = n; /* known >= target: no need to compare it again below */
+        level--;
+    }
+}
+
+/* Returns the last node < (uk, trailer), or m->head if there is none. */
+static node *find_lt(memtable *m, const char *uk, size_t ul, uint64_t trailer)
+{
+    node *x = m->head;
+    int level = atomic_load_explicit(&m->max_height, memory_order_relaxed) - 1;
+    for (;;) {
+        node *n = nx_acquire(x, level);
+        if (n && node_cmp(n, uk, ul, trailer) < 0) {
+            x = n;
+        } else if (level == 0) {
+            return x;
+        } else {
+            level--;
+        }
+    }
+}
+
+static node *find_last(memtable *m)
+{
+    node *x = m->head;
+    int level = atomic_load_explicit(&m->max_height, memory_order_relaxed) - 1;
+    for (;;) {
+        node *n = nx_acquire(x, level);
+        if (n) {
+            x = n;
+        } else if (level == 0) {
+            return x;
+        } else {
+            level--;
+        }
+    }
+}
+
+static node *new_node(memtable *m, int height, size_t entry_size)
+{
+    size_t hdr = sizeof(node) + (size_t)height * sizeof(_Atomic(node *));
+    node *x = arena_alloc(&m->arena, hdr + entry_size);
+    for (int i = 0; i < height; i++)
+        atomic_init(&x->next[i], NULL);
+    return x;
+}
+
+static void init_empty(memtable *m)
+{
+    m->head = new_node(m, MAX_HEIGHT, 0);
+    m->head->key = NULL;
+    m->head->klen = m->head->vlen = 0;
+    atomic_store_explicit(&m->max_height, 1, memory_order_relaxed);
+    for (int i = 0; i < MAX_HEIGHT; i++)
+        m->tail[i] = m->head;
+    atomic_store_explicit(&m->entries, 0, memory_order_relaxed);
+    atomic_store_explicit(&m->range_dels, 0, memory_order_relaxed);
+}
+
+memtable *mem_new_sized(size_t first_block)
+{
+    memtable *m = malloc(sizeof(*m));
+    if (!m) abort();
+    if (first_block == 0 || first_block > BLOCK_SIZE) first_block = BLOCK_SIZE;
+    arena_init(&m->arena, first_block, BLOCK_SIZE);
+    atomic_init(&m->refs, 1);
+    m->rnd = 0x9E3779B97F4A7C15ull ^ (uintptr_t)m;
+    init_empty(m);
+    return m;
+}
+
+memtable *mem_new(void)
+{
+    return mem_new_sized(BLOCK_SIZE);
+}
+
+void mem_ref(memtable *m)
+{
+    atomic_fetch_add_explicit(&m->refs, 1, memory_order_relaxed);
+}
+
+void mem_unref(memtable *m)
+{
+    if (!m) return;
+    if (atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) != 1) return;
+    arena_destroy(&m->arena);
+    free(m);
+}
+
+int mem_refs(const memtable *m)
+{
+    return atomic_load_explicit(&((memtable *)m)->refs, memory_order_acquire);
+}
+
+void mem_reset(memtable *m)
+{
+    arena_reset(&m->arena);
+    init_empty(m);
+}
+
+/* Heights are geometric with p = 1/4, as in LevelDB. */
+static int random_height(memtable *m)
+{
+    uint64_t x = m->rnd;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    m->rnd = x;
+    int h = 1;
+    while (h < MAX_HEIGHT && (x & 3) == 0) {
+        h++;
+        x >>= 2;
+    }
+    return h;
+}
+
+void mem_add(memtable *m, uint64_t seq, int type, slice key, slice value)
+{
+    uint32_t klen = (uint32_t)key.size + 8, vlen = (uint32_t)value.size;
+    size_t entry_size = (size_t)varint_length(klen) + klen + (size_t)varint_length(vlen) + vlen;
+    uint64_t trailer = ikey_pack_trailer(seq, type);
+    node *prev[MAX_HEIGHT];
+    int max_h = atomic_load_explicit(&m->max_height, memory_order_relaxed);
+    int append = m->tail[0] != m->head && node_cmp(m->tail[0], key.data, key.size, trailer) < 0;
+    if (append)
+        memcpy(prev, m->tail, sizeof(prev)); /* M4 */
+    else
+        find_ge(m, key.data, key.size, trailer, prev);
+
+    int height = random_height(m);
+    if (height > max_h) {
+        for (int i = max_h; i < height; i++)
+            prev[i] = m->head;
+        /* M3: readers seeing the new height before the links find NULL. */
+        atomic_store_explicit(&m->max_height, height, memory_order_relaxed);
+    }
+    node *x = new_node(m, height, entry_size);
+    char *p = (char *)&x->next[height];
+    p = enc_varint32(p, klen);
+    x->key = p;
+    if (key.size) memcpy(p, key.data, key.size);
+    enc_fixed64(p + key.size, trailer);
+    p = enc_varint32(p + klen, vlen);
+    if (vlen) memcpy(p, value.data, vlen);
+    x->klen = klen;
+    x->vlen = vlen;
+    for (int i = 0; i < height; i++) { /* M1: bottom-up, node complete before publish */
+        atomic_store_explicit(&x->next[i],
+                              atomic_load_explicit(&prev[i]->next[i], memory_order_relaxed),
+                              memory_order_relaxed);
+        atomic_store_explicit(&prev[i]->next[i], x, memory_order_release);
+        if (prev[i] == m->tail[i] && !atomic_load_explicit(&x->next[i], memory_order_relaxed))
+            m->tail[i] = x; /* M4 */
+    }
+    atomic_fetch_add_explicit(&m->entries, 1, memory_order_relaxed);
+    if (type == ENG_TYPE_RANGE_DELETION)
+        atomic_fetch_add_explicit(&m->range_dels, 1, memory_order_relaxed);
+}
+
+int mem_get(memtable *m, slice key, uint64_t seq, int *type, uint64_t *found_seq, slice *value)
+{
+    if (seq > ENG_MAX_SEQUENCE) seq = ENG_MAX_SEQUENCE;
+    node *x = find_ge(m, key.data, key.size, ikey_pack_trailer(seq, ENG_TYPE_SEEK), NULL);
+    for (; x; x = nx_acquire(x, 0)) {
+        if (x->klen - 8 != key.size || (key.size && memcmp(x->key, key.data, key.size) != 0))
+            return 0;
+        uint64_t t = dec_fixed64(x->key + key.size);
+        int ty = (int)(t & 0xff);
+        if (ty == ENG_TYPE_RANGE_DELETION) continue; /* point entries only */
+        *type = ty;
+        *found_seq = t >> 8;
+        *value = slice_make(node_value(x), x->vlen);
+        return 1;
+    }
+    return 0;
+}
+
+size_t mem_usage(const memtable *m)
+{
+    return arena_usage(&m->arena);
+}
+
+uint64_t mem_entries(const memtable *m)
+{
+    return atomic_load_explicit(&((memtable *)m)->entries, memory_order_relaxed);
+}
+
+uint64_t mem_range_deletions(const memtable *m)
+{
+    return atomic_load_explicit(&((memtable *)m)->range_dels, memory_order_relaxed);
+}
+
+int mem_check(memtable *m)
+{
+    int max_h = atomic_load_explicit(&m->max_height, memory_order_acquire);
+    uint64_t n0 = 0;
+    for (int level = 0; level < MAX_HEIGHT; level++) {
+        node *prev = NULL, *x = nx_acquire(m->head, level);
+        if (level >= max_h && x) return 3; /* M3 */
+        for (; x; prev = x, x = nx_acquire(x, level)) {
+            if (level == 0) n0++;
+            if (prev && node_cmp(prev, x->key, x->klen - 8, dec_fixed64(x->key + x->klen - 8)) >= 0)
+                return 2; /* M2 */
+        }
+        if (m->tail[level] != (prev ? prev : m->head)) return 4; /* M4 */
+    }
+    return n0 == mem_entries(m) ? 0 : 1;
+}
+
+/* ---- Iterator ------------------------------------------------------------ */
+
+typedef struct mem_iter {
+    iter base;
+    memtable *m;
+    node *cur; /* NULL when not valid */
+} mem_iter;
+
+static int mi_valid(const iter *it)
+{
+    return ((const mem_iter *)it)->cur != NULL;
+}
+
+static void mi_seek_first(iter *it)
+{
+    mem_iter *mi = (mem_iter *)it;
+    mi->cur = nx_acquire(mi->m->head, 0);
+}
+
+static void mi_seek_last(iter *it)
+{
+    mem_iter *mi = (mem_iter *)it;
+    node *x = find_last(mi->m);
+    mi->cur = x == mi->m->head ? NULL : x;
+}
+
+static void mi_seek(iter *it, slice target)
+{
+    mem_iter *mi = (mem_iter *)it;
+    if (target.size < 8) { /* not an ikey: position at the first version of that user key */
+        mi->cur = find_ge(mi->m, target.data, target.size, UINT64_MAX, NULL);
+        return;
+    }
+    mi->cur = find_ge(mi->m, target.data, target.size - 8, ikey_trailer(target), NULL);
+}
+
+static void mi_next(iter *it)
+{
+    mem_iter *mi = (mem_iter *)it;
+    mi->cur = nx_acquire(mi->cur, 0);
+}
+
+static void mi_prev(iter *it)
+{
+    mem_iter *mi = (mem_iter *)it;
+    node *c = mi->cur;
+    node *x = find_lt(mi->m, c->key, c->klen - 8, dec_fixed64(c->key + c->klen - 8));
+    mi->cur = x == mi->m->head ? NULL : x;
+}
+
+static slice mi_key(const iter *it)
+{
+    const node *c = ((const mem_iter *)it)->cur;
+    return slice_make(c->key, c->klen);
+}
+
+static slice mi_value(const iter *it)
+{
+    const node *c = ((const mem_iter *)it)->cur;
+    return slice_make(node_value(c), c->vlen);
+}
+
+static eng_status mi_status(const iter *it)
+{
+    return ENG_OK;
+}
+
+static void mi_destroy(iter *it)
+{
+    mem_iter *mi = (mem_iter *)it;
+    mem_unref(mi->m);
+    free(mi);
+}
+
+static const struct iter_ops mem_iter_ops = {
+    mi_valid, mi_seek_first, mi_seek_last, mi_seek,   mi_next,
+    mi_prev,  mi_key,        mi_value,     mi_status, mi_destroy,
+};
+
+iter *mem_iter_new(memtable *m)
+{
+    mem_iter *mi = malloc(sizeof(*mi));
+    if (!mi) abort();
+    mi->base.ops = &mem_iter_ops;
+    mi->m = m;
+    mi->cur = NULL;
+    mem_ref(m);
+    return &mi->base;
+}

@@ -1,0 +1,619 @@
+/*
+ * table_reader.c -- reads a sorted table file (table.h). The format, in
+ * full in table_format.md; constants in table_format.h:
+ *
+ *   file       = data_block* range_del_block filter_block properties_block
+ *                index_block footer
+ *   block      = contents type:u8 checksum:fixed32
+ *                (type 0 raw, 1 zstd frame; checksum = low 32 bits of
+ *                XXH3-64 over contents and type)
+ *   index      = block of (separator -> offset:varint64 size:varint64)
+ *   footer     = four (offset:fixed64 size:fixed64) handles: range_del,
+ *                filter, properties, index; version:fixed32 = 1;
+ *                checksum:fixed32 over the 68 bytes before it;
+ *                magic:fixed64 = SST_MAGIC                      (80 bytes)
+ *
+ * Algorithm: open reads and checks the footer, then reads the index, the
+ * filter, the range deletions and the properties once and keeps them.
+ * Data blocks are read on demand with pread (no shared file offset, so
+ * threads share a reader freely), their checksum verified on every read
+ * from disk, inflated with a per-thread zstd context, and shared through
+ * the block cache keyed by (file number, block offset).
+ *
+ * Trust: nothing read from the file is used before it is checked. A handle
+ * must lie inside the file before the footer; a block must pass its
+ * checksum, inflate to exactly its declared size (at most
+ * SST_MAX_BLOCK_SIZE) and pass block_parse; block iterators bound-check
+ * every entry. Any failure is ENG_CORRUPTION with a message naming the file
+ * and offset, never a wrong answer.
+ */
+#include "table.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "block.h"
+#include "bloom.h"
+#include "dbformat.h"
+#include "env.h"
+#include "table_format.h"
+
+struct sst_reader {
+    int fd;
+    char *path;
+    uint64_t file_number;
+    block_cache *cache;
+    uint64_t file_size;
+    uint64_t data_end; /* where the footer begins; every block lies below */
+    block index;       /* owned, in memory while open */
+    block range_dels;  /* owned */
+    char *filter;      /* owned; filter_len 0: no filter */
+    size_t filter_len;
+    uint64_t entries, range_deletion_count;
+    uint64_t bloom_useful; /* relaxed atomic */
+};
+
+/* ---- per-thread zstd decompression context ----------------------------- */
+
+static pthread_key_t dctx_key;
+static pthread_once_t dctx_once = PTHREAD_ONCE_INIT;
+static __thread ZSTD_DCtx *tls_dctx;
+
+static void dctx_destroy(void *p)
+{
+    ZSTD_freeDCtx(p);
+}
+static void dctx_key_init(void)
+{
+    pthread_key_create(&dctx_key, dctx_destroy);
+}
+
+static ZSTD_DCtx *thread_dctx(void)
+{
+    if (!tls_dctx) {
+        pthread_once(&dctx_once, dctx_key_init);
+        tls_dctx = ZSTD_createDCtx();
+        if (!tls_dctx) abort();
+        pthread_setspecific(dctx_key, tls_dctx); /* freed when the thread exits */
+    }
+    return tls_dctx;
+}
+
+/* ---- reading blocks ---------------------------------------------------- */
+
+static eng_status corrupt(const sst_reader *r, uint64_t off, const char *what)
+{
+    return env_error(ENG_CORRUPTION, "table %s: %s at offset %llu", r->path, what,
+                     (unsigned long long)off);
+}
+
+/* Reads the stored bytes and trailer at h, checks them and returns the
+ * block contents in *out (malloc'd, owned by the caller) and *len. */
+static eng_status read_contents(const sst_reader *r, sst_handle h, char **out, size_t *len)
+{
+    *out = NULL;
+    if (h.size > SST_MAX_BLOCK_SIZE || h.offset > r->data_end ||
+        h.size + SST_BLOCK_TRAILER_SIZE > r->data_end - h.offset)
+        return corrupt(r, h.offset, "block handle out of range");
+    size_t n = (size_t)h.size;
+    char *raw = malloc(n + SST_BLOCK_TRAILER_SIZE);
+    if (!raw) return env_error(ENG_NOMEM, "table %s: out of memory", r->path);
+    eng_status s = env_pread_all(r->fd, raw, n + SST_BLOCK_TRAILER_SIZE, h.offset, r->path);
+    if (s != ENG_OK) goto fail;
+    if (eng_checksum(raw, n + 1) != dec_fixed32(raw + n + 1)) {
+        s = corrupt(r, h.offset, "block checksum mismatch");
+        goto fail;
+    }
+    int type = (unsigned char)raw[n];
+    if (type == SST_COMPRESSION_NONE) {
+        *out = raw;
+        *len = n;
+        return ENG_OK;
+    }
+    if (type != SST_COMPRESSION_ZSTD) {
+        s = corrupt(r, h.offset, "unknown block compression type");
+        goto fail;
+    }
+    unsigned long long full = ZSTD_getFrameContentSize(raw, n);
+    if (full == ZSTD_CONTENTSIZE_UNKNOWN || full == ZSTD_CONTENTSIZE_ERROR ||
+        full > SST_MAX_BLOCK_SIZE) {
+        s = corrupt(r, h.offset, "bad zstd frame header");
+        goto fail;
+    }
+    char *plain = malloc(full ? (size_t)full : 1);
+    if (!plain) {
+        s = env_error(ENG_NOMEM, "table %s: out of memory", r->path);
+        goto fail;
+    }
+    size_t got = ZSTD_decompressDCtx(thread_dctx(), plain, (size_t)full, raw, n);
+    free(raw);
+    if (ZSTD_isError(got) || got != full) {
+        free(plain);
+        return corrupt(r, h.offset, "bad zstd frame");
+    }
+    *out = plain;
+    *len = (size_t)full;
+    return ENG_OK;
+fail:
+    free(raw);
+    return s;
+}
+
+/* Reads and parses the block at h into *b (which then owns its bytes). */
+static eng_status read_block(const sst_reader *r, sst_handle h, block *b)
+{
+    char *data;
+    size_t len;
+    eng_status s = read_contents(r, h, &data, &len);
+    if (s != ENG_OK) return s;
+    if (block_parse(b, data, len, data) != ENG_OK)
+        return corrupt(r, h.offset, "bad block restart array");
+    return ENG_OK;
+}
+
+/* A data block in use: from the cache (handle set) or owned (no cache, or
+ * a miss with fill_cache == 0). */
+typedef struct block_ref {
+    const block *b;
+    cache_handle *h;
+    block *owned;
+} block_ref;
+
+static void ref_release(const sst_reader *r, block_ref *br)
+{
+    if (br->h) cache_release(r->cache, br->h);
+    if (br->owned) block_free(br->owned);
+    br->b = NULL;
+    br->h = NULL;
+    br->owned = NULL;
+}
+
+static eng_status get_data_block(const sst_reader *r, sst_handle h, int fill_cache, block_ref *br)
+{
+    br->h = NULL;
+    br->owned = NULL;
+    if (r->cache) {
+        br->h = cache_lookup(r->cache, r->file_number, h.offset);
+        if (br->h) {
+            br->b = cache_value(br->h);
+            return ENG_OK;
+        }
+    }
+    block *b = malloc(sizeof(*b));
+    if (!b) return env_error(ENG_NOMEM, "table %s: out of memory", r->path);
+    eng_status s = read_block(r, h, b);
+    if (s != ENG_OK) {
+        free(b);
+        return s;
+    }
+    if (r->cache && fill_cache)
+        br->h = cache_insert(r->cache, r->file_number, h.offset, b, block_charge(b), block_free);
+    else
+        br->owned = b;
+    br->b = b;
+    return ENG_OK;
+}
+
+/* Decodes the handle the index iterator points at. */
+static eng_status index_handle(const sst_reader *r, const block_iter *ii, sst_handle *h)
+{
+    slice v = block_iter_value(ii);
+    if (!sst_handle_get(v.data, v.data + v.size, h))
+        return corrupt(r, r->index.size, "bad block handle in index");
+    return ENG_OK;
+}
+
+/* ---- open and close ---------------------------------------------------- */
+
+static eng_status read_footer(sst_reader *r, sst_handle hs[4])
+{
+    if (r->file_size < SST_FOOTER_SIZE) return corrupt(r, 0, "file too short for a footer");
+    char f[SST_FOOTER_SIZE];
+    uint64_t off = r->file_size - SST_FOOTER_SIZE;
+    eng_status s = env_pread_all(r->fd, f, sizeof(f), off, r->path);
+    if (s != ENG_OK) return s;
+    if (dec_fixed64(f + SST_FOOTER_MAGIC_OFFSET) != SST_MAGIC)
+        return corrupt(r, off + SST_FOOTER_MAGIC_OFFSET, "bad magic number (not a table file)");
+    if (eng_checksum(f, SST_FOOTER_CHECKSUM_OFFSET) != dec_fixed32(f + SST_FOOTER_CHECKSUM_OFFSET))
+        return corrupt(r, off, "footer checksum mismatch");
+    if (dec_fixed32(f + SST_FOOTER_VERSION_OFFSET) != SST_FORMAT_VERSION)
+        return corrupt(r, off + SST_FOOTER_VERSION_OFFSET, "unsupported table format version");
+    for (int i = 0; i < 4; i++) {
+        hs[i].offset = dec_fixed64(f + 16 * i);
+        hs[i].size = dec_fixed64(f + 16 * i + 8);
+    }
+    r->data_end = off;
+    return ENG_OK;
+}
+
+static eng_status read_properties(sst_reader *r, sst_handle h)
+{
+    block b;
+    eng_status s = read_block(r, h, &b);
+    if (s != ENG_OK) return s;
+    block_iter it;
+    block_iter_init(&it, &b, BLOCK_CMP_BYTEWISE);
+    for (block_iter_seek_first(&it); block_iter_valid(&it); block_iter_next(&it)) {
+        slice k = block_iter_key(&it), v = block_iter_value(&it);
+        uint64_t x;
+        if (!dec_varint64(v.data, v.data + v.size, &x)) {
+            s = corrupt(r, h.offset, "bad properties block");
+            break;
+        }
+        if (slice_compare(k, slice_make(SST_PROP_ENTRIES, strlen(SST_PROP_ENTRIES))) == 0)
+            r->entries = x;
+        else if (slice_compare(k, slice_make(SST_PROP_RANGE_DELETIONS,
+                                             strlen(SST_PROP_RANGE_DELETIONS))) == 0)
+            r->range_deletion_count = x;
+    }
+    if (s == ENG_OK && block_iter_status(&it) != ENG_OK)
+        s = corrupt(r, h.offset, "bad properties block");
+    block_iter_cleanup(&it);
+    block_release(&b);
+    return s;
+}
+
+/* Checks every range deletion once so sst_reader_range_dels cannot fail. */
+static eng_status check_range_dels(sst_reader *r, sst_handle h)
+{
+    block_iter it;
+    block_iter_init(&it, &r->range_dels, BLOCK_CMP_IKEY);
+    uint64_t n = 0;
+    int bad = 0;
+    for (block_iter_seek_first(&it); block_iter_valid(&it); block_iter_next(&it), n++)
+        bad |= ikey_type(block_iter_key(&it)) != ENG_TYPE_RANGE_DELETION;
+    bad |= block_iter_status(&it) != ENG_OK || n != r->range_deletion_count;
+    block_iter_cleanup(&it);
+    return bad ? corrupt(r, h.offset, "bad range deletion block") : ENG_OK;
+}
+
+eng_status sst_reader_open(const char *path, uint64_t file_number, block_cache *cache,
+                           sst_reader **out)
+{
+    *out = NULL;
+    sst_reader *r = calloc(1, sizeof(*r));
+    if (!r || !(r->path = strdup(path))) {
+        free(r);
+        return env_error(ENG_NOMEM, "open table %s: out of memory", path);
+    }
+    r->file_number = file_number;
+    r->cache = cache;
+    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (r->fd < 0) {
+        eng_status s = env_error(ENG_IOERR, "open table %s: %s", path, strerror(errno));
+        free(r->path);
+        free(r);
+        return s;
+    }
+    sst_handle hs[4]; /* range_del, filter, properties, index */
+    eng_status s = env_file_size(path, &r->file_size);
+    if (s == ENG_OK) s = read_footer(r, hs);
+    if (s == ENG_OK) s = read_block(r, hs[3], &r->index);
+    if (s == ENG_OK) s = read_properties(r, hs[2]);
+    if (s == ENG_OK) s = read_block(r, hs[0], &r->range_dels);
+    if (s == ENG_OK) s = check_range_dels(r, hs[0]);
+    if (s == ENG_OK) s = read_contents(r, hs[1], &r->filter, &r->filter_len);
+    if (s != ENG_OK) {
+        sst_reader_close(r);
+        return s;
+    }
+    *out = r;
+    return ENG_OK;
+}
+
+void sst_reader_close(sst_reader *r)
+{
+    if (!r) return;
+    if (r->fd >= 0) close(r->fd);
+    block_release(&r->index);
+    block_release(&r->range_dels);
+    free(r->filter);
+    free(r->path);
+    free(r);
+}
+
+uint64_t sst_reader_file_size(const sst_reader *r)
+{
+    return r->file_size;
+}
+
+uint64_t sst_reader_bloom_useful(const sst_reader *r)
+{
+    return __atomic_load_n(&r->bloom_useful, __ATOMIC_RELAXED);
+}
+
+void sst_reader_range_dels(sst_reader *r,
+                           void (*fn)(void *ctx, slice start, slice end, uint64_t seq), void *ctx)
+{
+    block_iter it;
+    block_iter_init(&it, &r->range_dels, BLOCK_CMP_IKEY);
+    for (block_iter_seek_first(&it); block_iter_valid(&it); block_iter_next(&it)) {
+        slice k = block_iter_key(&it);
+        fn(ctx, ikey_user_key(k), block_iter_value(&it), ikey_sequence(k));
+    }
+    block_iter_cleanup(&it);
+}
+
+/* ---- point lookups ----------------------------------------------------- */
+
+/* Looks for the first entry >= target in the block at the index iterator
+ * and the ones after it. Sets *found when one has user key `key`. */
+static eng_status get_from_blocks(sst_reader *r, block_iter *ii, slice key, slice target, int *type,
+                                  uint64_t *found_seq, char **value, size_t *vlen)
+{
+    for (; block_iter_valid(ii); block_iter_next(ii)) {
+        sst_handle h;
+        block_ref br;
+        eng_status s = index_handle(r, ii, &h);
+        if (s == ENG_OK) s = get_data_block(r, h, 1, &br);
+        if (s != ENG_OK) return s;
+        block_iter bi;
+        block_iter_init(&bi, br.b, BLOCK_CMP_IKEY);
+        block_iter_seek(&bi, target);
+        if (block_iter_valid(&bi)) {
+            slice k = block_iter_key(&bi);
+            s = ENG_NOTFOUND;
+            int t = ikey_type(k);
+            if (slice_compare(ikey_user_key(k), key) != 0) {
+                /* the newest visible version would have been here */
+            } else if (t != ENG_TYPE_VALUE && t != ENG_TYPE_DELETION) {
+                s = corrupt(r, h.offset, "bad entry type in data block");
+            } else {
+                slice v = block_iter_value(&bi);
+                *type = t;
+                *found_seq = ikey_sequence(k);
+                *value = NULL;
+                *vlen = 0;
+                if (t == ENG_TYPE_VALUE) {
+                    *value = malloc(v.size ? v.size : 1);
+                    if (!*value) abort();
+                    if (v.size) memcpy(*value, v.data, v.size);
+                    *vlen = v.size;
+                }
+                s = ENG_OK;
+            }
+            block_iter_cleanup(&bi);
+            ref_release(r, &br);
+            return s;
+        }
+        s = block_iter_status(&bi);
+        block_iter_cleanup(&bi);
+        ref_release(r, &br);
+        if (s != ENG_OK) return corrupt(r, h.offset, "bad entry in data block");
+    }
+    if (block_iter_status(ii) != ENG_OK) return corrupt(r, r->index.size, "bad index block");
+    return ENG_NOTFOUND;
+}
+
+eng_status sst_reader_get(sst_reader *r, slice key, uint64_t seq, int *type, uint64_t *found_seq,
+                          char **value, size_t *vlen)
+{
+    if (r->filter_len && !bloom_may_match(r->filter, r->filter_len, bloom_hash(key))) {
+        __atomic_fetch_add(&r->bloom_useful, 1, __ATOMIC_RELAXED);
+        return ENG_NOTFOUND;
+    }
+    if (seq > ENG_MAX_SEQUENCE) seq = ENG_MAX_SEQUENCE;
+    char stack[256];
+    char *t = key.size + 8 <= sizeof(stack) ? stack : malloc(key.size + 8);
+    if (!t) abort();
+    if (key.size) memcpy(t, key.data, key.size);
+    enc_fixed64(t + key.size, ikey_pack_trailer(seq, ENG_TYPE_SEEK));
+    slice target = slice_make(t, key.size + 8);
+
+    block_iter ii;
+    block_iter_init(&ii, &r->index, BLOCK_CMP_IKEY);
+    block_iter_seek(&ii, target);
+    eng_status s = get_from_blocks(r, &ii, key, target, type, found_seq, value, vlen);
+    block_iter_cleanup(&ii);
+    if (t != stack) free(t);
+    return s;
+}
+
+/* ---- the table iterator ------------------------------------------------ */
+
+/* A two-level iterator: index_it walks the index block, data_it the data
+ * block it points at. Invariants:
+ *   T1. have_data iff data.b is set and data_it iterates it; then
+ *       data_offset is the offset of that block's handle.
+ *   T2. After any move, either data_it is valid or index_it is exhausted or
+ *       status != ENG_OK: empty blocks are skipped (skip_forward/backward).
+ */
+typedef struct sst_iter {
+    iter base;
+    sst_reader *r;
+    int fill_cache;
+    eng_status status;
+    block_iter index_it;
+    block_iter data_it;
+    int have_data;
+    uint64_t data_offset;
+    block_ref data;
+} sst_iter;
+
+static void set_error(sst_iter *it, eng_status s)
+{
+    if (it->status == ENG_OK) it->status = s;
+}
+
+static void clear_data(sst_iter *it)
+{
+    if (it->have_data) ref_release(it->r, &it->data);
+    it->have_data = 0;
+}
+
+/* Loads the data block the index iterator points at (T1). */
+static void init_data(sst_iter *it)
+{
+    if (!block_iter_valid(&it->index_it)) {
+        if (block_iter_status(&it->index_it) != ENG_OK)
+            set_error(it, corrupt(it->r, it->r->index.size, "bad index block"));
+        clear_data(it);
+        return;
+    }
+    sst_handle h;
+    eng_status s = index_handle(it->r, &it->index_it, &h);
+    if (s != ENG_OK) {
+        set_error(it, s);
+        clear_data(it);
+        return;
+    }
+    if (it->have_data && it->data_offset == h.offset) return;
+    block_ref br;
+    s = get_data_block(it->r, h, it->fill_cache, &br);
+    clear_data(it);
+    if (s != ENG_OK) {
+        set_error(it, s);
+        return;
+    }
+    it->data = br;
+    it->data_offset = h.offset;
+    it->have_data = 1;
+    block_iter_reset(&it->data_it, br.b);
+}
+
+/* Records a corrupt data block and stops (the iterator becomes invalid). */
+static int data_failed(sst_iter *it)
+{
+    if (!it->have_data || block_iter_status(&it->data_it) == ENG_OK) return 0;
+    set_error(it, corrupt(it->r, it->data_offset, "bad entry in data block"));
+    clear_data(it);
+    return 1;
+}
+
+/* Whether the index iterator has run off either end (or failed, which is
+ * recorded); then the data block is dropped. */
+static int index_exhausted(sst_iter *it)
+{
+    if (block_iter_valid(&it->index_it)) return 0;
+    if (block_iter_status(&it->index_it) != ENG_OK)
+        set_error(it, corrupt(it->r, it->r->index.size, "bad index block"));
+    clear_data(it);
+    return 1;
+}
+
+static void skip_forward(sst_iter *it)
+{
+    while (it->status == ENG_OK && (!it->have_data || !block_iter_valid(&it->data_it))) {
+        if (data_failed(it)) return;
+        if (index_exhausted(it)) return;
+        block_iter_next(&it->index_it);
+        init_data(it);
+        if (it->have_data) block_iter_seek_first(&it->data_it);
+    }
+}
+
+static void skip_backward(sst_iter *it)
+{
+    while (it->status == ENG_OK && (!it->have_data || !block_iter_valid(&it->data_it))) {
+        if (data_failed(it)) return;
+        if (index_exhausted(it)) return;
+        block_iter_prev(&it->index_it);
+        init_data(it);
+        if (it->have_data) block_iter_seek_last(&it->data_it);
+    }
+}
+
+static int si_valid(const iter *base)
+{
+    const sst_iter *it = (const sst_iter *)base;
+    return it->status == ENG_OK && it->have_data && block_iter_valid(&it->data_it);
+}
+
+static void si_seek_first(iter *base)
+{
+    sst_iter *it = (sst_iter *)base;
+    if (it->status != ENG_OK) return;
+    block_iter_seek_first(&it->index_it);
+    init_data(it);
+    if (it->have_data) block_iter_seek_first(&it->data_it);
+    skip_forward(it);
+}
+
+static void si_seek_last(iter *base)
+{
+    sst_iter *it = (sst_iter *)base;
+    if (it->status != ENG_OK) return;
+    block_iter_seek_last(&it->index_it);
+    init_data(it);
+    if (it->have_data) block_iter_seek_last(&it->data_it);
+    skip_backward(it);
+}
+
+static void si_seek(iter *base, slice target)
+{
+    sst_iter *it = (sst_iter *)base;
+    if (it->status != ENG_OK) return;
+    if (target.size < 8) { /* not an internal key: every key is >= it */
+        si_seek_first(base);
+        return;
+    }
+    block_iter_seek(&it->index_it, target);
+    init_data(it);
+    if (it->have_data) block_iter_seek(&it->data_it, target);
+    skip_forward(it);
+}
+
+static void si_next(iter *base)
+{
+    sst_iter *it = (sst_iter *)base;
+    block_iter_next(&it->data_it);
+    skip_forward(it);
+}
+
+static void si_prev(iter *base)
+{
+    sst_iter *it = (sst_iter *)base;
+    block_iter_prev(&it->data_it);
+    skip_backward(it);
+}
+
+static slice si_key(const iter *base)
+{
+    return block_iter_key(&((const sst_iter *)base)->data_it);
+}
+
+static slice si_value(const iter *base)
+{
+    return block_iter_value(&((const sst_iter *)base)->data_it);
+}
+
+static eng_status si_status(const iter *base)
+{
+    return ((const sst_iter *)base)->status;
+}
+
+static void si_destroy(iter *base)
+{
+    sst_iter *it = (sst_iter *)base;
+    clear_data(it);
+    block_iter_cleanup(&it->index_it);
+    block_iter_cleanup(&it->data_it);
+    free(it);
+}
+
+static const struct iter_ops sst_iter_ops = {
+    si_valid, si_seek_first, si_seek_last, si_seek,   si_next,
+    si_prev,  si_key,        si_value,     si_status, si_destroy,
+};
+
+/* An empty block for data_it to point at before the first block loads. */
+static const char empty_block_bytes[8] = {0, 0, 0, 0, 1, 0, 0, 0};
+static const block empty_block = {empty_block_bytes, 8, 0, 1, NULL};
+
+iter *sst_reader_iter(sst_reader *r, int fill_cache)
+{
+    sst_iter *it = calloc(1, sizeof(*it));
+    if (!it) return iter_new_error(env_error(ENG_NOMEM, "table iterator: out of memory"));
+    it->base.ops = &sst_iter_ops;
+    it->r = r;
+    it->fill_cache = fill_cache;
+    block_iter_init(&it->index_it, &r->index, BLOCK_CMP_IKEY);
+    block_iter_init(&it->data_it, &empty_block, BLOCK_CMP_IKEY);
+    return &it->base;
+}

@@ -1,0 +1,299 @@
+/*
+ * write_batch.c -- eng_batch: an encoded list of puts and deletes, applied
+ * atomically (write_batch.h has the encoding, which is also the payload of a
+ * write-ahead log record; log_format.md has the framing around it):
+ *
+ *   batch     = sequence (fixed64) | count (fixed32) | op*
+ *   op        = 0x01 varstring(key) varstring(value)     -- put
+ *             | 0x00 varstring(key)                       -- delete
+ *             | 0x02 varstring(start) varstring(end)      -- delete range
+ *   varstring = varint32 length | bytes
+ *
+ * The op tags are the ENG_TYPE_* values of dbformat.h, so an op's tag is
+ * the type of the memtable entry it becomes.
+ *
+ * Invariants:
+ *   B1. rep always holds a complete, valid encoding whose count field equals
+ *       b->count and whose op count is b->count; n_range equals the number
+ *       of delete-range ops in it.
+ *   B2. For an indexed batch, index (when not NULL) holds exactly one entry
+ *       per op, op i at sequence ENG_BATCH_SEQ_BASE + i; index == NULL means
+ *       "no entries yet" (created lazily on the first op after a clear).
+ *   B3. Savepoints are nested: saves[k].len <= saves[k+1].len <= rep.len.
+ */
+#include "write_batch.h"
+
+#include <stdlib.h>
+
+#include "dbformat.h"
+#include "env.h"
+#include "memtable.h"
+
+/* A cleared batch whose buffer grew past this gives the memory back. */
+#define BATCH_KEEP_BYTES (4u << 20)
+#define INDEX_FIRST_BLOCK 4096
+
+typedef struct savepoint {
+    size_t len;
+    uint32_t count, n_range;
+} savepoint;
+
+struct eng_batch {
+    buf rep;
+    uint32_t count;
+    uint32_t n_range;
+    int indexed;
+    memtable *index; /* B2 */
+    savepoint *saves;
+    size_t n_saves, cap_saves;
+};
+
+static void reset_rep(eng_batch *b)
+{
+    b->rep.len = 0;
+    buf_reserve(&b->rep, BATCH_HEADER_SIZE);
+    memset(b->rep.data, 0, BATCH_HEADER_SIZE);
+    b->rep.len = BATCH_HEADER_SIZE;
+    b->count = b->n_range = 0;
+}
+
+eng_batch *eng_batch_new(int indexed)
+{
+    eng_batch *b = calloc(1, sizeof(*b));
+    if (!b) abort();
+    b->indexed = indexed != 0;
+    reset_rep(b);
+    return b;
+}
+
+/* Drops the batch's index entries: reused in place when nobody else holds
+ * it, otherwise released (an iterator over the old entries keeps them). */
+static void index_drop(eng_batch *b)
+{
+    if (!b->index) return;
+    if (mem_refs(b->index) == 1) {
+        mem_reset(b->index);
+        return;
+    }
+    mem_unref(b->index);
+    b->index = NULL;
+}
+
+void eng_batch_free(eng_batch *b)
+{
+    if (!b) return;
+    mem_unref(b->index);
+    buf_free(&b->rep);
+    free(b->saves);
+    free(b);
+}
+
+void eng_batch_clear(eng_batch *b)
+{
+    if (b->rep.cap > BATCH_KEEP_BYTES) buf_free(&b->rep);
+    reset_rep(b);
+    b->n_saves = 0;
+    index_drop(b);
+}
+
+/* Appends one op to rep and, for an indexed batch, to the index (B1, B2). */
+static void add_op(eng_batch *b, int type, const char *k, size_t kl, const char *v, size_t vl)
+{
+    buf *r = &b->rep;
+    buf_reserve(r, 1 + 10 + kl + 10 + vl);
+    r->data[r->len++] = (char)type;
+    buf_put_slice(r, slice_make(k, kl));
+    if (type != ENG_TYPE_DELETION) buf_put_slice(r, slice_make(v, vl));
+    if (b->indexed) {
+        if (!b->index) b->index = mem_new_sized(INDEX_FIRST_BLOCK);
+        mem_add(b->index, ENG_BATCH_SEQ_BASE + b->count, type, slice_make(k, kl),
+                slice_make(v, type == ENG_TYPE_DELETION ? 0 : vl));
+    }
+    b->count++;
+    if (type == ENG_TYPE_RANGE_DELETION) b->n_range++;
+    enc_fixed32(r->data + 8, b->count);
+}
+
+void eng_batch_put(eng_batch *b, const char *k, size_t kl, const char *v, size_t vl)
+{
+    add_op(b, ENG_TYPE_VALUE, k, kl, v, vl);
+}
+
+void eng_batch_delete(eng_batch *b, const char *k, size_t kl)
+{
+    add_op(b, ENG_TYPE_DELETION, k, kl, NULL, 0);
+}
+
+void eng_batch_delete_range(eng_batch *b, const char *start, size_t sl, const char *end, size_t el)
+{
+    add_op(b, ENG_TYPE_RANGE_DELETION, start, sl, end, el);
+}
+
+void eng_batch_set_savepoint(eng_batch *b)
+{
+    if (b->n_saves == b->cap_saves) {
+        size_t cap = b->cap_saves ? b->cap_saves * 2 : 8;
+        savepoint *p = realloc(b->saves, cap * sizeof(*p));
+        if (!p) abort();
+        b->saves = p;
+        b->cap_saves = cap;
+    }
+    b->saves[b->n_saves++] = (savepoint){b->rep.len, b->count, b->n_range};
+}
+
+static eng_status reindex_op(void *ctx, uint64_t seq, int type, slice key, slice value)
+{
+    mem_add(ctx, ENG_BATCH_SEQ_BASE + seq, type, key, value);
+    return ENG_OK;
+}
+
+eng_status eng_batch_rollback(eng_batch *b)
+{
+    if (b->n_saves == 0) return ENG_NOTFOUND;
+    savepoint sp = b->saves[--b->n_saves];
+    if (sp.count == b->count) return ENG_OK; /* nothing added since */
+    b->rep.len = sp.len;
+    b->count = sp.count;
+    b->n_range = sp.n_range;
+    enc_fixed32(b->rep.data + 8, b->count);
+    if (b->index) {
+        /* Skiplists cannot drop entries: rebuild from the ops that remain.
+         * Numbering from 0 keeps op i at ENG_BATCH_SEQ_BASE + i (B2). */
+        index_drop(b);
+        if (b->count) {
+            if (!b->index) b->index = mem_new_sized(INDEX_FIRST_BLOCK);
+            uint64_t saved_seq = batch_sequence(b);
+            batch_set_sequence(b, 0);
+            eng_status s = batch_iterate(b, reindex_op, b->index);
+            batch_set_sequence(b, saved_seq);
+            if (s != ENG_OK) return s;
+        }
+    }
+    return ENG_OK;
+}
+
+eng_status eng_batch_pop_savepoint(eng_batch *b)
+{
+    if (b->n_saves == 0) return ENG_NOTFOUND;
+    b->n_saves--;
+    return ENG_OK;
+}
+
+size_t eng_batch_count(const eng_batch *b)
+{
+    return b->count;
+}
+size_t eng_batch_byte_size(const eng_batch *b)
+{
+    return b->rep.len;
+}
+
+slice batch_contents(const eng_batch *b)
+{
+    return slice_make(b->rep.data, b->rep.len);
+}
+void batch_set_sequence(eng_batch *b, uint64_t seq)
+{
+    enc_fixed64(b->rep.data, seq);
+}
+uint64_t batch_sequence(const eng_batch *b)
+{
+    return dec_fixed64(b->rep.data);
+}
+memtable *batch_index(const eng_batch *b)
+{
+    return b->indexed ? b->index : NULL;
+}
+int batch_has_range_deletes(const eng_batch *b)
+{
+    return b->n_range > 0;
+}
+
+/* Parses one op at *p (< limit); returns 0 on a bad encoding. */
+static int parse_op(const char **p, const char *limit, int *type, slice *k, slice *v)
+{
+    const char *q = *p;
+    uint32_t n;
+    *type = (unsigned char)*q++;
+    if (*type > ENG_TYPE_RANGE_DELETION) return 0;
+    if (!(q = dec_varint32(q, limit, &n)) || n > (size_t)(limit - q)) return 0;
+    *k = slice_make(q, n);
+    q += n;
+    *v = slice_make("", 0);
+    if (*type != ENG_TYPE_DELETION) {
+        if (!(q = dec_varint32(q, limit, &n)) || n > (size_t)(limit - q)) return 0;
+        *v = slice_make(q, n);
+        q += n;
+    }
+    *p = q;
+    return 1;
+}
+
+/* Checks a whole encoding; counts its range deletes. */
+static eng_status validate(slice rep, uint32_t *n_range)
+{
+    if (rep.size < BATCH_HEADER_SIZE)
+        return env_error(ENG_CORRUPTION, "write batch: %zu bytes is shorter than its header",
+                         rep.size);
+    uint32_t count = dec_fixed32(rep.data + 8), seen = 0, nr = 0;
+    const char *p = rep.data + BATCH_HEADER_SIZE, *limit = rep.data + rep.size;
+    while (p < limit) {
+        int type;
+        slice k, v;
+        if (!parse_op(&p, limit, &type, &k, &v))
+            return env_error(ENG_CORRUPTION, "write batch: bad op %u at byte %zu", seen,
+                             (size_t)(p - rep.data));
+        seen++;
+        nr += type == ENG_TYPE_RANGE_DELETION;
+    }
+    if (seen != count)
+        return env_error(ENG_CORRUPTION, "write batch: header says %u ops, found %u", count, seen);
+    if (n_range) *n_range = nr;
+    return ENG_OK;
+}
+
+eng_status batch_from_contents(slice rep, eng_batch **out)
+{
+    *out = NULL;
+    uint32_t nr;
+    eng_status s = validate(rep, &nr);
+    if (s != ENG_OK) return s;
+    uint64_t seq = dec_fixed64(rep.data), count = dec_fixed32(rep.data + 8);
+    if (seq > ENG_MAX_SEQUENCE || count > ENG_MAX_SEQUENCE - seq)
+        return env_error(ENG_CORRUPTION, "write batch: sequence %llu out of range",
+                         (unsigned long long)seq);
+    eng_batch *b = eng_batch_new(0);
+    b->rep.len = 0;
+    buf_append(&b->rep, rep.data, rep.size);
+    b->count = (uint32_t)count;
+    b->n_range = nr;
+    *out = b;
+    return ENG_OK;
+}
+
+eng_status batch_iterate(const eng_batch *b, batch_op_fn fn, void *ctx)
+{
+    slice rep = batch_contents(b);
+    eng_status s = validate(rep, NULL);
+    if (s != ENG_OK) return s;
+    uint64_t seq = batch_sequence(b);
+    const char *p = rep.data + BATCH_HEADER_SIZE, *limit = rep.data + rep.size;
+    while (p < limit) {
+        int type;
+        slice k, v;
+        parse_op(&p, limit, &type, &k, &v); /* validated above */
+        if ((s = fn(ctx, seq++, type, k, v)) != ENG_OK) return s;
+    }
+    return ENG_OK;
+}
+
+static eng_status insert_op(void *ctx, uint64_t seq, int type, slice key, slice value)
+{
+    mem_add(ctx, seq, type, key, value);
+    return ENG_OK;
+}
+
+eng_status batch_insert_into(const eng_batch *b, memtable *mem)
+{
+    return batch_iterate(b, insert_op, mem);
+}

@@ -1,0 +1,382 @@
+/*
+ * catalog.c -- index definitions: stored in the engine under 'x' 'C', kept
+ * in memory in idx_g, and the entry key/value helpers every part of the
+ * index layer shares.
+ *
+ * Stored format (all integers big-endian; see src/index/FORMAT.md):
+ *   key   'x' 'C' <db: 1 byte> <index name>
+ *   value <version = 1> <id: u32> <flags: bit 0 UNIQUE> <state: 0 ready, 1 building>
+ *         <prefix length: u32> <prefix>
+ *         <field count: 1 byte, 1..16>
+ *         per field: <type: 0 TAG, 1 NUMERIC> <desc: 0|1> <name length: u32> <name>
+ *         when building: <has cursor: 0|1> <cursor length: u32> <cursor> <scanned: u64>
+ *   key   'x' 'N'  value <next index id: u32>
+ * A definition is written in the same engine batch as the entries it
+ * implies (Invariant C1), so a crash leaves the two consistent.
+ */
+#include "index/catalog.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+idx_globals idx_g;
+
+#define CATALOG_VERSION 1
+
+ks_status idx_fail(ks_ctx *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    char *msg = NULL;
+    va_start(ap, fmt);
+    if (vasprintf(&msg, fmt, ap) < 0) msg = NULL;
+    va_end(ap);
+    free(ctx->err);
+    ctx->err = msg ? msg : strdup("ERR out of memory");
+    return KS_ERR_MSG;
+}
+
+const char *idx_printable(const char *p, size_t n, int which)
+{
+    static char bufs[3][200];
+    char *out = bufs[which % 3];
+    size_t o = 0, max = sizeof(bufs[0]) - 4;
+    for (size_t i = 0; i < n; i++) {
+        if (o + 4 >= max) {
+            memcpy(out + o, "...", 3);
+            o += 3;
+            break;
+        }
+        unsigned char c = (unsigned char)p[i];
+        if (isprint(c) && c != '\\') {
+            out[o++] = (char)c;
+        } else {
+            o += (size_t)snprintf(out + o, 5, "\\x%02x", c);
+        }
+    }
+    out[o] = 0;
+    return out;
+}
+
+void idx_def_free(idx_def *d)
+{
+    if (!d) return;
+    free(d->name);
+    free(d->prefix);
+    for (size_t i = 0; i < d->nfields; i++) free(d->fields[i].name);
+    free(d->cursor);
+    free(d);
+}
+
+idx_def *idx_catalog_find(int db, const char *name, size_t nlen)
+{
+    for (size_t i = 0; i < idx_g.ndefs; i++) {
+        idx_def *d = idx_g.defs[i];
+        if (d->db == db && d->nlen == nlen && memcmp(d->name, name, nlen) == 0) return d;
+    }
+    return NULL;
+}
+
+void idx_catalog_add(idx_def *d)
+{
+    if (idx_g.ndefs == idx_g.cap) {
+        size_t cap = idx_g.cap ? idx_g.cap * 2 : 8;
+        idx_def **p = realloc(idx_g.defs, cap * sizeof(*p));
+        if (!p) abort();
+        idx_g.defs = p;
+        idx_g.cap = cap;
+    }
+    idx_g.defs[idx_g.ndefs++] = d;
+    idx_g.dbs_with_index[d->db]++;
+}
+
+void idx_catalog_remove(idx_def *d)
+{
+    for (size_t i = 0; i < idx_g.ndefs; i++) {
+        if (idx_g.defs[i] != d) continue;
+        memmove(idx_g.defs + i, idx_g.defs + i + 1, (idx_g.ndefs - i - 1) * sizeof(idx_def *));
+        idx_g.ndefs--;
+        idx_g.dbs_with_index[d->db]--;
+        idx_def_free(d);
+        return;
+    }
+}
+
+void idx_catalog_clear(void)
+{
+    for (size_t i = 0; i < idx_g.ndefs; i++) idx_def_free(idx_g.defs[i]);
+    free(idx_g.defs);
+    free(idx_g.last_build_error);
+    memset(&idx_g, 0, sizeof(idx_g));
+}
+
+static void catalog_key(const idx_def *d, idx_buf *b)
+{
+    b->len = 0;
+    idx_buf_byte(b, IDX_NS_BYTE);
+    idx_buf_byte(b, IDX_TAG_CATALOG);
+    idx_buf_byte(b, (unsigned char)d->db);
+    idx_buf_append(b, d->name, d->nlen);
+}
+
+static void put_blob(idx_buf *b, const char *p, size_t n)
+{
+    char len[4];
+    idx_put_u32(len, (uint32_t)n);
+    idx_buf_append(b, len, 4);
+    idx_buf_append(b, p, n);
+}
+
+static void catalog_value(const idx_def *d, idx_buf *b)
+{
+    char tmp[8];
+    b->len = 0;
+    idx_buf_byte(b, CATALOG_VERSION);
+    idx_put_u32(tmp, d->id);
+    idx_buf_append(b, tmp, 4);
+    idx_buf_byte(b, d->unique ? 1 : 0);
+    idx_buf_byte(b, d->building ? 1 : 0);
+    put_blob(b, d->prefix, d->plen);
+    idx_buf_byte(b, (unsigned char)d->nfields);
+    for (size_t i = 0; i < d->nfields; i++) {
+        idx_buf_byte(b, d->fields[i].numeric ? 1 : 0);
+        idx_buf_byte(b, d->fields[i].desc ? 1 : 0);
+        put_blob(b, d->fields[i].name, d->fields[i].len);
+    }
+    if (d->building) {
+        idx_buf_byte(b, d->has_cursor ? 1 : 0);
+        put_blob(b, d->cursor ? d->cursor : "", d->has_cursor ? d->clen : 0);
+        idx_put_u64(tmp, d->scanned);
+        idx_buf_append(b, tmp, 8);
+    }
+}
+
+/* A bounds-checked reader over a stored value. */
+typedef struct reader {
+    const char *p, *end;
+    int bad;
+} reader;
+
+static unsigned rd_byte(reader *r)
+{
+    if (r->bad || r->p >= r->end) return r->bad = 1, 0;
+    return (unsigned char)*r->p++;
+}
+
+static char *rd_blob(reader *r, size_t *n)
+{
+    if (r->bad || r->end - r->p < 4) return r->bad = 1, NULL;
+    uint32_t len = idx_get_u32(r->p);
+    r->p += 4;
+    if ((size_t)(r->end - r->p) < len) return r->bad = 1, NULL;
+    char *s = malloc(len + 1);
+    if (!s) abort();
+    memcpy(s, r->p, len);
+    s[len] = 0;
+    r->p += len;
+    *n = len;
+    return s;
+}
+
+/* Parses one stored definition; NULL when it is malformed. */
+static idx_def *catalog_parse(const char *k, size_t kl, const char *v, size_t vl)
+{
+    if (kl < 4 || (unsigned char)k[2] >= KS_DATABASES) return NULL;
+    idx_def *d = calloc(1, sizeof(*d));
+    if (!d) abort();
+    reader r = {v, v + vl, 0};
+    d->db = (unsigned char)k[2];
+    d->nlen = kl - 3;
+    d->name = malloc(d->nlen + 1);
+    if (!d->name) abort();
+    memcpy(d->name, k + 3, d->nlen);
+    d->name[d->nlen] = 0;
+    if (rd_byte(&r) != CATALOG_VERSION || vl < 5) goto bad;
+    d->id = idx_get_u32(r.p);
+    r.p += 4;
+    d->unique = rd_byte(&r) & 1;
+    d->building = rd_byte(&r) == 1;
+    d->prefix = rd_blob(&r, &d->plen);
+    unsigned nf = rd_byte(&r);
+    if (nf < 1 || nf > IDX_MAX_FIELDS) goto bad;
+    for (unsigned i = 0; i < nf && !r.bad; i++) {
+        d->fields[i].numeric = rd_byte(&r) == 1;
+        d->fields[i].desc = rd_byte(&r) == 1;
+        d->fields[i].name = rd_blob(&r, &d->fields[i].len);
+        d->nfields = i + 1;
+    }
+    if (d->building) {
+        d->has_cursor = rd_byte(&r) == 1;
+        d->cursor = rd_blob(&r, &d->clen);
+        if (r.bad || r.end - r.p < 8) goto bad;
+        d->scanned = idx_get_u64(r.p);
+    }
+    if (r.bad) goto bad;
+    return d;
+bad:
+    idx_def_free(d);
+    return NULL;
+}
+
+ks_status idx_catalog_load(char **err)
+{
+    static const char start[2] = {IDX_NS_BYTE, IDX_TAG_CATALOG};
+    eng_iter *it = eng_iter_new(idx_g.eng, NULL, NULL);
+    if (!it) {
+        *err = strdup("index catalog: cannot open an engine iterator");
+        return KS_ERR_ENGINE;
+    }
+    for (eng_iter_seek(it, start, 2); eng_iter_valid(it); eng_iter_next(it)) {
+        size_t kl, vl;
+        const char *k = eng_iter_key(it, &kl);
+        const char *v = eng_iter_value(it, &vl);
+        if (kl < 2 || memcmp(k, start, 2) != 0) break;
+        idx_def *d = catalog_parse(k, kl, v, vl);
+        if (!d) {
+            eng_iter_free(it);
+            if (asprintf(err, "index catalog: malformed definition of index '%s'",
+                         idx_printable(k + 3, kl > 3 ? kl - 3 : 0, 0)) < 0)
+                *err = NULL;
+            return KS_ERR_ENGINE;
+        }
+        idx_catalog_add(d);
+    }
+    eng_status st = eng_iter_status(it);
+    eng_iter_free(it);
+    if (st != ENG_OK) {
+        if (asprintf(err, "index catalog: %s", eng_last_error()) < 0) *err = NULL;
+        return KS_ERR_ENGINE;
+    }
+    return KS_OK;
+}
+
+void idx_catalog_save(ks_ctx *ctx, const idx_def *d)
+{
+    idx_buf k = {0}, v = {0};
+    catalog_key(d, &k);
+    catalog_value(d, &v);
+    eng_batch_put(ctx->batch, k.data, k.len, v.data, v.len);
+    idx_buf_free(&k);
+    idx_buf_free(&v);
+}
+
+void idx_catalog_erase(ks_ctx *ctx, const idx_def *d)
+{
+    idx_buf k = {0}, end = {0};
+    catalog_key(d, &k);
+    eng_batch_delete(ctx->batch, k.data, k.len);
+    k.len = 0;
+    idx_key_entry_prefix(&k, d->id);
+    idx_buf_append(&end, k.data, k.len);
+    idx_key_prefix_successor(&end);
+    eng_batch_delete_range(ctx->batch, k.data, k.len, end.data, end.len);
+    idx_buf_free(&k);
+    idx_buf_free(&end);
+}
+
+ks_status idx_catalog_next_id(ks_ctx *ctx, uint32_t *id)
+{
+    static const char key[2] = {IDX_NS_BYTE, IDX_TAG_NEXTID};
+    char *v = NULL, nv[4];
+    size_t vl = 0;
+    eng_status st = eng_get_batch(idx_g.eng, NULL, ctx->batch, key, 2, &v, &vl);
+    if (st != ENG_OK && st != ENG_NOTFOUND) {
+        return idx_fail(ctx, "ERR index catalog: %s", eng_last_error());
+    }
+    uint32_t next = 1;
+    if (st == ENG_OK && vl == 4) next = idx_get_u32(v);
+    eng_free(v);
+    if (next == UINT32_MAX) return idx_fail(ctx, "ERR index ids exhausted");
+    /* Also skip past ids in use, should 'x' 'N' ever be behind (C2). */
+    for (size_t i = 0; i < idx_g.ndefs; i++)
+        if (idx_g.defs[i]->id >= next) next = idx_g.defs[i]->id + 1;
+    *id = next;
+    idx_put_u32(nv, next + 1);
+    eng_batch_put(ctx->batch, key, 2, nv, 4);
+    return KS_OK;
+}
+
+int idx_def_active_for(const idx_def *d, const char *key, size_t klen)
+{
+    if (klen < d->plen || memcmp(key, d->prefix, d->plen) != 0) return 0;
+    if (!d->building) return 1;
+    if (!d->has_cursor) return 0;
+    size_t n = klen < d->clen ? klen : d->clen;
+    int c = n ? memcmp(key, d->cursor, n) : 0;
+    return c < 0 || (c == 0 && klen <= d->clen);
+}
+
+static const ks_field *find_field(const ks_field *f, size_t n, const idx_field *want)
+{
+    for (size_t i = 0; i < n; i++)
+        if (f[i].fl == want->len && memcmp(f[i].f, want->name, want->len) == 0) return &f[i];
+    return NULL;
+}
+
+int idx_entry_key(const idx_def *d, const char *key, size_t klen, const ks_field *f, size_t n,
+                  idx_buf *b, size_t *bad_field)
+{
+    b->len = 0;
+    idx_key_entry_prefix(b, d->id);
+    int covered = 1;
+    for (size_t i = 0; i < d->nfields; i++) {
+        const idx_field *fd = &d->fields[i];
+        const ks_field *v = find_field(f, n, fd);
+        if (!v) {
+            covered = 0;
+            continue; /* keep going: a later NUMERIC field may still be invalid */
+        }
+        if (fd->numeric) {
+            double x;
+            if (idx_parse_num(v->v, v->vl, &x) != 0) {
+                *bad_field = i;
+                return -1;
+            }
+            if (covered) idx_key_put_num(b, x, fd->desc);
+        } else if (covered) {
+            idx_key_put_tag(b, v->v, v->vl, fd->desc);
+        }
+    }
+    if (!covered) return 0;
+    if (!d->unique) idx_buf_append(b, key, klen);
+    return 1;
+}
+
+void idx_entry_value(const idx_def *d, const char *key, size_t klen, int64_t expire_ms,
+                     idx_buf *b)
+{
+    b->len = 0;
+    idx_buf_reserve(b, IDX_EXPIRE_LEN);
+    idx_put_u64(b->data, (uint64_t)expire_ms);
+    b->len = IDX_EXPIRE_LEN;
+    if (d->unique) idx_buf_append(b, key, klen);
+}
+
+int64_t idx_entry_expire(const char *ev, size_t evl)
+{
+    if (evl < IDX_EXPIRE_LEN) return -1;
+    return (int64_t)idx_get_u64(ev);
+}
+
+int idx_entry_hash_key(const idx_def *d, const char *ek, size_t ekl, const char *ev,
+                       size_t evl, const char **hk, size_t *hkl)
+{
+    if (d->unique) {
+        if (evl < IDX_EXPIRE_LEN) return -1;
+        *hk = ev + IDX_EXPIRE_LEN;
+        *hkl = evl - IDX_EXPIRE_LEN;
+        return 0;
+    }
+    size_t off = IDX_ENTRY_PREFIX_LEN;
+    if (ekl < off) return -1;
+    for (size_t i = 0; i < d->nfields; i++) {
+        size_t n = idx_key_skip_field(ek + off, ekl - off, d->fields[i].numeric, d->fields[i].desc);
+        if (!n) return -1;
+        off += n;
+    }
+    *hk = ek + off;
+    *hkl = ekl - off;
+    return 0;
+}

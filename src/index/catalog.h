@@ -1,0 +1,137 @@
+/*
+ * catalog.h -- the index layer's private view of its index definitions:
+ * the in-memory catalog shared by catalog.c, maintain.c, build.c and
+ * query.c. The stored form is in src/index/FORMAT.md.
+ *
+ * Threading: the server's command thread only, except idx_entry_filter.
+ *
+ * Invariants:
+ *   C1. The in-memory catalog equals the stored one as of the pending batch:
+ *       every change to a definition is put into the same batch as the
+ *       entries it implies (IDX.CREATE, a build step, IDX.DROP).
+ *   C2. An index id is never reused ('x' 'N' only grows), so entries left by
+ *       a dropped index can never be mistaken for another index's.
+ *   C3. A ready index has exactly one entry per covered live hash of its db;
+ *       a building one has exactly one per covered hash with key <= cursor
+ *       (has_cursor == 0: none), which is what the write hook maintains.
+ */
+#ifndef STRATA_IDX_CATALOG_H
+#define STRATA_IDX_CATALOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "index/idx_key.h"
+#include "keyspace/keyspace.h"
+
+#define IDX_MAX_FIELDS 16
+
+typedef struct idx_field {
+    char *name;
+    size_t len;
+    int numeric; /* NUMERIC, else TAG */
+    int desc;
+} idx_field;
+
+typedef struct idx_def {
+    char *name;
+    size_t nlen;
+    int db;
+    uint32_t id;
+    char *prefix;
+    size_t plen;
+    int unique;
+    size_t nfields;
+    idx_field fields[IDX_MAX_FIELDS];
+    /* Build state (Invariant C3). */
+    int building;
+    int has_cursor;
+    char *cursor; /* malloc'd, the last hash key the build covered */
+    size_t clen;
+    uint64_t scanned; /* hashes the build has visited */
+} idx_def;
+
+/* The layer's globals, set by idx_init. */
+typedef struct idx_globals {
+    keyspace *ks;
+    eng_db *eng;
+    idx_def **defs; /* every index of every db, in creation order */
+    size_t ndefs, cap;
+    uint32_t dbs_with_index[KS_DATABASES]; /* indexes per db: a fast "wants" */
+    char *last_build_error;                /* malloc'd; shown by INFO */
+} idx_globals;
+
+extern idx_globals idx_g;
+
+/* Loads every definition from the engine into idx_g. Returns KS_OK or
+ * KS_ERR_ENGINE with *err set (malloc'd). */
+ks_status idx_catalog_load(char **err);
+void idx_catalog_clear(void);
+
+/* Finds the index named name in db; NULL if none. */
+idx_def *idx_catalog_find(int db, const char *name, size_t nlen);
+/* Takes ownership of d. */
+void idx_catalog_add(idx_def *d);
+/* Removes d from the catalog (not from the engine) and frees it. */
+void idx_catalog_remove(idx_def *d);
+void idx_def_free(idx_def *d);
+
+/* Puts d's stored definition into ctx->batch (creation, build progress). */
+void idx_catalog_save(ks_ctx *ctx, const idx_def *d);
+/* Deletes d's definition and its entries in ctx->batch. */
+void idx_catalog_erase(ks_ctx *ctx, const idx_def *d);
+/* Takes the next index id, through ctx's view (Invariant C2). */
+ks_status idx_catalog_next_id(ks_ctx *ctx, uint32_t *id);
+
+/* Does d cover key (prefix and build cursor; fields are checked later)? */
+int idx_def_active_for(const idx_def *d, const char *key, size_t klen);
+
+/* Builds the entry key of the hash (key, fields) into b (cleared first).
+ * Returns 1 if the hash has every schema field (then b holds the key),
+ * 0 if not, -1 if a NUMERIC field holds a non-number (*bad_field is set to
+ * its index in d->fields). */
+int idx_entry_key(const idx_def *d, const char *key, size_t klen, const ks_field *f, size_t n,
+                  idx_buf *b, size_t *bad_field);
+/* Builds the entry value (expiry, plus the hash key for UNIQUE) into b. */
+void idx_entry_value(const idx_def *d, const char *key, size_t klen, int64_t expire_ms,
+                     idx_buf *b);
+/* Extracts the hash key from a stored entry (key, value) of d. Returns 0 and
+ * sets *hk / *hkl (pointing into ek or ev), or -1 when malformed. */
+int idx_entry_hash_key(const idx_def *d, const char *ek, size_t ekl, const char *ev,
+                       size_t evl, const char **hk, size_t *hkl);
+/* The expiry stored in an entry value (0 none); -1 when malformed. */
+int64_t idx_entry_expire(const char *ev, size_t evl);
+
+/* Has a hash with this expiry expired at now_ms? The keyspace's rule
+ * (expire <= now), so index readers and hash readers always agree. */
+int idx_expired(int64_t expire_ms, int64_t now_ms);
+
+/* Who holds the UNIQUE entry ek, read through ctx's view: *held = 0 nobody
+ * (absent, or its hash expired), 1 a live hash other than key, 2 key itself.
+ * *val (the entry value, owner key after 8 bytes) is set when found; the
+ * caller frees it with eng_free. Returns KS_OK or KS_ERR_MSG. */
+ks_status idx_unique_holder(ks_ctx *ctx, const char *ek, size_t ekl, const char *key,
+                            size_t klen, char **val, size_t *vlen, int *held);
+
+/* maintain.c: the keyspace hooks and the compaction filter. */
+int idx_wants(void *hctx, int db, const char *key, size_t klen);
+ks_status idx_hash_hook(void *hctx, ks_ctx *ctx, const char *key, size_t klen,
+                        const ks_field *old_f, size_t old_n, int had_old, const ks_field *new_f,
+                        size_t new_n, int has_new, int64_t new_expire_ms);
+ks_status idx_flush_hook(void *fctx, ks_ctx *ctx, int db);
+int idx_entry_filter(const char *key, size_t klen, const char *val, size_t vlen, int64_t now_ms);
+void idx_maintain_free(void);
+
+/* build.c: runs build steps on d until done, failed, or budget_us spent.
+ * Returns KS_OK (d->building tells whether it finished) or KS_ERR_MSG
+ * (duplicate UNIQUE value, non-number; ctx->err says which key). */
+ks_status idx_build_run(ks_ctx *ctx, idx_def *d, uint64_t budget_us);
+
+/* Makes a printable, bounded copy of a key or name for an error message
+ * (errors are one RESP line: no CR/LF). Returns a static buffer. */
+const char *idx_printable(const char *p, size_t n, int which);
+
+/* Sets ctx->err (malloc'd) from a format; returns KS_ERR_MSG. */
+ks_status idx_fail(ks_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,183 @@
+/*
+ * idx_key.c -- order-preserving encoding of index entry keys.
+ *
+ * Format (exact bytes in src/index/FORMAT.md):
+ *   TAG ascending:  each byte b of the value as b, except 0x00 as 0x00 0xFF;
+ *                   then the terminator 0x00 0x01.
+ *   TAG DESC:       every byte of the ascending encoding inverted (~b), so
+ *                   0x00 becomes 0xFF 0x00 and the terminator 0xFF 0xFE.
+ *   NUMERIC:        the IEEE-754 bits of the double, big-endian, with the
+ *                   sign bit flipped for values >= 0 and every bit inverted
+ *                   for negative ones; DESC inverts all 8 bytes again.
+ *
+ * Why the TAG encoding orders correctly (Invariant K1 in idx_key.h): inside
+ * an encoded value 0x00 is always followed by 0xFF, so the terminator 0x00
+ * 0x01 cannot occur before the end; a value that is a prefix of another one
+ * ends with 0x00 0x01 where the longer one has either a byte >= 0x01 (any
+ * byte but 0x00 as itself) or 0x00 0xFF, both greater. Inverting every byte
+ * of a prefix-free code reverses the order decided at the first differing
+ * byte, which is why DESC inverts the whole ascending encoding rather than
+ * the value.
+ */
+#include "index/idx_key.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void idx_buf_reserve(idx_buf *b, size_t extra)
+{
+    if (b->len + extra <= b->cap) return;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < b->len + extra) cap *= 2;
+    char *p = realloc(b->data, cap);
+    if (!p) abort(); /* as jemalloc does on OOM: there is nothing sane left to do */
+    b->data = p;
+    b->cap = cap;
+}
+
+void idx_buf_append(idx_buf *b, const void *p, size_t n)
+{
+    if (!n) return;
+    idx_buf_reserve(b, n);
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+}
+
+void idx_buf_free(idx_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+void idx_put_u32(char *p, uint32_t v)
+{
+    for (int i = 3; i >= 0; i--, v >>= 8) p[i] = (char)(v & 0xFF);
+}
+
+uint32_t idx_get_u32(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    return (uint32_t)u[0] << 24 | (uint32_t)u[1] << 16 | (uint32_t)u[2] << 8 | u[3];
+}
+
+void idx_put_u64(char *p, uint64_t v)
+{
+    for (int i = 7; i >= 0; i--, v >>= 8) p[i] = (char)(v & 0xFF);
+}
+
+uint64_t idx_get_u64(const char *p)
+{
+    return (uint64_t)idx_get_u32(p) << 32 | idx_get_u32(p + 4);
+}
+
+void idx_key_entry_prefix(idx_buf *b, uint32_t id)
+{
+    idx_buf_reserve(b, IDX_ENTRY_PREFIX_LEN);
+    b->data[b->len] = IDX_NS_BYTE;
+    b->data[b->len + 1] = IDX_TAG_ENTRY;
+    idx_put_u32(b->data + b->len + 2, id);
+    b->len += IDX_ENTRY_PREFIX_LEN;
+}
+
+void idx_key_put_tag(idx_buf *b, const char *v, size_t n, int desc)
+{
+    unsigned char x = desc ? 0xFF : 0x00;
+    idx_buf_reserve(b, n + 2);
+    const char *zero = memchr(v, 0, n);
+    if (!zero && !desc) { /* the common case: copy as is */
+        memcpy(b->data + b->len, v, n);
+        b->len += n;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            unsigned char c = (unsigned char)v[i];
+            if (c == 0) {
+                idx_buf_byte(b, 0x00 ^ x);
+                idx_buf_byte(b, 0xFF ^ x);
+            } else {
+                idx_buf_byte(b, c ^ x);
+            }
+        }
+        idx_buf_reserve(b, 2);
+    }
+    b->data[b->len++] = (char)(0x00 ^ x);
+    b->data[b->len++] = (char)(0x01 ^ x);
+}
+
+void idx_key_put_num(idx_buf *b, double d, int desc)
+{
+    uint64_t u;
+    if (d == 0) d = 0.0; /* folds -0.0 into +0.0 */
+    memcpy(&u, &d, 8);
+    u = (u >> 63) ? ~u : u ^ (1ULL << 63);
+    if (desc) u = ~u;
+    idx_buf_reserve(b, 8);
+    idx_put_u64(b->data + b->len, u);
+    b->len += 8;
+}
+
+double idx_key_get_num(const char *p, int desc)
+{
+    uint64_t u = idx_get_u64(p);
+    if (desc) u = ~u;
+    u = (u >> 63) ? u ^ (1ULL << 63) : ~u;
+    double d;
+    memcpy(&d, &u, 8);
+    return d;
+}
+
+int idx_parse_num(const char *v, size_t n, double *d)
+{
+    char tmp[128];
+    if (n == 0 || n >= sizeof(tmp)) return -1;
+    if (v[0] == ' ' || (v[0] >= '\t' && v[0] <= '\r')) return -1;
+    memcpy(tmp, v, n);
+    tmp[n] = 0;
+    char *end;
+    errno = 0;
+    double x = strtod(tmp, &end);
+    if (end != tmp + n || isnan(x)) return -1;
+    if (errno == ERANGE && !isinf(x) && x != 0) return -1;
+    *d = x;
+    return 0;
+}
+
+size_t idx_key_skip_field(const char *p, size_t n, int numeric, int desc)
+{
+    if (numeric) return n >= 8 ? 8 : 0;
+    unsigned char esc = desc ? 0xFF : 0x00;
+    for (size_t i = 0; i < n; i++) {
+        if ((unsigned char)p[i] != esc) continue;
+        if (i + 1 >= n) return 0;
+        unsigned char next = (unsigned char)p[i + 1] ^ (desc ? 0xFF : 0x00);
+        if (next == 0x01) return i + 2;
+        if (next != 0xFF) return 0;
+        i++;
+    }
+    return 0;
+}
+
+int idx_key_get_tag(const char *p, size_t n, int desc, idx_buf *out)
+{
+    unsigned char x = desc ? 0xFF : 0x00;
+    if (n < 2) return -1;
+    for (size_t i = 0; i < n - 2; i++) {
+        unsigned char c = (unsigned char)p[i] ^ x;
+        if (c == 0) {
+            if (((unsigned char)p[i + 1] ^ x) != 0xFF) return -1;
+            i++;
+        }
+        idx_buf_byte(out, c);
+    }
+    return 0;
+}
+
+int idx_key_prefix_successor(idx_buf *b)
+{
+    while (b->len && (unsigned char)b->data[b->len - 1] == 0xFF) b->len--;
+    if (!b->len) return -1;
+    b->data[b->len - 1] = (char)((unsigned char)b->data[b->len - 1] + 1);
+    return 0;
+}

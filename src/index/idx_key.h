@@ -1,0 +1,90 @@
+/*
+ * idx_key.h -- the order-preserving encoding of index entry keys.
+ *
+ * An index entry's engine key is
+ *     'x' 'E' <index id: 4 bytes big-endian> <field 1> ... <field n> [<hash key>]
+ * where each field is encoded so that comparing the concatenated bytes with
+ * memcmp gives the index order: field 1 first, each ascending or DESC, then
+ * the hash key ascending. The exact bytes are in src/index/FORMAT.md.
+ *
+ * Invariant K1: every field encoding is prefix-free (no encoded value is a
+ * proper prefix of another of the same type and direction), so the first
+ * differing byte of two encoded tuples decides their order and whatever
+ * follows (later fields, the hash key) only breaks ties.
+ *
+ * All functions here are pure; none allocates except through idx_buf.
+ */
+#ifndef STRATA_IDX_KEY_H
+#define STRATA_IDX_KEY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define IDX_NS_BYTE 'x'     /* KS_INDEX_NAMESPACE */
+#define IDX_TAG_CATALOG 'C' /* 'x' 'C' <db> <name> -> index definition */
+#define IDX_TAG_NEXTID 'N'  /* 'x' 'N' -> next index id */
+#define IDX_TAG_ENTRY 'E'   /* 'x' 'E' <id> <fields> [<key>] -> entry value */
+#define IDX_ENTRY_PREFIX_LEN 6
+#define IDX_EXPIRE_LEN 8 /* entry values start with the hash's expiry */
+
+/* A growable byte buffer. Owns data (malloc'd); reused across calls so the
+ * write path does not allocate once warm. */
+typedef struct idx_buf {
+    char *data;
+    size_t len, cap;
+} idx_buf;
+
+void idx_buf_reserve(idx_buf *b, size_t extra); /* aborts on OOM, as the allocator does */
+void idx_buf_append(idx_buf *b, const void *p, size_t n);
+static inline void idx_buf_byte(idx_buf *b, unsigned char c)
+{
+    if (b->len == b->cap) idx_buf_reserve(b, 1);
+    b->data[b->len++] = (char)c;
+}
+void idx_buf_free(idx_buf *b);
+
+void idx_put_u32(char *p, uint32_t v); /* big-endian */
+uint32_t idx_get_u32(const char *p);
+void idx_put_u64(char *p, uint64_t v);
+uint64_t idx_get_u64(const char *p);
+
+/* Bytewise order, shorter first on a common prefix (the engine's order). */
+static inline int idx_key_cmp(const char *a, size_t al, const char *b, size_t bl)
+{
+    size_t n = al < bl ? al : bl;
+    int c = n ? memcmp(a, b, n) : 0;
+    return c ? c : al < bl ? -1 : al > bl;
+}
+
+/* Appends 'x' 'E' <id> to b. */
+void idx_key_entry_prefix(idx_buf *b, uint32_t id);
+
+/* Appends the TAG encoding of v (ascending, or DESC when desc != 0). */
+void idx_key_put_tag(idx_buf *b, const char *v, size_t n, int desc);
+
+/* Appends the NUMERIC encoding of d (8 bytes). REQUIRES: d is not NaN.
+ * -0.0 encodes as +0.0 so that the two compare equal, as numbers do. */
+void idx_key_put_num(idx_buf *b, double d, int desc);
+
+/* Parses a NUMERIC field value the way Redis parses a float argument: the
+ * whole string, no leading space, not NaN (inf and -inf are numbers).
+ * Returns 0 and sets *d, or -1. */
+int idx_parse_num(const char *v, size_t n, double *d);
+
+/* Returns the length of the encoded field that starts at p (n bytes left),
+ * or 0 when the bytes are not a complete encoded field (corruption). */
+size_t idx_key_skip_field(const char *p, size_t n, int numeric, int desc);
+
+/* Decodes an encoded TAG (as returned by idx_key_skip_field) into out
+ * (appended). Returns 0, or -1 on malformed input. */
+int idx_key_get_tag(const char *p, size_t n, int desc, idx_buf *out);
+/* Decodes an encoded NUMERIC. REQUIRES: n >= 8. */
+double idx_key_get_num(const char *p, int desc);
+
+/* Replaces b's content with the smallest byte string greater than every
+ * string that starts with it (strip trailing 0xFF, add one to the last
+ * byte). Returns -1 if b is empty or all 0xFF (no such string). */
+int idx_key_prefix_successor(idx_buf *b);
+
+#endif

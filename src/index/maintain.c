@@ -1,0 +1,208 @@
+/*
+ * maintain.c -- keeps every index exact in the write path: the keyspace's
+ * hash hook (Invariant KS1 in keyspace.h), its "wants" pre-check, and the
+ * compaction filter for index entries.
+ *
+ * For each index whose prefix matches the key, the hook computes the old and
+ * the new entry of the hash, checks everything that can reject the command
+ * (NUMERIC values, UNIQUE) for every index first, and only then adds its
+ * deletes and puts to ctx->batch -- so a rejected command leaves no trace
+ * even before the server rolls back to its savepoint (Invariant S1).
+ *
+ * Entries whose key did not change are still rewritten: the entry value
+ * carries the hash's expiry, and the hook is not told the old expiry, so an
+ * unchanged entry key does not prove an unchanged entry value (EXPIRE,
+ * PERSIST, COPY ... REPLACE).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/catalog.h"
+#include "index/index.h"
+
+/* What the hook plans for one index, between validation and writing.
+ * Offsets point into hook_keys, which grows across calls and is reused. */
+typedef struct plan {
+    idx_def *d;
+    size_t old_off, old_len, new_off, new_len;
+    int has_old, has_new;
+} plan;
+
+static idx_buf hook_keys, hook_tmp, hook_val;
+static plan *plans;
+static size_t plans_cap;
+
+int idx_expired(int64_t expire_ms, int64_t now_ms)
+{
+    return expire_ms > 0 && expire_ms <= now_ms;
+}
+
+int idx_wants(void *hctx, int db, const char *key, size_t klen)
+{
+    (void)hctx;
+    if (db < 0 || db >= KS_DATABASES || !idx_g.dbs_with_index[db]) return 0;
+    for (size_t i = 0; i < idx_g.ndefs; i++) {
+        const idx_def *d = idx_g.defs[i];
+        if (d->db == db && klen >= d->plen && memcmp(key, d->prefix, d->plen) == 0) return 1;
+    }
+    return 0;
+}
+
+/* Appends the entry key of (key, f) for d to hook_keys; returns as
+ * idx_entry_key. */
+static int plan_key(idx_def *d, const char *key, size_t klen, const ks_field *f, size_t n,
+                    size_t *off, size_t *len, size_t *bad)
+{
+    int r = idx_entry_key(d, key, klen, f, n, &hook_tmp, bad);
+    if (r == 1) {
+        *off = hook_keys.len;
+        *len = hook_tmp.len;
+        idx_buf_append(&hook_keys, hook_tmp.data, hook_tmp.len);
+    }
+    return r;
+}
+
+ks_status idx_unique_holder(ks_ctx *ctx, const char *ek, size_t ekl, const char *key,
+                               size_t klen, char **val, size_t *vlen, int *held)
+{
+    *held = 0;
+    eng_status st = eng_get_batch(idx_g.eng, NULL, ctx->batch, ek, ekl, val, vlen);
+    if (st == ENG_NOTFOUND) return KS_OK;
+    if (st != ENG_OK) return idx_fail(ctx, "ERR index read failed: %s", eng_last_error());
+    int64_t exp = idx_entry_expire(*val, *vlen);
+    const char *owner = *val + IDX_EXPIRE_LEN;
+    size_t olen = *vlen >= IDX_EXPIRE_LEN ? *vlen - IDX_EXPIRE_LEN : 0;
+    int same = olen == klen && memcmp(owner, key, klen) == 0;
+    *held = exp >= 0 && !same && !idx_expired(exp, ctx->now_ms) ? 1 : same ? 2 : 0;
+    return KS_OK;
+}
+
+static ks_status plan_one(ks_ctx *ctx, plan *p, const char *key, size_t klen,
+                          const ks_field *old_f, size_t old_n, int had_old,
+                          const ks_field *new_f, size_t new_n, int has_new)
+{
+    idx_def *d = p->d;
+    size_t bad = 0;
+    if (has_new) {
+        int r = plan_key(d, key, klen, new_f, new_n, &p->new_off, &p->new_len, &bad);
+        if (r < 0)
+            return idx_fail(ctx, "ERR field '%s' of index '%s' is NUMERIC: value is not a number",
+                            idx_printable(d->fields[bad].name, d->fields[bad].len, 0),
+                            idx_printable(d->name, d->nlen, 1));
+        p->has_new = r == 1 && idx_def_active_for(d, key, klen);
+    }
+    if (had_old && idx_def_active_for(d, key, klen)) {
+        /* An old value that is not a number cannot have an entry (C3). */
+        p->has_old = plan_key(d, key, klen, old_f, old_n, &p->old_off, &p->old_len, &bad) == 1;
+    }
+    if (!p->has_new || !d->unique) return KS_OK;
+    if (p->has_old && p->old_len == p->new_len &&
+        memcmp(hook_keys.data + p->old_off, hook_keys.data + p->new_off, p->new_len) == 0)
+        return KS_OK;
+    char *val = NULL;
+    size_t vlen = 0;
+    int held = 0;
+    ks_status st = idx_unique_holder(ctx, hook_keys.data + p->new_off, p->new_len, key, klen, &val,
+                                 &vlen, &held);
+    if (st == KS_OK && held == 1)
+        st = idx_fail(ctx, "ERR UNIQUE index '%s': the value is already held by key '%s'",
+                      idx_printable(d->name, d->nlen, 0),
+                      idx_printable(val + IDX_EXPIRE_LEN, vlen - IDX_EXPIRE_LEN, 1));
+    eng_free(val);
+    return st;
+}
+
+/* Deletes an old UNIQUE entry only while it still names key: a hash that
+ * took over the value of an expired one owns the entry now. */
+static void delete_old(ks_ctx *ctx, const plan *p, const char *key, size_t klen)
+{
+    const char *ek = hook_keys.data + p->old_off;
+    if (p->d->unique) {
+        char *val = NULL;
+        size_t vlen = 0;
+        int held = 0;
+        if (idx_unique_holder(ctx, ek, p->old_len, key, klen, &val, &vlen, &held) != KS_OK) {
+            ks_ctx_reset(ctx); /* the delete below is the safe choice */
+            held = 2;
+        }
+        eng_free(val);
+        if (held != 2) return;
+    }
+    eng_batch_delete(ctx->batch, ek, p->old_len);
+}
+
+ks_status idx_hash_hook(void *hctx, ks_ctx *ctx, const char *key, size_t klen,
+                        const ks_field *old_f, size_t old_n, int had_old, const ks_field *new_f,
+                        size_t new_n, int has_new, int64_t new_expire_ms)
+{
+    (void)hctx;
+    size_t np = 0;
+    hook_keys.len = 0;
+    for (size_t i = 0; i < idx_g.ndefs; i++) {
+        idx_def *d = idx_g.defs[i];
+        if (d->db != ctx->db || klen < d->plen || memcmp(key, d->prefix, d->plen) != 0) continue;
+        if (np == plans_cap) {
+            plans_cap = plans_cap ? plans_cap * 2 : 8;
+            plans = realloc(plans, plans_cap * sizeof(*plans));
+            if (!plans) abort();
+        }
+        plan *p = &plans[np++];
+        memset(p, 0, sizeof(*p));
+        p->d = d;
+        ks_status st = plan_one(ctx, p, key, klen, old_f, old_n, had_old, new_f, new_n, has_new);
+        if (st != KS_OK) return st;
+    }
+    for (size_t i = 0; i < np; i++) {
+        const plan *p = &plans[i];
+        int same = p->has_old && p->has_new && p->old_len == p->new_len &&
+                   memcmp(hook_keys.data + p->old_off, hook_keys.data + p->new_off,
+                          p->new_len) == 0;
+        if (p->has_old && !same) delete_old(ctx, p, key, klen);
+        if (p->has_new) {
+            idx_entry_value(p->d, key, klen, new_expire_ms, &hook_val);
+            eng_batch_put(ctx->batch, hook_keys.data + p->new_off, p->new_len, hook_val.data,
+                          hook_val.len);
+        }
+    }
+    return KS_OK;
+}
+
+ks_status idx_flush_hook(void *fctx, ks_ctx *ctx, int db)
+{
+    (void)fctx;
+    idx_buf start = {0}, end = {0};
+    for (size_t i = 0; i < idx_g.ndefs; i++) {
+        idx_def *d = idx_g.defs[i];
+        if (d->db != db) continue;
+        start.len = end.len = 0;
+        idx_key_entry_prefix(&start, d->id);
+        idx_buf_append(&end, start.data, start.len);
+        idx_key_prefix_successor(&end);
+        eng_batch_delete_range(ctx->batch, start.data, start.len, end.data, end.len);
+        if (d->building) { /* an empty db is fully built (C3) */
+            d->building = 0;
+            d->has_cursor = 0;
+            idx_catalog_save(ctx, d);
+        }
+    }
+    idx_buf_free(&start);
+    idx_buf_free(&end);
+    return KS_OK;
+}
+
+int idx_entry_filter(const char *key, size_t klen, const char *val, size_t vlen, int64_t now_ms)
+{
+    if (klen < IDX_ENTRY_PREFIX_LEN || key[0] != IDX_NS_BYTE || key[1] != IDX_TAG_ENTRY) return 0;
+    int64_t exp = idx_entry_expire(val, vlen);
+    return exp > 0 && idx_expired(exp, now_ms);
+}
+
+void idx_maintain_free(void)
+{
+    idx_buf_free(&hook_keys);
+    idx_buf_free(&hook_tmp);
+    idx_buf_free(&hook_val);
+    free(plans);
+    plans = NULL;
+    plans_cap = 0;
+}

@@ -1,0 +1,258 @@
+/*
+ * query.c -- IDX.RANGE: turns EQ values and MIN/MAX bounds into one range
+ * [lo, hi) of entry keys, walks it once through one snapshot, and reads the
+ * hashes of the hits through the same view.
+ *
+ * Bounds are values, whatever the field's direction: on a DESC field MIN
+ * becomes the upper end of the key range and MAX the lower one. With E the
+ * entry prefix, the EQ fields and the encoded bound value, and succ(E) the
+ * first key after every key starting with E (Invariant K1 makes "starts
+ * with E" mean "has that value"):
+ *     ascending:  MIN v -> lo = E, (v -> lo = succ(E); MAX v -> hi = succ(E), (v -> hi = E
+ *     DESC:       MIN v -> hi = succ(E), (v -> hi = E; MAX v -> lo = E, (v -> lo = succ(E)
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/catalog.h"
+#include "index/index.h"
+
+typedef struct range {
+    idx_buf lo, hi;
+    int empty;
+} range;
+
+/* Looks up a ready index of ctx->db, or fails with the error IDX.RANGE
+ * replies. */
+static ks_status find_ready(ks_ctx *ctx, idx_str name, idx_def **out)
+{
+    idx_def *d = idx_catalog_find(ctx->db, name.p, name.n);
+    if (!d) return idx_fail(ctx, "ERR no such index '%s'", idx_printable(name.p, name.n, 0));
+    if (d->building)
+        return idx_fail(ctx,
+                        "ERR index '%s' is still building (%llu hashes indexed so far); "
+                        "retry when IDX.INFO says ready",
+                        idx_printable(name.p, name.n, 0), (unsigned long long)d->scanned);
+    *out = d;
+    return KS_OK;
+}
+
+/* Appends one value of field fd, given as a query argument. */
+static ks_status put_value(ks_ctx *ctx, const idx_field *fd, const char *v, size_t n, idx_buf *b)
+{
+    if (!fd->numeric) {
+        idx_key_put_tag(b, v, n, fd->desc);
+        return KS_OK;
+    }
+    double x;
+    if (idx_parse_num(v, n, &x) != 0)
+        return idx_fail(ctx, "ERR value '%s' for NUMERIC field '%s' is not a number",
+                        idx_printable(v, n, 0), idx_printable(fd->name, fd->len, 1));
+    idx_key_put_num(b, x, fd->desc);
+    return KS_OK;
+}
+
+/* Applies one bound (is_min: MIN, else MAX) of field fd to r. */
+static ks_status apply_bound(ks_ctx *ctx, const idx_field *fd, idx_str raw, int is_min,
+                             const idx_buf *prefix, range *r)
+{
+    const char *v = raw.p;
+    size_t n = raw.n;
+    int excl = 0;
+    if (!fd->numeric) {
+        if (n == 1 && (v[0] == '-' || v[0] == '+')) {
+            /* "-" below everything, "+" above: no limit, or nothing at all */
+            if ((v[0] == '-') != is_min) r->empty = 1;
+            return KS_OK;
+        }
+        if (n && (v[0] == '(' || v[0] == '[')) {
+            excl = v[0] == '(';
+            v++, n--;
+        }
+    } else if (n && v[0] == '(') {
+        excl = 1;
+        v++, n--;
+    }
+    idx_buf e = {0};
+    idx_buf_append(&e, prefix->data, prefix->len);
+    ks_status st = KS_OK;
+    if (fd->numeric) {
+        double x;
+        if (idx_parse_num(v, n, &x) != 0) {
+            st = idx_fail(ctx, "ERR min or max is not a float");
+            goto out;
+        }
+        idx_key_put_num(&e, x, fd->desc);
+    } else {
+        idx_key_put_tag(&e, v, n, fd->desc);
+    }
+    /* lower end of the key range when the bound is the "smaller" side */
+    int sets_lo = is_min != fd->desc;
+    int use_succ = sets_lo ? excl : !excl;
+    if (use_succ) idx_key_prefix_successor(&e);
+    idx_buf *dst = sets_lo ? &r->lo : &r->hi;
+    dst->len = 0;
+    idx_buf_append(dst, e.data, e.len);
+out:
+    idx_buf_free(&e);
+    return st;
+}
+
+static ks_status plan_range(ks_ctx *ctx, const idx_def *d, const idx_query *q, range *r)
+{
+    idx_buf p = {0};
+    ks_status st = KS_OK;
+    if (q->neq > d->nfields) {
+        st = idx_fail(ctx, "ERR EQ has %zu values but index '%s' has %zu fields", q->neq,
+                      idx_printable(d->name, d->nlen, 0), d->nfields);
+        goto out;
+    }
+    if ((q->has_min || q->has_max) && q->neq == d->nfields) {
+        st = idx_fail(ctx, "ERR MIN/MAX bound the field after the EQ fields, and index '%s' "
+                           "has no field after %zu EQ values",
+                      idx_printable(d->name, d->nlen, 0), q->neq);
+        goto out;
+    }
+    idx_key_entry_prefix(&p, d->id);
+    for (size_t i = 0; i < q->neq && st == KS_OK; i++)
+        st = put_value(ctx, &d->fields[i], q->eq[i].p, q->eq[i].n, &p);
+    if (st != KS_OK) goto out;
+    idx_buf_append(&r->lo, p.data, p.len);
+    idx_buf_append(&r->hi, p.data, p.len);
+    idx_key_prefix_successor(&r->hi);
+    if (q->has_min) st = apply_bound(ctx, &d->fields[q->neq], q->min, 1, &p, r);
+    if (st == KS_OK && q->has_max) st = apply_bound(ctx, &d->fields[q->neq], q->max, 0, &p, r);
+out:
+    idx_buf_free(&p);
+    return st;
+}
+
+static int key_cmp(const char *a, size_t al, const idx_buf *b)
+{
+    return idx_key_cmp(a, al, b->data, b->len);
+}
+
+static void add_hit(idx_result *out, const char *k, size_t kl)
+{
+    if (out->n == out->cap) {
+        out->cap = out->cap ? out->cap * 2 : 16;
+        out->hits = realloc(out->hits, out->cap * sizeof(*out->hits));
+        if (!out->hits) abort();
+    }
+    idx_hit *h = &out->hits[out->n++];
+    memset(h, 0, sizeof(*h));
+    h->key = malloc(kl + 1);
+    if (!h->key) abort();
+    memcpy(h->key, k, kl);
+    h->key[kl] = 0;
+    h->klen = kl;
+}
+
+/* Walks [lo, hi) forwards or backwards, collecting hits. */
+static ks_status walk(ks_ctx *ctx, const idx_def *d, const idx_query *q, const range *r,
+                      eng_iter *it, idx_result *out)
+{
+    long long skip = q->offset;
+    if (q->rev) {
+        eng_iter_seek_prev(it, r->hi.data, r->hi.len);
+        if (eng_iter_valid(it)) {
+            size_t kl;
+            const char *k = eng_iter_key(it, &kl);
+            if (key_cmp(k, kl, &r->hi) >= 0) eng_iter_prev(it);
+        }
+    } else {
+        eng_iter_seek(it, r->lo.data, r->lo.len);
+    }
+    while (eng_iter_valid(it)) {
+        size_t kl, vl, hkl;
+        const char *k = eng_iter_key(it, &kl), *v = eng_iter_value(it, &vl), *hk;
+        if (q->rev ? key_cmp(k, kl, &r->lo) < 0 : key_cmp(k, kl, &r->hi) >= 0) break;
+        int64_t exp = idx_entry_expire(v, vl);
+        if (exp >= 0 && !idx_expired(exp, ctx->now_ms) &&
+            idx_entry_hash_key(d, k, kl, v, vl, &hk, &hkl) == 0) {
+            if (skip > 0) {
+                skip--;
+            } else {
+                add_hit(out, hk, hkl);
+                if (q->count >= 0 && (long long)out->n >= q->count) break;
+            }
+        }
+        if (q->rev)
+            eng_iter_prev(it);
+        else
+            eng_iter_next(it);
+    }
+    if (eng_iter_status(it) != ENG_OK)
+        return idx_fail(ctx, "ERR index read failed: %s", eng_last_error());
+    return KS_OK;
+}
+
+/* A UNIQUE index with every field fixed by EQ holds at most one entry at
+ * exactly r->lo: a point read (bloom filters, no merging iterator). */
+static ks_status point(ks_ctx *ctx, const idx_def *d, const idx_query *q, const range *r,
+                       const eng_snapshot *snap, eng_batch *b, idx_result *out)
+{
+    char *v = NULL;
+    size_t vl = 0, hkl;
+    const char *hk;
+    eng_status es = b ? eng_get_batch(idx_g.eng, snap, b, r->lo.data, r->lo.len, &v, &vl)
+                      : eng_get(idx_g.eng, snap, r->lo.data, r->lo.len, &v, &vl);
+    if (es != ENG_OK && es != ENG_NOTFOUND)
+        return idx_fail(ctx, "ERR index read failed: %s", eng_last_error());
+    int64_t exp = es == ENG_OK ? idx_entry_expire(v, vl) : -1;
+    if (exp >= 0 && !idx_expired(exp, ctx->now_ms) && q->offset == 0 &&
+        idx_entry_hash_key(d, r->lo.data, r->lo.len, v, vl, &hk, &hkl) == 0)
+        add_hit(out, hk, hkl);
+    eng_free(v);
+    return KS_OK;
+}
+
+ks_status idx_range(ks_ctx *ctx, const idx_query *q, idx_result *out)
+{
+    idx_def *d = NULL;
+    range r = {{0}, {0}, 0};
+    memset(out, 0, sizeof(*out));
+    ks_status st = find_ready(ctx, q->name, &d);
+    if (st == KS_OK) st = plan_range(ctx, d, q, &r);
+    if (st != KS_OK || r.empty || q->offset < 0 || q->count == 0 ||
+        key_cmp(r.lo.data, r.lo.len, &r.hi) >= 0)
+        goto out;
+    /* One snapshot for the entries and the hashes. Within one command no
+     * other writer runs (one command thread), so when the batch holds
+     * pending writes (inside EXEC) the hashes are read through it over the
+     * latest data, which is the same view. */
+    eng_batch *b = eng_batch_count(ctx->batch) ? ctx->batch : NULL;
+    const eng_snapshot *snap = eng_snapshot_new(idx_g.eng);
+    if (d->unique && q->neq == d->nfields) {
+        st = point(ctx, d, q, &r, snap, b, out);
+    } else {
+        eng_iter *it = eng_iter_new(idx_g.eng, snap, b);
+        st = walk(ctx, d, q, &r, it, out);
+        eng_iter_free(it);
+    }
+    for (size_t i = 0; st == KS_OK && q->reply != IDX_REPLY_KEYS && i < out->n; i++) {
+        idx_hit *h = &out->hits[i];
+        ks_status rs = ks_hash_read(ctx, b ? NULL : snap, h->key, h->klen, &h->f, &h->nf);
+        if (rs != KS_OK) {
+            h->f = NULL;
+            h->nf = 0;
+            if (rs != KS_NOTFOUND && rs != KS_ERR_WRONGTYPE) st = rs;
+        }
+    }
+    eng_snapshot_release(idx_g.eng, snap);
+    if (st != KS_OK) idx_result_free(out);
+out:
+    idx_buf_free(&r.lo);
+    idx_buf_free(&r.hi);
+    return st;
+}
+
+void idx_result_free(idx_result *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->hits[i].key);
+        if (r->hits[i].f) ks_fields_free(r->hits[i].f, r->hits[i].nf);
+    }
+    free(r->hits);
+    memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,145 @@
+/*
+ * ks_expire.c -- the three ways an expired key goes away: lazily (reads
+ * treat it as absent, ks_meta_read_w deletes it on a write: keyspace.c),
+ * in the active cycle below, and in compaction (ks_compaction_filter).
+ *
+ * On-disk format (ENCODING.md, "Expire index"):
+ *   'e' db be64(expire_ms) key -> "" (string, packed hash)
+ *                              -> fixed64 LE version (big hash)
+ * Big-endian expire times sort the entries of a db by time, so the active
+ * cycle reads only the entries that are due.
+ *
+ * Compaction drops the metadata of an expired key without any hook; the
+ * expire entry survives (the filter never drops 'e' keys), and the active
+ * cycle finds it pointing at missing or different metadata: that is the
+ * KS-E1 repair, which fixes the counters (KS-E3) and drops a big hash's
+ * orphaned fields through the version the entry carries.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "keyspace/ks_encoding.h"
+
+static ks_index_filter_fn index_filter;
+
+void ks_set_index_filter(ks_index_filter_fn fn)
+{
+    __atomic_store_n(&index_filter, fn, __ATOMIC_RELEASE);
+}
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static uint64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+int ks_compaction_filter(void *ctx, const char *key, size_t klen, const char *val, size_t vlen)
+{
+    (void)ctx;
+    if (klen >= 2 && key[0] == KS_NS_META) {
+        if (vlen < 9 || !((unsigned char)val[0] & KS_F_EXPIRE)) return 0;
+        int64_t when = (int64_t)ks_get_le64(val + 1);
+        return when > 0 && when <= wall_ms();
+    }
+    if (klen >= 1 && key[0] == KS_INDEX_NAMESPACE) {
+        ks_index_filter_fn fn = __atomic_load_n(&index_filter, __ATOMIC_ACQUIRE);
+        return fn ? fn(key, klen, val, vlen, wall_ms()) : 0;
+    }
+    return 0;
+}
+
+typedef struct due {
+    int64_t when;
+    char *key;
+    size_t klen;
+    uint64_t version; /* 0: not a big hash */
+} due;
+
+/* Copies up to max due entries of db out of an iterator, so that deleting
+ * them afterwards does not change the batch under a live iterator. */
+static size_t collect_due(ks_ctx *c, int db, due *out, size_t max)
+{
+    char start[2] = {KS_NS_EXPIRE, (char)db};
+    size_t n = 0;
+    eng_iter *it = eng_iter_new(c->ks->db, NULL, c->batch);
+    for (eng_iter_seek(it, start, 2); eng_iter_valid(it) && n < max; eng_iter_next(it)) {
+        size_t kl, vl;
+        const char *k = eng_iter_key(it, &kl), *v = eng_iter_value(it, &vl);
+        if (kl < 10 || k[0] != KS_NS_EXPIRE || k[1] != (char)db) break;
+        int64_t when = (int64_t)ks_get_be64(k + 2);
+        if (when > c->now_ms) break;
+        char *copy = malloc(kl - 10 + 1);
+        if (!copy) break;
+        memcpy(copy, k + 10, kl - 10);
+        out[n++] = (due){when, copy, kl - 10, vl == 8 ? ks_get_le64(v) : 0};
+    }
+    eng_iter_free(it);
+    return n;
+}
+
+/* Expires one due entry; returns 1 when a live key was deleted. */
+static int expire_one(ks_ctx *c, int db, const due *d)
+{
+    ks_meta m;
+    if (ks_meta_read(c, NULL, db, d->key, d->klen, &m) != KS_OK) return 0;
+    int deleted = 0;
+    if (m.stored != KS_NONE && m.expire == d->when) {
+        int saved = c->db;
+        c->db = db;
+        deleted = ks_meta_remove(c, db, d->key, d->klen, &m, 1) == KS_OK;
+        c->db = saved;
+        if (!deleted) ks_ctx_reset(c); /* an index refused: try again next cycle */
+    } else {
+        /* KS-E1 repair: compaction dropped this key's metadata. */
+        ks_ekey k;
+        ks_ekey_expire(&k, db, d->when, d->key, d->klen);
+        eng_batch_delete(c->batch, k.p, k.n);
+        ks_ekey_free(&k);
+        if (d->version && !(m.big && m.version == d->version)) {
+            ks_ekey a, b;
+            ks_ekey_fields(&a, db, d->key, d->klen, d->version);
+            ks_ekey_fields(&b, db, d->key, d->klen, d->version + 1);
+            eng_batch_delete_range(c->batch, a.p, a.n, b.p, b.n);
+            ks_ekey_free(&a);
+            ks_ekey_free(&b);
+        }
+        ks_count_add(c, db, -1, -1);
+    }
+    ks_meta_free(&m);
+    return deleted;
+}
+
+uint64_t ks_active_expire(ks_ctx *c, uint64_t max_keys, uint64_t time_budget_us)
+{
+    keyspace *ks = c->ks;
+    uint64_t t0 = mono_us(), deleted = 0;
+    due batch[64];
+    for (int i = 0; i < KS_DATABASES && deleted < max_keys; i++) {
+        int db = (ks->expire_db + i) % KS_DATABASES;
+        int more = 1;
+        while (more && deleted < max_keys) {
+            size_t want = max_keys - deleted < 64 ? (size_t)(max_keys - deleted) : 64;
+            size_t n = collect_due(c, db, batch, want);
+            more = n == want;
+            for (size_t j = 0; j < n; j++) {
+                deleted += (uint64_t)expire_one(c, db, &batch[j]);
+                free(batch[j].key);
+            }
+            if (mono_us() - t0 >= time_budget_us) {
+                ks->expire_db = db; /* resume here next time */
+                return deleted;
+            }
+        }
+    }
+    ks->expire_db = (ks->expire_db + 1) % KS_DATABASES;
+    return deleted;
+}

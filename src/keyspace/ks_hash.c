@@ -1,0 +1,362 @@
+/*
+ * ks_hash.c -- how a hash is stored: packed in its metadata value while
+ * small, one engine key per field once big; reading whole hashes for the
+ * index layer (ks_hash_read, ks_scan_hashes) and the hash hook (KS1).
+ *
+ * On-disk format (ENCODING.md, "Hashes"):
+ *   packed payload: varint(n) then n times varint(fl) f varint(vl) v,
+ *                   fields unique, in insertion order
+ *   big payload:    version fixed64 LE, count fixed64 LE
+ *   big field:      'f' db u32be(klen) key be64(version) field -> value
+ * A hash turns big when it would exceed KS_HASH_PACKED_MAX_FIELDS fields or
+ * KS_HASH_PACKED_MAX_BYTES of payload; it never turns back (as Redis).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "keyspace/ks_encoding.h"
+
+void ks_fvec_init(ks_fvec *fv)
+{
+    fv->v = fv->sbuf;
+    fv->n = 0;
+    fv->cap = sizeof(fv->sbuf) / sizeof(fv->sbuf[0]);
+    fv->owned = NULL;
+    fv->nowned = fv->capowned = 0;
+}
+
+int ks_fvec_push(ks_fvec *fv, const char *f, size_t fl, const char *v, size_t vl)
+{
+    if (fv->n == fv->cap) {
+        size_t cap = fv->cap * 2;
+        ks_field *nv = fv->v == fv->sbuf ? malloc(cap * sizeof(*nv))
+                                         : realloc(fv->v, cap * sizeof(*nv));
+        if (!nv) return -1;
+        if (fv->v == fv->sbuf) memcpy(nv, fv->sbuf, fv->n * sizeof(*nv));
+        fv->v = nv;
+        fv->cap = cap;
+    }
+    fv->v[fv->n++] = (ks_field){f, fl, v, vl};
+    return 0;
+}
+
+static int fvec_own(ks_fvec *fv, char *p)
+{
+    if (fv->nowned == fv->capowned) {
+        size_t cap = fv->capowned ? fv->capowned * 2 : 16;
+        char **np = realloc(fv->owned, cap * sizeof(*np));
+        if (!np) return -1;
+        fv->owned = np;
+        fv->capowned = cap;
+    }
+    fv->owned[fv->nowned++] = p;
+    return 0;
+}
+
+void ks_fvec_free(ks_fvec *fv)
+{
+    if (fv->v != fv->sbuf) free(fv->v);
+    for (size_t i = 0; i < fv->nowned; i++) free(fv->owned[i]);
+    free(fv->owned);
+    ks_fvec_init(fv);
+}
+
+int ks_packed_parse(const char *p, size_t n, ks_fvec *fv)
+{
+    const char *end = p + n;
+    uint64_t cnt, fl, vl;
+    if (!(p = ks_get_varint(p, end, &cnt))) return -1;
+    for (uint64_t i = 0; i < cnt; i++) {
+        if (!(p = ks_get_varint(p, end, &fl)) || fl > (uint64_t)(end - p)) return -1;
+        const char *f = p;
+        p += fl;
+        if (!(p = ks_get_varint(p, end, &vl)) || vl > (uint64_t)(end - p)) return -1;
+        if (ks_fvec_push(fv, f, fl, p, vl) != 0) return -1;
+        p += vl;
+    }
+    return p == end ? 0 : -1;
+}
+
+static ks_status corrupt(ks_ctx *c)
+{
+    free(c->err);
+    c->err = strdup("ERR corrupt hash encoding");
+    return KS_ERR_ENGINE;
+}
+
+/* Loads every field of a big hash; pairs point into one copy per field. */
+static ks_status big_load(ks_ctx *c, const eng_snapshot *snap, int db, const char *key,
+                          size_t klen, uint64_t version, ks_fvec *fv)
+{
+    ks_ekey pre;
+    ks_ekey_fields(&pre, db, key, klen, version);
+    eng_iter *it = eng_iter_new(c->ks->db, snap, c->batch);
+    ks_status st = KS_OK;
+    for (eng_iter_seek(it, pre.p, pre.n); eng_iter_valid(it); eng_iter_next(it)) {
+        size_t kl, vl;
+        const char *k = eng_iter_key(it, &kl), *v = eng_iter_value(it, &vl);
+        if (kl < pre.n || memcmp(k, pre.p, pre.n) != 0) break;
+        size_t fl = kl - pre.n;
+        char *copy = malloc(fl + vl + 1);
+        if (!copy || fvec_own(fv, copy) != 0) {
+            free(copy);
+            st = ks_oom(c);
+            break;
+        }
+        memcpy(copy, k + pre.n, fl);
+        memcpy(copy + fl, v, vl);
+        if (ks_fvec_push(fv, copy, fl, copy + fl, vl) != 0) {
+            st = ks_oom(c);
+            break;
+        }
+    }
+    if (st == KS_OK && eng_iter_status(it) != ENG_OK)
+        st = ks_engine_err(c, eng_iter_status(it), "hash read");
+    eng_iter_free(it);
+    ks_ekey_free(&pre);
+    return st;
+}
+
+ks_status ks_hash_load(ks_ctx *c, const eng_snapshot *snap, int db, const char *key,
+                       size_t klen, const ks_meta *m, ks_fvec *fv)
+{
+    if (m->big) return big_load(c, snap, db, key, klen, m->version, fv);
+    return ks_packed_parse(m->payload, m->plen, fv) == 0 ? KS_OK : corrupt(c);
+}
+
+int ks_hook_wanted(ks_ctx *c, int db, const char *key, size_t klen)
+{
+    keyspace *ks = c->ks;
+    return ks->hook && (!ks->wants || ks->wants(ks->hctx, db, key, klen));
+}
+
+ks_status ks_hook_call(ks_ctx *c, int db, const char *key, size_t klen, const ks_field *of,
+                       size_t on, int had, const ks_field *nf, size_t nn, int has,
+                       int64_t expire)
+{
+    int saved = c->db;
+    c->db = db; /* the hook works in ctx->db (COPY ... DB n writes another db) */
+    ks_status st = c->ks->hook(c->ks->hctx, c, key, klen, of, on, had, nf, nn, has, expire);
+    c->db = saved;
+    if (st != KS_OK && !c->err) c->err = strdup("ERR index rejected the write");
+    return st == KS_OK ? KS_OK : KS_ERR_MSG;
+}
+
+static size_t packed_size(const ks_field *f, size_t n)
+{
+    char tmp[10];
+    size_t sz = (size_t)(ks_put_varint(tmp, n) - tmp);
+    for (size_t i = 0; i < n; i++)
+        sz += (size_t)(ks_put_varint(tmp, f[i].fl) - tmp) + f[i].fl +
+              (size_t)(ks_put_varint(tmp, f[i].vl) - tmp) + f[i].vl;
+    return sz;
+}
+
+static int fits_packed(const ks_field *f, size_t n, size_t *size)
+{
+    if (n > KS_HASH_PACKED_MAX_FIELDS) return 0;
+    *size = packed_size(f, n);
+    return *size <= KS_HASH_PACKED_MAX_BYTES;
+}
+
+ks_status ks_hash_store(ks_ctx *c, int db, const char *key, size_t klen, const ks_meta *old,
+                        const ks_field *f, size_t n, int64_t expire)
+{
+    size_t size;
+    if (n == 0) return old && old->stored != KS_NONE ? ks_meta_remove(c, db, key, klen, old, 0)
+                                                     : KS_OK;
+    if (fits_packed(f, n, &size)) {
+        /* The fields may point into the scratch buffer's old content only
+         * if a caller built them there; none does (they point into engine
+         * buffers or arguments), so building in scratch is safe. */
+        char *buf = ks_scratch(c->ks, KS_HDR_MAX + size);
+        if (!buf) return ks_oom(c);
+        char *p = ks_put_varint(buf + KS_HDR_MAX, n);
+        for (size_t i = 0; i < n; i++) {
+            p = ks_put_varint(p, f[i].fl);
+            memcpy(p, f[i].f, f[i].fl);
+            p += f[i].fl;
+            p = ks_put_varint(p, f[i].vl);
+            memcpy(p, f[i].v, f[i].vl);
+            p += f[i].vl;
+        }
+        return ks_meta_write(c, db, key, klen, old, KS_HASH, 0, expire, buf + KS_HDR_MAX, size,
+                             NULL, 0);
+    }
+    uint64_t version = ks_new_version(c);
+    ks_ekey fk;
+    ks_ekey_fields(&fk, db, key, klen, version);
+    size_t base = fk.n;
+    for (size_t i = 0; i < n; i++) {
+        fk.n = base;
+        ks_ekey_append(&fk, f[i].f, f[i].fl);
+        eng_batch_put(c->batch, fk.p, fk.n, f[i].v, f[i].vl);
+    }
+    ks_ekey_free(&fk);
+    char meta[16];
+    ks_put_le64(meta, version);
+    ks_put_le64(meta + 8, n);
+    return ks_meta_write(c, db, key, klen, old, KS_HASH, 1, expire, meta, 16, NULL, 0);
+}
+
+/* ---- Whole-hash reads for the index layer ------------------------------- */
+
+/* Packs fv into one allocation: the array, then the bytes it points to. */
+static ks_field *pack_fields(const ks_field *f, size_t n)
+{
+    size_t bytes = n * sizeof(ks_field);
+    for (size_t i = 0; i < n; i++) bytes += f[i].fl + f[i].vl;
+    ks_field *out = malloc(bytes ? bytes : 1);
+    if (!out) return NULL;
+    char *p = (char *)(out + n);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(p, f[i].f, f[i].fl);
+        out[i].f = p;
+        out[i].fl = f[i].fl;
+        p += f[i].fl;
+        memcpy(p, f[i].v, f[i].vl);
+        out[i].v = p;
+        out[i].vl = f[i].vl;
+        p += f[i].vl;
+    }
+    return out;
+}
+
+ks_status ks_hash_read(ks_ctx *c, const eng_snapshot *snap, const char *key, size_t klen,
+                       ks_field **fields, size_t *n)
+{
+    ks_meta m;
+    ks_status st = ks_meta_read(c, snap, c->db, key, klen, &m);
+    if (st != KS_OK) return st;
+    if (m.type == KS_NONE) st = KS_NOTFOUND;
+    else if (m.type != KS_HASH) st = KS_ERR_WRONGTYPE;
+    if (st != KS_OK) {
+        ks_meta_free(&m);
+        return st;
+    }
+    ks_fvec fv;
+    ks_fvec_init(&fv);
+    st = ks_hash_load(c, snap, c->db, key, klen, &m, &fv);
+    if (st == KS_OK) {
+        *fields = pack_fields(fv.v, fv.n);
+        *n = fv.n;
+        if (!*fields) st = ks_oom(c);
+    }
+    ks_fvec_free(&fv);
+    ks_meta_free(&m);
+    return st;
+}
+
+void ks_fields_free(ks_field *fields, size_t n)
+{
+    (void)n;
+    free(fields);
+}
+
+/* A chunk of hashes copied out of an iterator, so the visitor may write to
+ * ctx->batch (which must not change while an iterator over it is live). */
+typedef struct hchunk {
+    char **keys;
+    size_t *klens;
+    ks_field **fields;
+    size_t *nfields;
+    size_t n;
+} hchunk;
+
+static void hchunk_free(hchunk *h)
+{
+    for (size_t i = 0; i < h->n; i++) {
+        free(h->keys[i]);
+        free(h->fields[i]);
+    }
+    free(h->keys);
+    free(h->klens);
+    free(h->fields);
+    free(h->nfields);
+}
+
+static ks_status scan_collect(ks_ctx *c, const eng_snapshot *snap, const char *prefix,
+                              size_t plen, const char *after, size_t alen, uint64_t max,
+                              hchunk *h)
+{
+    /* Start at the larger of prefix and the key right after `after`. */
+    ks_ekey start;
+    size_t common = alen < plen ? alen : plen;
+    int cmp = after ? memcmp(after, prefix, common) : -1;
+    int use_after = after && (cmp > 0 || (cmp == 0 && alen >= plen));
+    ks_ekey_meta(&start, c->db, use_after ? after : prefix, use_after ? alen : plen);
+    if (use_after) ks_ekey_append(&start, "", 1);
+    size_t cap = max < 256 ? max : 256;
+    h->keys = malloc(cap * sizeof(char *));
+    h->klens = malloc(cap * sizeof(size_t));
+    h->fields = malloc(cap * sizeof(ks_field *));
+    h->nfields = malloc(cap * sizeof(size_t));
+    ks_status st = (h->keys && h->klens && h->fields && h->nfields) ? KS_OK : ks_oom(c);
+    eng_iter *it = eng_iter_new(c->ks->db, snap, c->batch);
+    for (eng_iter_seek(it, start.p, start.n); st == KS_OK && eng_iter_valid(it) && h->n < max;
+         eng_iter_next(it)) {
+        size_t kl;
+        const char *k = eng_iter_key(it, &kl);
+        if (kl < 2 || k[0] != KS_NS_META || k[1] != (char)c->db) break;
+        if (kl - 2 < plen || memcmp(k + 2, prefix, plen) != 0) break;
+        ks_meta m;
+        size_t vl;
+        const char *v = eng_iter_value(it, &vl);
+        if (ks_meta_view(&m, v, vl, c->now_ms) != 0) {
+            st = corrupt(c);
+            break;
+        }
+        if (m.type != KS_HASH) continue;
+        ks_fvec fv;
+        ks_fvec_init(&fv);
+        st = ks_hash_load(c, snap, c->db, k + 2, kl - 2, &m, &fv);
+        if (st == KS_OK) {
+            if (h->n == cap) {
+                cap *= 2;
+                h->keys = realloc(h->keys, cap * sizeof(char *));
+                h->klens = realloc(h->klens, cap * sizeof(size_t));
+                h->fields = realloc(h->fields, cap * sizeof(ks_field *));
+                h->nfields = realloc(h->nfields, cap * sizeof(size_t));
+                if (!h->keys || !h->klens || !h->fields || !h->nfields) abort();
+            }
+            h->keys[h->n] = malloc(kl - 2 + 1);
+            if (!h->keys[h->n]) abort();
+            memcpy(h->keys[h->n], k + 2, kl - 2);
+            h->klens[h->n] = kl - 2;
+            h->fields[h->n] = pack_fields(fv.v, fv.n);
+            h->nfields[h->n] = fv.n;
+            h->n++;
+        }
+        ks_fvec_free(&fv);
+    }
+    if (st == KS_OK && eng_iter_status(it) != ENG_OK)
+        st = ks_engine_err(c, eng_iter_status(it), "scan");
+    eng_iter_free(it);
+    ks_ekey_free(&start);
+    return st;
+}
+
+uint64_t ks_scan_hashes(ks_ctx *c, const eng_snapshot *snap, const char *prefix, size_t plen,
+                        const char *after, size_t alen, uint64_t max, ks_hash_visit_fn fn,
+                        void *vctx, char **last, size_t *last_len)
+{
+    hchunk h = {0};
+    uint64_t visited = 0;
+    *last = NULL;
+    *last_len = 0;
+    if (max == 0) return 0;
+    if (scan_collect(c, snap, prefix, plen, after, alen, max, &h) == KS_OK) {
+        for (size_t i = 0; i < h.n; i++) {
+            visited++;
+            int stop = fn(vctx, h.keys[i], h.klens[i], h.fields[i], h.nfields[i]);
+            if (stop || i + 1 == h.n) {
+                *last = h.keys[i];
+                *last_len = h.klens[i];
+                h.keys[i] = NULL;
+                break;
+            }
+        }
+    }
+    hchunk_free(&h);
+    return visited;
+}

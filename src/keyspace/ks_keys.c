@@ -1,0 +1,365 @@
+/*
+ * ks_keys.c -- generic key commands' data work: TYPE, DEL, RENAME, COPY,
+ * TTLs, KEYS, SCAN, RANDOMKEY and the glob matcher.
+ *
+ * Reads the metadata keys 'm' db key (ENCODING.md); key order is bytewise,
+ * so KEYS with a literal prefix seeks straight to it and SCAN resumes by
+ * seeking to the key it stopped at.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "keyspace/ks_encoding.h"
+
+ks_status ks_type_of(ks_ctx *c, const char *key, size_t klen, ks_type *type)
+{
+    ks_meta m;
+    ks_status st = ks_meta_read(c, NULL, c->db, key, klen, &m);
+    *type = st == KS_OK ? (ks_type)m.type : KS_NONE;
+    ks_meta_free(&m);
+    return st;
+}
+
+ks_status ks_del(ks_ctx *c, const char *key, size_t klen, int *deleted)
+{
+    ks_meta m;
+    *deleted = 0;
+    ks_status st = ks_meta_read_w(c, c->db, key, klen, &m);
+    if (st == KS_OK && m.type != KS_NONE) {
+        st = ks_meta_remove(c, c->db, key, klen, &m, 1);
+        *deleted = st == KS_OK;
+    }
+    ks_meta_free(&m);
+    return st;
+}
+
+/* Writes src's value (content in fv for a hash) at dst over dm. */
+static ks_status put_copy(ks_ctx *c, int db, const char *dst, size_t dl, const ks_meta *dm,
+                          const ks_meta *sm, const ks_fvec *fv)
+{
+    if (sm->type == KS_STRING)
+        return ks_meta_write(c, db, dst, dl, dm, KS_STRING, 0, sm->expire, sm->payload,
+                             sm->plen, NULL, 0);
+    if (!sm->big) /* a packed payload does not depend on the key: copy it */
+        return ks_meta_write(c, db, dst, dl, dm, KS_HASH, 0, sm->expire, sm->payload, sm->plen,
+                             NULL, 0);
+    return ks_hash_store(c, db, dst, dl, dm, fv->v, fv->n, sm->expire);
+}
+
+/* The hooks of a move/copy (KS1): dst's old content is replaced by src's. */
+static ks_status copy_hooks(ks_ctx *c, int db, const char *dst, size_t dl, const ks_meta *dm,
+                            const ks_meta *sm, const ks_fvec *fv)
+{
+    if ((dm->type != KS_HASH && sm->type != KS_HASH) || !ks_hook_wanted(c, db, dst, dl))
+        return KS_OK;
+    ks_fvec old;
+    ks_fvec_init(&old);
+    ks_status st = KS_OK;
+    if (dm->type == KS_HASH) st = ks_hash_load(c, NULL, db, dst, dl, dm, &old);
+    if (st == KS_OK)
+        st = ks_hook_call(c, db, dst, dl, old.v, old.n, dm->type == KS_HASH, fv->v, fv->n,
+                          sm->type == KS_HASH, sm->type == KS_HASH ? sm->expire : 0);
+    ks_fvec_free(&old);
+    return st;
+}
+
+static ks_status move_or_copy(ks_ctx *c, const char *src, size_t sl, int dst_db,
+                              const char *dst, size_t dl, int nx, int remove_src, int *done)
+{
+    ks_meta sm, dm;
+    ks_fvec fv;
+    ks_fvec_init(&fv);
+    memset(&dm, 0, sizeof(dm));
+    *done = 0;
+    ks_status st = ks_meta_read_w(c, c->db, src, sl, &sm);
+    if (st != KS_OK) return st;
+    if (sm.type == KS_NONE) {
+        st = KS_NOTFOUND;
+        goto out;
+    }
+    if (sm.type == KS_HASH && (sm.big || ks_hook_wanted(c, dst_db, dst, dl) ||
+                               (remove_src && ks_hook_wanted(c, c->db, src, sl))))
+        st = ks_hash_load(c, NULL, c->db, src, sl, &sm, &fv);
+    if (st == KS_OK) st = ks_meta_read_w(c, dst_db, dst, dl, &dm);
+    if (st != KS_OK || (nx && dm.type != KS_NONE)) goto out;
+    if (remove_src && sm.type == KS_HASH && ks_hook_wanted(c, c->db, src, sl))
+        st = ks_hook_call(c, c->db, src, sl, fv.v, fv.n, 1, NULL, 0, 0, 0);
+    if (st == KS_OK) st = copy_hooks(c, dst_db, dst, dl, &dm, &sm, &fv);
+    if (st == KS_OK && remove_src) st = ks_meta_remove(c, c->db, src, sl, &sm, 0);
+    if (st == KS_OK) st = put_copy(c, dst_db, dst, dl, &dm, &sm, &fv);
+    *done = st == KS_OK;
+out:
+    ks_fvec_free(&fv);
+    ks_meta_free(&dm);
+    ks_meta_free(&sm);
+    return st;
+}
+
+ks_status ks_rename(ks_ctx *c, const char *src, size_t sl, const char *dst, size_t dl, int nx,
+                    int *done)
+{
+    if (sl == dl && memcmp(src, dst, sl) == 0) {
+        ks_type t;
+        ks_status st = ks_type_of(c, src, sl, &t);
+        *done = !nx;
+        return st != KS_OK ? st : t == KS_NONE ? KS_NOTFOUND : KS_OK;
+    }
+    return move_or_copy(c, src, sl, c->db, dst, dl, nx, 1, done);
+}
+
+ks_status ks_copy(ks_ctx *c, const char *src, size_t sl, int dst_db, const char *dst, size_t dl,
+                  int replace, int *done)
+{
+    ks_status st = move_or_copy(c, src, sl, dst_db, dst, dl, !replace, 0, done);
+    return st == KS_NOTFOUND ? KS_OK : st;
+}
+
+/* ---- TTLs ------------------------------------------------------------------- */
+
+/* Rewrites m with a new expire (0: none), telling the index layer (KS1). */
+static ks_status retime(ks_ctx *c, const char *key, size_t klen, const ks_meta *m, int64_t when)
+{
+    if (m->type == KS_HASH && ks_hook_wanted(c, c->db, key, klen)) {
+        ks_fvec fv;
+        ks_fvec_init(&fv);
+        ks_status st = ks_hash_load(c, NULL, c->db, key, klen, m, &fv);
+        if (st == KS_OK) st = ks_hook_call(c, c->db, key, klen, fv.v, fv.n, 1, fv.v, fv.n, 1, when);
+        ks_fvec_free(&fv);
+        if (st != KS_OK) return st;
+    }
+    return ks_meta_write(c, c->db, key, klen, m, m->type, m->big, when, m->payload, m->plen, NULL,
+                         0);
+}
+
+ks_status ks_expire_set(ks_ctx *c, const char *key, size_t klen, int64_t when_ms, int flags,
+                        int *done)
+{
+    ks_meta m;
+    *done = 0;
+    ks_status st = ks_meta_read_w(c, c->db, key, klen, &m);
+    if (st != KS_OK || m.type == KS_NONE) goto out;
+    int64_t cur = m.expire;
+    if ((flags & KS_EXP_NX) && cur) goto out;
+    if ((flags & KS_EXP_XX) && !cur) goto out;
+    if ((flags & KS_EXP_GT) && (!cur || when_ms <= cur)) goto out;
+    if ((flags & KS_EXP_LT) && cur && when_ms >= cur) goto out;
+    if (when_ms <= c->now_ms) st = ks_meta_remove(c, c->db, key, klen, &m, 1);
+    else st = retime(c, key, klen, &m, when_ms);
+    *done = st == KS_OK;
+out:
+    ks_meta_free(&m);
+    return st;
+}
+
+ks_status ks_persist(ks_ctx *c, const char *key, size_t klen, int *done)
+{
+    ks_meta m;
+    *done = 0;
+    ks_status st = ks_meta_read_w(c, c->db, key, klen, &m);
+    if (st == KS_OK && m.type != KS_NONE && m.expire) {
+        st = retime(c, key, klen, &m, 0);
+        *done = st == KS_OK;
+    }
+    ks_meta_free(&m);
+    return st;
+}
+
+ks_status ks_expire_get(ks_ctx *c, const char *key, size_t klen, int64_t *when_ms)
+{
+    ks_meta m;
+    ks_status st = ks_meta_read(c, NULL, c->db, key, klen, &m);
+    if (st == KS_OK && m.type == KS_NONE) st = KS_NOTFOUND;
+    *when_ms = m.expire;
+    ks_meta_free(&m);
+    return st;
+}
+
+/* ---- Glob (Redis's stringmatchlen) ------------------------------------------ */
+
+static int lower(int ch) { return ch >= 'A' && ch <= 'Z' ? ch + 32 : ch; }
+
+/* Matches one pattern element at p (not '*') against ch; *used is its
+ * length in the pattern. */
+static int match_elem(const char *p, size_t left, unsigned char ch, int nocase, size_t *used)
+{
+    int a, b, x = nocase ? lower(ch) : ch;
+    if (p[0] == '?') return *used = 1, 1;
+    if (p[0] == '\\' && left >= 2) return *used = 2, (nocase ? lower((unsigned char)p[1]) : (unsigned char)p[1]) == x;
+    if (p[0] != '[') return *used = 1, (nocase ? lower((unsigned char)p[0]) : (unsigned char)p[0]) == x;
+    size_t i = 1;
+    int neg = i < left && p[i] == '^', match = 0;
+    if (neg) i++;
+    for (; i < left && p[i] != ']'; i++) {
+        if (p[i] == '\\' && i + 1 < left) {
+            i++;
+            if ((unsigned char)p[i] == ch) match = 1;
+        } else if (i + 2 < left && p[i + 1] == '-') {
+            a = (unsigned char)p[i];
+            b = (unsigned char)p[i + 2];
+            if (a > b) {
+                int t = a;
+                a = b;
+                b = t;
+            }
+            if (nocase) a = lower(a), b = lower(b);
+            if (x >= a && x <= b) match = 1;
+            i += 2;
+        } else if ((nocase ? lower((unsigned char)p[i]) : (unsigned char)p[i]) == x) {
+            match = 1;
+        }
+    }
+    *used = i < left ? i + 1 : left; /* an unclosed class runs to the end */
+    return neg ? !match : match;
+}
+
+int ks_glob_match(const char *pat, size_t plen, const char *s, size_t slen, int nocase)
+{
+    size_t pi = 0, si = 0, star_p = (size_t)-1, star_s = 0, used;
+    while (si < slen) {
+        if (pi < plen && pat[pi] == '*') {
+            while (pi < plen && pat[pi] == '*') pi++;
+            if (pi == plen) return 1;
+            star_p = pi;
+            star_s = si;
+            continue;
+        }
+        if (pi < plen && match_elem(pat + pi, plen - pi, (unsigned char)s[si], nocase, &used)) {
+            pi += used;
+            si++;
+            continue;
+        }
+        if (star_p == (size_t)-1) return 0;
+        pi = star_p; /* let the last star eat one more byte */
+        si = ++star_s;
+    }
+    while (pi < plen && pat[pi] == '*') pi++;
+    return pi == plen;
+}
+
+/* ---- KEYS / SCAN / RANDOMKEY ------------------------------------------------ */
+
+static int in_db(const char *k, size_t kl, int db)
+{
+    return kl >= 2 && k[0] == KS_NS_META && k[1] == (char)db;
+}
+
+ks_status ks_keys(ks_ctx *c, const char *pat, size_t plen, ks_key_fn fn, void *arg)
+{
+    size_t lit = 0; /* literal prefix of the pattern: seek to it */
+    while (pat && lit < plen && !strchr("*?[\\", pat[lit])) lit++;
+    ks_ekey start;
+    ks_ekey_meta(&start, c->db, pat, lit);
+    eng_iter *it = eng_iter_new(c->ks->db, NULL, c->batch);
+    ks_status st = KS_OK;
+    for (eng_iter_seek(it, start.p, start.n); eng_iter_valid(it); eng_iter_next(it)) {
+        size_t kl, vl;
+        const char *k = eng_iter_key(it, &kl), *v = eng_iter_value(it, &vl);
+        if (!in_db(k, kl, c->db) || kl < start.n || memcmp(k, start.p, start.n) != 0) break;
+        ks_meta m;
+        if (ks_meta_view(&m, v, vl, c->now_ms) != 0 || m.type == KS_NONE) continue;
+        if (pat && !ks_glob_match(pat, plen, k + 2, kl - 2, 0)) continue;
+        if (fn(arg, k + 2, kl - 2)) break;
+    }
+    if (eng_iter_status(it) != ENG_OK) st = ks_engine_err(c, eng_iter_status(it), "keys");
+    eng_iter_free(it);
+    ks_ekey_free(&start);
+    return st;
+}
+
+ks_status ks_scan(ks_ctx *c, uint64_t cursor, const char *pat, size_t plen, uint64_t count,
+                  ks_type type, ks_key_fn fn, void *arg, uint64_t *next)
+{
+    *next = 0;
+    char start[2] = {KS_NS_META, (char)c->db};
+    const ks_cursor *cur = cursor ? ks_cursor_find(c->ks, cursor) : NULL;
+    eng_iter *it = eng_iter_new(c->ks->db, NULL, c->batch);
+    /* The cursor names the next key to visit (KS-E1 is not needed here). */
+    if (cur && in_db(cur->pos, cur->plen, c->db)) eng_iter_seek(it, cur->pos, cur->plen);
+    else eng_iter_seek(it, start, 2);
+    ks_status st = KS_OK;
+    for (uint64_t seen = 0; eng_iter_valid(it); eng_iter_next(it), seen++) {
+        size_t kl, vl;
+        const char *k = eng_iter_key(it, &kl), *v = eng_iter_value(it, &vl);
+        if (!in_db(k, kl, c->db)) break;
+        if (seen >= count) {
+            *next = ks_cursor_save(c->ks, k, kl);
+            break;
+        }
+        ks_meta m;
+        if (ks_meta_view(&m, v, vl, c->now_ms) != 0 || m.type == KS_NONE) continue;
+        if (type != KS_NONE && (ks_type)m.type != type) continue;
+        if (pat && !ks_glob_match(pat, plen, k + 2, kl - 2, 0)) continue;
+        if (fn(arg, k + 2, kl - 2)) break;
+    }
+    if (eng_iter_status(it) != ENG_OK) st = ks_engine_err(c, eng_iter_status(it), "scan");
+    eng_iter_free(it);
+    return st;
+}
+
+static uint64_t rnd(keyspace *ks)
+{
+    ks->rng ^= ks->rng << 13;
+    ks->rng ^= ks->rng >> 7;
+    ks->rng ^= ks->rng << 17;
+    return ks->rng;
+}
+
+/* Seeks to a random point between the db's first and last key: random
+ * bytes after their common prefix, the first one drawn between theirs, so
+ * keys like "user:123" spread well. Not uniform, as Redis's is not. */
+static void seek_random(ks_ctx *c, eng_iter *it)
+{
+    char lo[2] = {KS_NS_META, (char)c->db}, hi[2] = {KS_NS_META, (char)(c->db + 1)};
+    char first[64], probe[72];
+    size_t fl = 0;
+    eng_iter_seek(it, lo, 2);
+    if (!eng_iter_valid(it)) return;
+    const char *k = eng_iter_key(it, &fl);
+    if (!in_db(k, fl, c->db)) return;
+    fl = fl < sizeof(first) ? fl : sizeof(first);
+    memcpy(first, k, fl);
+    eng_iter_seek_prev(it, hi, 2);
+    size_t ll;
+    const char *last = eng_iter_valid(it) ? eng_iter_key(it, &ll) : NULL;
+    if (!last || !in_db(last, ll, c->db)) return;
+    size_t cp = 0;
+    while (cp < fl && cp < ll && first[cp] == last[cp]) cp++;
+    memcpy(probe, first, cp);
+    size_t n = cp;
+    unsigned a = cp < fl ? (unsigned char)first[cp] : 0, b = cp < ll ? (unsigned char)last[cp] : 255;
+    probe[n++] = (char)(a + rnd(c->ks) % (b - a + 1));
+    for (int i = 0; i < 6; i++) probe[n++] = (char)rnd(c->ks);
+    eng_iter_seek(it, probe, n);
+}
+
+ks_status ks_randomkey(ks_ctx *c, char **key, size_t *klen)
+{
+    eng_iter *it = eng_iter_new(c->ks->db, NULL, c->batch);
+    char start[2] = {KS_NS_META, (char)c->db};
+    ks_status st = KS_NOTFOUND;
+    int wrapped = 0;
+    seek_random(c, it);
+    for (int steps = 0; steps < 100000; steps++) {
+        size_t kl, vl;
+        if (!eng_iter_valid(it) || !in_db(eng_iter_key(it, &kl), kl, c->db)) {
+            if (wrapped++) break;
+            eng_iter_seek(it, start, 2);
+            continue;
+        }
+        const char *k = eng_iter_key(it, &kl), *v = eng_iter_value(it, &vl);
+        ks_meta m;
+        if (ks_meta_view(&m, v, vl, c->now_ms) == 0 && m.type != KS_NONE) {
+            *key = malloc(kl - 2 + 1);
+            if (!*key) break;
+            memcpy(*key, k + 2, kl - 2);
+            *klen = kl - 2;
+            st = KS_OK;
+            break;
+        }
+        eng_iter_next(it);
+    }
+    if (st != KS_OK && eng_iter_status(it) != ENG_OK)
+        st = ks_engine_err(c, eng_iter_status(it), "randomkey");
+    eng_iter_free(it);
+    return st;
+}

@@ -1,0 +1,388 @@
+/*
+ * cmd_conn.c -- connection commands: PING, ECHO, QUIT, HELLO, AUTH, SELECT,
+ * CLIENT, RESET. Replies and error texts follow Redis 7.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "server/config.h"
+#include "server/server.h"
+
+/* "ERR wrong number of arguments for 'client|kill' command" */
+void add_reply_subcommand_arity(client *c)
+{
+    char sub[64];
+    size_t i;
+    for (i = 0; i < sizeof(sub) - 1 && i < c->argv[1].len; i++) {
+        char ch = c->argv[1].ptr[i];
+        sub[i] = (char)(ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
+    }
+    sub[i] = '\0';
+    add_reply_error_fmt(c, "wrong number of arguments for '%s|%s' command", c->cmd->name, sub);
+}
+
+void cmd_ping(client *c)
+{
+    if (c->argc > 2) {
+        add_reply_wrong_arity(c);
+        return;
+    }
+    if (c->argc == 1) add_reply_status(c, "PONG");
+    else add_reply_bulk(c, c->argv[1].ptr, c->argv[1].len);
+}
+
+void cmd_echo(client *c) { add_reply_bulk(c, c->argv[1].ptr, c->argv[1].len); }
+
+void cmd_quit(client *c)
+{
+    add_reply_ok(c);
+    c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+}
+
+/* Compares without an early exit, so timing does not leak a prefix. */
+static int password_eq(const char *a, size_t alen, const char *b)
+{
+    size_t blen = strlen(b);
+    unsigned diff = alen != blen;
+    for (size_t i = 0; i < alen; i++) diff |= (unsigned char)a[i] ^ (unsigned char)b[i % (blen ? blen : 1)];
+    return diff == 0;
+}
+
+static int requirepass_set(void) { return cfg.requirepass && cfg.requirepass[0]; }
+
+/* Checks user/pass as Redis's default user. Returns 1 when they match. */
+static int check_credentials(const arg *user, const arg *pass)
+{
+    if (user && !arg_is(user, "default")) return 0;
+    if (!requirepass_set()) return 1; /* the default user is "nopass" */
+    return password_eq(pass->ptr, pass->len, cfg.requirepass);
+}
+
+#define WRONGPASS "WRONGPASS invalid username-password pair or user is disabled."
+
+void cmd_auth(client *c)
+{
+    if (c->argc > 3) {
+        add_reply_error(c, ERR_SYNTAX);
+        return;
+    }
+    if (c->argc == 2 && !requirepass_set()) {
+        add_reply_error(c, "AUTH <password> called without any password configured for the "
+                           "default user. Are you sure your configuration is correct?");
+        return;
+    }
+    const arg *user = c->argc == 3 ? &c->argv[1] : NULL;
+    if (check_credentials(user, &c->argv[c->argc - 1])) {
+        c->flags |= CLIENT_AUTHENTICATED;
+        add_reply_ok(c);
+    } else {
+        add_reply_error(c, WRONGPASS);
+    }
+}
+
+static int valid_name(const arg *a)
+{
+    for (size_t i = 0; i < a->len; i++)
+        if (a->ptr[i] < '!' || a->ptr[i] > '~') return 0;
+    return 1;
+}
+
+static void set_name(client *c, const arg *a)
+{
+    free(c->name);
+    c->name = a->len ? strndup(a->ptr, a->len) : NULL;
+}
+
+void cmd_hello(client *c)
+{
+    long long ver = 0;
+    if (c->argc >= 2) {
+        char *end;
+        ver = strtoll(c->argv[1].ptr, &end, 10);
+        if (c->argv[1].len == 0 || *end) {
+            add_reply_error(c, "Protocol version is not an integer or out of range");
+            return;
+        }
+        if (ver < 2 || ver > 3) {
+            add_reply_error(c, "NOPROTO unsupported protocol version");
+            return;
+        }
+    }
+    const arg *user = NULL, *pass = NULL, *name = NULL;
+    for (int i = 2; i < c->argc; i++) {
+        int more = c->argc - i - 1;
+        if (arg_is(&c->argv[i], "auth") && more >= 2) {
+            user = &c->argv[i + 1];
+            pass = &c->argv[i + 2];
+            i += 2;
+        } else if (arg_is(&c->argv[i], "setname") && more >= 1) {
+            name = &c->argv[i + 1];
+            i++;
+        } else {
+            add_reply_error_fmt(c, "Syntax error in HELLO option '%s'", c->argv[i].ptr);
+            return;
+        }
+    }
+    if (user) {
+        if (!check_credentials(user, pass)) {
+            add_reply_error(c, WRONGPASS);
+            return;
+        }
+        c->flags |= CLIENT_AUTHENTICATED;
+    }
+    if (!(c->flags & CLIENT_AUTHENTICATED)) {
+        add_reply_error(c, "NOAUTH HELLO must be called with the client already authenticated, "
+                           "otherwise the HELLO <proto> AUTH <user> <pass> option can be used to "
+                           "authenticate the client and select the RESP protocol version at the "
+                           "same time");
+        return;
+    }
+    if (name) {
+        if (!valid_name(name)) {
+            add_reply_error(c, "Client names cannot contain spaces, newlines or special "
+                               "characters.");
+            return;
+        }
+        set_name(c, name);
+    }
+    if (ver) c->resp = (int)ver;
+    add_reply_map_len(c, 7);
+    add_reply_bulk_cstr(c, "server");
+    add_reply_bulk_cstr(c, "redis");
+    add_reply_bulk_cstr(c, "version");
+    add_reply_bulk_cstr(c, "7.2.0");
+    add_reply_bulk_cstr(c, "proto");
+    add_reply_long_long(c, c->resp);
+    add_reply_bulk_cstr(c, "id");
+    add_reply_long_long(c, (long long)c->id);
+    add_reply_bulk_cstr(c, "mode");
+    add_reply_bulk_cstr(c, "standalone");
+    add_reply_bulk_cstr(c, "role");
+    add_reply_bulk_cstr(c, "master");
+    add_reply_bulk_cstr(c, "modules");
+    add_reply_array_len(c, 0);
+}
+
+void cmd_select(client *c)
+{
+    long long db;
+    if (arg_to_ll(c, &c->argv[1], &db) < 0) return;
+    if (db < 0 || db >= KS_DATABASES) {
+        add_reply_error(c, ERR_DB_INDEX);
+        return;
+    }
+    c->db = (int)db;
+    add_reply_ok(c);
+}
+
+void cmd_reset(client *c)
+{
+    server_discard_multi(c);
+    server_unwatch_all(c);
+    c->resp = 2;
+    c->db = 0;
+    c->priv->reply_off = 0;
+    c->priv->no_evict = c->priv->no_touch = 0;
+    free(c->name);
+    c->name = NULL;
+    if (requirepass_set()) c->flags &= ~CLIENT_AUTHENTICATED;
+    add_reply_status(c, "RESET");
+}
+
+/* ---- CLIENT ------------------------------------------------------------- */
+
+static void client_list(client *c, client *only)
+{
+    size_t cap = 1024, len = 0;
+    char *out = malloc(cap);
+    int by_type = c->argc == 4 && arg_is(&c->argv[2], "type");
+    int by_id = c->argc >= 4 && arg_is(&c->argv[2], "id");
+    if (!only && c->argc > 2 && !by_type && !by_id) {
+        free(out);
+        add_reply_error(c, ERR_SYNTAX);
+        return;
+    }
+    if (by_type && !arg_is(&c->argv[3], "normal") && !arg_is(&c->argv[3], "master") &&
+        !arg_is(&c->argv[3], "replica") && !arg_is(&c->argv[3], "slave") &&
+        !arg_is(&c->argv[3], "pubsub")) {
+        free(out);
+        add_reply_error_fmt(c, "Unknown client type '%s'", c->argv[3].ptr);
+        return;
+    }
+    for (client *x = only ? only : server.clients; x; x = only ? NULL : x->priv->next) {
+        if (x->fd < 0 || (by_type && !arg_is(&c->argv[3], "normal"))) continue;
+        if (by_id) {
+            int hit = 0;
+            for (int i = 3; i < c->argc; i++)
+                if (strtoull(c->argv[i].ptr, NULL, 10) == x->id) hit = 1;
+            if (!hit) continue;
+        }
+        char *line = client_info_line(x);
+        if (!line) continue;
+        size_t n = strlen(line);
+        while (len + n + 2 > cap) cap *= 2;
+        out = realloc(out, cap);
+        memcpy(out + len, line, n);
+        len += n;
+        out[len++] = '\n';
+        free(line);
+    }
+    add_reply_verbatim(c, out, len, "txt");
+    free(out);
+}
+
+/* CLIENT KILL addr | CLIENT KILL [ID id] [ADDR a] [LADDR a] [SKIPME yes/no]
+ * [USER u] [MAXAGE s]. */
+static void client_kill(client *c)
+{
+    if (c->argc == 3) {
+        for (client *x = server.clients; x; x = x->priv->next) {
+            if (x->fd >= 0 && strcmp(x->addr, c->argv[2].ptr) == 0) {
+                if (x == c) c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+                else client_free_async(x);
+                add_reply_ok(c);
+                return;
+            }
+        }
+        add_reply_error(c, "No such client");
+        return;
+    }
+    unsigned long long id = 0;
+    const char *addr = NULL, *laddr = NULL, *user = NULL;
+    long long maxage = 0;
+    int skipme = 1;
+    if (c->argc % 2 != 0) {
+        add_reply_error(c, ERR_SYNTAX);
+        return;
+    }
+    for (int i = 2; i < c->argc; i += 2) {
+        const arg *o = &c->argv[i], *v = &c->argv[i + 1];
+        long long n;
+        if (arg_is(o, "id")) {
+            char *end;
+            n = strtoll(v->ptr, &end, 10);
+            if (*end || v->len == 0 || n <= 0) {
+                add_reply_error(c, "client-id should be greater than 0");
+                return;
+            }
+            id = (unsigned long long)n;
+        } else if (arg_is(o, "addr")) {
+            addr = v->ptr;
+        } else if (arg_is(o, "laddr")) {
+            laddr = v->ptr;
+        } else if (arg_is(o, "user")) {
+            user = v->ptr;
+        } else if (arg_is(o, "maxage")) {
+            if (arg_to_ll(c, v, &maxage) < 0) return;
+        } else if (arg_is(o, "skipme") && (arg_is(v, "yes") || arg_is(v, "no"))) {
+            skipme = arg_is(v, "yes");
+        } else if (arg_is(o, "type")) {
+            if (!arg_is(v, "normal")) user = "\x01"; /* matches no one */
+        } else {
+            add_reply_error(c, ERR_SYNTAX);
+            return;
+        }
+    }
+    long long killed = 0;
+    int64_t now = server_now_ms();
+    for (client *x = server.clients; x; x = x->priv->next) {
+        if (x->fd < 0 || x->priv->close_asap) continue;
+        if (id && x->id != id) continue;
+        if (addr && strcmp(x->addr, addr) != 0) continue;
+        if (laddr && strcmp(x->laddr, laddr) != 0) continue;
+        if (user && strcmp(user, "default") != 0) continue;
+        if (maxage && (now - x->ctime_ms) / 1000 < maxage) continue;
+        if (x == c && skipme) continue;
+        if (x == c) c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+        else client_free_async(x);
+        killed++;
+    }
+    add_reply_long_long(c, killed);
+}
+
+static int on_off(client *c, int *out)
+{
+    if (arg_is(&c->argv[2], "on")) *out = 1;
+    else if (arg_is(&c->argv[2], "off")) *out = 0;
+    else return add_reply_error(c, ERR_SYNTAX), -1;
+    return 0;
+}
+
+static const char *client_help[] = {
+    "ID", "    Return the ID of the current connection.",
+    "GETNAME", "    Return the name of the current connection.",
+    "INFO", "    Return information about the current client connection.",
+    "KILL <ip:port>", "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are: ID, ADDR, LADDR, USER, SKIPME (yes|no), MAXAGE.",
+    "LIST [TYPE normal|master|replica|pubsub] [ID <id> ...]", "    Return information about client connections.",
+    "NO-EVICT (ON|OFF)", "    Protect the current client connection from eviction.",
+    "NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on.",
+    "REPLY (ON|OFF)", "    Control the replies sent to the current connection.",
+    "SETNAME <name>", "    Assign the name <name> to the current connection.",
+    "SETINFO <LIB-NAME|LIB-VER> <value>", "    Set client meta attr.",
+    NULL};
+
+void cmd_client(client *c)
+{
+    const arg *sub = &c->argv[1];
+    int n = c->argc;
+    if (arg_is(sub, "help") && n == 2) {
+        add_reply_help(c, client_help);
+    } else if (arg_is(sub, "id")) {
+        if (n != 2) return add_reply_subcommand_arity(c);
+        add_reply_long_long(c, (long long)c->id);
+    } else if (arg_is(sub, "getname")) {
+        if (n != 2) return add_reply_subcommand_arity(c);
+        if (c->name) add_reply_bulk_cstr(c, c->name);
+        else add_reply_null(c);
+    } else if (arg_is(sub, "setname")) {
+        if (n != 3) return add_reply_subcommand_arity(c);
+        if (!valid_name(&c->argv[2]))
+            return add_reply_error(c, "Client names cannot contain spaces, newlines or special "
+                                      "characters.");
+        set_name(c, &c->argv[2]);
+        add_reply_ok(c);
+    } else if (arg_is(sub, "list")) {
+        client_list(c, NULL);
+    } else if (arg_is(sub, "info")) {
+        if (n != 2) return add_reply_subcommand_arity(c);
+        client_list(c, c);
+    } else if (arg_is(sub, "kill")) {
+        if (n < 3) return add_reply_subcommand_arity(c);
+        client_kill(c);
+    } else if (arg_is(sub, "setinfo")) {
+        if (n != 4) return add_reply_subcommand_arity(c);
+        int lib_name = arg_is(&c->argv[2], "lib-name");
+        if (!lib_name && !arg_is(&c->argv[2], "lib-ver"))
+            return add_reply_error_fmt(c, "Unrecognized option '%s'", c->argv[2].ptr);
+        if (!valid_name(&c->argv[3]))
+            return add_reply_error_fmt(c, "%s cannot contain spaces, newlines or special "
+                                          "characters.", lib_name ? "lib-name" : "lib-ver");
+        char **dst = lib_name ? &c->lib_name : &c->lib_ver;
+        free(*dst);
+        *dst = strndup(c->argv[3].ptr, c->argv[3].len);
+        add_reply_ok(c);
+    } else if (arg_is(sub, "no-evict") || arg_is(sub, "no-touch")) {
+        if (n != 3) return add_reply_subcommand_arity(c);
+        int v;
+        if (on_off(c, &v) < 0) return;
+        if (arg_is(sub, "no-evict")) c->priv->no_evict = v;
+        else c->priv->no_touch = v;
+        add_reply_ok(c);
+    } else if (arg_is(sub, "reply")) {
+        if (n != 3) return add_reply_subcommand_arity(c);
+        int v;
+        if (on_off(c, &v) < 0) return;
+        if (v) {
+            c->priv->reply_off = 0;
+            add_reply_ok(c);
+        } else {
+            c->priv->reply_off = 1;
+        }
+    } else {
+        add_reply_subcommand_error(c);
+    }
+}

@@ -1,0 +1,391 @@
+/*
+ * cmd_hash.c -- hash commands: HSET, HSETNX, HMSET, HGET, HMGET, HGETALL,
+ * HDEL, HEXISTS, HLEN, HKEYS, HVALS, HINCRBY, HINCRBYFLOAT, HSTRLEN, HSCAN,
+ * HRANDFIELD. Replies and error texts follow Redis 7.0 (t_hash.c); the
+ * data work is in src/keyspace/ks_hash*.c.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "keyspace/keyspace.h"
+#include "server/server.h"
+
+static void reply_ks_error(client *c, ks_status st)
+{
+    ks_ctx *k = client_ks(c);
+    switch (st) {
+    case KS_ERR_WRONGTYPE: add_reply_error(c, ERR_WRONGTYPE); break;
+    case KS_ERR_OVERFLOW: add_reply_error(c, ERR_OVERFLOW); break;
+    default: add_reply_error(c, k->err ? k->err : "ERR internal keyspace error"); break;
+    }
+}
+
+/* The argv pairs from argv[first] as fields (no copies). small has room
+ * for 16 pairs; larger lists are malloc'd (free when != small). */
+static ks_field *argv_pairs(client *c, int first, ks_field *small, size_t *n)
+{
+    *n = (size_t)(c->argc - first) / 2;
+    ks_field *p = *n <= 16 ? small : malloc(*n * sizeof(*p));
+    for (size_t i = 0; p && i < *n; i++)
+        p[i] = (ks_field){c->argv[first + 2 * i].ptr, c->argv[first + 2 * i].len,
+                          c->argv[first + 2 * i + 1].ptr, c->argv[first + 2 * i + 1].len};
+    return p;
+}
+
+static void hset_generic(client *c, int reply_ok)
+{
+    if (c->argc % 2 == 1) {
+        add_reply_wrong_arity(c);
+        return;
+    }
+    ks_field small[16];
+    size_t n;
+    ks_field *p = argv_pairs(c, 2, small, &n);
+    if (!p) {
+        add_reply_error(c, "ERR out of memory");
+        return;
+    }
+    uint64_t added;
+    ks_status st = ks_hset(client_ks(c), c->argv[1].ptr, c->argv[1].len, p, n, 0, &added);
+    if (p != small) free(p);
+    if (st != KS_OK) reply_ks_error(c, st);
+    else if (reply_ok) add_reply_ok(c);
+    else add_reply_long_long(c, (long long)added);
+}
+
+void cmd_hset(client *c) { hset_generic(c, 0); }
+void cmd_hmset(client *c) { hset_generic(c, 1); }
+
+void cmd_hsetnx(client *c)
+{
+    ks_field p = {c->argv[2].ptr, c->argv[2].len, c->argv[3].ptr, c->argv[3].len};
+    uint64_t added;
+    ks_status st = ks_hset(client_ks(c), c->argv[1].ptr, c->argv[1].len, &p, 1, 1, &added);
+    if (st != KS_OK) reply_ks_error(c, st);
+    else add_reply_long_long(c, (long long)added);
+}
+
+/* Looks up argv[first..] as fields; returns the items (v NULL = absent) or
+ * NULL after replying an error. *owner as ks_hmget. */
+static ks_field *lookup_fields(client *c, int first, ks_field *small, void **owner, size_t *n)
+{
+    *n = (size_t)(c->argc - first);
+    ks_field *items = *n <= 16 ? small : malloc(*n * sizeof(*items));
+    if (!items) {
+        add_reply_error(c, "ERR out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < *n; i++)
+        items[i] = (ks_field){c->argv[first + i].ptr, c->argv[first + i].len, NULL, 0};
+    ks_status st = ks_hmget(client_ks(c), c->argv[1].ptr, c->argv[1].len, items, *n, owner);
+    if (st != KS_OK && st != KS_NOTFOUND) {
+        reply_ks_error(c, st);
+        if (items != small) free(items);
+        return NULL;
+    }
+    return items;
+}
+
+/* HGET, HEXISTS, HSTRLEN: one field, three ways of replying. */
+enum { ONE_VALUE, ONE_EXISTS, ONE_STRLEN };
+static void one_field(client *c, int how)
+{
+    ks_field small[1];
+    void *owner = NULL;
+    size_t n;
+    ks_field *it = lookup_fields(c, 2, small, &owner, &n);
+    if (!it) return;
+    if (how == ONE_EXISTS) add_reply_long_long(c, it->v != NULL);
+    else if (how == ONE_STRLEN) add_reply_long_long(c, it->v ? (long long)it->vl : 0);
+    else if (it->v) add_reply_bulk(c, it->v, it->vl);
+    else add_reply_null(c);
+    ks_hmget_free(owner);
+}
+
+void cmd_hget(client *c) { one_field(c, ONE_VALUE); }
+void cmd_hexists(client *c) { one_field(c, ONE_EXISTS); }
+void cmd_hstrlen(client *c) { one_field(c, ONE_STRLEN); }
+
+void cmd_hmget(client *c)
+{
+    ks_field small[16];
+    void *owner = NULL;
+    size_t n;
+    ks_field *items = lookup_fields(c, 2, small, &owner, &n);
+    if (!items) return;
+    add_reply_array_len(c, (long)n);
+    for (size_t i = 0; i < n; i++) {
+        if (items[i].v) add_reply_bulk(c, items[i].v, items[i].vl);
+        else add_reply_null(c);
+    }
+    ks_hmget_free(owner);
+    if (items != small) free(items);
+}
+
+/* HGETALL, HKEYS, HVALS. */
+enum { ALL_PAIRS, ALL_KEYS, ALL_VALS };
+static void whole_hash(client *c, int what)
+{
+    ks_field *f = NULL;
+    size_t n = 0;
+    ks_status st = ks_hash_read(client_ks(c), NULL, c->argv[1].ptr, c->argv[1].len, &f, &n);
+    if (st != KS_OK && st != KS_NOTFOUND) {
+        reply_ks_error(c, st);
+        return;
+    }
+    if (what == ALL_PAIRS) add_reply_map_len(c, (long)n);
+    else add_reply_array_len(c, (long)n);
+    for (size_t i = 0; i < n; i++) {
+        if (what != ALL_VALS) add_reply_bulk(c, f[i].f, f[i].fl);
+        if (what != ALL_KEYS) add_reply_bulk(c, f[i].v, f[i].vl);
+    }
+    if (st == KS_OK) ks_fields_free(f, n);
+}
+
+void cmd_hgetall(client *c) { whole_hash(c, ALL_PAIRS); }
+void cmd_hkeys(client *c) { whole_hash(c, ALL_KEYS); }
+void cmd_hvals(client *c) { whole_hash(c, ALL_VALS); }
+
+void cmd_hlen(client *c)
+{
+    uint64_t n;
+    ks_status st = ks_hlen(client_ks(c), c->argv[1].ptr, c->argv[1].len, &n);
+    if (st != KS_OK && st != KS_NOTFOUND) reply_ks_error(c, st);
+    else add_reply_long_long(c, (long long)n);
+}
+
+void cmd_hdel(client *c)
+{
+    size_t n = (size_t)(c->argc - 2);
+    ks_field small[16], *f = n <= 16 ? small : malloc(n * sizeof(*f));
+    if (!f) {
+        add_reply_error(c, "ERR out of memory");
+        return;
+    }
+    for (size_t i = 0; i < n; i++) f[i] = (ks_field){c->argv[2 + i].ptr, c->argv[2 + i].len};
+    uint64_t deleted;
+    ks_status st = ks_hdel(client_ks(c), c->argv[1].ptr, c->argv[1].len, f, n, &deleted);
+    if (f != small) free(f);
+    if (st != KS_OK && st != KS_NOTFOUND) reply_ks_error(c, st);
+    else add_reply_long_long(c, (long long)deleted);
+}
+
+void cmd_hincrby(client *c)
+{
+    long long by, out;
+    if (arg_to_ll(c, &c->argv[3], &by) < 0) return;
+    ks_status st = ks_hincrby(client_ks(c), c->argv[1].ptr, c->argv[1].len, c->argv[2].ptr,
+                              c->argv[2].len, by, &out);
+    if (st != KS_OK) reply_ks_error(c, st);
+    else add_reply_long_long(c, out);
+}
+
+void cmd_hincrbyfloat(client *c)
+{
+    long double by;
+    if (!ks_string2ld(c->argv[3].ptr, c->argv[3].len, &by)) {
+        add_reply_error(c, ERR_NOT_FLOAT);
+        return;
+    }
+    if (isnan(by) || isinf(by)) {
+        add_reply_error(c, "ERR value is NaN or Infinity");
+        return;
+    }
+    char *buf = malloc(KS_LD_BUF);
+    size_t n;
+    if (!buf) {
+        add_reply_error(c, "ERR out of memory");
+        return;
+    }
+    ks_status st = ks_hincrbyfloat(client_ks(c), c->argv[1].ptr, c->argv[1].len, c->argv[2].ptr,
+                                   c->argv[2].len, by, buf, &n);
+    if (st != KS_OK) reply_ks_error(c, st);
+    else add_reply_bulk(c, buf, n);
+    free(buf);
+}
+
+/* ---- HSCAN ------------------------------------------------------------------ */
+
+typedef struct pair_list {
+    client *c;
+    ks_field *v;
+    char *data;
+    size_t n, cap, len, dcap;
+    int oom;
+} pair_list;
+
+/* Fields come back before the cursor is known: keep copies, reply after. */
+static int collect_pair(void *arg, const char *f, size_t fl, const char *v, size_t vl)
+{
+    pair_list *l = arg;
+    if (l->n == l->cap) {
+        size_t cap = l->cap * 2 + 16;
+        ks_field *nv = realloc(l->v, cap * sizeof(*nv));
+        if (!nv) return l->oom = 1;
+        l->v = nv;
+        l->cap = cap;
+    }
+    if (l->len + fl + vl > l->dcap) {
+        size_t cap = (l->len + fl + vl) * 2 + 256;
+        char *d = realloc(l->data, cap);
+        if (!d) return l->oom = 1;
+        l->data = d;
+        l->dcap = cap;
+    }
+    memcpy(l->data + l->len, f, fl);
+    memcpy(l->data + l->len + fl, v, vl);
+    /* offsets, not pointers: data may move */
+    l->v[l->n++] = (ks_field){(const char *)(uintptr_t)l->len, fl, NULL, vl};
+    l->len += fl + vl;
+    return 0;
+}
+
+void cmd_hscan(client *c)
+{
+    char *end;
+    const arg *ca = &c->argv[2];
+    errno = 0;
+    unsigned long long cursor = strtoull(ca->ptr, &end, 10);
+    if (ca->len == 0 || ca->ptr[0] == '-' || ca->ptr[0] == ' ' || errno == ERANGE ||
+        end != ca->ptr + ca->len) {
+        add_reply_error(c, "ERR invalid cursor");
+        return;
+    }
+    const char *pat = NULL;
+    size_t plen = 0;
+    uint64_t count = 10;
+    for (int j = 3; j < c->argc; j += 2) {
+        long long n;
+        if (j + 1 >= c->argc) {
+            add_reply_error(c, ERR_SYNTAX);
+            return;
+        }
+        if (arg_is(&c->argv[j], "count")) {
+            if (arg_to_ll(c, &c->argv[j + 1], &n) < 0) return;
+            if (n < 1) {
+                add_reply_error(c, ERR_SYNTAX);
+                return;
+            }
+            count = (uint64_t)n;
+        } else if (arg_is(&c->argv[j], "match")) {
+            const arg *p = &c->argv[j + 1];
+            pat = p->len == 1 && p->ptr[0] == '*' ? NULL : p->ptr;
+            plen = p->len;
+        } else {
+            add_reply_error(c, ERR_SYNTAX);
+            return;
+        }
+    }
+    pair_list l = {c};
+    uint64_t next = 0;
+    ks_status st = ks_hscan(client_ks(c), c->argv[1].ptr, c->argv[1].len, cursor, pat, plen,
+                            count, collect_pair, &l, &next);
+    if (st != KS_OK && st != KS_NOTFOUND) {
+        reply_ks_error(c, st);
+    } else if (l.oom) {
+        add_reply_error(c, "ERR out of memory");
+    } else {
+        char buf[24];
+        int bl = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)next);
+        add_reply_array_len(c, 2);
+        add_reply_bulk(c, buf, (size_t)bl);
+        add_reply_array_len(c, (long)(l.n * 2));
+        for (size_t i = 0; i < l.n; i++) {
+            const char *f = l.data + (uintptr_t)l.v[i].f;
+            add_reply_bulk(c, f, l.v[i].fl);
+            add_reply_bulk(c, f + l.v[i].fl, l.v[i].vl);
+        }
+    }
+    free(l.v);
+    free(l.data);
+}
+
+/* ---- HRANDFIELD ------------------------------------------------------------- */
+
+static uint64_t rand64(void)
+{
+    static uint64_t s;
+    if (!s) s = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull | 1;
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return s;
+}
+
+static void reply_field(client *c, const ks_field *f, int withvalues)
+{
+    if (withvalues && c->resp > 2) add_reply_array_len(c, 2);
+    add_reply_bulk(c, f->f, f->fl);
+    if (withvalues) add_reply_bulk(c, f->v, f->vl);
+}
+
+/* HRANDFIELD key count [WITHVALUES]: count < 0 may repeat fields. */
+static void hrandfield_count(client *c)
+{
+    long long l;
+    int withvalues = 0;
+    if (arg_to_ll(c, &c->argv[2], &l) < 0) return;
+    if (c->argc == 4) {
+        if (!arg_is(&c->argv[3], "withvalues")) {
+            add_reply_error(c, ERR_SYNTAX);
+            return;
+        }
+        withvalues = 1;
+    } else if (c->argc > 4) {
+        add_reply_error(c, ERR_SYNTAX);
+        return;
+    }
+    if (l < -LONG_MAX || (withvalues && (l > LONG_MAX / 2 || l < -LONG_MAX / 2))) {
+        add_reply_error(c, "ERR value is out of range");
+        return;
+    }
+    uint64_t count = l >= 0 ? (uint64_t)l : (uint64_t)-l;
+    int uniq = l >= 0;
+    ks_field *f = NULL;
+    size_t n = 0;
+    ks_status st = ks_hash_read(client_ks(c), NULL, c->argv[1].ptr, c->argv[1].len, &f, &n);
+    if (st != KS_OK && st != KS_NOTFOUND) {
+        reply_ks_error(c, st);
+        return;
+    }
+    if (n == 0 || count == 0) {
+        add_reply_array_len(c, 0);
+    } else if (!uniq) {
+        add_reply_array_len(c, (long)(count * (withvalues && c->resp == 2 ? 2 : 1)));
+        for (uint64_t i = 0; i < count; i++) reply_field(c, &f[rand64() % n], withvalues);
+    } else {
+        size_t take = count < n ? (size_t)count : n;
+        for (size_t i = 0; i < take; i++) { /* partial Fisher-Yates */
+            size_t j = i + (size_t)(rand64() % (n - i));
+            ks_field t = f[i];
+            f[i] = f[j];
+            f[j] = t;
+        }
+        add_reply_array_len(c, (long)(take * (withvalues && c->resp == 2 ? 2 : 1)));
+        for (size_t i = 0; i < take; i++) reply_field(c, &f[i], withvalues);
+    }
+    if (st == KS_OK) ks_fields_free(f, n);
+}
+
+void cmd_hrandfield(client *c)
+{
+    if (c->argc >= 3) {
+        hrandfield_count(c);
+        return;
+    }
+    ks_field *f = NULL;
+    size_t n = 0;
+    ks_status st = ks_hash_read(client_ks(c), NULL, c->argv[1].ptr, c->argv[1].len, &f, &n);
+    if (st != KS_OK && st != KS_NOTFOUND) reply_ks_error(c, st);
+    else if (n == 0) add_reply_null(c);
+    else {
+        size_t i = (size_t)(rand64() % n);
+        add_reply_bulk(c, f[i].f, f[i].fl);
+    }
+    if (st == KS_OK) ks_fields_free(f, n);
+}

@@ -1,0 +1,225 @@
+/*
+ * cmd_multi.c -- MULTI, EXEC, DISCARD, WATCH, UNWATCH and the watched-key
+ * table.
+ *
+ * EXEC runs the queued commands one after another into the one command
+ * batch; each keeps its own savepoint (Invariant S1), and the dispatcher
+ * hands the whole batch to the engine after EXEC returns, so the writes of
+ * a transaction reach the log as one atomic record.
+ *
+ * Watched keys: a hash table from (db, key) to the clients watching it;
+ * each client keeps pointers to its entries. server_touch_key() (the
+ * keyspace's touch hook, called for every key a write changes) marks the
+ * watchers CLIENT_DIRTY_CAS, and EXEC then fails with a null reply.
+ * Invariant W1: an entry exists iff at least one client watches it, and
+ * server.watch_count is the number of entries (touch is a no-op at 0, the
+ * common case, so unwatched writes pay one branch).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/server.h"
+
+struct watched_key {
+    struct watched_key *next;
+    uint64_t hash;
+    int db;
+    size_t len;
+    char *key;
+    client **clients;
+    int nclients, cap;
+};
+
+static uint64_t key_hash(int db, const char *k, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL ^ (uint64_t)db;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)k[i]) * 1099511628211ULL;
+    return h;
+}
+
+static struct watched_key **bucket(uint64_t h)
+{
+    return &server.watch_buckets[h & (server.watch_nbuckets - 1)];
+}
+
+static struct watched_key *find_key(int db, const char *k, size_t n, uint64_t h)
+{
+    if (!server.watch_nbuckets) return NULL;
+    for (struct watched_key *w = *bucket(h); w; w = w->next)
+        if (w->hash == h && w->db == db && w->len == n && memcmp(w->key, k, n) == 0) return w;
+    return NULL;
+}
+
+static void rehash(void)
+{
+    size_t nb = server.watch_nbuckets ? server.watch_nbuckets * 2 : 64;
+    struct watched_key **old = server.watch_buckets;
+    size_t on = server.watch_nbuckets;
+    server.watch_buckets = calloc(nb, sizeof(*old));
+    if (!server.watch_buckets) abort();
+    server.watch_nbuckets = nb;
+    for (size_t i = 0; i < on; i++) {
+        struct watched_key *w = old[i];
+        while (w) {
+            struct watched_key *n = w->next;
+            w->next = *bucket(w->hash);
+            *bucket(w->hash) = w;
+            w = n;
+        }
+    }
+    free(old);
+}
+
+static void watch_key(client *c, int db, const char *k, size_t n)
+{
+    struct client_private *p = c->priv;
+    uint64_t h = key_hash(db, k, n);
+    struct watched_key *w = find_key(db, k, n, h);
+    if (w) {
+        for (int i = 0; i < w->nclients; i++)
+            if (w->clients[i] == c) return; /* already watched by c */
+    } else {
+        if (server.watch_count >= server.watch_nbuckets) rehash();
+        w = calloc(1, sizeof(*w));
+        if (!w) abort();
+        w->hash = h;
+        w->db = db;
+        w->len = n;
+        w->key = malloc(n + 1);
+        if (!w->key) abort();
+        memcpy(w->key, k, n);
+        w->next = *bucket(h);
+        *bucket(h) = w;
+        server.watch_count++; /* W1 */
+    }
+    if (w->nclients == w->cap) {
+        w->cap = w->cap ? w->cap * 2 : 2;
+        w->clients = realloc(w->clients, (size_t)w->cap * sizeof(client *));
+        if (!w->clients) abort();
+    }
+    w->clients[w->nclients++] = c;
+    if (p->nwatched == p->watched_cap) {
+        p->watched_cap = p->watched_cap ? p->watched_cap * 2 : 4;
+        p->watched = realloc(p->watched, (size_t)p->watched_cap * sizeof(*p->watched));
+        if (!p->watched) abort();
+    }
+    p->watched[p->nwatched++] = w;
+}
+
+void server_unwatch_all(client *c)
+{
+    struct client_private *p = c->priv;
+    for (int i = 0; i < p->nwatched; i++) {
+        struct watched_key *w = p->watched[i];
+        for (int j = 0; j < w->nclients; j++) {
+            if (w->clients[j] == c) {
+                w->clients[j] = w->clients[--w->nclients];
+                break;
+            }
+        }
+        if (w->nclients == 0) { /* W1 */
+            struct watched_key **pp = bucket(w->hash);
+            while (*pp != w) pp = &(*pp)->next;
+            *pp = w->next;
+            free(w->key);
+            free(w->clients);
+            free(w);
+            server.watch_count--;
+        }
+    }
+    p->nwatched = 0;
+    c->flags &= ~CLIENT_DIRTY_CAS;
+}
+
+void server_touch_key(int db, const char *key, size_t len)
+{
+    if (server.watch_count == 0) return; /* W1 */
+    struct watched_key *w = find_key(db, key, len, key_hash(db, key, len));
+    if (!w) return;
+    for (int i = 0; i < w->nclients; i++) w->clients[i]->flags |= CLIENT_DIRTY_CAS;
+}
+
+void server_touch_db(int db)
+{
+    if (server.watch_count == 0) return;
+    for (size_t b = 0; b < server.watch_nbuckets; b++)
+        for (struct watched_key *w = server.watch_buckets[b]; w; w = w->next)
+            if (db < 0 || w->db == db)
+                for (int i = 0; i < w->nclients; i++) w->clients[i]->flags |= CLIENT_DIRTY_CAS;
+}
+
+void cmd_multi(client *c)
+{
+    if (c->flags & CLIENT_MULTI) {
+        add_reply_error(c, "MULTI calls can not be nested");
+        return;
+    }
+    c->flags |= CLIENT_MULTI;
+    add_reply_ok(c);
+}
+
+void cmd_discard(client *c)
+{
+    if (!(c->flags & CLIENT_MULTI)) {
+        add_reply_error(c, "DISCARD without MULTI");
+        return;
+    }
+    server_discard_multi(c);
+    server_unwatch_all(c);
+    add_reply_ok(c);
+}
+
+void cmd_exec(client *c)
+{
+    struct client_private *p = c->priv;
+    if (!(c->flags & CLIENT_MULTI)) {
+        add_reply_error(c, "EXEC without MULTI");
+        return;
+    }
+    if (c->flags & CLIENT_DIRTY_EXEC) {
+        add_reply_error(c, "EXECABORT Transaction discarded because of previous errors.");
+        server_discard_multi(c);
+        server_unwatch_all(c);
+        return;
+    }
+    if (c->flags & CLIENT_DIRTY_CAS) {
+        add_reply_null_array(c);
+        server_discard_multi(c);
+        server_unwatch_all(c);
+        return;
+    }
+    /* Our own writes below must not count as changes to what we watched. */
+    server_unwatch_all(c);
+    int orig_argc = c->argc;
+    arg *orig_argv = c->argv;
+    const struct command *exec_cmd = c->cmd;
+    c->flags |= CLIENT_IN_EXEC;
+    add_reply_array_len(c, p->mq_len);
+    for (int i = 0; i < p->mq_len; i++) {
+        c->argc = p->mq[i].argc;
+        c->argv = p->mq[i].argv;
+        server_call(c, p->mq[i].cmd);
+    }
+    c->flags &= ~CLIENT_IN_EXEC;
+    c->argc = orig_argc;
+    c->argv = orig_argv;
+    c->cmd = exec_cmd;
+    c->last_cmd_errors = 0;
+    server_discard_multi(c); /* clears CLIENT_MULTI: the dispatcher now writes the batch */
+}
+
+void cmd_watch(client *c)
+{
+    if (c->flags & CLIENT_MULTI) {
+        add_reply_error(c, "WATCH inside MULTI is not allowed");
+        return;
+    }
+    for (int i = 1; i < c->argc; i++) watch_key(c, c->db, c->argv[i].ptr, c->argv[i].len);
+    add_reply_ok(c);
+}
+
+void cmd_unwatch(client *c)
+{
+    server_unwatch_all(c);
+    add_reply_ok(c);
+}

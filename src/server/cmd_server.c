@@ -1,0 +1,709 @@
+/*
+ * cmd_server.c -- server commands: COMMAND, INFO, CONFIG, DBSIZE, FLUSHDB,
+ * FLUSHALL, TIME, SAVE, BGSAVE, LASTSAVE, SHUTDOWN, DEBUG. Replies and error
+ * texts follow Redis 7.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/time.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "index/index.h"
+#include "server/ae.h"
+#include "server/config.h"
+#include "server/server.h"
+
+#define STRATA_VERSION "0.1.0"
+#define REDIS_COMPAT_VERSION "7.2.0"
+
+/* Replies the error of a failed keyspace call. */
+static void reply_ks_error(client *c, ks_status st, ks_ctx *ctx)
+{
+    if (st == KS_ERR_WRONGTYPE)
+        add_reply_error(c, ERR_WRONGTYPE);
+    else if (ctx->err)
+        add_reply_error(c, ctx->err);
+    else
+        add_reply_error_fmt(c, "keyspace error %d", (int)st);
+}
+
+/* ---- COMMAND ------------------------------------------------------------ */
+
+static void reply_flags(client *c, uint32_t f)
+{
+    static const struct {
+        uint32_t bit;
+        const char *name;
+    } names[] = {{CMD_WRITE, "write"}, {CMD_READONLY, "readonly"}, {CMD_ADMIN, "admin"},
+                 {CMD_FAST, "fast"},   {CMD_NOAUTH, "no_auth"},    {CMD_LOADING, "loading"},
+                 {CMD_STALE, "stale"}, {CMD_NOSCRIPT, "noscript"}, {CMD_BLOCKING, "blocking"}};
+    int n = 0;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (f & names[i].bit) n++;
+    add_reply_set_len(c, n);
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (f & names[i].bit) add_reply_status(c, names[i].name);
+}
+
+static void reply_acl_categories(client *c, const struct command *cmd)
+{
+    const char *cats[4];
+    int n = 0;
+    if (cmd->flags & CMD_WRITE) cats[n++] = "@write";
+    if (cmd->flags & CMD_READONLY) cats[n++] = "@read";
+    cats[n++] = (cmd->flags & CMD_FAST) ? "@fast" : "@slow";
+    const char *g = cmd->group;
+    cats[n++] = !strcmp(g, "generic")        ? "@keyspace"
+                : !strcmp(g, "transactions") ? "@transaction"
+                : !strcmp(g, "server")       ? "@admin"
+                : !strcmp(g, "string")       ? "@string"
+                : !strcmp(g, "hash")         ? "@hash"
+                : !strcmp(g, "connection")   ? "@connection"
+                                             : "@index";
+    add_reply_set_len(c, n);
+    for (int i = 0; i < n; i++)
+        add_reply_status(c, cats[i]);
+}
+
+static void reply_command_info(client *c, const struct command *cmd)
+{
+    if (!cmd) {
+        add_reply_null_array(c);
+        return;
+    }
+    add_reply_array_len(c, 10);
+    add_reply_bulk_cstr(c, cmd->name);
+    add_reply_long_long(c, cmd->arity);
+    reply_flags(c, cmd->flags);
+    add_reply_long_long(c, cmd->first_key);
+    add_reply_long_long(c, cmd->last_key);
+    add_reply_long_long(c, cmd->key_step);
+    reply_acl_categories(c, cmd);
+    add_reply_set_len(c, 0);   /* tips */
+    add_reply_array_len(c, 0); /* key specs: first/last/step say it all */
+    add_reply_array_len(c, 0); /* subcommands */
+}
+
+static void reply_command_docs(client *c, const struct command *cmd)
+{
+    add_reply_bulk_cstr(c, cmd->name);
+    add_reply_map_len(c, 3);
+    add_reply_bulk_cstr(c, "summary");
+    add_reply_bulk_cstr(c, cmd->summary);
+    add_reply_bulk_cstr(c, "since");
+    add_reply_bulk_cstr(c, strchr(cmd->name, '.') ? STRATA_VERSION : "1.0.0");
+    add_reply_bulk_cstr(c, "group");
+    add_reply_bulk_cstr(c, cmd->group);
+}
+
+static const char *command_help[] = {"(no subcommand)",
+                                     "    Return details about all commands.",
+                                     "COUNT",
+                                     "    Return the total number of commands in this server.",
+                                     "LIST",
+                                     "    Return a list of all commands in this server.",
+                                     "INFO [<command-name> ...]",
+                                     "    Return details about multiple commands.",
+                                     "DOCS [<command-name> ...]",
+                                     "    Return documentation details about multiple commands.",
+                                     "GETKEYS <full-command>",
+                                     "    Return the keys from a full command.",
+                                     NULL};
+
+static void command_getkeys(client *c)
+{
+    const struct command *cmd = command_lookup(c->argv[2].ptr, c->argv[2].len);
+    int argc = c->argc - 2;
+    if (!cmd) return add_reply_error(c, "Invalid command specified");
+    if ((cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity)
+        return add_reply_error(c, "Invalid number of arguments specified for command");
+    if (cmd->first_key == 0) return add_reply_error(c, "The command has no key arguments");
+    int last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
+    long n = 0;
+    for (int i = cmd->first_key; i <= last && i < argc; i += cmd->key_step)
+        n++;
+    add_reply_array_len(c, n);
+    for (int i = cmd->first_key; i <= last && i < argc; i += cmd->key_step)
+        add_reply_bulk(c, c->argv[2 + i].ptr, c->argv[2 + i].len);
+}
+
+void cmd_command(client *c)
+{
+    if (c->argc == 1) {
+        add_reply_array_len(c, (long)command_table_size);
+        for (size_t i = 0; i < command_table_size; i++)
+            reply_command_info(c, &command_table[i]);
+        return;
+    }
+    const arg *sub = &c->argv[1];
+    if (arg_is(sub, "help") && c->argc == 2) {
+        add_reply_help(c, command_help);
+    } else if (arg_is(sub, "count")) {
+        if (c->argc != 2) return add_reply_subcommand_arity(c);
+        add_reply_long_long(c, (long long)command_table_size);
+    } else if (arg_is(sub, "info")) {
+        if (c->argc == 2) {
+            add_reply_array_len(c, (long)command_table_size);
+            for (size_t i = 0; i < command_table_size; i++)
+                reply_command_info(c, &command_table[i]);
+            return;
+        }
+        add_reply_array_len(c, c->argc - 2);
+        for (int i = 2; i < c->argc; i++)
+            reply_command_info(c, command_lookup(c->argv[i].ptr, c->argv[i].len));
+    } else if (arg_is(sub, "docs")) {
+        if (c->argc == 2) {
+            add_reply_map_len(c, (long)command_table_size);
+            for (size_t i = 0; i < command_table_size; i++)
+                reply_command_docs(c, &command_table[i]);
+            return;
+        }
+        void *len = add_reply_deferred_len(c);
+        long n = 0;
+        for (int i = 2; i < c->argc; i++) {
+            const struct command *cmd = command_lookup(c->argv[i].ptr, c->argv[i].len);
+            if (!cmd) continue;
+            reply_command_docs(c, cmd);
+            n++;
+        }
+        set_deferred_map_len(c, len, n);
+    } else if (arg_is(sub, "list")) {
+        const char *pattern = NULL;
+        if (c->argc == 5 && arg_is(&c->argv[2], "filterby") && arg_is(&c->argv[3], "pattern"))
+            pattern = c->argv[4].ptr;
+        else if (c->argc == 5 && arg_is(&c->argv[2], "filterby") &&
+                 (arg_is(&c->argv[3], "module") || arg_is(&c->argv[3], "aclcat")))
+            pattern = "\x01"; /* no modules; categories are not filtered on */
+        else if (c->argc != 2)
+            return add_reply_error(c, ERR_SYNTAX);
+        void *len = add_reply_deferred_len(c);
+        long n = 0;
+        for (size_t i = 0; i < command_table_size; i++) {
+            const char *nm = command_table[i].name;
+            if (pattern && !strata_glob_match(pattern, strlen(pattern), nm, strlen(nm), 1))
+                continue;
+            add_reply_bulk_cstr(c, nm);
+            n++;
+        }
+        set_deferred_array_len(c, len, n);
+    } else if (arg_is(sub, "getkeys")) {
+        if (c->argc < 3) return add_reply_subcommand_arity(c);
+        command_getkeys(c);
+    } else {
+        add_reply_subcommand_error(c);
+    }
+}
+
+/* ---- INFO --------------------------------------------------------------- */
+
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+        va_end(ap);
+        if (n >= 0 && (size_t)n < b->cap - b->len) {
+            b->len += (size_t)n;
+            return;
+        }
+        b->cap = b->cap * 2 + (size_t)(n > 0 ? n : 0);
+        b->p = realloc(b->p, b->cap);
+        if (!b->p) abort();
+    }
+}
+
+/* Starts a section; sections are separated by a blank line, as Redis. */
+static void sb_section(sbuf *b, const char *title)
+{
+    if (b->len) sb_printf(b, "\r\n");
+    sb_printf(b, "# %s\r\n", title);
+}
+
+static void human_bytes(char *out, size_t cap, double n)
+{
+    const char *u = "BKMGT";
+    int i = 0;
+    while (n >= 1024 && i < 4)
+        n /= 1024, i++;
+    if (i == 0)
+        snprintf(out, cap, "%.0fB", n);
+    else
+        snprintf(out, cap, "%.2f%c", n, u[i]);
+}
+
+static void info_server(sbuf *b)
+{
+    struct utsname u;
+    uname(&u);
+    int64_t now = ae_mstime();
+    sb_section(b, "Server");
+    sb_printf(b,
+              "redis_version:%s\r\nstrata_version:%s\r\nredis_mode:standalone\r\n"
+              "os:%s %s %s\r\narch_bits:%d\r\nmultiplexing_api:epoll\r\n"
+              "gcc_version:%d.%d.%d\r\nprocess_id:%d\r\ntcp_port:%d\r\n"
+              "server_time_usec:%lld\r\nuptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\n"
+              "hz:%d\r\nexecutable:%s\r\nconfig_file:%s\r\n",
+              REDIS_COMPAT_VERSION, STRATA_VERSION, u.sysname, u.release, u.machine,
+              (int)sizeof(void *) * 8, __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__, (int)getpid(),
+              cfg.port, (long long)now * 1000, (long long)(now - server.start_ms) / 1000,
+              (long long)(now - server.start_ms) / 86400000, cfg.hz,
+              server.executable ? server.executable : "",
+              server.config_file ? server.config_file : "");
+}
+
+static void info_memory(sbuf *b)
+{
+    eng_stats st;
+    eng_get_stats(server.db, &st);
+    uint64_t rss = server_used_memory();
+    char h[32], hr[32];
+    human_bytes(h, sizeof(h), (double)rss);
+    human_bytes(hr, sizeof(hr), (double)rss);
+    sb_section(b, "Memory");
+    sb_printf(b,
+              "used_memory:%llu\r\nused_memory_human:%s\r\nused_memory_rss:%llu\r\n"
+              "used_memory_rss_human:%s\r\nmaxmemory:0\r\nmaxmemory_human:0B\r\n"
+              "maxmemory_policy:noeviction\r\nmem_allocator:jemalloc\r\n"
+              "engine_cache_capacity:%llu\r\nengine_cache_usage:%llu\r\n"
+              "engine_memtable_bytes:%llu\r\n",
+              (unsigned long long)rss, h, (unsigned long long)rss, hr,
+              (unsigned long long)st.cache_capacity, (unsigned long long)st.cache_usage,
+              (unsigned long long)st.memtable_bytes);
+}
+
+static void info_engine(sbuf *b)
+{
+    eng_stats st;
+    eng_get_stats(server.db, &st);
+    sb_section(b, "Engine");
+#define F(x) sb_printf(b, #x ":%llu\r\n", (unsigned long long)st.x)
+    F(memtable_bytes);
+    F(immutable_memtables);
+    F(log_bytes);
+    F(bytes_written_user);
+    F(bytes_written_log);
+    F(bytes_written_flush);
+    F(bytes_written_compaction);
+    F(bytes_read_compaction);
+    F(flushes);
+    F(compactions);
+    F(cache_capacity);
+    F(cache_usage);
+    F(cache_hits);
+    F(cache_misses);
+    F(bloom_useful);
+    F(stall_slowdowns);
+    F(stall_stops);
+    F(stall_micros);
+    F(last_sequence);
+    F(log_syncs);
+    F(background_errors);
+#undef F
+    for (int l = 0; l < ENG_MAX_LEVELS; l++)
+        sb_printf(b, "level%d:files=%llu,bytes=%llu\r\n", l, (unsigned long long)st.level_files[l],
+                  (unsigned long long)st.level_bytes[l]);
+    double wa = st.bytes_written_user
+                    ? (double)(st.bytes_written_flush + st.bytes_written_compaction) /
+                          (double)st.bytes_written_user
+                    : 0.0;
+    sb_printf(b, "write_amplification:%.2f\r\ndisk_usage:%llu\r\ngroup_commits:%llu\r\n", wa,
+              (unsigned long long)eng_disk_usage(server.db),
+              (unsigned long long)server.stat_commits);
+}
+
+static void info_keyspace(sbuf *b)
+{
+    sb_section(b, "Keyspace");
+    ks_ctx ctx = {server.ks, server.batch, 0, server_now_ms(), NULL};
+    for (int db = 0; db < KS_DATABASES; db++) {
+        ctx.db = db;
+        uint64_t keys = ks_dbsize(&ctx);
+        if (!keys) continue;
+        sb_printf(b, "db%d:keys=%llu,expires=%llu,avg_ttl=0\r\n", db, (unsigned long long)keys,
+                  (unsigned long long)ks_expires(&ctx));
+    }
+    ks_ctx_reset(&ctx);
+}
+
+static void info_section(sbuf *b, const char *s, int all)
+{
+    char fsync[16];
+    if (all || !strcasecmp(s, "server")) info_server(b);
+    if (all || !strcasecmp(s, "clients")) {
+        sb_section(b, "Clients");
+        sb_printf(b,
+                  "connected_clients:%llu\r\nmaxclients:%d\r\n"
+                  "blocked_clients:0\r\ntracking_clients:0\r\n",
+                  (unsigned long long)server.nclients, cfg.maxclients);
+    }
+    if (all || !strcasecmp(s, "memory")) info_memory(b);
+    if (all || !strcasecmp(s, "persistence")) {
+        config_get_value("appendfsync", fsync, sizeof(fsync));
+        sb_section(b, "Persistence");
+        sb_printf(b,
+                  "loading:0\r\nrdb_changes_since_last_save:0\r\n"
+                  "rdb_bgsave_in_progress:0\r\nrdb_last_save_time:%lld\r\naof_enabled:1\r\n"
+                  "appendfsync:%s\r\n",
+                  (long long)server.lastsave_s, fsync);
+    }
+    if (all || !strcasecmp(s, "stats")) {
+        sb_section(b, "Stats");
+        sb_printf(
+            b,
+            "total_connections_received:%llu\r\n"
+            "total_commands_processed:%llu\r\ninstantaneous_ops_per_sec:%llu\r\n"
+            "total_net_input_bytes:%llu\r\ntotal_net_output_bytes:%llu\r\n"
+            "rejected_connections:%llu\r\nexpired_keys:%llu\r\n"
+            "total_error_replies:%llu\r\ngroup_commits:%llu\r\nwrite_errors:%llu\r\n",
+            (unsigned long long)server.stat_connections, (unsigned long long)server.stat_commands,
+            (unsigned long long)server.stat_ops_per_sec, (unsigned long long)server.stat_net_in,
+            (unsigned long long)server.stat_net_out, (unsigned long long)server.stat_rejected_conn,
+            (unsigned long long)server.stat_expired, (unsigned long long)server.stat_errors,
+            (unsigned long long)server.stat_commits, (unsigned long long)server.stat_write_errors);
+    }
+    if (all || !strcasecmp(s, "replication")) {
+        sb_section(b, "Replication");
+        sb_printf(b, "role:master\r\nconnected_slaves:0\r\n");
+    }
+    if (all || !strcasecmp(s, "keyspace")) info_keyspace(b);
+    if (all || !strcasecmp(s, "engine")) info_engine(b);
+    if (all || !strcasecmp(s, "index")) {
+        char buf[16384];
+        size_t n = idx_info(buf, sizeof(buf));
+        if (n > sizeof(buf) - 1) n = sizeof(buf) - 1;
+        buf[n] = '\0';
+        if (n && strncmp(buf, "# ", 2) != 0)
+            sb_section(b, "Index");
+        else if (n && b->len)
+            sb_printf(b, "\r\n");
+        sb_printf(b, "%s", buf);
+        if (n && buf[n - 1] != '\n') sb_printf(b, "\r\n");
+    }
+}
+
+void cmd_info(client *c)
+{
+    sbuf b = {malloc(4096), 0, 4096};
+    b.p[0] = '\0';
+    if (c->argc == 1) info_section(&b, "", 1);
+    for (int i = 1; i < c->argc; i++) {
+        const char *s = c->argv[i].ptr;
+        int all =
+            !strcasecmp(s, "all") || !strcasecmp(s, "everything") || !strcasecmp(s, "default");
+        info_section(&b, s, all);
+    }
+    add_reply_verbatim(c, b.p, b.len, "txt");
+    free(b.p);
+}
+
+/* ---- CONFIG ------------------------------------------------------------- */
+
+typedef struct get_ctx {
+    client *c;
+    char **names;
+    char **vals;
+    long n, cap;
+} get_ctx;
+
+static void collect(void *vctx, const char *name, const char *value)
+{
+    get_ctx *g = vctx;
+    for (long i = 0; i < g->n; i++)
+        if (!strcmp(g->names[i], name)) return; /* two patterns matched it */
+    if (g->n == g->cap) {
+        g->cap = g->cap ? g->cap * 2 : 16;
+        g->names = realloc(g->names, (size_t)g->cap * sizeof(char *));
+        g->vals = realloc(g->vals, (size_t)g->cap * sizeof(char *));
+    }
+    g->names[g->n] = strdup(name);
+    g->vals[g->n++] = strdup(value);
+}
+
+static const char *config_help[] = {
+    "GET <pattern>",
+    "    Return parameters matching the glob-like <pattern> and their values.",
+    "SET <directive> <value>",
+    "    Set the configuration <directive> to <value>.",
+    "RESETSTAT",
+    "    Reset statistics reported by the INFO command.",
+    NULL};
+
+void cmd_config(client *c)
+{
+    const arg *sub = &c->argv[1];
+    if (arg_is(sub, "help") && c->argc == 2) {
+        add_reply_help(c, config_help);
+    } else if (arg_is(sub, "get")) {
+        if (c->argc < 3) return add_reply_subcommand_arity(c);
+        get_ctx g = {c, NULL, NULL, 0, 0};
+        for (int i = 2; i < c->argc; i++)
+            config_match(c->argv[i].ptr, collect, &g);
+        add_reply_map_len(c, g.n);
+        for (long i = 0; i < g.n; i++) {
+            add_reply_bulk_cstr(c, g.names[i]);
+            add_reply_bulk_cstr(c, g.vals[i]);
+            free(g.names[i]);
+            free(g.vals[i]);
+        }
+        free(g.names);
+        free(g.vals);
+    } else if (arg_is(sub, "set")) {
+        if (c->argc < 4 || c->argc % 2 != 0) return add_reply_subcommand_arity(c);
+        for (int i = 2; i < c->argc; i += 2) {
+            const char *v[1] = {c->argv[i + 1].ptr};
+            char *err = NULL;
+            if (config_set(c->argv[i].ptr, v, 1, 0, &err) < 0) {
+                add_reply_error(c, err);
+                free(err);
+                return;
+            }
+        }
+        add_reply_ok(c);
+    } else if (arg_is(sub, "resetstat")) {
+        if (c->argc != 2) return add_reply_subcommand_arity(c);
+        server.stat_commands = server.stat_connections = server.stat_rejected_conn = 0;
+        server.stat_errors = server.stat_net_in = server.stat_net_out = 0;
+        server.stat_expired = server.stat_commits = server.stat_write_errors = 0;
+        server.stat_ops_sample_cmds = 0;
+        add_reply_ok(c);
+    } else {
+        add_reply_subcommand_error(c);
+    }
+}
+
+/* ---- Keyspace-wide commands -------------------------------------------- */
+
+void cmd_dbsize(client *c)
+{
+    add_reply_long_long(c, (long long)ks_dbsize(client_ks(c)));
+}
+
+static void flush(client *c, int all)
+{
+    if (c->argc > 2 ||
+        (c->argc == 2 && !arg_is(&c->argv[1], "async") && !arg_is(&c->argv[1], "sync"))) {
+        add_reply_error(c, ERR_SYNTAX);
+        return;
+    }
+    ks_ctx *ctx = client_ks(c);
+    ks_status st = ks_flush(ctx, all);
+    if (st != KS_OK) {
+        reply_ks_error(c, st, ctx);
+        return;
+    }
+    server_touch_db(all ? -1 : c->db);
+    add_reply_ok(c);
+}
+
+void cmd_flushdb(client *c)
+{
+    flush(c, 0);
+}
+void cmd_flushall(client *c)
+{
+    flush(c, 1);
+}
+
+void cmd_time(client *c)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    add_reply_array_len(c, 2);
+    add_reply_bulk_ll(c, (long long)tv.tv_sec);
+    add_reply_bulk_ll(c, (long long)tv.tv_usec);
+}
+
+/* ---- SAVE / BGSAVE / LASTSAVE / SHUTDOWN -------------------------------- */
+
+static pthread_t bgsave_thread;
+static atomic_int bgsave_running;
+static atomic_llong bgsave_done_s;
+
+/* The engine is thread-safe; the flush waits for the table write. */
+static void *bgsave_main(void *arg)
+{
+    eng_status st = eng_flush(server.db);
+    if (st == ENG_OK)
+        atomic_store(&bgsave_done_s, (long long)(ae_mstime() / 1000));
+    else
+        server_log(LL_WARNING, "Background save failed: %s", eng_status_str(st));
+    atomic_store(&bgsave_running, 0);
+    return NULL;
+}
+
+void server_wait_bgsave(void)
+{
+    if (atomic_load(&bgsave_running) || bgsave_thread) {
+        pthread_join(bgsave_thread, NULL);
+        bgsave_thread = 0;
+    }
+}
+
+static int64_t lastsave(void)
+{
+    long long bg = atomic_load(&bgsave_done_s);
+    if (bg > server.lastsave_s) server.lastsave_s = bg;
+    return server.lastsave_s;
+}
+
+void cmd_save(client *c)
+{
+    if (atomic_load(&bgsave_running)) {
+        add_reply_error(c, "Background save already in progress");
+        return;
+    }
+    server_commit();
+    eng_status st = eng_flush(server.db);
+    if (st == ENG_OK) st = eng_commit(server.db, 1);
+    if (st != ENG_OK) {
+        add_reply_error_fmt(c, "save failed: %s", eng_status_str(st));
+        return;
+    }
+    server.lastsave_s = ae_mstime() / 1000;
+    add_reply_ok(c);
+}
+
+void cmd_bgsave(client *c)
+{
+    if (c->argc > 2 || (c->argc == 2 && !arg_is(&c->argv[1], "schedule"))) {
+        add_reply_error(c, ERR_SYNTAX);
+        return;
+    }
+    if (atomic_load(&bgsave_running)) {
+        if (c->argc == 2)
+            add_reply_status(c, "Background saving scheduled");
+        else
+            add_reply_error(c, "Background save already in progress");
+        return;
+    }
+    server_wait_bgsave(); /* reap the previous one */
+    server_commit();
+    atomic_store(&bgsave_running, 1);
+    if (pthread_create(&bgsave_thread, NULL, bgsave_main, NULL) != 0) {
+        atomic_store(&bgsave_running, 0);
+        bgsave_thread = 0;
+        add_reply_error(c, "Can't start the background save thread");
+        return;
+    }
+    add_reply_status(c, "Background saving started");
+}
+
+void cmd_lastsave(client *c)
+{
+    add_reply_long_long(c, (long long)lastsave());
+}
+
+void cmd_shutdown(client *c)
+{
+    int save = 0;
+    for (int i = 1; i < c->argc; i++) {
+        const arg *a = &c->argv[i];
+        if (arg_is(a, "save"))
+            save = 1;
+        else if (arg_is(a, "nosave"))
+            save = 0;
+        else if (arg_is(a, "now") || arg_is(a, "force"))
+            continue;
+        else if (arg_is(a, "abort"))
+            return add_reply_error(c, "No shutdown in progress.");
+        else
+            return add_reply_error(c, ERR_SYNTAX);
+    }
+    if (save && server_prepare_shutdown(1) < 0) {
+        add_reply_error(c, "Errors trying to SHUTDOWN. Check logs.");
+        return;
+    }
+    server_log(LL_WARNING, "User requested shutdown from client id=%llu",
+               (unsigned long long)c->id);
+    server.shutdown_asap = 1;
+    c->flags |= CLIENT_CLOSE_AFTER_REPLY; /* as Redis: no reply, the connection closes */
+}
+
+/* ---- DEBUG -------------------------------------------------------------- */
+
+static const char *debug_help[] = {"SLEEP <seconds>",
+                                   "    Stop the server for <seconds>. Decimals allowed.",
+                                   "SET-ACTIVE-EXPIRE <0|1>",
+                                   "    Turn the active expiry cycle off or on.",
+                                   "JMAP",
+                                   "    Does nothing (compatibility).",
+                                   "LOG <message>",
+                                   "    Write <message> to the server log.",
+                                   NULL};
+
+/* DEBUG PROTOCOL <type>: one reply of each encoding, as Redis, so clients
+ * (and our tests) can check RESP2 and RESP3 encodings. */
+static void debug_protocol(client *c, const arg *t)
+{
+    if (arg_is(t, "string")) {
+        add_reply_bulk_cstr(c, "Hello World");
+    } else if (arg_is(t, "integer")) {
+        add_reply_long_long(c, 12345);
+    } else if (arg_is(t, "double")) {
+        add_reply_double(c, 3.141);
+    } else if (arg_is(t, "null")) {
+        add_reply_null(c);
+    } else if (arg_is(t, "array")) {
+        add_reply_array_len(c, 3);
+        for (int i = 0; i < 3; i++) add_reply_long_long(c, i);
+    } else if (arg_is(t, "set")) {
+        add_reply_set_len(c, 3);
+        for (int i = 0; i < 3; i++) add_reply_long_long(c, i);
+    } else if (arg_is(t, "map")) {
+        add_reply_map_len(c, 3);
+        for (int i = 0; i < 3; i++) {
+            add_reply_long_long(c, i);
+            add_reply_bool(c, i == 1);
+        }
+    } else if (arg_is(t, "true")) {
+        add_reply_bool(c, 1);
+    } else if (arg_is(t, "false")) {
+        add_reply_bool(c, 0);
+    } else if (arg_is(t, "verbatim")) {
+        add_reply_verbatim(c, "This is a verbatim\nstring", 25, "txt");
+    } else {
+        add_reply_error(c, "Wrong protocol type name. Please use one of the following: string|"
+                           "integer|double|null|array|set|map|true|false|verbatim");
+    }
+}
+
+void cmd_debug(client *c)
+{
+    const arg *sub = &c->argv[1];
+    if (arg_is(sub, "help") && c->argc == 2) {
+        add_reply_help(c, debug_help);
+    } else if (arg_is(sub, "sleep") && c->argc == 3) {
+        double s;
+        if (arg_to_double(c, &c->argv[2], &s) < 0) return;
+        if (s > 0) usleep((useconds_t)(s * 1e6));
+        add_reply_ok(c);
+    } else if (arg_is(sub, "set-active-expire") && c->argc == 3) {
+        long long v;
+        if (arg_to_ll(c, &c->argv[2], &v) < 0) return;
+        server.active_expire_off = v == 0;
+        add_reply_ok(c);
+    } else if (arg_is(sub, "protocol") && c->argc == 3) {
+        debug_protocol(c, &c->argv[2]);
+    } else if (arg_is(sub, "jmap") && c->argc == 2) {
+        add_reply_ok(c);
+    } else if (arg_is(sub, "log") && c->argc == 3) {
+        server_log(LL_WARNING, "DEBUG LOG: %s", c->argv[2].ptr);
+        add_reply_ok(c);
+    } else {
+        add_reply_subcommand_error(c);
+    }
+}

@@ -1,0 +1,384 @@
+/*
+ * config.c -- settings table, config file reader, CONFIG GET/SET; see
+ * config.h for the file format.
+ *
+ * Every setting is one row of config_table: name, type, where its value
+ * lives, default, bounds, whether it can change at runtime, and an apply
+ * hook for settings whose change must reach another part of the server
+ * (appendfsync -> the engine, logfile -> the log). Immutable settings
+ * (bind, port, dir, databases, cache-size, ...) are read once at startup.
+ */
+#include "server/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "server/resp_parser.h"
+#include "server/server.h"
+
+server_config cfg;
+
+enum { T_BOOL, T_INT, T_MEM, T_STR, T_ENUM };
+enum { F_IMMUTABLE = 1 };
+
+typedef struct config_enum {
+    const char *name;
+    int val;
+} config_enum;
+
+static const config_enum fsync_enum[] = {{"everysec", ENG_SYNC_EVERYSEC},
+                                         {"always", ENG_SYNC_ALWAYS},
+                                         {"no", ENG_SYNC_NO},
+                                         {NULL, 0}};
+static const config_enum loglevel_enum[] = {{"debug", LL_DEBUG},
+                                            {"verbose", LL_VERBOSE},
+                                            {"notice", LL_NOTICE},
+                                            {"warning", LL_WARNING},
+                                            {NULL, 0}};
+
+typedef struct config_row {
+    const char *name;
+    int type, flags;
+    void *ptr;
+    const char *def;
+    long long min, max;
+    const config_enum *enums;
+    void (*apply)(void);
+} config_row;
+
+static void apply_appendfsync(void)
+{
+    if (server.db) eng_set_sync_mode(server.db, cfg.appendfsync);
+}
+
+static void apply_log(void) { server_log_reopen(); }
+
+#define MB (1024LL * 1024)
+static const config_row config_table[] = {
+    {"bind", T_STR, F_IMMUTABLE, &cfg.bind, "127.0.0.1", 0, 0, NULL, NULL},
+    {"port", T_INT, F_IMMUTABLE, &cfg.port, "6379", 0, 65535, NULL, NULL},
+    {"dir", T_STR, F_IMMUTABLE, &cfg.dir, "./data", 0, 0, NULL, NULL},
+    {"appendfsync", T_ENUM, 0, &cfg.appendfsync, "everysec", 0, 0, fsync_enum, apply_appendfsync},
+    {"requirepass", T_STR, 0, &cfg.requirepass, "", 0, 0, NULL, NULL},
+    {"maxclients", T_INT, 0, &cfg.maxclients, "10000", 1, INT_MAX, NULL, NULL},
+    {"timeout", T_INT, 0, &cfg.timeout, "0", 0, INT_MAX, NULL, NULL},
+    {"tcp-keepalive", T_INT, 0, &cfg.tcp_keepalive, "300", 0, INT_MAX, NULL, NULL},
+    {"tcp-backlog", T_INT, F_IMMUTABLE, &cfg.tcp_backlog, "511", 0, INT_MAX, NULL, NULL},
+    {"cache-size", T_MEM, F_IMMUTABLE, &cfg.cache_size, "256mb", 0, LLONG_MAX, NULL, NULL},
+    {"write-buffer-size", T_MEM, F_IMMUTABLE, &cfg.write_buffer_size, "64mb", 64 * 1024,
+     LLONG_MAX, NULL, NULL},
+    {"compression", T_INT, F_IMMUTABLE, &cfg.compression, "1", 0, 22, NULL, NULL},
+    {"loglevel", T_ENUM, 0, &cfg.loglevel, "notice", 0, 0, loglevel_enum, NULL},
+    {"logfile", T_STR, F_IMMUTABLE, &cfg.logfile, "", 0, 0, NULL, apply_log},
+    {"pidfile", T_STR, F_IMMUTABLE, &cfg.pidfile, "", 0, 0, NULL, NULL},
+    {"daemonize", T_BOOL, F_IMMUTABLE, &cfg.daemonize, "no", 0, 0, NULL, NULL},
+    {"hz", T_INT, 0, &cfg.hz, "10", 1, 500, NULL, NULL},
+    {"proto-max-bulk-len", T_MEM, 0, &cfg.proto_max_bulk_len, "512mb", 1024 * 1024, LLONG_MAX,
+     NULL, NULL},
+    {"client-query-buffer-limit", T_MEM, 0, &cfg.client_query_buffer_limit, "1gb", 1024 * 1024,
+     LLONG_MAX, NULL, NULL},
+    {"databases", T_INT, F_IMMUTABLE, &cfg.databases, "16", 16, 16, NULL, NULL},
+};
+#define NROWS (sizeof(config_table) / sizeof(config_table[0]))
+
+static const config_row *find_row(const char *name)
+{
+    for (size_t i = 0; i < NROWS; i++)
+        if (strcasecmp(config_table[i].name, name) == 0) return &config_table[i];
+    return NULL;
+}
+
+int config_parse_memory(const char *s, long long *out)
+{
+    char *end;
+    errno = 0;
+    if (!*s || isspace((unsigned char)*s)) return -1;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s) return -1;
+    long long mul = 1;
+    if (!strcasecmp(end, "")) mul = 1;
+    else if (!strcasecmp(end, "b")) mul = 1;
+    else if (!strcasecmp(end, "k")) mul = 1000;
+    else if (!strcasecmp(end, "kb")) mul = 1024;
+    else if (!strcasecmp(end, "m")) mul = 1000 * 1000;
+    else if (!strcasecmp(end, "mb")) mul = 1024 * 1024;
+    else if (!strcasecmp(end, "g")) mul = 1000LL * 1000 * 1000;
+    else if (!strcasecmp(end, "gb")) mul = 1024LL * 1024 * 1024;
+    else return -1;
+    if (v < 0 || (v > 0 && mul > LLONG_MAX / v)) return -1;
+    *out = v * mul;
+    return 0;
+}
+
+static char *fmt_err(const char *fmt, const char *a)
+{
+    char buf[512];
+    snprintf(buf, sizeof(buf), fmt, a);
+    return strdup(buf);
+}
+
+/* Parses value for row into *tmp without changing the setting. */
+static int parse_value(const config_row *r, const char *v, long long *num, char **err)
+{
+    switch (r->type) {
+    case T_BOOL:
+        if (!strcasecmp(v, "yes")) *num = 1;
+        else if (!strcasecmp(v, "no")) *num = 0;
+        else return *err = strdup("argument must be 'yes' or 'no'"), -1;
+        return 0;
+    case T_INT:
+    case T_MEM: {
+        char *end;
+        errno = 0;
+        long long x = strtoll(v, &end, 10);
+        if (r->type == T_MEM) {
+            if (config_parse_memory(v, &x) < 0)
+                return *err = strdup("argument must be a memory value"), -1;
+        } else if (errno || !*v || *end) {
+            return *err = strdup("argument couldn't be parsed into an integer"), -1;
+        }
+        if (x < r->min || x > r->max) {
+            char buf[128];
+            snprintf(buf, sizeof(buf), "argument must be between %lld and %lld inclusive", r->min,
+                     r->max);
+            return *err = strdup(buf), -1;
+        }
+        *num = x;
+        return 0;
+    }
+    case T_ENUM:
+        for (const config_enum *e = r->enums; e->name; e++)
+            if (!strcasecmp(e->name, v)) return *num = e->val, 0;
+        {
+            char buf[256] = "argument(s) must be one of the following: ";
+            for (const config_enum *e = r->enums; e->name; e++) {
+                strcat(buf, e->name);
+                if (e[1].name) strcat(buf, ", ");
+            }
+            *err = strdup(buf);
+        }
+        return -1;
+    }
+    return 0;
+}
+
+int config_set(const char *name, const char *const *argv, int argc, int at_startup, char **err)
+{
+    const config_row *r = find_row(name);
+    *err = NULL;
+    if (!r || argc != 1) {
+        *err = fmt_err("Unknown option or number of arguments for CONFIG SET - '%s'", name);
+        return -1;
+    }
+    char *why = NULL;
+    long long num = 0;
+    if ((r->flags & F_IMMUTABLE) && !at_startup) {
+        why = strdup("can't set immutable config");
+    } else if (r->type != T_STR) {
+        parse_value(r, argv[0], &num, &why);
+    }
+    if (why) {
+        char buf[512];
+        snprintf(buf, sizeof(buf), "CONFIG SET failed (possibly related to argument '%s') - %s",
+                 r->name, why);
+        free(why);
+        *err = strdup(buf);
+        return -1;
+    }
+    switch (r->type) {
+    case T_STR:
+        free(*(char **)r->ptr);
+        *(char **)r->ptr = strdup(argv[0]);
+        break;
+    case T_MEM:
+        *(long long *)r->ptr = num;
+        break;
+    default:
+        *(int *)r->ptr = (int)num;
+    }
+    if (r->apply && !at_startup) r->apply();
+    return 0;
+}
+
+int config_get_value(const char *name, char *buf, size_t cap)
+{
+    const config_row *r = find_row(name);
+    if (!r) return -1;
+    switch (r->type) {
+    case T_BOOL:
+        snprintf(buf, cap, "%s", *(int *)r->ptr ? "yes" : "no");
+        break;
+    case T_INT:
+        snprintf(buf, cap, "%d", *(int *)r->ptr);
+        break;
+    case T_MEM:
+        snprintf(buf, cap, "%lld", *(long long *)r->ptr);
+        break;
+    case T_STR:
+        snprintf(buf, cap, "%s", *(char **)r->ptr ? *(char **)r->ptr : "");
+        break;
+    case T_ENUM:
+        buf[0] = '\0';
+        for (const config_enum *e = r->enums; e->name; e++)
+            if (e->val == *(int *)r->ptr) snprintf(buf, cap, "%s", e->name);
+        break;
+    }
+    return 0;
+}
+
+void config_match(const char *pattern, config_visit_fn fn, void *ctx)
+{
+    char val[1024];
+    for (size_t i = 0; i < NROWS; i++) {
+        const char *n = config_table[i].name;
+        if (!strata_glob_match(pattern, strlen(pattern), n, strlen(n), 1)) continue;
+        config_get_value(n, val, sizeof(val));
+        fn(ctx, n, val);
+    }
+}
+
+void config_init_defaults(void)
+{
+    for (size_t i = 0; i < NROWS; i++) {
+        const char *argv[1] = {config_table[i].def};
+        char *err = NULL;
+        if (config_set(config_table[i].name, argv, 1, 1, &err) < 0) {
+            fprintf(stderr, "bad default for %s: %s\n", config_table[i].name, err);
+            abort();
+        }
+    }
+}
+
+int config_split_args(const char *line, char ***argvp)
+{
+    size_t n = strlen(line);
+    char *buf = malloc(n + 2);
+    memcpy(buf, line, n);
+    buf[n] = '\n';
+    buf[n + 1] = '\0';
+    resp_parser p;
+    resp_parser_init(&p);
+    size_t pos = 0;
+    int argc = 0;
+    *argvp = NULL;
+    /* Lines never start with '*' in a config file; the inline splitter is
+     * Redis's sdssplitargs. */
+    int r = buf[0] == '*' ? RESP_ERR : resp_parse(&p, buf, n + 1, &pos);
+    if (r == RESP_DONE) {
+        argc = p.argc;
+        *argvp = calloc((size_t)argc + 1, sizeof(char *));
+        for (int i = 0; i < argc; i++) (*argvp)[i] = strndup(p.argv[i].ptr, p.argv[i].len);
+    } else if (r == RESP_ERR) {
+        argc = -1;
+    }
+    resp_parser_free(&p);
+    free(buf);
+    return argc;
+}
+
+void config_free_args(char **argv, int argc)
+{
+    for (int i = 0; i < argc; i++) free(argv[i]);
+    free(argv);
+}
+
+int config_load_file(const char *path, char **err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        *err = fmt_err("cannot open config file: %s", path);
+        return -1;
+    }
+    char line[4096];
+    int lineno = 0, rc = 0;
+    while (fgets(line, sizeof(line), f)) {
+        lineno++;
+        char *s = line;
+        while (isspace((unsigned char)*s)) s++;
+        s[strcspn(s, "\r\n")] = '\0';
+        if (*s == '#' || *s == '\0') continue;
+        char **argv;
+        int argc = config_split_args(s, &argv);
+        char *why = NULL;
+        if (argc < 0) why = strdup("unbalanced quotes in configuration line");
+        else if (argc > 0) config_set(argv[0], (const char *const *)argv + 1, argc - 1, 1, &why);
+        if (argc >= 0) config_free_args(argv, argc);
+        if (why) {
+            char buf[600];
+            snprintf(buf, sizeof(buf), "%s:%d: '%.200s': %.300s", path, lineno, s, why);
+            free(why);
+            *err = strdup(buf);
+            rc = -1;
+            break;
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+/* Redis's stringmatchlen, without recursion into a nested match depth
+ * beyond the pattern's own stars (each '*' recurses once per position, as
+ * Redis does; patterns come from clients, so the depth is bounded by the
+ * pattern length). */
+int strata_glob_match(const char *p, size_t plen, const char *s, size_t slen, int nocase)
+{
+    while (plen && slen) {
+        switch (*p) {
+        case '*':
+            while (plen > 1 && p[1] == '*') p++, plen--;
+            if (plen == 1) return 1;
+            while (slen) {
+                if (strata_glob_match(p + 1, plen - 1, s, slen, nocase)) return 1;
+                s++, slen--;
+            }
+            return 0;
+        case '?':
+            s++, slen--;
+            break;
+        case '[': {
+            int not = 0, match = 0;
+            p++, plen--;
+            if (plen && *p == '^') not = 1, p++, plen--;
+            while (plen) {
+                if (*p == '\\' && plen >= 2) {
+                    p++, plen--;
+                    if (*p == *s) match = 1;
+                } else if (*p == ']') {
+                    break;
+                } else if (plen >= 3 && p[1] == '-') {
+                    int a = (unsigned char)p[0], b = (unsigned char)p[2], c = (unsigned char)*s;
+                    if (a > b) { int t = a; a = b; b = t; }
+                    if (nocase) a = tolower(a), b = tolower(b), c = tolower(c);
+                    if (c >= a && c <= b) match = 1;
+                    p += 2, plen -= 2;
+                } else if (nocase ? tolower((unsigned char)*p) == tolower((unsigned char)*s)
+                                  : *p == *s) {
+                    match = 1;
+                }
+                p++, plen--;
+            }
+            if (not) match = !match;
+            if (!match) return 0;
+            s++, slen--;
+            if (!plen) return 0; /* unterminated class: no match, as Redis */
+            break;
+        }
+        case '\\':
+            if (plen >= 2) p++, plen--;
+            /* fall through */
+        default:
+            if (nocase ? tolower((unsigned char)*p) != tolower((unsigned char)*s) : *p != *s)
+                return 0;
+            s++, slen--;
+            break;
+        }
+        p++, plen--;
+    }
+    while (plen && *p == '*') p++, plen--;
+    return plen == 0 && slen == 0;
+}

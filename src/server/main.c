@@ -1,0 +1,181 @@
+/*
+ * main.c -- strata-server [config-file] [--name value ...]
+ *
+ * Reads the settings (file, then command-line overrides, as redis-server),
+ * daemonizes if asked, opens the engine in `dir` (replaying its log), the
+ * keyspace and the index catalog, listens, and runs the event loop until
+ * SIGTERM/SIGINT or SHUTDOWN; then closes the engine, which syncs the log,
+ * so the next start finds everything acknowledged.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "index/index.h"
+#include "server/ae.h"
+#include "server/config.h"
+#include "server/server.h"
+
+static void usage(void)
+{
+    fprintf(stderr, "Usage: strata-server [/path/to/strata.conf] [options]\n"
+                    "       strata-server -v or --version\n"
+                    "       strata-server -h or --help\n\n"
+                    "Examples:\n"
+                    "       strata-server conf/strata.conf --port 7000 --dir /tmp/strata\n"
+                    "       strata-server --appendfsync always\n");
+    exit(1);
+}
+
+/* Applies "--name v1 [v2 ...]" groups from argv[i..]. */
+static void apply_overrides(int argc, char **argv, int i)
+{
+    while (i < argc) {
+        if (strncmp(argv[i], "--", 2) != 0 || argv[i][2] == '\0') {
+            fprintf(stderr, "Bad command-line argument '%s'\n", argv[i]);
+            usage();
+        }
+        const char *name = argv[i] + 2;
+        int j = i + 1;
+        while (j < argc && strncmp(argv[j], "--", 2) != 0) j++;
+        char *err = NULL;
+        if (config_set(name, (const char *const *)argv + i + 1, j - i - 1, 1, &err) < 0) {
+            fprintf(stderr, "*** FATAL CONFIG ERROR (strata) ***\n--%s: %s\n", name, err);
+            exit(1);
+        }
+        i = j;
+    }
+}
+
+static int mkdir_p(const char *path)
+{
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    if (mkdir(buf, 0755) < 0 && errno != EEXIST) return -1;
+    return 0;
+}
+
+static void daemonize(void)
+{
+    pid_t pid = fork();
+    if (pid < 0) exit(1);
+    if (pid > 0) exit(0);
+    setsid();
+    int fd = open("/dev/null", O_RDWR);
+    if (fd >= 0) {
+        dup2(fd, STDIN_FILENO);
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+        if (fd > STDERR_FILENO) close(fd);
+    }
+}
+
+static void write_pidfile(void)
+{
+    if (!cfg.pidfile || !cfg.pidfile[0]) return;
+    FILE *f = fopen(cfg.pidfile, "w");
+    if (!f) {
+        server_log(LL_WARNING, "Failed to write PID file %s: %s", cfg.pidfile, strerror(errno));
+        return;
+    }
+    fprintf(f, "%d\n", (int)getpid());
+    fclose(f);
+}
+
+/* The keyspace reports each changed key, or key NULL for a whole db. */
+static void touch_hook(void *tctx, int db, const char *key, size_t klen)
+{
+    if (key) server_touch_key(db, key, klen);
+    else server_touch_db(db);
+}
+
+static int open_storage(void)
+{
+    eng_options o;
+    eng_options_init(&o);
+    o.cache_size = (size_t)cfg.cache_size;
+    o.write_buffer_size = (size_t)cfg.write_buffer_size;
+    o.compression_level = cfg.compression;
+    o.sync_mode = cfg.appendfsync;
+    o.compaction_filter = ks_compaction_filter;
+    o.compaction_filter_ctx = NULL;
+    o.log_fn = server_log_engine;
+    o.create_if_missing = 1;
+    if (mkdir_p(cfg.dir) < 0) {
+        server_log(LL_WARNING, "Can't create the data directory %s: %s", cfg.dir,
+                   strerror(errno));
+        return -1;
+    }
+    int64_t t0 = ae_mstime();
+    eng_status st = eng_open(cfg.dir, &o, &server.db);
+    if (st != ENG_OK) {
+        server_log(LL_WARNING, "Can't open the database in %s: %s (%s)", cfg.dir,
+                   eng_status_str(st), eng_last_error());
+        return -1;
+    }
+    if (ks_open(server.db, &server.ks) != KS_OK) {
+        server_log(LL_WARNING, "Can't open the keyspace");
+        return -1;
+    }
+    char *err = NULL;
+    if (idx_init(server.ks, &err) != KS_OK) {
+        server_log(LL_WARNING, "Can't load the index catalog: %s", err ? err : "?");
+        free(err);
+        return -1;
+    }
+    ks_set_touch_hook(server.ks, touch_hook, NULL);
+    server_log(LL_NOTICE, "DB loaded from %s: %.3f seconds", cfg.dir,
+               (double)(ae_mstime() - t0) / 1000.0);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static char exe[PATH_MAX], conf[PATH_MAX];
+    config_init_defaults();
+    int i = 1;
+    if (argc >= 2 && (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--version"))) {
+        printf("strata-server v=0.1.0 (Redis protocol 7.2 compatible)\n");
+        return 0;
+    }
+    if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) usage();
+    if (argc >= 2 && strncmp(argv[1], "--", 2) != 0) {
+        char *err = NULL;
+        if (config_load_file(argv[1], &err) < 0) {
+            fprintf(stderr, "*** FATAL CONFIG FILE ERROR (strata) ***\n%s\n", err);
+            return 1;
+        }
+        if (realpath(argv[1], conf)) server.config_file = conf;
+        i = 2;
+    }
+    apply_overrides(argc, argv, i);
+    if (realpath("/proc/self/exe", exe)) server.executable = exe;
+    if (cfg.daemonize) daemonize();
+    server_log(LL_NOTICE, "strata 0.1.0 starting, pid=%d, port=%d, dir=%s, appendfsync=%s",
+               (int)getpid(), cfg.port,
+               cfg.dir, cfg.appendfsync == ENG_SYNC_ALWAYS ? "always"
+                        : cfg.appendfsync == ENG_SYNC_NO ? "no" : "everysec");
+    signal(SIGPIPE, SIG_IGN);
+    if (open_storage() < 0) return 1;
+    if (server_init() < 0) {
+        server_log(LL_WARNING, "Can't listen on %s:%d", cfg.bind, cfg.port);
+        return 1;
+    }
+    write_pidfile();
+    server_log(LL_NOTICE, "Ready to accept connections tcp");
+    server_run();
+    server_shutdown();
+    return server.exit_code;
+}

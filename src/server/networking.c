@@ -1,0 +1,401 @@
+/*
+ * networking.c -- client lifecycle and socket I/O: accept, read and parse
+ * (every complete request in the buffer runs before anything is written:
+ * pipelining), and writing replies with writev once the loop iteration's
+ * group commit is done (server.c, before-sleep).
+ *
+ * Invariants:
+ *   N1. No reply byte reaches a socket before the engine commit that
+ *       covers the writes of the command that produced it: replies are
+ *       only written from networking_flush_replies (called by
+ *       before-sleep after eng_commit) or from the writable handler, which
+ *       is installed only by networking_flush_replies.
+ *   N2. A client is freed only when none of its commands is running
+ *       (client_free_async defers to before-sleep otherwise).
+ *   N3. qbuf[qpos..qlen) holds the bytes not yet parsed, and the parser's
+ *       partial request starts at resp_parser_keep_from(qpos) >= 0.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "server/ae.h"
+#include "server/anet.h"
+#include "server/config.h"
+#include "server/resp_parser.h"
+#include "server/server.h"
+
+#define IOBUF_LEN (16 * 1024)
+#define MAX_IOV 64
+
+static void read_handler(ae_loop *el, int fd, void *data, int mask);
+static void write_handler(ae_loop *el, int fd, void *data, int mask);
+
+client *client_create(int fd)
+{
+    client *c = calloc(1, sizeof(*c));
+    struct client_private *p = calloc(1, sizeof(*p));
+    resp_parser *rp = malloc(sizeof(*rp));
+    if (!c || !p || !rp) {
+        free(c);
+        free(p);
+        free(rp);
+        return NULL;
+    }
+    resp_parser_init(rp);
+    c->priv = p;
+    p->parser = rp;
+    c->fd = fd;
+    c->id = ++server.next_client_id;
+    c->resp = 2;
+    c->ctime_ms = c->last_interaction_ms = ae_mstime();
+    if (!cfg.requirepass || !cfg.requirepass[0]) c->flags |= CLIENT_AUTHENTICATED;
+    if (fd >= 0) {
+        anet_nodelay(NULL, fd);
+        if (cfg.tcp_keepalive > 0) anet_keepalive(NULL, fd, cfg.tcp_keepalive);
+        anet_fd_to_string(fd, c->addr, sizeof(c->addr), 0);
+        anet_fd_to_string(fd, c->laddr, sizeof(c->laddr), 1);
+        if (ae_create_file_event(server.el, fd, AE_READABLE, read_handler, c) == AE_ERR) {
+            resp_parser_free(rp);
+            free(rp);
+            free(p);
+            free(c);
+            return NULL;
+        }
+    }
+    p->next = server.clients;
+    if (server.clients) server.clients->priv->prev = c;
+    server.clients = c;
+    server.nclients++;
+    return c;
+}
+
+static void unlink_pending(client *c)
+{
+    if (!c->priv->in_pending) return;
+    for (client **pp = &server.pending_write; *pp; pp = &(*pp)->priv->pw_next) {
+        if (*pp == c) {
+            *pp = c->priv->pw_next;
+            break;
+        }
+    }
+    c->priv->in_pending = 0;
+}
+
+static void add_pending(client *c)
+{
+    if (c->priv->in_pending) return;
+    c->priv->in_pending = 1;
+    c->priv->pw_next = server.pending_write;
+    server.pending_write = c;
+}
+
+void client_free_async(client *c)
+{
+    c->priv->close_asap = 1;
+    add_pending(c);
+}
+
+void client_free(client *c)
+{
+    struct client_private *p = c->priv;
+    if (p->executing) { /* N2 */
+        client_free_async(c);
+        return;
+    }
+    unlink_pending(c);
+    if (c->fd >= 0) {
+        ae_delete_file_event(server.el, c->fd, AE_READABLE | AE_WRITABLE);
+        close(c->fd);
+    }
+    server_unwatch_all(c);
+    server_discard_multi(c);
+    if (p->prev) p->prev->priv->next = p->next;
+    else server.clients = p->next;
+    if (p->next) p->next->priv->prev = p->prev;
+    server.nclients--;
+    reply_free_all(c);
+    resp_parser_free(p->parser);
+    free(p->parser);
+    free(p->qbuf);
+    free(p->watched);
+    free(c->name);
+    free(c->lib_name);
+    free(c->lib_ver);
+    free(p);
+    free(c);
+}
+
+void networking_accept_handler(ae_loop *el, int fd, void *data, int mask)
+{
+    char err[ANET_ERR_LEN] = "";
+    for (int i = 0; i < 1000; i++) {
+        int cfd = anet_tcp_accept(err, fd);
+        if (cfd < 0) {
+            if (err[0]) server_log(LL_VERBOSE, "Accepting client connection: %s", err);
+            return;
+        }
+        server.stat_connections++;
+        if (server.nclients >= (uint64_t)cfg.maxclients) {
+            static const char msg[] = "-ERR max number of clients reached\r\n";
+            if (write(cfd, msg, sizeof(msg) - 1) < 0) { /* the client is gone anyway */ }
+            server.stat_rejected_conn++;
+            close(cfd);
+            continue;
+        }
+        if (!client_create(cfd)) {
+            server_log(LL_WARNING, "Error registering fd event for the new client");
+            close(cfd);
+        }
+    }
+}
+
+/* Makes room for at least want more bytes after qlen, compacting first. */
+static int qbuf_reserve(struct client_private *p, size_t want)
+{
+    size_t keep = resp_parser_keep_from(p->parser, p->qpos);
+    if (keep > 0 && (keep == p->qlen || p->qcap - p->qlen < want)) {
+        memmove(p->qbuf, p->qbuf + keep, p->qlen - keep); /* N3 */
+        p->qlen -= keep;
+        p->qpos -= keep;
+        resp_parser_rebase(p->parser, keep);
+    }
+    if (p->qcap - p->qlen >= want) return 0;
+    size_t cap = p->qcap ? p->qcap : IOBUF_LEN;
+    while (cap - p->qlen < want) cap *= 2;
+    char *nb = realloc(p->qbuf, cap);
+    if (!nb) return -1;
+    p->qbuf = nb;
+    p->qcap = cap;
+    return 0;
+}
+
+/* Runs every complete request in the query buffer. Returns -1 when the
+ * client must not be read from any more. */
+static int process_input(client *c)
+{
+    struct client_private *p = c->priv;
+    resp_parser *rp = p->parser;
+    for (;;) {
+        if (c->flags & CLIENT_CLOSE_AFTER_REPLY || p->close_asap) return -1;
+        rp->max_bulk_len = cfg.proto_max_bulk_len;
+        rp->unauthenticated = !(c->flags & CLIENT_AUTHENTICATED);
+        int r = resp_parse(rp, p->qbuf, p->qlen, &p->qpos);
+        if (r == RESP_AGAIN) return 0;
+        if (r == RESP_ERR) {
+            server_log(LL_VERBOSE, "Protocol error (%s) from client: id=%llu addr=%s", rp->err,
+                       (unsigned long long)c->id, c->addr);
+            add_reply_error(c, rp->err);
+            c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+            p->qpos = p->qlen = 0;
+            rp->in_multibulk = 0;
+            return -1;
+        }
+        c->argc = rp->argc;
+        c->argv = rp->argv;
+        server_process_command(c);
+        c->argc = 0;
+        c->argv = NULL;
+    }
+}
+
+static void read_handler(ae_loop *el, int fd, void *data, int mask)
+{
+    client *c = data;
+    struct client_private *p = c->priv;
+    if (p->close_asap || (c->flags & CLIENT_CLOSE_AFTER_REPLY)) return;
+    size_t need = resp_parser_bulk_need(p->parser);
+    size_t have = p->qlen - p->qpos;
+    size_t want = IOBUF_LEN;
+    if (need > have && need - have > want) want = need - have; /* one read for a big value */
+    if (qbuf_reserve(p, want) < 0) {
+        server_log(LL_WARNING, "Out of memory growing the query buffer of client %llu",
+                   (unsigned long long)c->id);
+        client_free(c);
+        return;
+    }
+    ssize_t n = read(fd, p->qbuf + p->qlen, p->qcap - p->qlen);
+    if (n < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+        server_log(LL_VERBOSE, "Reading from client: %s", strerror(errno));
+        client_free(c);
+        return;
+    }
+    if (n == 0) {
+        server_log(LL_VERBOSE, "Client closed connection id=%llu addr=%s",
+                   (unsigned long long)c->id, c->addr);
+        client_free(c);
+        return;
+    }
+    p->qlen += (size_t)n;
+    server.stat_net_in += (uint64_t)n;
+    c->last_interaction_ms = ae_mstime();
+    size_t pending = p->qlen - resp_parser_keep_from(p->parser, p->qpos);
+    if (pending > (size_t)cfg.client_query_buffer_limit) {
+        server_log(LL_WARNING, "Closing client that reached max query buffer length: id=%llu "
+                               "addr=%s qbuf=%zu", (unsigned long long)c->id, c->addr, pending);
+        add_reply_error(c, "Protocol error: client query buffer exceeds client-query-buffer-limit");
+        c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+        p->qpos = p->qlen = 0;
+        p->parser->in_multibulk = 0;
+    } else {
+        process_input(c);
+    }
+    if (p->qpos == p->qlen && !p->parser->in_multibulk) p->qpos = p->qlen = 0;
+    /* A client that pipelined megabytes gives the memory back when idle. */
+    if (p->qlen == 0 && p->qcap > 4 * IOBUF_LEN) {
+        free(p->qbuf);
+        p->qbuf = NULL;
+        p->qcap = 0;
+    }
+    if (p->reply_bytes || (c->flags & CLIENT_CLOSE_AFTER_REPLY) || p->close_asap) add_pending(c);
+}
+
+/* Writes as much of c's reply chain as the socket takes. Returns -1 when c
+ * was freed. */
+static int write_to_client(client *c)
+{
+    struct client_private *p = c->priv;
+    while (p->reply_head) {
+        struct iovec iov[MAX_IOV];
+        int cnt = 0;
+        size_t total = 0;
+        reply_block *b = p->reply_head;
+        size_t off = p->head_sent;
+        for (; b && cnt < MAX_IOV; b = b->next, off = 0) {
+            if (b->used == off) continue;
+            iov[cnt].iov_base = b->buf + off;
+            iov[cnt].iov_len = b->used - off;
+            total += b->used - off;
+            cnt++;
+        }
+        ssize_t n = cnt ? writev(c->fd, iov, cnt) : 0;
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return 0;
+            server_log(LL_VERBOSE, "Error writing to client: %s", strerror(errno));
+            client_free(c);
+            return -1;
+        }
+        server.stat_net_out += (uint64_t)n;
+        p->reply_bytes -= (size_t)n; /* R2 */
+        size_t left = (size_t)n;
+        while (p->reply_head) {
+            reply_block *h = p->reply_head;
+            size_t avail = h->used - p->head_sent;
+            if (left < avail || (h->deferred && h->used == 0 && h == p->reply_tail)) {
+                p->head_sent += left;
+                break;
+            }
+            left -= avail;
+            p->reply_head = h->next;
+            if (!p->reply_head) p->reply_tail = NULL;
+            p->head_sent = 0;
+            free(h);
+        }
+        if ((size_t)n < total) return 0; /* the socket is full */
+    }
+    return 0;
+}
+
+static void after_write(client *c)
+{
+    struct client_private *p = c->priv;
+    if (p->reply_head && p->reply_bytes) {
+        if (!(ae_get_file_events(server.el, c->fd) & AE_WRITABLE))
+            ae_create_file_event(server.el, c->fd, AE_WRITABLE, write_handler, c);
+        return;
+    }
+    if (ae_get_file_events(server.el, c->fd) & AE_WRITABLE)
+        ae_delete_file_event(server.el, c->fd, AE_WRITABLE);
+    if (c->flags & CLIENT_CLOSE_AFTER_REPLY) client_free(c);
+}
+
+static void write_handler(ae_loop *el, int fd, void *data, int mask)
+{
+    client *c = data;
+    if (write_to_client(c) < 0) return;
+    after_write(c);
+}
+
+void networking_flush_replies(void)
+{
+    while (server.pending_write) {
+        client *c = server.pending_write;
+        server.pending_write = c->priv->pw_next;
+        c->priv->in_pending = 0;
+        if (c->priv->close_asap) {
+            client_free(c);
+            continue;
+        }
+        /* Already waiting for the socket: the writable handler goes on. */
+        if (ae_get_file_events(server.el, c->fd) & AE_WRITABLE) continue;
+        if (write_to_client(c) < 0) continue;
+        after_write(c);
+    }
+}
+
+void networking_free_closed(void)
+{
+    client *c = server.clients;
+    while (c) {
+        client *next = c->priv->next;
+        if (c->priv->close_asap && !c->priv->executing) client_free(c);
+        c = next;
+    }
+}
+
+void networking_client_timeouts(void)
+{
+    if (cfg.timeout <= 0) return;
+    int64_t now = ae_mstime();
+    for (client *c = server.clients; c;) {
+        client *next = c->priv->next;
+        if (c->fd >= 0 && now - c->last_interaction_ms > (int64_t)cfg.timeout * 1000 &&
+            !(c->flags & CLIENT_MULTI)) {
+            server_log(LL_VERBOSE, "Closing idle client id=%llu", (unsigned long long)c->id);
+            client_free(c);
+        }
+        c = next;
+    }
+}
+
+client *client_by_id(uint64_t id)
+{
+    for (client *c = server.clients; c; c = c->priv->next)
+        if (c->id == id) return c;
+    return NULL;
+}
+
+char *client_info_line(client *c)
+{
+    struct client_private *p = c->priv;
+    char flags[8], *f = flags;
+    if (c->flags & CLIENT_MULTI) *f++ = 'x';
+    if (c->flags & CLIENT_DIRTY_CAS) *f++ = 'd';
+    if (c->flags & CLIENT_CLOSE_AFTER_REPLY) *f++ = 'c';
+    if (p->no_evict) *f++ = 'e';
+    if (p->no_touch) *f++ = 'T';
+    if (f == flags) *f++ = 'N';
+    *f = '\0';
+    int64_t now = ae_mstime();
+    char *line = NULL;
+    int ev = c->fd >= 0 ? ae_get_file_events(server.el, c->fd) : 0;
+    if (asprintf(&line,
+                 "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d "
+                 "sub=0 psub=0 ssub=0 multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 "
+                 "rbs=%zu rbp=0 obl=0 oll=0 omem=%zu tot-mem=%zu events=%s%s cmd=%s "
+                 "user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+                 (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
+                 (long long)((now - c->ctime_ms) / 1000),
+                 (long long)((now - c->last_interaction_ms) / 1000), flags, c->db,
+                 (c->flags & CLIENT_MULTI) ? p->mq_len : -1, p->qlen - p->qpos,
+                 p->qcap - p->qlen, p->qcap, p->reply_bytes,
+                 p->qcap + p->reply_bytes + sizeof(*c) + sizeof(*p), (ev & AE_READABLE) ? "r" : "",
+                 (ev & AE_WRITABLE) ? "w" : "", p->last_cmd_name ? p->last_cmd_name : "NULL",
+                 c->resp, c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "") < 0)
+        return NULL;
+    return line;
+}

@@ -1,0 +1,337 @@
+/*
+ * reply.c -- the reply writer: RESP2/RESP3 encodings appended to a
+ * client's chain of output blocks. Nothing here touches a socket;
+ * networking.c writes the chain with writev after the group commit.
+ *
+ * Invariants:
+ *   R1. Only the tail block receives appended bytes, and never a deferred
+ *       block: a deferred length is a block of its own, filled in later by
+ *       set_deferred_*, so later appends start a new block.
+ *   R2. reply_bytes == sum of used over the chain minus head_sent.
+ *   R3. A client in CLIENT REPLY OFF mode, or closing, gets nothing.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "server/server.h"
+
+#define BLOCK_SIZE (16 * 1024)
+
+static reply_block *block_new(size_t size)
+{
+    reply_block *b = malloc(sizeof(*b) + size);
+    if (!b) abort(); /* as Redis's zmalloc: out of memory is fatal */
+    b->next = NULL;
+    b->size = size;
+    b->used = 0;
+    b->deferred = 0;
+    return b;
+}
+
+static void link_block(client *c, reply_block *b)
+{
+    struct client_private *p = c->priv;
+    if (p->reply_tail) p->reply_tail->next = b;
+    else p->reply_head = b;
+    p->reply_tail = b;
+}
+
+void reply_append(client *c, const char *s, size_t n)
+{
+    struct client_private *p = c->priv;
+    if (p->reply_off || p->close_asap) return; /* R3 */
+    reply_block *t = p->reply_tail;
+    p->reply_bytes += n; /* R2 */
+    if (t && !t->deferred) {
+        size_t room = t->size - t->used;
+        size_t k = room < n ? room : n;
+        memcpy(t->buf + t->used, s, k);
+        t->used += k;
+        s += k;
+        n -= k;
+    }
+    if (n) {
+        reply_block *b = block_new(n > BLOCK_SIZE ? n : BLOCK_SIZE);
+        memcpy(b->buf, s, n);
+        b->used = n;
+        link_block(c, b);
+    }
+}
+
+void reply_mark_get(client *c, reply_mark *m)
+{
+    m->tail = c->priv->reply_tail;
+    m->used = m->tail ? m->tail->used : 0;
+    m->bytes = c->priv->reply_bytes;
+}
+
+void reply_truncate(client *c, const reply_mark *m)
+{
+    struct client_private *p = c->priv;
+    reply_block *b = m->tail ? m->tail->next : p->reply_head;
+    while (b) {
+        reply_block *n = b->next;
+        free(b);
+        b = n;
+    }
+    if (m->tail) {
+        m->tail->next = NULL;
+        m->tail->used = m->used;
+    } else {
+        p->reply_head = NULL;
+        p->head_sent = 0;
+    }
+    p->reply_tail = m->tail;
+    p->reply_bytes = m->bytes;
+}
+
+void reply_free_all(client *c)
+{
+    reply_mark m = {NULL, 0, 0};
+    reply_truncate(c, &m);
+}
+
+static void add_header(client *c, char type, long long n)
+{
+    char buf[32];
+    int len = snprintf(buf, sizeof(buf), "%c%lld\r\n", type, n);
+    reply_append(c, buf, (size_t)len);
+}
+
+void add_reply_ok(client *c) { reply_append(c, "+OK\r\n", 5); }
+
+void add_reply_status(client *c, const char *s)
+{
+    reply_append(c, "+", 1);
+    reply_append(c, s, strlen(s));
+    reply_append(c, "\r\n", 2);
+}
+
+/* An error code is an upper-case word ("WRONGTYPE", "NOAUTH"...). */
+static int has_code(const char *msg)
+{
+    size_t i = 0;
+    while (msg[i] >= 'A' && msg[i] <= 'Z') i++;
+    return i > 0 && msg[i] == ' ';
+}
+
+void add_reply_error(client *c, const char *msg)
+{
+    c->last_cmd_errors++;
+    server.stat_errors++;
+    size_t n = strlen(msg);
+    char *copy = NULL;
+    /* Newlines would break the protocol: Redis turns them into spaces. */
+    if (memchr(msg, '\r', n) || memchr(msg, '\n', n)) {
+        copy = strdup(msg);
+        for (size_t i = 0; i < n; i++)
+            if (copy[i] == '\r' || copy[i] == '\n') copy[i] = ' ';
+        msg = copy;
+    }
+    if (has_code(msg)) reply_append(c, "-", 1);
+    else reply_append(c, "-ERR ", 5);
+    reply_append(c, msg, n);
+    reply_append(c, "\r\n", 2);
+    free(copy);
+}
+
+void add_reply_error_fmt(client *c, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    add_reply_error(c, buf);
+}
+
+void add_reply_bulk(client *c, const char *p, size_t n)
+{
+    add_header(c, '$', (long long)n);
+    reply_append(c, p, n);
+    reply_append(c, "\r\n", 2);
+}
+
+void add_reply_bulk_cstr(client *c, const char *s)
+{
+    if (!s) add_reply_null(c);
+    else add_reply_bulk(c, s, strlen(s));
+}
+
+void add_reply_bulk_ll(client *c, long long v)
+{
+    char buf[32];
+    int n = snprintf(buf, sizeof(buf), "%lld", v);
+    add_reply_bulk(c, buf, (size_t)n);
+}
+
+void add_reply_null(client *c)
+{
+    if (c->resp >= 3) reply_append(c, "_\r\n", 3);
+    else reply_append(c, "$-1\r\n", 5);
+}
+
+void add_reply_null_array(client *c)
+{
+    if (c->resp >= 3) reply_append(c, "_\r\n", 3);
+    else reply_append(c, "*-1\r\n", 5);
+}
+
+void add_reply_long_long(client *c, long long v)
+{
+    /* The common small replies (:0 :1) without formatting. */
+    if (v == 0) reply_append(c, ":0\r\n", 4);
+    else if (v == 1) reply_append(c, ":1\r\n", 4);
+    else add_header(c, ':', v);
+}
+
+/* Formats d as Redis does: "inf"/"-inf"/"nan", else %.17g. */
+static int fmt_double(char *buf, size_t cap, double d)
+{
+    if (isinf(d)) return snprintf(buf, cap, "%s", d > 0 ? "inf" : "-inf");
+    if (isnan(d)) return snprintf(buf, cap, "nan");
+    return snprintf(buf, cap, "%.17g", d);
+}
+
+void add_reply_double(client *c, double d)
+{
+    char buf[64];
+    int n = fmt_double(buf, sizeof(buf), d);
+    if (c->resp >= 3) {
+        reply_append(c, ",", 1);
+        reply_append(c, buf, (size_t)n);
+        reply_append(c, "\r\n", 2);
+    } else {
+        add_reply_bulk(c, buf, (size_t)n);
+    }
+}
+
+void add_reply_bool(client *c, int b)
+{
+    if (c->resp >= 3) reply_append(c, b ? "#t\r\n" : "#f\r\n", 4);
+    else reply_append(c, b ? ":1\r\n" : ":0\r\n", 4);
+}
+
+void add_reply_array_len(client *c, long n) { add_header(c, '*', n); }
+
+void add_reply_map_len(client *c, long n)
+{
+    if (c->resp >= 3) add_header(c, '%', n);
+    else add_header(c, '*', 2 * n);
+}
+
+void add_reply_set_len(client *c, long n) { add_header(c, c->resp >= 3 ? '~' : '*', n); }
+
+void add_reply_verbatim(client *c, const char *p, size_t n, const char *ext)
+{
+    if (c->resp < 3) {
+        add_reply_bulk(c, p, n);
+        return;
+    }
+    char hdr[48];
+    int h = snprintf(hdr, sizeof(hdr), "=%zu\r\n%.3s:", n + 4, ext);
+    reply_append(c, hdr, (size_t)h);
+    reply_append(c, p, n);
+    reply_append(c, "\r\n", 2);
+}
+
+void *add_reply_deferred_len(client *c)
+{
+    struct client_private *p = c->priv;
+    if (p->reply_off || p->close_asap) return NULL;
+    reply_block *b = block_new(24); /* "*<20 digits>\r\n" fits */
+    b->deferred = 1;                /* R1 */
+    link_block(c, b);
+    return b;
+}
+
+static void set_deferred(client *c, void *node, char type, long n)
+{
+    reply_block *b = node;
+    if (!b) return;
+    b->used = (size_t)snprintf(b->buf, b->size, "%c%ld\r\n", type, n);
+    c->priv->reply_bytes += b->used; /* R2 */
+}
+
+void set_deferred_array_len(client *c, void *node, long n) { set_deferred(c, node, '*', n); }
+
+void set_deferred_map_len(client *c, void *node, long n)
+{
+    if (c->resp >= 3) set_deferred(c, node, '%', n);
+    else set_deferred(c, node, '*', 2 * n);
+}
+
+void add_reply_wrong_arity(client *c)
+{
+    add_reply_error_fmt(c, "wrong number of arguments for '%s' command",
+                        c->cmd ? c->cmd->name : c->argv[0].ptr);
+}
+
+void add_reply_help(client *c, const char **lines)
+{
+    char upper[64];
+    size_t i, n = 0;
+    for (i = 0; i < sizeof(upper) - 1 && c->argv[0].ptr[i]; i++)
+        upper[i] = (char)(c->argv[0].ptr[i] >= 'a' && c->argv[0].ptr[i] <= 'z'
+                              ? c->argv[0].ptr[i] - 32
+                              : c->argv[0].ptr[i]);
+    upper[i] = '\0';
+    while (lines[n]) n++;
+    add_reply_array_len(c, (long)n + 3);
+    char head[128];
+    snprintf(head, sizeof(head), "%s <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+             upper);
+    add_reply_status(c, head);
+    for (i = 0; i < n; i++) add_reply_status(c, lines[i]);
+    add_reply_status(c, "HELP");
+    add_reply_status(c, "    Print this help.");
+}
+
+void add_reply_subcommand_error(client *c)
+{
+    char upper[64];
+    size_t i;
+    for (i = 0; i < sizeof(upper) - 1 && c->argv[0].ptr[i]; i++)
+        upper[i] = (char)(c->argv[0].ptr[i] >= 'a' && c->argv[0].ptr[i] <= 'z'
+                              ? c->argv[0].ptr[i] - 32
+                              : c->argv[0].ptr[i]);
+    upper[i] = '\0';
+    add_reply_error_fmt(c, "unknown subcommand '%.128s'. Try %s HELP.", c->argv[1].ptr, upper);
+}
+
+int arg_to_ll(client *c, const arg *a, long long *out)
+{
+    char *end;
+    if (a->len == 0 || a->len > 20 || a->ptr[0] == ' ' || a->ptr[0] == '+' ||
+        (a->ptr[0] == '0' && a->len > 1) || (a->ptr[0] == '-' && a->len > 1 && a->ptr[1] == '0'))
+        goto bad;
+    errno = 0;
+    long long v = strtoll(a->ptr, &end, 10);
+    if (errno || end != a->ptr + a->len) goto bad;
+    *out = v;
+    return 0;
+bad:
+    add_reply_error(c, ERR_NOT_INTEGER);
+    return -1;
+}
+
+int arg_to_double(client *c, const arg *a, double *out)
+{
+    char *end;
+    if (a->len == 0 || a->len > 5000 || a->ptr[0] == ' ') goto bad;
+    errno = 0;
+    double v = strtod(a->ptr, &end);
+    if (end != a->ptr + a->len || isnan(v) || (errno == ERANGE && !isinf(v))) goto bad;
+    *out = v;
+    return 0;
+bad:
+    add_reply_error(c, ERR_NOT_FLOAT);
+    return -1;
+}
+
+int arg_is(const arg *a, const char *w) { return strcasecmp(a->ptr, w) == 0 && strlen(w) == a->len; }

@@ -1,0 +1,353 @@
+/*
+ * server.c -- global state, command dispatch and the group commit.
+ *
+ * The life of a request: networking.c parses it into c->argv and calls
+ * server_process_command(), which looks the command up, checks arity, auth
+ * and MULTI state, and runs it through server_call(). Writes land in the one
+ * command batch (server.batch); after the command (or after EXEC as a whole)
+ * the batch goes to the engine with ENG_WRITE_DEFER: the log record waits
+ * in the engine's buffer. Before the loop sleeps, before_sleep() calls
+ * eng_commit() once -- one write() and, with appendfsync always, one fsync
+ * for every write of the iteration -- and only then writes replies to
+ * sockets (Invariant N1 in networking.c).
+ *
+ * Invariant S1 (server.h): server_call() sets a batch savepoint before each
+ * command and rolls back to it when the command replied with an error.
+ * Invariant S2: between commands server.batch is empty; commands queued by
+ * MULTI are not executed until EXEC, so one batch is enough for everyone.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "index/index.h"
+#include "server/ae.h"
+#include "server/anet.h"
+#include "server/config.h"
+#include "server/server.h"
+
+struct server_state server;
+
+int64_t server_now_ms(void) { return server.cmd_time_ms ? server.cmd_time_ms : ae_mstime(); }
+
+keyspace *server_keyspace(void) { return server.ks; }
+
+ks_ctx *client_ks(client *c)
+{
+    server.ctx.ks = server.ks;
+    server.ctx.batch = server.batch;
+    server.ctx.db = c->db;
+    server.ctx.now_ms = server_now_ms();
+    return &server.ctx;
+}
+
+uint64_t server_used_memory(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long size = 0, rss = 0;
+    if (f) {
+        if (fscanf(f, "%llu %llu", &size, &rss) != 2) rss = 0;
+        fclose(f);
+    }
+    return rss * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Marks c's transaction as failed (EXECABORT) when in MULTI. */
+static void flag_transaction(client *c)
+{
+    if (c->flags & CLIENT_MULTI) c->flags |= CLIENT_DIRTY_EXEC;
+}
+
+static void reply_unknown_command(client *c)
+{
+    char args[160] = "";
+    size_t n = 0;
+    for (int i = 1; i < c->argc && n < 128; i++) {
+        int w = snprintf(args + n, sizeof(args) - n, "'%.*s' ", (int)(128 - n),
+                         c->argv[i].ptr);
+        if (w < 0) break;
+        n += (size_t)w;
+        if (n >= sizeof(args)) n = sizeof(args) - 1;
+    }
+    add_reply_error_fmt(c, "unknown command '%.128s', with args beginning with: %s",
+                        c->argv[0].ptr, args);
+}
+
+static void queue_command(client *c, const struct command *cmd)
+{
+    struct client_private *p = c->priv;
+    if (p->mq_len == p->mq_cap) {
+        int cap = p->mq_cap ? p->mq_cap * 2 : 8;
+        queued_cmd *q = realloc(p->mq, (size_t)cap * sizeof(*q));
+        if (!q) abort();
+        p->mq = q;
+        p->mq_cap = cap;
+    }
+    queued_cmd *q = &p->mq[p->mq_len++];
+    q->cmd = cmd;
+    q->argc = c->argc;
+    q->argv = malloc((size_t)c->argc * sizeof(arg));
+    if (!q->argv) abort();
+    for (int i = 0; i < c->argc; i++) {
+        q->argv[i].len = c->argv[i].len;
+        q->argv[i].ptr = malloc(c->argv[i].len + 1);
+        if (!q->argv[i].ptr) abort();
+        memcpy(q->argv[i].ptr, c->argv[i].ptr, c->argv[i].len + 1);
+    }
+    add_reply_status(c, "QUEUED");
+}
+
+void server_discard_multi(client *c)
+{
+    struct client_private *p = c->priv;
+    for (int i = 0; i < p->mq_len; i++) {
+        for (int j = 0; j < p->mq[i].argc; j++) free(p->mq[i].argv[j].ptr);
+        free(p->mq[i].argv);
+    }
+    free(p->mq);
+    p->mq = NULL;
+    p->mq_len = p->mq_cap = 0;
+    c->flags &= ~(CLIENT_MULTI | CLIENT_DIRTY_EXEC | CLIENT_DIRTY_CAS);
+}
+
+void server_call(client *c, const struct command *cmd)
+{
+    struct client_private *p = c->priv;
+    int savepoint = cmd->proc != cmd_exec; /* EXEC's commands have their own */
+    c->cmd = cmd;
+    server.cmd_time_ms = ae_mstime();
+    if (savepoint) eng_batch_set_savepoint(server.batch);
+    c->last_cmd_errors = 0;
+    p->executing++;
+    cmd->proc(c);
+    p->executing--;
+    if (savepoint) {
+        if (c->last_cmd_errors) eng_batch_rollback(server.batch); /* S1 */
+        else eng_batch_pop_savepoint(server.batch);
+    }
+    ks_ctx_reset(&server.ctx);
+    p->last_cmd_name = cmd->name;
+    server.stat_commands++;
+}
+
+void server_write_batch(client *c, const reply_mark *mark)
+{
+    if (eng_batch_count(server.batch) == 0) return;
+    eng_status st = eng_write(server.db, server.batch, ENG_WRITE_DEFER);
+    eng_batch_clear(server.batch); /* S2 */
+    if (st == ENG_OK) {
+        server.uncommitted++;
+        return;
+    }
+    server.stat_write_errors++;
+    server_log(LL_WARNING, "Engine write failed: %s (%s)", eng_status_str(st), eng_last_error());
+    /* The command's reply claimed success: take it back. */
+    if (c && mark) {
+        reply_truncate(c, mark);
+        add_reply_error_fmt(c, "engine write failed: %s", eng_status_str(st));
+    }
+}
+
+int server_process_command(client *c)
+{
+    const struct command *cmd = command_lookup(c->argv[0].ptr, c->argv[0].len);
+    c->cmd = cmd;
+    if (!cmd || !cmd->proc) {
+        flag_transaction(c);
+        reply_unknown_command(c);
+        return 0;
+    }
+    if ((cmd->arity > 0 && c->argc != cmd->arity) || c->argc < -cmd->arity) {
+        flag_transaction(c);
+        add_reply_wrong_arity(c);
+        return 0;
+    }
+    if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NOAUTH)) {
+        flag_transaction(c);
+        add_reply_error(c, "NOAUTH Authentication required.");
+        return 0;
+    }
+    if ((c->flags & CLIENT_MULTI) && !(cmd->flags & CMD_NOMULTI)) {
+        queue_command(c, cmd);
+        return 0;
+    }
+    reply_mark mark;
+    reply_mark_get(c, &mark);
+    server_call(c, cmd);
+    if (!(c->flags & CLIENT_MULTI)) server_write_batch(c, &mark);
+    return 0;
+}
+
+/* ---- The loop's hooks -------------------------------------------------- */
+
+void server_commit(void)
+{
+    if (!server.uncommitted) return;
+    int sync = cfg.appendfsync == ENG_SYNC_ALWAYS;
+    eng_status st = eng_commit(server.db, sync);
+    server.stat_commits++;
+    server.uncommitted = 0;
+    if (st != ENG_OK) {
+        server_log(LL_WARNING, "Engine commit failed: %s (%s)", eng_status_str(st),
+                   eng_last_error());
+        if (sync) {
+            /* As Redis with appendfsync always: the replies waiting for
+             * this commit must never be sent. */
+            server_log(LL_WARNING, "Can't recover from a log write error when the fsync policy "
+                                   "is 'always'. Exiting...");
+            _exit(1);
+        }
+    }
+}
+
+static void before_sleep(ae_loop *el)
+{
+    server_commit(); /* N1: before any reply is written */
+    networking_flush_replies();
+    networking_free_closed();
+    if (server.shutdown_asap) ae_stop(el);
+}
+
+/* Runs one step of background work with its own batch, then hands the
+ * batch to the engine; before-sleep commits it. */
+static void cron_write(void)
+{
+    if (eng_batch_count(server.cron_batch) == 0) return;
+    eng_status st = eng_write(server.db, server.cron_batch, ENG_WRITE_DEFER);
+    eng_batch_clear(server.cron_batch);
+    if (st == ENG_OK) server.uncommitted++;
+    else server_log(LL_WARNING, "Background write failed: %s", eng_last_error());
+}
+
+static int server_cron(ae_loop *el, long long id, void *data)
+{
+    int64_t now = ae_mstime();
+    ks_ctx ctx = {server.ks, server.cron_batch, 0, now, NULL};
+    int building = 0;
+    int64_t t0 = ae_mstime();
+    do {
+        building = idx_build_step(&ctx);
+        ks_ctx_reset(&ctx);
+        cron_write();
+    } while (building && ae_mstime() - t0 < 5);
+    if (now - server.last_cron_ms >= 1000 / cfg.hz) {
+        server.last_cron_ms = now;
+        server.cron_loops++;
+        server.cmd_time_ms = now;
+        for (int db = 0; db < KS_DATABASES; db++) {
+            ctx.db = db;
+            ctx.now_ms = now;
+            if (server.active_expire_off || ks_expires(&ctx) == 0) continue;
+            server.stat_expired += ks_active_expire(&ctx, 200, 1000);
+            ks_ctx_reset(&ctx);
+            cron_write();
+        }
+        server.cmd_time_ms = 0;
+        networking_client_timeouts();
+        uint64_t dt = (uint64_t)(now - (int64_t)server.stat_ops_sample_ms);
+        if (dt >= 1000) {
+            server.stat_ops_per_sec = (server.stat_commands - server.stat_ops_sample_cmds) * 1000 / dt;
+            server.stat_ops_sample_cmds = server.stat_commands;
+            server.stat_ops_sample_ms = (uint64_t)now;
+        }
+    }
+    /* An index build advances every millisecond, in steps of a few ms. */
+    return building ? 1 : 1000 / cfg.hz;
+}
+
+static int listen_on(const char *addrs)
+{
+    char **argv;
+    int argc = config_split_args(addrs, &argv);
+    char err[ANET_ERR_LEN];
+    if (argc <= 0) argc = 0;
+    for (int i = 0; i < argc && server.nlisten < 16; i++) {
+        const char *a = argv[i];
+        int optional = a[0] == '-';
+        if (optional) a++;
+        err[0] = '\0';
+        int fd = anet_tcp_server(err, cfg.port, a, cfg.tcp_backlog);
+        if (fd < 0) {
+            if (optional) continue;
+            server_log(LL_WARNING, "Could not create server TCP listening socket %s:%d: %s", a,
+                       cfg.port, err);
+            config_free_args(argv, argc);
+            return -1;
+        }
+        server.listen_fd[server.nlisten++] = fd;
+    }
+    config_free_args(argv, argc);
+    return server.nlisten ? 0 : -1;
+}
+
+static void sig_shutdown(int sig)
+{
+    (void)sig;
+    server.shutdown_asap = 1;
+}
+
+int server_init(void)
+{
+    server.start_ms = ae_mstime();
+    server.lastsave_s = server.start_ms / 1000;
+    server.stat_ops_sample_ms = (uint64_t)server.start_ms;
+    server.el = ae_create(cfg.maxclients + 128);
+    server.batch = eng_batch_new(1);
+    server.cron_batch = eng_batch_new(1);
+    if (!server.el || !server.batch || !server.cron_batch) return -1;
+    if (listen_on(cfg.bind) < 0) return -1;
+    for (int i = 0; i < server.nlisten; i++)
+        if (ae_create_file_event(server.el, server.listen_fd[i], AE_READABLE,
+                                 networking_accept_handler, NULL) == AE_ERR)
+            return -1;
+    server.cron_id = ae_create_timer(server.el, 1, server_cron, NULL);
+    ae_set_before_sleep(server.el, before_sleep);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = sig_shutdown;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    return 0;
+}
+
+void server_run(void) { ae_main(server.el); }
+
+int server_prepare_shutdown(int save)
+{
+    server_commit();
+    networking_flush_replies();
+    if (save) {
+        eng_status st = eng_flush(server.db);
+        if (st != ENG_OK) {
+            server_log(LL_WARNING, "Error flushing the memtable on shutdown: %s",
+                       eng_last_error());
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void server_shutdown(void)
+{
+    server_log(LL_WARNING, "User requested shutdown...");
+    server_prepare_shutdown(0); /* SHUTDOWN SAVE flushed already */
+    while (server.clients) {
+        server.clients->priv->executing = 0;
+        client_free(server.clients);
+    }
+    for (int i = 0; i < server.nlisten; i++) close(server.listen_fd[i]);
+    server_wait_bgsave();
+    idx_shutdown();
+    ks_close(server.ks);
+    eng_status st = eng_close(server.db); /* syncs the log */
+    if (st != ENG_OK) server_log(LL_WARNING, "Closing the engine: %s", eng_last_error());
+    eng_batch_free(server.batch);
+    eng_batch_free(server.cron_batch);
+    if (cfg.pidfile && cfg.pidfile[0]) unlink(cfg.pidfile);
+    ae_delete(server.el);
+    server_log(LL_WARNING, "strata is now ready to exit, bye bye...");
+}

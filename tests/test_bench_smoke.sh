@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# test_bench_smoke.sh -- tiny runs of the benchmark tools, to keep them
+# working: strata-bench engine, strata-bench index and bench-redis.sh each run
+# to the end on a small input, and print their final summary line with
+# numbers in it. No speed is asserted here (benchmarks report ratios; unit
+# tests never time anything). PASS/FAIL lines per tests/run.sh.
+#
+# Environment (set by tests/run.sh): STRATA_BENCH, STRATA_SERVER, BINDIR.
+set -u
+cd "$(dirname "$0")/.."
+BINDIR=${BINDIR:-src}
+BENCH=${STRATA_BENCH:-$BINDIR/strata-bench}
+export STRATA_SERVER=${STRATA_SERVER:-$BINDIR/strata-server}
+out=$(mktemp -d "${TMPDIR:-/tmp}/strata-bench-smoke.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+num='[0-9]+(\.[0-9]+)?'
+
+# check name file regex: PASS when the last line of file matches.
+check_last() {
+  local last
+  last=$(tail -n 1 "$2")
+  if [[ "$last" =~ $3 ]]; then
+    echo "PASS $1"
+  else
+    echo "FAIL $1: last line was '$last'"
+    tail -n 8 "$2" | sed 's/^/    /'
+  fi
+}
+
+# EngineBenchPrintsRatioLine: both engines run every operation, the reads
+# find exactly the keys written, and the ratio line comes last.
+timeout 60 "$BENCH" engine --num 20000 --dir "$out/engine" >"$out/engine.txt" 2>&1
+rc=$?
+if [ $rc -eq 0 ]; then
+  check_last EngineBenchPrintsRatioLine "$out/engine.txt" \
+    "^engine/rocksdb ratios: fillrandom=$num readrandom=$num seekrandom=$num space=$num\$"
+else
+  echo "FAIL EngineBenchPrintsRatioLine: exit status $rc"
+  tail -n 8 "$out/engine.txt" | sed 's/^/    /'
+fi
+
+# EngineBenchLeavesNoFiles: the dbs it made under --dir are removed.
+if [ -d "$out/engine" ] && [ -z "$(ls -A "$out/engine")" ]; then
+  echo "PASS EngineBenchLeavesNoFiles"
+else
+  echo "FAIL EngineBenchLeavesNoFiles: left $(ls "$out/engine" | tr '\n' ' ')"
+fi
+
+# EngineBenchRejectsBadArguments: usage and status 2, nothing run.
+bad=0
+for args in "--num abc" "--num 0" "--value-size 0" "--compare mysql" "--frobnicate 1" "--num"; do
+  # shellcheck disable=SC2086
+  timeout 10 "$BENCH" engine $args >"$out/bad.txt" 2>&1
+  rc=$?
+  if [ $rc -ne 2 ] || ! grep -q '^usage:' "$out/bad.txt"; then
+    echo "FAIL EngineBenchRejectsBadArguments: '$args' exited $rc"
+    bad=1
+  fi
+done
+[ $bad -eq 0 ] && echo "PASS EngineBenchRejectsBadArguments"
+
+# IndexBenchPrintsRatioLine: two servers, the four indexes, HSETs and
+# IDX.RANGE of every shape; the top-reputation query must return 100 entries
+# per query (2000 profiles all carry a reputation), keys and HASHES alike.
+timeout 60 "$BENCH" index --num 2000 >"$out/index.txt" 2>&1
+rc=$?
+if [ $rc -ne 0 ]; then
+  echo "FAIL IndexBenchPrintsRatioLine: exit status $rc"
+  tail -n 8 "$out/index.txt" | sed 's/^/    /'
+else
+  check_last IndexBenchPrintsRatioLine "$out/index.txt" \
+    "^indexed/plain ratios: cpu_per_write=$num throughput=$num\$"
+  tops=$(grep -cE '^idx\.range reputation top (keys|HASHES) +[0-9]+ +[0-9.]+ +[0-9.]+ +100\.0$' \
+    "$out/index.txt")
+  if [ "$tops" -eq 2 ]; then
+    echo "PASS IndexBenchTopReputationReturnsLimit"
+  else
+    echo "FAIL IndexBenchTopReputationReturnsLimit: rows: $(grep 'reputation top' "$out/index.txt")"
+  fi
+fi
+
+# BenchRedisPrintsRatios: strata and redis-server side by side, five tests.
+BENCH_N=20000 BENCH_TIMEOUT=30 timeout 60 src/bench/bench-redis.sh >"$out/redis.txt" 2>&1
+rc=$?
+if [ $rc -ne 0 ]; then
+  echo "FAIL BenchRedisPrintsRatios: exit status $rc"
+  tail -n 8 "$out/redis.txt" | sed 's/^/    /'
+else
+  check_last BenchRedisPrintsRatios "$out/redis.txt" \
+    "^strata/redis ratios: set=$num get=$num incr=$num hset=$num mset=$num\$"
+fi

@@ -1,0 +1,383 @@
+/*
+ * eng_batch_test.c -- write batches: encoding round trips, rejection of
+ * corrupt encodings before any op is applied, the private index of an
+ * indexed batch, and nested savepoints.
+ */
+#include <stdint.h>
+
+#include "engine/dbformat.h"
+#include "engine/memtable.h"
+#include "engine/write_batch.h"
+#include "test.h"
+
+/* Records every op batch_iterate reports, as text: "seq:type:key=value;". */
+typedef struct trace {
+    char s[8192];
+    size_t n;
+    int calls;
+} trace;
+
+static eng_status trace_op(void *ctx, uint64_t seq, int type, slice k, slice v)
+{
+    trace *t = ctx;
+    t->calls++;
+    t->n +=
+        (size_t)snprintf(t->s + t->n, sizeof(t->s) - t->n, "%llu:%d:%.*s=%.*s;",
+                         (unsigned long long)seq, type, (int)k.size, k.data, (int)v.size, v.data);
+    return ENG_OK;
+}
+
+static const char *trace_of(const eng_batch *b)
+{
+    static trace t;
+    memset(&t, 0, sizeof(t));
+    eng_status s = batch_iterate(b, trace_op, &t);
+    if (s != ENG_OK) return "ERROR";
+    return t.s;
+}
+
+TEST(EncodeIterateRoundTrip)
+{
+    eng_batch *b = eng_batch_new(0);
+    CHECK_EQ_INT(eng_batch_count(b), 0);
+    CHECK_EQ_INT(eng_batch_byte_size(b), BATCH_HEADER_SIZE);
+    eng_batch_put(b, "k1", 2, "v1", 2);
+    eng_batch_delete(b, "k2", 2);
+    eng_batch_delete_range(b, "a", 1, "m", 1);
+    eng_batch_put(b, "", 0, "", 0);
+    CHECK(batch_has_range_deletes(b));
+    batch_set_sequence(b, 100);
+    CHECK_EQ_INT(batch_sequence(b), 100);
+    CHECK_EQ_INT(eng_batch_count(b), 4);
+    const char *want = "100:1:k1=v1;101:0:k2=;102:2:a=m;103:1:=;";
+    CHECK_MSG(strcmp(trace_of(b), want) == 0, "got %s", trace_of(b));
+    /* Exact encoding, as documented in write_batch.h. */
+    slice c = batch_contents(b);
+    CHECK_EQ_INT(c.size, eng_batch_byte_size(b));
+    static const char enc[] = "\x01\x02k1\x02v1"
+                              "\x00\x02k2"
+                              "\x02\x01"
+                              "a\x01m"
+                              "\x01\x00\x00";
+    CHECK_EQ_INT(c.size, BATCH_HEADER_SIZE + sizeof(enc) - 1);
+    CHECK(memcmp(c.data + BATCH_HEADER_SIZE, enc, sizeof(enc) - 1) == 0);
+    CHECK_EQ_INT(dec_fixed64(c.data), 100);
+    CHECK_EQ_INT(dec_fixed32(c.data + 8), 4);
+    /* Through batch_from_contents (the log's path). */
+    eng_batch *r;
+    CHECK_EQ_INT(batch_from_contents(c, &r), ENG_OK);
+    CHECK_MSG(strcmp(trace_of(r), want) == 0, "got %s", trace_of(r));
+    CHECK(batch_has_range_deletes(r));
+    CHECK_EQ_INT(eng_batch_count(r), 4);
+    eng_batch_free(r);
+    eng_batch_free(b);
+}
+
+TEST(LargeKeysAndValuesRoundTrip)
+{
+    eng_batch *b = eng_batch_new(0);
+    char *big = malloc(300000);
+    for (int i = 0; i < 300000; i++)
+        big[i] = (char)(i * 7);
+    eng_batch_put(b, big, 200, big, 300000);
+    eng_batch_put(b, big + 1, 128, big + 2, 16383);
+    batch_set_sequence(b, 7);
+    memtable *m = mem_new();
+    CHECK_EQ_INT(batch_insert_into(b, m), ENG_OK);
+    int type;
+    uint64_t seq;
+    slice v;
+    CHECK_EQ_INT(mem_get(m, slice_make(big, 200), 100, &type, &seq, &v), 1);
+    CHECK_EQ_INT(seq, 7);
+    CHECK(v.size == 300000 && memcmp(v.data, big, v.size) == 0);
+    CHECK_EQ_INT(mem_get(m, slice_make(big + 1, 128), 100, &type, &seq, &v), 1);
+    CHECK_EQ_INT(seq, 8);
+    CHECK(v.size == 16383 && memcmp(v.data, big + 2, v.size) == 0);
+    mem_unref(m);
+    free(big);
+    eng_batch_free(b);
+}
+
+static eng_status count_calls(void *ctx, uint64_t seq, int type, slice k, slice v)
+{
+    (*(int *)ctx)++;
+    return ENG_OK;
+}
+
+/* Asserts that batch_from_contents rejects rep and hands out no batch. */
+static void expect_rejected(const char *rep, size_t n)
+{
+    eng_batch *r = (eng_batch *)1;
+    CHECK_EQ_INT(batch_from_contents(slice_make(rep, n), &r), ENG_CORRUPTION);
+    CHECK(r == NULL);
+}
+
+TEST(CorruptEncodingsAreRejectedWithoutApplyingAnything)
+{
+    eng_batch *b = eng_batch_new(0);
+    eng_batch_put(b, "key", 3, "value", 5);
+    eng_batch_put(b, "k2", 2, "v2", 2);
+    eng_batch_delete(b, "gone", 4);
+    slice c = batch_contents(b);
+    char rep[128];
+    memcpy(rep, c.data, c.size);
+    size_t n = c.size;
+
+    /* Every truncation: a cut varint, a cut key/value, a missing op. */
+    for (size_t cut = 0; cut < n; cut++)
+        expect_rejected(rep, cut);
+    /* Count mismatch, both ways. */
+    enc_fixed32(rep + 8, 2);
+    expect_rejected(rep, n);
+    enc_fixed32(rep + 8, 4);
+    expect_rejected(rep, n);
+    enc_fixed32(rep + 8, 3);
+    /* A bad tag. */
+    rep[BATCH_HEADER_SIZE] = 7;
+    expect_rejected(rep, n);
+    rep[BATCH_HEADER_SIZE] = 1;
+    /* A key length that runs past the end. */
+    rep[BATCH_HEADER_SIZE + 1] = 100;
+    expect_rejected(rep, n);
+    /* A varint that never ends. */
+    memset(rep + BATCH_HEADER_SIZE + 1, 0xff, n - BATCH_HEADER_SIZE - 1);
+    expect_rejected(rep, n);
+    /* A sequence whose ops would pass the largest sequence number. */
+    memcpy(rep, c.data, c.size);
+    enc_fixed64(rep, ENG_MAX_SEQUENCE - 1);
+    expect_rejected(rep, n);
+    /* Sanity: the original is accepted. */
+    memcpy(rep, c.data, c.size);
+    eng_batch *r;
+    CHECK_EQ_INT(batch_from_contents(slice_make(rep, n), &r), ENG_OK);
+    int calls = 0;
+    CHECK_EQ_INT(batch_iterate(r, count_calls, &calls), ENG_OK);
+    CHECK_EQ_INT(calls, 3);
+    eng_batch_free(r);
+
+    /* batch_iterate checks the whole encoding before the first call: break
+     * the last op of a batch in place (its count then disagrees). */
+    c = batch_contents(b);
+    char *w = (char *)c.data;
+    enc_fixed32(w + 8, 4);
+    calls = 0;
+    CHECK_EQ_INT(batch_iterate(b, count_calls, &calls), ENG_CORRUPTION);
+    CHECK_EQ_INT(calls, 0);
+    memtable *m = mem_new();
+    CHECK_EQ_INT(batch_insert_into(b, m), ENG_CORRUPTION);
+    CHECK_EQ_INT(mem_entries(m), 0);
+    mem_unref(m);
+    eng_batch_free(b);
+}
+
+static eng_status fail_second(void *ctx, uint64_t seq, int type, slice k, slice v)
+{
+    return ++(*(int *)ctx) == 2 ? ENG_IOERR : ENG_OK;
+}
+
+TEST(IterateStopsAtFirstCallbackError)
+{
+    eng_batch *b = eng_batch_new(0);
+    for (int i = 0; i < 5; i++)
+        eng_batch_put(b, "k", 1, "v", 1);
+    int calls = 0;
+    CHECK_EQ_INT(batch_iterate(b, fail_second, &calls), ENG_IOERR);
+    CHECK_EQ_INT(calls, 2);
+    eng_batch_free(b);
+}
+
+static int index_get(eng_batch *b, const char *k, int *type, slice *v)
+{
+    uint64_t seq;
+    memtable *m = batch_index(b);
+    if (!m) return 0;
+    return mem_get(m, slice_make(k, strlen(k)), ENG_MAX_SEQUENCE, type, &seq, v);
+}
+
+TEST(IndexedBatchLaterOpsShadowEarlierOnes)
+{
+    eng_batch *b = eng_batch_new(1);
+    int type;
+    slice v;
+    CHECK_EQ_INT(index_get(b, "a", &type, &v), 0);
+    eng_batch_put(b, "a", 1, "1", 1);
+    eng_batch_put(b, "b", 1, "2", 1);
+    eng_batch_put(b, "a", 1, "3", 1);
+    eng_batch_delete(b, "b", 1);
+    eng_batch_delete_range(b, "c", 1, "f", 1);
+    CHECK_EQ_INT(index_get(b, "a", &type, &v), 1);
+    CHECK_EQ_INT(type, ENG_TYPE_VALUE);
+    CHECK_MEM(v.data, v.size, "3");
+    CHECK_EQ_INT(index_get(b, "b", &type, &v), 1);
+    CHECK_EQ_INT(type, ENG_TYPE_DELETION);
+    memtable *m = batch_index(b);
+    CHECK_EQ_INT(mem_entries(m), 5);
+    CHECK_EQ_INT(mem_range_deletions(m), 1);
+    /* Op i is at ENG_BATCH_SEQ_BASE + i. */
+    uint64_t seq;
+    CHECK_EQ_INT(mem_get(m, slice_make("a", 1), ENG_MAX_SEQUENCE, &type, &seq, &v), 1);
+    CHECK_EQ_INT(seq, ENG_BATCH_SEQ_BASE + 2);
+    iter *it = mem_iter_new(m);
+    char target[9];
+    target[0] = 'c';
+    enc_fixed64(target + 1, ikey_pack_trailer(ENG_MAX_SEQUENCE, ENG_TYPE_SEEK));
+    iter_seek(it, slice_make(target, 9));
+    CHECK(iter_valid(it));
+    CHECK_EQ_INT(ikey_type(iter_key(it)), ENG_TYPE_RANGE_DELETION);
+    CHECK_EQ_INT(ikey_sequence(iter_key(it)), ENG_BATCH_SEQ_BASE + 4);
+    CHECK_MEM(iter_value(it).data, iter_value(it).size, "f");
+    /* Clearing while an iterator holds the index must not disturb it. */
+    eng_batch_clear(b);
+    CHECK_EQ_INT(ikey_type(iter_key(it)), ENG_TYPE_RANGE_DELETION);
+    iter_free(it);
+    CHECK_EQ_INT(eng_batch_count(b), 0);
+    CHECK_EQ_INT(index_get(b, "a", &type, &v), 0);
+    eng_batch_put(b, "z", 1, "26", 2);
+    CHECK_EQ_INT(index_get(b, "z", &type, &v), 1);
+    CHECK_EQ_INT(index_get(b, "a", &type, &v), 0);
+    eng_batch_free(b);
+}
+
+TEST(EmptyKeysAndNullPointersAreAccepted)
+{
+    eng_batch *b = eng_batch_new(1);
+    eng_batch_put(b, NULL, 0, NULL, 0);
+    eng_batch_delete(b, NULL, 0);
+    eng_batch_delete_range(b, NULL, 0, NULL, 0);
+    eng_batch_put(b, "", 0, "v", 1);
+    int type;
+    uint64_t seq;
+    slice v;
+    CHECK_EQ_INT(mem_get(batch_index(b), slice_make(NULL, 0), ENG_MAX_SEQUENCE, &type, &seq, &v),
+                 1);
+    CHECK_EQ_INT(type, ENG_TYPE_VALUE);
+    CHECK_MEM(v.data, v.size, "v");
+    CHECK_MSG(strcmp(trace_of(b), "0:1:=;1:0:=;2:2:=;3:1:=v;") == 0, "got %s", trace_of(b));
+    CHECK_EQ_INT(mem_check(batch_index(b)), 0);
+    eng_batch_free(b);
+}
+
+TEST(NonIndexedBatchHasNoIndex)
+{
+    eng_batch *b = eng_batch_new(0);
+    eng_batch_put(b, "a", 1, "1", 1);
+    CHECK(batch_index(b) == NULL);
+    CHECK(!batch_has_range_deletes(b));
+    eng_batch_free(b);
+}
+
+TEST(SavepointRollbackNests)
+{
+    eng_batch *b = eng_batch_new(1);
+    int type;
+    slice v;
+    CHECK_EQ_INT(eng_batch_rollback(b), ENG_NOTFOUND);
+    CHECK_EQ_INT(eng_batch_pop_savepoint(b), ENG_NOTFOUND);
+    eng_batch_put(b, "a", 1, "1", 1);
+    eng_batch_set_savepoint(b); /* S1: after a=1 */
+    eng_batch_put(b, "a", 1, "2", 1);
+    eng_batch_put(b, "b", 1, "x", 1);
+    eng_batch_set_savepoint(b); /* S2: after a=2 b=x */
+    eng_batch_delete(b, "a", 1);
+    eng_batch_delete_range(b, "a", 1, "z", 1);
+    eng_batch_set_savepoint(b); /* S3: popped below */
+    eng_batch_put(b, "c", 1, "3", 1);
+    CHECK_EQ_INT(eng_batch_pop_savepoint(b), ENG_OK); /* keeps c=3 */
+    CHECK_EQ_INT(eng_batch_count(b), 6);
+    CHECK(batch_has_range_deletes(b));
+
+    CHECK_EQ_INT(eng_batch_rollback(b), ENG_OK); /* to S2 */
+    CHECK_EQ_INT(eng_batch_count(b), 3);
+    CHECK(!batch_has_range_deletes(b));
+    CHECK_MSG(strcmp(trace_of(b), "0:1:a=1;1:1:a=2;2:1:b=x;") == 0, "got %s", trace_of(b));
+    CHECK_EQ_INT(index_get(b, "a", &type, &v), 1);
+    CHECK_EQ_INT(type, ENG_TYPE_VALUE);
+    CHECK_MEM(v.data, v.size, "2");
+    CHECK_EQ_INT(index_get(b, "c", &type, &v), 0);
+    CHECK_EQ_INT(mem_range_deletions(batch_index(b)), 0);
+    CHECK_EQ_INT(mem_entries(batch_index(b)), 3);
+
+    /* New ops after a rollback continue the numbering. */
+    eng_batch_put(b, "d", 1, "4", 1);
+    uint64_t seq;
+    CHECK_EQ_INT(mem_get(batch_index(b), slice_make("d", 1), ENG_MAX_SEQUENCE, &type, &seq, &v), 1);
+    CHECK_EQ_INT(seq, ENG_BATCH_SEQ_BASE + 3);
+
+    CHECK_EQ_INT(eng_batch_rollback(b), ENG_OK); /* to S1 */
+    CHECK_EQ_INT(eng_batch_count(b), 1);
+    CHECK_MSG(strcmp(trace_of(b), "0:1:a=1;") == 0, "got %s", trace_of(b));
+    CHECK_EQ_INT(index_get(b, "a", &type, &v), 1);
+    CHECK_MEM(v.data, v.size, "1");
+    CHECK_EQ_INT(index_get(b, "b", &type, &v), 0);
+    CHECK_EQ_INT(eng_batch_rollback(b), ENG_NOTFOUND);
+
+    /* A rollback to an empty batch, and one with nothing to undo. */
+    eng_batch_clear(b);
+    eng_batch_set_savepoint(b);
+    eng_batch_set_savepoint(b);
+    CHECK_EQ_INT(eng_batch_rollback(b), ENG_OK);
+    eng_batch_put(b, "q", 1, "1", 1);
+    CHECK_EQ_INT(eng_batch_rollback(b), ENG_OK);
+    CHECK_EQ_INT(eng_batch_count(b), 0);
+    CHECK_EQ_INT(eng_batch_byte_size(b), BATCH_HEADER_SIZE);
+    CHECK_EQ_INT(index_get(b, "q", &type, &v), 0);
+    eng_batch_free(b);
+}
+
+TEST(ClearedBatchIsReusable)
+{
+    eng_batch *b = eng_batch_new(1);
+    char k[32], val[200];
+    memset(val, 'v', sizeof(val));
+    for (int round = 0; round < 2000; round++) {
+        eng_batch_set_savepoint(b);
+        for (int i = 0; i < 5; i++) {
+            int kl = snprintf(k, sizeof(k), "r%d-k%d", round, i);
+            eng_batch_put(b, k, (size_t)kl, val, sizeof(val));
+        }
+        CHECK_EQ_INT(eng_batch_count(b), 5);
+        int type;
+        slice v;
+        snprintf(k, sizeof(k), "r%d-k%d", round, 4);
+        CHECK_EQ_INT(index_get(b, k, &type, &v), 1);
+        if (round > 0) {
+            snprintf(k, sizeof(k), "r%d-k%d", round - 1, 4);
+            CHECK_EQ_INT(index_get(b, k, &type, &v), 0);
+        }
+        CHECK_EQ_INT(eng_batch_pop_savepoint(b), ENG_OK);
+        eng_batch_clear(b);
+        CHECK_EQ_INT(eng_batch_byte_size(b), BATCH_HEADER_SIZE);
+        CHECK_EQ_INT(batch_sequence(b), 0);
+        /* The reused index stays small: no megabytes per clear. */
+        CHECK(batch_index(b) == NULL || mem_usage(batch_index(b)) < (64u << 10));
+    }
+    eng_batch_free(b);
+}
+
+TEST(InsertIntoUsesBatchSequence)
+{
+    eng_batch *b = eng_batch_new(0);
+    eng_batch_put(b, "a", 1, "1", 1);
+    eng_batch_delete(b, "a", 1);
+    eng_batch_delete_range(b, "b", 1, "c", 1);
+    batch_set_sequence(b, 1000);
+    memtable *m = mem_new();
+    CHECK_EQ_INT(batch_insert_into(b, m), ENG_OK);
+    int type;
+    uint64_t seq;
+    slice v;
+    CHECK_EQ_INT(mem_get(m, slice_make("a", 1), 1000, &type, &seq, &v), 1);
+    CHECK_EQ_INT(type, ENG_TYPE_VALUE);
+    CHECK_EQ_INT(mem_get(m, slice_make("a", 1), 1001, &type, &seq, &v), 1);
+    CHECK_EQ_INT(type, ENG_TYPE_DELETION);
+    CHECK_EQ_INT(seq, 1001);
+    CHECK_EQ_INT(mem_range_deletions(m), 1);
+    CHECK_EQ_INT(mem_entries(m), 3);
+    mem_unref(m);
+    eng_batch_free(b);
+}
+
+int main(int argc, char **argv)
+{
+    return test_main(argc, argv);
+}

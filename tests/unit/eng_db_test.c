@@ -1,0 +1,506 @@
+/*
+ * eng_db_test.c -- the engine through its public header: puts, gets,
+ * deletes, batches, snapshots, iterators, reopen, flush, compaction, range
+ * deletes, the compaction filter and statistics.
+ */
+#include "engine/engine.h"
+#include "test.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+static eng_db *open_db(eng_options *o)
+{
+    eng_db *db = NULL;
+    eng_status s = eng_open(test_tmpdir(), o, &db);
+    CHECK_MSG(s == ENG_OK, "open: %s %s", eng_status_str(s), eng_last_error());
+    return db;
+}
+
+static void put(eng_db *db, const char *k, const char *v)
+{
+    eng_batch *b = eng_batch_new(0);
+    eng_batch_put(b, k, strlen(k), v, strlen(v));
+    eng_status s = eng_write(db, b, 0);
+    eng_batch_free(b);
+    CHECK_MSG(s == ENG_OK, "write: %s", eng_status_str(s));
+}
+
+static void del(eng_db *db, const char *k)
+{
+    eng_batch *b = eng_batch_new(0);
+    eng_batch_delete(b, k, strlen(k));
+    CHECK(eng_write(db, b, 0) == ENG_OK);
+    eng_batch_free(b);
+}
+
+static void del_range(eng_db *db, const char *a, const char *z)
+{
+    eng_batch *b = eng_batch_new(0);
+    eng_batch_delete_range(b, a, strlen(a), z, strlen(z));
+    CHECK(eng_write(db, b, 0) == ENG_OK);
+    eng_batch_free(b);
+}
+
+/* Returns a static copy of the value, or NULL when absent. */
+static const char *get_at(eng_db *db, const eng_snapshot *snap, const char *k)
+{
+    static char out[4096];
+    char *v;
+    size_t vl;
+    eng_status s = eng_get(db, snap, k, strlen(k), &v, &vl);
+    if (s == ENG_NOTFOUND) return NULL;
+    CHECK_MSG(s == ENG_OK, "get %s: %s %s", k, eng_status_str(s), eng_last_error());
+    CHECK(vl < sizeof(out));
+    memcpy(out, v, vl);
+    out[vl] = 0;
+    eng_free(v);
+    return out;
+}
+static const char *get(eng_db *db, const char *k) { return get_at(db, NULL, k); }
+
+#define CHECK_GET(db, k, want)                                                                  \
+    do {                                                                                        \
+        const char *got_ = get(db, k);                                                          \
+        const char *want_ = (want);                                                             \
+        if (!want_)                                                                             \
+            CHECK_MSG(got_ == NULL, "get %s: want absent, got %s", k, got_);                    \
+        else                                                                                    \
+            CHECK_MSG(got_ && !strcmp(got_, want_), "get %s: want %s, got %s", k, want_,       \
+                      got_ ? got_ : "(absent)");                                               \
+    } while (0)
+
+/* Concatenates "k=v," for every key, forward, into out. */
+static void scan(eng_db *db, const eng_snapshot *snap, eng_batch *b, char *out, size_t cap)
+{
+    eng_iter *it = eng_iter_new(db, snap, b);
+    size_t n = 0;
+    out[0] = 0;
+    for (eng_iter_seek_first(it); eng_iter_valid(it); eng_iter_next(it)) {
+        size_t kl, vl;
+        const char *k = eng_iter_key(it, &kl), *v = eng_iter_value(it, &vl);
+        n += (size_t)snprintf(out + n, cap - n, "%.*s=%.*s,", (int)kl, k, (int)vl, v);
+    }
+    CHECK(eng_iter_status(it) == ENG_OK);
+    eng_iter_free(it);
+}
+
+static void scan_reverse(eng_db *db, char *out, size_t cap)
+{
+    eng_iter *it = eng_iter_new(db, NULL, NULL);
+    size_t n = 0;
+    out[0] = 0;
+    for (eng_iter_seek_last(it); eng_iter_valid(it); eng_iter_prev(it)) {
+        size_t kl;
+        const char *k = eng_iter_key(it, &kl);
+        n += (size_t)snprintf(out + n, cap - n, "%.*s,", (int)kl, k);
+    }
+    CHECK(eng_iter_status(it) == ENG_OK);
+    eng_iter_free(it);
+}
+
+static eng_options small_opts(void)
+{
+    eng_options o;
+    eng_options_init(&o);
+    o.write_buffer_size = 16 << 10;
+    o.target_file_size = 32 << 10;
+    o.max_bytes_level_base = 64 << 10;
+    o.block_size = 1024;
+    o.log_fn = NULL;
+    return o;
+}
+
+TEST(PutGetDeleteRoundTrip)
+{
+    eng_db *db = open_db(NULL);
+    CHECK_GET(db, "a", NULL);
+    put(db, "a", "1");
+    put(db, "b", "2");
+    CHECK_GET(db, "a", "1");
+    put(db, "a", "3");
+    CHECK_GET(db, "a", "3");
+    del(db, "a");
+    CHECK_GET(db, "a", NULL);
+    CHECK_GET(db, "b", "2");
+    put(db, "", "empty-key");
+    CHECK_GET(db, "", "empty-key");
+    CHECK(eng_close(db) == ENG_OK);
+}
+
+TEST(BatchAppliesAllOpsAndAdvancesSequence)
+{
+    eng_db *db = open_db(NULL);
+    put(db, "x", "old");
+    eng_batch *b = eng_batch_new(0);
+    eng_batch_put(b, "p", 1, "1", 1);
+    eng_batch_put(b, "q", 1, "2", 1);
+    eng_batch_delete(b, "x", 1);
+    eng_batch_put(b, "p", 1, "3", 1); /* later op in the batch wins */
+    CHECK(eng_write(db, b, ENG_WRITE_SYNC) == ENG_OK);
+    eng_batch_free(b);
+    CHECK_GET(db, "p", "3");
+    CHECK_GET(db, "q", "2");
+    CHECK_GET(db, "x", NULL);
+    eng_stats st;
+    eng_get_stats(db, &st);
+    CHECK_EQ_INT(st.last_sequence, 5);
+    eng_close(db);
+}
+
+TEST(SnapshotSeesValuesAsOfItsCreation)
+{
+    eng_db *db = open_db(NULL);
+    put(db, "k", "v1");
+    const eng_snapshot *s1 = eng_snapshot_new(db);
+    put(db, "k", "v2");
+    del(db, "k2");
+    put(db, "k3", "new");
+    CHECK(!strcmp(get_at(db, s1, "k"), "v1"));
+    CHECK(get_at(db, s1, "k3") == NULL);
+    CHECK_GET(db, "k", "v2");
+    CHECK(eng_flush(db) == ENG_OK);
+    CHECK(eng_compact_range(db, NULL, 0, NULL, 0) == ENG_OK);
+    CHECK(!strcmp(get_at(db, s1, "k"), "v1")); /* compaction kept what s1 needs */
+    eng_snapshot_release(db, s1);
+    eng_close(db);
+}
+
+TEST(IteratorSkipsDeletesBothDirections)
+{
+    eng_db *db = open_db(NULL);
+    put(db, "a", "1");
+    put(db, "b", "2");
+    put(db, "c", "3");
+    put(db, "d", "4");
+    del(db, "b");
+    put(db, "c", "33");
+    char out[512];
+    scan(db, NULL, NULL, out, sizeof(out));
+    CHECK_MSG(!strcmp(out, "a=1,c=33,d=4,"), "%s", out);
+    scan_reverse(db, out, sizeof(out));
+    CHECK_MSG(!strcmp(out, "d,c,a,"), "%s", out);
+
+    eng_iter *it = eng_iter_new(db, NULL, NULL);
+    size_t kl;
+    eng_iter_seek(it, "b", 1);
+    CHECK(eng_iter_valid(it) && !memcmp(eng_iter_key(it, &kl), "c", 1));
+    eng_iter_prev(it); /* direction switch */
+    CHECK(eng_iter_valid(it) && !memcmp(eng_iter_key(it, &kl), "a", 1));
+    eng_iter_next(it);
+    CHECK(eng_iter_valid(it) && !memcmp(eng_iter_key(it, &kl), "c", 1));
+    eng_iter_seek_prev(it, "b", 1);
+    CHECK(eng_iter_valid(it) && !memcmp(eng_iter_key(it, &kl), "a", 1));
+    eng_iter_seek_prev(it, "zz", 2);
+    CHECK(eng_iter_valid(it) && !memcmp(eng_iter_key(it, &kl), "d", 1));
+    eng_iter_seek(it, "e", 1);
+    CHECK(!eng_iter_valid(it));
+    eng_iter_seek_prev(it, "0", 1);
+    CHECK(!eng_iter_valid(it));
+    eng_iter_free(it);
+    eng_close(db);
+}
+
+TEST(IteratorUnaffectedByLaterWritesFlushAndCompaction)
+{
+    eng_db *db = open_db(NULL);
+    put(db, "a", "1");
+    put(db, "b", "2");
+    eng_iter *it = eng_iter_new(db, NULL, NULL);
+    put(db, "a", "changed");
+    put(db, "c", "3");
+    del(db, "b");
+    CHECK(eng_flush(db) == ENG_OK);
+    CHECK(eng_compact_range(db, NULL, 0, NULL, 0) == ENG_OK);
+    char out[256];
+    size_t n = 0;
+    for (eng_iter_seek_first(it); eng_iter_valid(it); eng_iter_next(it)) {
+        size_t kl, vl;
+        const char *k = eng_iter_key(it, &kl), *v = eng_iter_value(it, &vl);
+        n += (size_t)snprintf(out + n, sizeof(out) - n, "%.*s=%.*s,", (int)kl, k, (int)vl, v);
+    }
+    CHECK_MSG(!strcmp(out, "a=1,b=2,"), "%s", out);
+    eng_iter_free(it);
+    scan(db, NULL, NULL, out, sizeof(out));
+    CHECK_MSG(!strcmp(out, "a=changed,c=3,"), "%s", out);
+    eng_close(db);
+}
+
+TEST(ReopenReplaysTheLog)
+{
+    eng_db *db = open_db(NULL);
+    put(db, "a", "1");
+    put(db, "b", "2");
+    del(db, "a");
+    eng_batch *b = eng_batch_new(0);
+    eng_batch_put(b, "deferred", 8, "yes", 3);
+    CHECK(eng_write(db, b, ENG_WRITE_DEFER) == ENG_OK);
+    eng_batch_free(b);
+    CHECK(eng_commit(db, 1) == ENG_OK);
+    CHECK(eng_close(db) == ENG_OK);
+    db = open_db(NULL);
+    CHECK_GET(db, "a", NULL);
+    CHECK_GET(db, "b", "2");
+    CHECK_GET(db, "deferred", "yes");
+    put(db, "c", "3"); /* sequence numbers continue after the replayed ones */
+    eng_stats st;
+    eng_get_stats(db, &st);
+    CHECK_EQ_INT(st.last_sequence, 5);
+    eng_close(db);
+    db = open_db(NULL);
+    CHECK_GET(db, "c", "3");
+    CHECK_GET(db, "b", "2");
+    eng_close(db);
+}
+
+TEST(FlushedTablesSurviveReopen)
+{
+    eng_db *db = open_db(NULL);
+    put(db, "a", "1");
+    put(db, "b", "2");
+    CHECK(eng_flush(db) == ENG_OK);
+    del(db, "a");
+    put(db, "c", "3");
+    eng_stats st;
+    eng_get_stats(db, &st);
+    CHECK_EQ_INT(st.level_files[0], 1);
+    CHECK_EQ_INT(st.flushes, 1);
+    CHECK(eng_close(db) == ENG_OK);
+    db = open_db(NULL);
+    CHECK_GET(db, "a", NULL);
+    CHECK_GET(db, "b", "2");
+    CHECK_GET(db, "c", "3");
+    char out[256];
+    scan(db, NULL, NULL, out, sizeof(out));
+    CHECK_MSG(!strcmp(out, "b=2,c=3,"), "%s", out);
+    eng_close(db);
+}
+
+TEST(FullCompactionDropsOverwrittenAndDeletedVersions)
+{
+    eng_options o = small_opts();
+    eng_db *db = open_db(&o);
+    char k[32], v[200];
+    memset(v, 'x', sizeof(v) - 1);
+    v[sizeof(v) - 1] = 0;
+    for (int round = 0; round < 4; round++)
+        for (int i = 0; i < 500; i++) {
+            snprintf(k, sizeof(k), "key%05d", i);
+            v[0] = (char)('a' + round);
+            put(db, k, v);
+        }
+    for (int i = 0; i < 500; i += 2) {
+        snprintf(k, sizeof(k), "key%05d", i);
+        del(db, k);
+    }
+    CHECK(eng_compact_range(db, NULL, 0, NULL, 0) == ENG_OK);
+    eng_stats st;
+    eng_get_stats(db, &st);
+    uint64_t live = 0, files_above = 0;
+    int deepest = 0;
+    for (int l = 0; l < ENG_MAX_LEVELS; l++) {
+        live += st.level_bytes[l];
+        if (st.level_files[l]) deepest = l;
+    }
+    for (int l = 0; l < deepest; l++) files_above += st.level_files[l];
+    CHECK_EQ_INT(files_above, 0);
+    /* 250 live keys of ~210 bytes; four versions of 500 would be ~420 KB. */
+    CHECK_MSG(live < 120 << 10, "live bytes %llu", (unsigned long long)live);
+    CHECK(st.compactions >= 1);
+    CHECK(st.bytes_written_compaction > 0);
+    for (int i = 0; i < 500; i++) {
+        snprintf(k, sizeof(k), "key%05d", i);
+        const char *g = get(db, k);
+        if (i % 2 == 0)
+            CHECK_MSG(g == NULL, "%s resurfaced", k);
+        else
+            CHECK_MSG(g && g[0] == 'd', "%s: %s", k, g ? g : "(absent)");
+    }
+    eng_close(db);
+}
+
+TEST(RangeDeleteHidesKeysInMemtableAndTables)
+{
+    eng_db *db = open_db(NULL);
+    put(db, "a", "1");
+    put(db, "b", "2");
+    put(db, "c", "3");
+    CHECK(eng_flush(db) == ENG_OK);
+    put(db, "bb", "22");
+    put(db, "d", "4");
+    del_range(db, "b", "d"); /* [b, d) */
+    put(db, "c", "new");     /* after the tombstone: visible */
+    CHECK_GET(db, "a", "1");
+    CHECK_GET(db, "b", NULL);
+    CHECK_GET(db, "bb", NULL);
+    CHECK_GET(db, "c", "new");
+    CHECK_GET(db, "d", "4");
+    char out[256];
+    scan(db, NULL, NULL, out, sizeof(out));
+    CHECK_MSG(!strcmp(out, "a=1,c=new,d=4,"), "%s", out);
+    scan_reverse(db, out, sizeof(out));
+    CHECK_MSG(!strcmp(out, "d,c,a,"), "%s", out);
+    CHECK(eng_flush(db) == ENG_OK);
+    CHECK_GET(db, "bb", NULL);
+    CHECK(eng_close(db) == ENG_OK);
+    db = open_db(NULL);
+    CHECK_GET(db, "b", NULL);
+    CHECK_GET(db, "c", "new");
+    CHECK(eng_compact_range(db, NULL, 0, NULL, 0) == ENG_OK);
+    scan(db, NULL, NULL, out, sizeof(out));
+    CHECK_MSG(!strcmp(out, "a=1,c=new,d=4,"), "%s", out);
+    eng_close(db);
+}
+
+TEST(RangeDeleteRespectsSnapshotsThroughCompaction)
+{
+    eng_db *db = open_db(NULL);
+    put(db, "k1", "1");
+    put(db, "k2", "2");
+    CHECK(eng_flush(db) == ENG_OK);
+    const eng_snapshot *s = eng_snapshot_new(db);
+    del_range(db, "k", "l");
+    CHECK(eng_compact_range(db, NULL, 0, NULL, 0) == ENG_OK);
+    CHECK_GET(db, "k1", NULL);
+    CHECK(!strcmp(get_at(db, s, "k2"), "2"));
+    char out[256];
+    scan(db, s, NULL, out, sizeof(out));
+    CHECK_MSG(!strcmp(out, "k1=1,k2=2,"), "%s", out);
+    eng_snapshot_release(db, s);
+    CHECK(eng_compact_range(db, NULL, 0, NULL, 0) == ENG_OK);
+    CHECK_GET(db, "k2", NULL);
+    scan(db, NULL, NULL, out, sizeof(out));
+    CHECK_MSG(!strcmp(out, ""), "%s", out);
+    eng_stats st;
+    eng_get_stats(db, &st);
+    uint64_t bytes = 0;
+    for (int l = 0; l < ENG_MAX_LEVELS; l++) bytes += st.level_bytes[l];
+    CHECK_MSG(bytes == 0, "%llu bytes left after everything was deleted", (unsigned long long)bytes);
+    eng_close(db);
+}
+
+static int drop_expired(void *ctx, const char *k, size_t kl, const char *v, size_t vl)
+{
+    (*(int *)ctx)++;
+    return vl >= 7 && !memcmp(v, "expired", 7);
+}
+
+TEST(CompactionFilterDropsNewestVersionWithoutResurrectingOlder)
+{
+    int calls = 0;
+    eng_options o;
+    eng_options_init(&o);
+    o.compaction_filter = drop_expired;
+    o.compaction_filter_ctx = &calls;
+    eng_db *db = open_db(&o);
+    put(db, "a", "old-live");
+    put(db, "b", "keep");
+    CHECK(eng_compact_range(db, NULL, 0, NULL, 0) == ENG_OK); /* "a" old version at the bottom */
+    put(db, "a", "expired");
+    CHECK(eng_flush(db) == ENG_OK);
+    /* A partial compaction of L0 into L1 would leave the old version below. */
+    CHECK(eng_compact_range(db, "a", 1, "b", 1) == ENG_OK);
+    CHECK(calls > 0);
+    CHECK_GET(db, "a", NULL);
+    CHECK_GET(db, "b", "keep");
+    const eng_snapshot *s = eng_snapshot_new(db);
+    put(db, "c", "expired");
+    CHECK(eng_flush(db) == ENG_OK);
+    eng_snapshot_release(db, s);
+    s = eng_snapshot_new(db); /* sees c=expired: the filter must not touch it */
+    CHECK(eng_compact_range(db, NULL, 0, NULL, 0) == ENG_OK);
+    CHECK(!strcmp(get_at(db, s, "c"), "expired"));
+    eng_snapshot_release(db, s);
+    CHECK(eng_compact_range(db, NULL, 0, NULL, 0) == ENG_OK);
+    CHECK_GET(db, "c", NULL);
+    eng_close(db);
+}
+
+TEST(IndexedBatchShadowsDbForGetAndIterator)
+{
+    eng_db *db = open_db(NULL);
+    put(db, "a", "1");
+    put(db, "b", "2");
+    put(db, "c", "3");
+    eng_batch *b = eng_batch_new(1);
+    eng_batch_put(b, "a", 1, "pending", 7);
+    eng_batch_delete(b, "b", 1);
+    eng_batch_put(b, "d", 1, "4", 1);
+    char *v;
+    size_t vl;
+    CHECK(eng_get_batch(db, NULL, b, "a", 1, &v, &vl) == ENG_OK);
+    CHECK(vl == 7 && !memcmp(v, "pending", 7));
+    eng_free(v);
+    CHECK(eng_get_batch(db, NULL, b, "b", 1, &v, &vl) == ENG_NOTFOUND);
+    CHECK(eng_get_batch(db, NULL, b, "c", 1, &v, &vl) == ENG_OK);
+    eng_free(v);
+    char out[256];
+    scan(db, NULL, b, out, sizeof(out));
+    CHECK_MSG(!strcmp(out, "a=pending,c=3,d=4,"), "%s", out);
+    eng_batch_delete_range(b, "c", 1, "e", 1);
+    CHECK(eng_get_batch(db, NULL, b, "c", 1, &v, &vl) == ENG_NOTFOUND);
+    CHECK(eng_get_batch(db, NULL, b, "d", 1, &v, &vl) == ENG_NOTFOUND);
+    scan(db, NULL, b, out, sizeof(out));
+    CHECK_MSG(!strcmp(out, "a=pending,"), "%s", out);
+    CHECK_GET(db, "b", "2"); /* nothing committed yet */
+    CHECK(eng_write(db, b, 0) == ENG_OK);
+    scan(db, NULL, NULL, out, sizeof(out));
+    CHECK_MSG(!strcmp(out, "a=pending,"), "%s", out);
+    eng_batch_free(b);
+    eng_close(db);
+}
+
+TEST(SecondOpenOfSameDirIsBusy)
+{
+    eng_db *db = open_db(NULL), *db2 = NULL;
+    CHECK(eng_open(test_tmpdir(), NULL, &db2) == ENG_BUSY);
+    CHECK(db2 == NULL);
+    eng_close(db);
+}
+
+TEST(OpenWithoutCreateIfMissingFailsOnEmptyDir)
+{
+    eng_options o;
+    eng_options_init(&o);
+    o.create_if_missing = 0;
+    eng_db *db = NULL;
+    CHECK(eng_open(test_tmpdir(), &o, &db) != ENG_OK);
+    CHECK(db == NULL);
+}
+
+TEST(ManyWritesFlushAndCompactInBackground)
+{
+    eng_options o = small_opts();
+    eng_db *db = open_db(&o);
+    char k[32], v[128];
+    for (int i = 0; i < 6000; i++) {
+        snprintf(k, sizeof(k), "k%07d", (i * 7919) % 6000);
+        snprintf(v, sizeof(v), "value-%d-%0100d", i, i);
+        put(db, k, v);
+    }
+    CHECK(eng_flush(db) == ENG_OK);
+    eng_stats st;
+    eng_get_stats(db, &st);
+    CHECK(st.flushes > 5);
+    CHECK(st.bytes_written_flush > 0);
+    CHECK(st.bytes_written_user > 6000 * 100);
+    CHECK(eng_close(db) == ENG_OK);
+    db = open_db(&o);
+    for (int i = 0; i < 6000; i++) {
+        snprintf(k, sizeof(k), "k%07d", (i * 7919) % 6000);
+        snprintf(v, sizeof(v), "value-%d-%0100d", i, i);
+        CHECK_GET(db, k, v);
+    }
+    eng_iter *it = eng_iter_new(db, NULL, NULL);
+    int n = 0;
+    for (eng_iter_seek_first(it); eng_iter_valid(it); eng_iter_next(it)) n++;
+    CHECK(eng_iter_status(it) == ENG_OK);
+    eng_iter_free(it);
+    CHECK_EQ_INT(n, 6000);
+    eng_get_stats(db, &st);
+    CHECK(eng_disk_usage(db) > 0);
+    eng_close(db);
+}
+
+int main(int argc, char **argv) { return test_main(argc, argv); }

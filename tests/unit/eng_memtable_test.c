@@ -1,0 +1,417 @@
+/*
+ * eng_memtable_test.c -- the skiplist memtable against a sorted model:
+ * ordering of versions, point lookups at snapshots, iterator movement, and a
+ * reader thread running concurrently with the writer (Invariant M1).
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "engine/dbformat.h"
+#include "engine/memtable.h"
+#include "test.h"
+
+/* ---- Model: an array of entries sorted by ikey_compare ------------------- */
+
+typedef struct ment {
+    char ikey[40];
+    size_t iklen;
+    char val[64];
+    size_t vlen;
+} ment;
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static int ment_cmp(const void *a, const void *b)
+{
+    const ment *x = a, *y = b;
+    return ikey_compare(slice_make(x->ikey, x->iklen), slice_make(y->ikey, y->iklen));
+}
+
+static void make_key(char *k, size_t *kl, unsigned id)
+{
+    /* Varied lengths and shared prefixes, to exercise the shorter-first rule. */
+    *kl = (size_t)snprintf(k, 24, "k%0*u", (int)(id % 5), id % 97);
+}
+
+static void fill_model(memtable *m, ment *model, int n, unsigned keyspace)
+{
+    for (int i = 0; i < n; i++) {
+        ment *e = &model[i];
+        char k[24];
+        size_t kl;
+        make_key(k, &kl, (unsigned)(rnd() % keyspace));
+        uint64_t seq = (uint64_t)i + 1;
+        int r = (int)(rnd() % 10);
+        int type = r < 7 ? ENG_TYPE_VALUE : r < 9 ? ENG_TYPE_DELETION : ENG_TYPE_RANGE_DELETION;
+        memcpy(e->ikey, k, kl);
+        enc_fixed64(e->ikey + kl, ikey_pack_trailer(seq, type));
+        e->iklen = kl + 8;
+        e->vlen =
+            type == ENG_TYPE_DELETION
+                ? 0
+                : (size_t)snprintf(e->val, 64, "v%llu-%.*s", (unsigned long long)seq,
+                                   (int)(rnd() % 40), "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+        mem_add(m, seq, type, slice_make(k, kl), slice_make(e->val, e->vlen));
+    }
+    qsort(model, (size_t)n, sizeof(ment), ment_cmp);
+}
+
+static void check_at(const iter *it, const ment *e)
+{
+    CHECK(iter_valid(it));
+    slice k = iter_key(it), v = iter_value(it);
+    CHECK(k.size == e->iklen && memcmp(k.data, e->ikey, k.size) == 0);
+    CHECK(v.size == e->vlen && memcmp(v.data, e->val, v.size) == 0);
+}
+
+TEST(RandomInsertsMatchSortedModel)
+{
+    int n = 5000;
+    ment *model = calloc((size_t)n, sizeof(ment));
+    memtable *m = mem_new();
+    fill_model(m, model, n, 300);
+    CHECK_EQ_INT(mem_entries(m), n);
+    CHECK_EQ_INT(mem_check(m), 0);
+    iter *it = mem_iter_new(m);
+    iter_seek_first(it);
+    for (int i = 0; i < n; i++, iter_next(it))
+        check_at(it, &model[i]);
+    CHECK(!iter_valid(it));
+    iter_seek_last(it);
+    for (int i = n - 1; i >= 0; i--, iter_prev(it))
+        check_at(it, &model[i]);
+    CHECK(!iter_valid(it));
+    CHECK_EQ_INT(iter_status(it), ENG_OK);
+    iter_free(it);
+    uint64_t rd = 0;
+    for (int i = 0; i < n; i++)
+        rd += ikey_type(slice_make(model[i].ikey, model[i].iklen)) == 2;
+    CHECK_EQ_INT(mem_range_deletions(m), rd);
+    mem_unref(m);
+    free(model);
+}
+
+TEST(GetReturnsNewestVersionAtOrBelowSequence)
+{
+    int n = 3000;
+    ment *model = calloc((size_t)n, sizeof(ment));
+    memtable *m = mem_new();
+    fill_model(m, model, n, 150);
+    for (int q = 0; q < 5000; q++) {
+        char k[24];
+        size_t kl;
+        make_key(k, &kl, (unsigned)(rnd() % 160)); /* some keys never written */
+        uint64_t seq = rnd() % (uint64_t)(n + 10);
+        /* Model answer: the first point entry for k with seq' <= seq. */
+        const ment *want = NULL;
+        for (int i = 0; i < n && !want; i++) {
+            slice ik = slice_make(model[i].ikey, model[i].iklen);
+            if (slice_compare(ikey_user_key(ik), slice_make(k, kl)) != 0) continue;
+            if (ikey_sequence(ik) > seq || ikey_type(ik) == ENG_TYPE_RANGE_DELETION) continue;
+            want = &model[i];
+        }
+        int type = -1;
+        uint64_t fseq = 0;
+        slice v;
+        int found = mem_get(m, slice_make(k, kl), seq, &type, &fseq, &v);
+        CHECK_EQ_INT(found, want != NULL);
+        if (!want) continue;
+        slice wk = slice_make(want->ikey, want->iklen);
+        CHECK_EQ_INT(type, ikey_type(wk));
+        CHECK_EQ_INT(fseq, ikey_sequence(wk));
+        CHECK(v.size == want->vlen && memcmp(v.data, want->val, v.size) == 0);
+    }
+    mem_unref(m);
+    free(model);
+}
+
+TEST(RangeDeletionIsNotAPointEntry)
+{
+    memtable *m = mem_new();
+    mem_add(m, 1, ENG_TYPE_VALUE, slice_make("a", 1), slice_make("old", 3));
+    mem_add(m, 2, ENG_TYPE_RANGE_DELETION, slice_make("a", 1), slice_make("z", 1));
+    int type;
+    uint64_t seq;
+    slice v;
+    CHECK_EQ_INT(mem_get(m, slice_make("a", 1), 5, &type, &seq, &v), 1);
+    CHECK_EQ_INT(type, ENG_TYPE_VALUE);
+    CHECK_EQ_INT(seq, 1);
+    CHECK_EQ_INT(mem_get(m, slice_make("b", 1), 5, &type, &seq, &v), 0);
+    CHECK_EQ_INT(mem_range_deletions(m), 1);
+    iter *it = mem_iter_new(m);
+    iter_seek_first(it);
+    CHECK_EQ_INT(ikey_type(iter_key(it)), ENG_TYPE_RANGE_DELETION);
+    CHECK_MEM(iter_value(it).data, iter_value(it).size, "z");
+    iter_free(it);
+    mem_unref(m);
+}
+
+TEST(SeekNextPrevMatchModel)
+{
+    int n = 4000;
+    ment *model = calloc((size_t)n, sizeof(ment));
+    memtable *m = mem_new();
+    fill_model(m, model, n, 400);
+    iter *it = mem_iter_new(m);
+    for (int q = 0; q < 3000; q++) {
+        char t[40];
+        size_t kl;
+        make_key(t, &kl, (unsigned)(rnd() % 420));
+        uint64_t seq = rnd() % (uint64_t)(n + 5);
+        enc_fixed64(t + kl, ikey_pack_trailer(seq, (int)(rnd() % 3)));
+        slice target = slice_make(t, kl + 8);
+        int lo = 0, hi = n; /* lower bound */
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (ikey_compare(slice_make(model[mid].ikey, model[mid].iklen), target) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        iter_seek(it, target);
+        if (lo == n) {
+            CHECK(!iter_valid(it));
+            continue;
+        }
+        check_at(it, &model[lo]);
+        int steps = (int)(rnd() % 6), pos = lo;
+        for (int s = 0; s < steps; s++) {
+            if (rnd() & 1) {
+                iter_next(it);
+                pos++;
+            } else {
+                iter_prev(it);
+                pos--;
+            }
+            if (pos < 0 || pos >= n) {
+                CHECK(!iter_valid(it));
+                break;
+            }
+            check_at(it, &model[pos]);
+        }
+    }
+    iter_free(it);
+    mem_unref(m);
+    free(model);
+}
+
+TEST(AscendingInsertsWithOccasionalOlderKeysMatchModel)
+{
+    /* Mostly ascending keys (the append fast path) mixed with keys that land
+     * in the middle, new versions of the last key, and equal user keys with
+     * lower sequence numbers; then every seek must agree with the model. */
+    int n = 6000;
+    ment *model = calloc((size_t)n, sizeof(ment));
+    memtable *m = mem_new();
+    for (int i = 0; i < n; i++) {
+        ment *e = &model[i];
+        unsigned id = (unsigned)i;
+        uint64_t r = rnd() % 10;
+        if (r == 0) id = (unsigned)(rnd() % (unsigned)(i + 1)); /* somewhere earlier */
+        if (r == 1 && i > 0) id = (unsigned)(i - 1);            /* same key as last */
+        size_t kl = (size_t)snprintf(e->ikey, 24, "key%08u", id);
+        uint64_t seq = r == 2 ? (uint64_t)i + 1 : (uint64_t)(n + i + 1);
+        enc_fixed64(e->ikey + kl, ikey_pack_trailer(seq, ENG_TYPE_VALUE));
+        e->iklen = kl + 8;
+        e->vlen = (size_t)snprintf(e->val, 64, "v%d", i);
+        mem_add(m, seq, ENG_TYPE_VALUE, slice_make(e->ikey, kl), slice_make(e->val, e->vlen));
+    }
+    qsort(model, (size_t)n, sizeof(ment), ment_cmp);
+    CHECK_EQ_INT(mem_check(m), 0);
+    iter *it = mem_iter_new(m);
+    iter_seek_first(it);
+    for (int i = 0; i < n; i++, iter_next(it))
+        check_at(it, &model[i]);
+    CHECK(!iter_valid(it));
+    iter_seek_last(it);
+    for (int i = n - 1; i >= 0; i--, iter_prev(it))
+        check_at(it, &model[i]);
+    for (int i = 0; i < n; i += 3) {
+        iter_seek(it, slice_make(model[i].ikey, model[i].iklen));
+        check_at(it, &model[i]);
+    }
+    iter_free(it);
+    mem_unref(m);
+    free(model);
+}
+
+TEST(EmptyMemtableIteratesNothing)
+{
+    memtable *m = mem_new();
+    iter *it = mem_iter_new(m);
+    iter_seek_first(it);
+    CHECK(!iter_valid(it));
+    iter_seek_last(it);
+    CHECK(!iter_valid(it));
+    iter_seek(it, slice_make("abcdefghij", 10));
+    CHECK(!iter_valid(it));
+    int type;
+    uint64_t seq;
+    slice v;
+    CHECK_EQ_INT(mem_get(m, slice_make("", 0), ENG_MAX_SEQUENCE, &type, &seq, &v), 0);
+    mem_unref(m); /* the iterator still holds a reference */
+    iter_free(it);
+}
+
+TEST(ResetEmptiesAndKeepsOneBlock)
+{
+    memtable *m = mem_new_sized(4096);
+    char v[1000];
+    memset(v, 'v', sizeof(v));
+    for (int round = 0; round < 50; round++) {
+        for (int i = 0; i < 100; i++) {
+            char k[16];
+            int kl = snprintf(k, sizeof(k), "key%03d", i);
+            mem_add(m, (uint64_t)i + 1, ENG_TYPE_VALUE, slice_make(k, (size_t)kl),
+                    slice_make(v, (size_t)(i * 9)));
+        }
+        CHECK_EQ_INT(mem_entries(m), 100);
+        CHECK_EQ_INT(mem_check(m), 0);
+        CHECK_EQ_INT(mem_refs(m), 1);
+        mem_reset(m);
+        CHECK_EQ_INT(mem_entries(m), 0);
+        CHECK_EQ_INT(mem_check(m), 0);
+        CHECK(mem_usage(m) <= (1u << 20) + 64);
+        int type;
+        uint64_t seq;
+        slice val;
+        CHECK_EQ_INT(mem_get(m, slice_make("key001", 6), 1000, &type, &seq, &val), 0);
+    }
+    mem_add(m, 7, ENG_TYPE_VALUE, slice_make("k", 1), slice_make("x", 1));
+    int type;
+    uint64_t seq;
+    slice val;
+    CHECK_EQ_INT(mem_get(m, slice_make("k", 1), 7, &type, &seq, &val), 1);
+    CHECK_EQ_INT(mem_get(m, slice_make("k", 1), 6, &type, &seq, &val), 0);
+    mem_unref(m);
+}
+
+TEST(LargeValuesAndUsage)
+{
+    memtable *m = mem_new();
+    size_t before = mem_usage(m);
+    char *big = malloc(3u << 20);
+    memset(big, 'b', 3u << 20);
+    mem_add(m, 1, ENG_TYPE_VALUE, slice_make("big", 3), slice_make(big, 3u << 20));
+    CHECK(mem_usage(m) >= before + (3u << 20));
+    int type;
+    uint64_t seq;
+    slice v;
+    CHECK_EQ_INT(mem_get(m, slice_make("big", 3), 1, &type, &seq, &v), 1);
+    CHECK(v.size == (3u << 20) && memcmp(v.data, big, v.size) == 0);
+    free(big);
+    mem_unref(m);
+}
+
+/* ---- Concurrency --------------------------------------------------------- */
+
+#define CONC_N 60000
+
+struct conc {
+    memtable *m;
+    atomic_int done;
+    atomic_int written; /* entries the writer has finished adding */
+    atomic_int started;
+    char fail[200];
+};
+
+/* The value of key i encodes i, so a reader can detect a torn or mixed entry. */
+static size_t conc_key(char *k, unsigned i)
+{
+    return (size_t)snprintf(k, 24, "%08u", (i * 7919u) % 1000003u);
+}
+static size_t conc_val(char *v, unsigned i)
+{
+    return (size_t)snprintf(v, 64, "value-%u-%u", i, i * 31u);
+}
+
+static void *conc_reader(void *arg)
+{
+    struct conc *c = arg;
+    iter *it = mem_iter_new(c->m);
+    atomic_store(&c->started, 1);
+    while (!atomic_load(&c->done) && !c->fail[0]) {
+        int seen_before = atomic_load(&c->written);
+        int count = 0;
+        slice prev = {NULL, 0};
+        for (iter_seek_first(it); iter_valid(it); iter_next(it)) {
+            slice k = iter_key(it), v = iter_value(it);
+            unsigned seq = (unsigned)ikey_sequence(k);
+            char ek[24], ev[64];
+            size_t ekl = conc_key(ek, seq), evl = conc_val(ev, seq);
+            if (k.size != ekl + 8 || memcmp(k.data, ek, ekl) || v.size != evl ||
+                memcmp(v.data, ev, evl)) {
+                snprintf(c->fail, sizeof(c->fail), "torn entry for seq %u", seq);
+                break;
+            }
+            if (prev.data && ikey_compare(prev, k) >= 0) {
+                snprintf(c->fail, sizeof(c->fail), "out of order at seq %u", seq);
+                break;
+            }
+            prev = k;
+            count++;
+        }
+        if (!c->fail[0] && count < seen_before)
+            snprintf(c->fail, sizeof(c->fail), "saw %d entries, %d were published", count,
+                     seen_before);
+        /* Backward: prev() searches from the top while nodes are linked in. */
+        int back = 0;
+        prev = slice_make(NULL, 0);
+        for (iter_seek_last(it); iter_valid(it) && !c->fail[0] && back < 2000; iter_prev(it)) {
+            slice k = iter_key(it);
+            if (prev.data && ikey_compare(k, prev) >= 0)
+                snprintf(c->fail, sizeof(c->fail), "backward step went forward");
+            prev = k;
+            back++;
+        }
+        /* Point lookups of published keys must succeed. */
+        for (int q = 0; q < 200 && seen_before > 0 && !c->fail[0]; q++) {
+            unsigned i = (unsigned)(rnd() % (unsigned)seen_before) + 1;
+            char ek[24], ev[64];
+            size_t ekl = conc_key(ek, i), evl = conc_val(ev, i);
+            int type;
+            uint64_t fs;
+            slice v;
+            if (!mem_get(c->m, slice_make(ek, ekl), ENG_MAX_SEQUENCE, &type, &fs, &v) || fs != i ||
+                v.size != evl || memcmp(v.data, ev, evl))
+                snprintf(c->fail, sizeof(c->fail), "get of published seq %u failed", i);
+        }
+    }
+    iter_free(it);
+    return NULL;
+}
+
+TEST(ConcurrentReaderSeesNoTornEntries)
+{
+    struct conc c = {0};
+    c.m = mem_new();
+    pthread_t th;
+    CHECK_EQ_INT(pthread_create(&th, NULL, conc_reader, &c), 0);
+    while (!atomic_load(&c.started))
+        sched_yield();
+    for (unsigned i = 1; i <= CONC_N; i++) {
+        char k[24], v[64];
+        size_t kl = conc_key(k, i), vl = conc_val(v, i);
+        mem_add(c.m, i, ENG_TYPE_VALUE, slice_make(k, kl), slice_make(v, vl));
+        atomic_store(&c.written, (int)i);
+    }
+    atomic_store(&c.done, 1);
+    pthread_join(th, NULL);
+    CHECK_EQ_INT(mem_check(c.m), 0);
+    CHECK_MSG(!c.fail[0], "%s", c.fail);
+    mem_unref(c.m);
+}
+
+int main(int argc, char **argv)
+{
+    return test_main(argc, argv);
+}

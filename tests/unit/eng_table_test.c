@@ -1,0 +1,789 @@
+/*
+ * eng_table_test.c -- table_builder.c and table_reader.c: round trips with
+ * many versions, deletions and range deletions, compression on and off,
+ * seeks and iteration both ways against a model, the bloom filter, the
+ * block cache, and damaged files (every flipped byte, every truncation).
+ */
+#include "test.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include "engine/dbformat.h"
+#include "engine/table.h"
+#include "engine/table_format.h"
+
+/* ---- the model: user key i has 1-3 versions, some of them deletions ---- */
+
+typedef struct ent {
+    uint32_t i;
+    uint64_t seq;
+    int type;
+} ent;
+
+static int versions_of(uint32_t i)
+{
+    return 1 + (int)((i * 2654435761u) >> 30) % 3;
+}
+static uint64_t seq_of(uint32_t i, int j)
+{
+    return 1000 - 100 * (uint64_t)j + i % 50;
+}
+static int type_of(uint32_t i, int j)
+{
+    return (i + (uint32_t)j) % 11 == 0 ? ENG_TYPE_DELETION : ENG_TYPE_VALUE;
+}
+
+static slice ukey(char *s, uint32_t i)
+{
+    return slice_make(s, (size_t)sprintf(s, "user%08u", i));
+}
+
+static int random_values;
+static size_t value_of(char *out, uint32_t i, uint64_t seq)
+{
+    size_t n = (size_t)sprintf(out, "value-%u-%llu-", i, (unsigned long long)seq);
+    size_t len = 20 + i % 80;
+    uint64_t x = i * 0x9E3779B97F4A7C15ull + seq;
+    for (; n < len; n++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        out[n] = random_values ? (char)x : (char)('a' + n % 7);
+    }
+    return n;
+}
+
+static ent *model(uint32_t nkeys, size_t *n)
+{
+    ent *e = malloc(nkeys * 3 * sizeof(ent));
+    size_t m = 0;
+    for (uint32_t i = 0; i < nkeys; i++)
+        for (int j = 0; j < versions_of(i); j++)
+            e[m++] = (ent){i, seq_of(i, j), type_of(i, j)};
+    *n = m;
+    return e;
+}
+
+static void ikey_of(buf *k, uint32_t i, uint64_t seq, int type)
+{
+    char s[32];
+    k->len = 0;
+    ikey_append(k, ukey(s, i), seq, type);
+}
+
+static sst_options opts(int level, size_t block_size)
+{
+    sst_options o = {block_size, level, 10};
+    return o;
+}
+
+static void path_of(char *p, const char *name)
+{
+    sprintf(p, "%s/%s", test_tmpdir(), name);
+}
+
+static sst_file_info build(const char *path, const ent *e, size_t n, sst_options o)
+{
+    sst_builder *b;
+    CHECK_EQ_INT(sst_builder_new(path, &o, &b), ENG_OK);
+    buf k = {0};
+    char v[128];
+    for (size_t x = 0; x < n; x++) {
+        ikey_of(&k, e[x].i, e[x].seq, e[x].type);
+        size_t vl = e[x].type == ENG_TYPE_VALUE ? value_of(v, e[x].i, e[x].seq) : 0;
+        CHECK_EQ_INT(sst_builder_add(b, slice_make(k.data, k.len), slice_make(v, vl)), ENG_OK);
+    }
+    CHECK_EQ_INT(sst_builder_entries(b), n);
+    sst_file_info fi;
+    CHECK_EQ_INT(sst_builder_finish(b, &fi), ENG_OK);
+    buf_free(&k);
+    return fi;
+}
+
+static void check_entry(iter *it, const ent *e)
+{
+    CHECK(iter_valid(it));
+    buf k = {0};
+    char v[128];
+    ikey_of(&k, e->i, e->seq, e->type);
+    slice got = iter_key(it);
+    CHECK_MSG(got.size == k.len && memcmp(got.data, k.data, k.len) == 0, "key of %u@%llu", e->i,
+              (unsigned long long)e->seq);
+    size_t vl = e->type == ENG_TYPE_VALUE ? value_of(v, e->i, e->seq) : 0;
+    CHECK(iter_value(it).size == vl && memcmp(iter_value(it).data, v, vl) == 0);
+    buf_free(&k);
+}
+
+/* Newest version of user key i with seq <= snap, or -1. */
+static int visible(uint32_t i, uint64_t snap)
+{
+    for (int j = 0; j < versions_of(i); j++)
+        if (seq_of(i, j) <= snap) return j;
+    return -1;
+}
+
+static void check_get(sst_reader *r, uint32_t i, uint64_t snap)
+{
+    char s[32], v[128];
+    int type = -1;
+    uint64_t fseq = 0;
+    char *val = NULL;
+    size_t vl = 0;
+    eng_status st = sst_reader_get(r, ukey(s, i), snap, &type, &fseq, &val, &vl);
+    int j = visible(i, snap);
+    if (j < 0) {
+        CHECK_MSG(st == ENG_NOTFOUND, "get %u@%llu: %d", i, (unsigned long long)snap, st);
+        return;
+    }
+    CHECK_MSG(st == ENG_OK, "get %u@%llu: %d", i, (unsigned long long)snap, st);
+    CHECK_EQ_INT(fseq, seq_of(i, j));
+    CHECK_EQ_INT(type, type_of(i, j));
+    if (type == ENG_TYPE_DELETION) {
+        CHECK(val == NULL);
+    } else {
+        size_t want = value_of(v, i, fseq);
+        CHECK(vl == want && memcmp(val, v, vl) == 0);
+    }
+    free(val);
+}
+
+static size_t lower_bound(const ent *e, size_t n, uint32_t i, uint64_t seq)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (e[mid].i < i || (e[mid].i == i && e[mid].seq > seq))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void round_trip(int level, block_cache *cache)
+{
+    size_t n;
+    ent *e = model(100000, &n);
+    char path[300];
+    path_of(path, "000007.sst");
+    sst_file_info fi = build(path, e, n, opts(level, 4096));
+    CHECK_EQ_INT(fi.entries, n);
+    sst_reader *r;
+    CHECK_EQ_INT(sst_reader_open(path, 7, cache, &r), ENG_OK);
+    CHECK_EQ_INT(sst_reader_file_size(r), fi.file_size);
+
+    iter *it = sst_reader_iter(r, 1);
+    size_t x = 0;
+    for (iter_seek_first(it); iter_valid(it); iter_next(it))
+        check_entry(it, &e[x++]);
+    CHECK_EQ_INT(x, n);
+    for (iter_seek_last(it); iter_valid(it); iter_prev(it))
+        check_entry(it, &e[--x]);
+    CHECK_EQ_INT(x, 0);
+    CHECK_EQ_INT(iter_status(it), ENG_OK);
+    buf k = {0};
+    for (int q = 0; q < 3000; q++) {
+        uint32_t i = (uint32_t)(q * 7919u) % 100010;
+        uint64_t snap = q % 3 ? seq_of(i, q % 3) : ENG_MAX_SEQUENCE;
+        ikey_of(&k, i, snap, ENG_TYPE_SEEK);
+        iter_seek(it, slice_make(k.data, k.len));
+        size_t want = lower_bound(e, n, i, snap);
+        if (want == n) {
+            CHECK(!iter_valid(it));
+            continue;
+        }
+        check_entry(it, &e[want]);
+        if (want > 0) {
+            iter_prev(it);
+            check_entry(it, &e[want - 1]);
+            iter_next(it);
+            check_entry(it, &e[want]);
+        }
+        iter_next(it);
+        if (want + 1 < n)
+            check_entry(it, &e[want + 1]);
+        else
+            CHECK(!iter_valid(it));
+    }
+    iter_free(it);
+    for (uint32_t i = 0; i < 100000; i += 7) {
+        check_get(r, i, ENG_MAX_SEQUENCE);
+        for (int j = 0; j < versions_of(i); j++) {
+            check_get(r, i, seq_of(i, j));
+            check_get(r, i, seq_of(i, j) - 1);
+        }
+    }
+    buf_free(&k);
+    sst_reader_close(r);
+    sst_file_info_free(&fi);
+    free(e);
+}
+
+TEST(RoundTrip100kEntriesUncompressedNoCache)
+{
+    round_trip(0, NULL);
+}
+
+TEST(RoundTrip100kEntriesCompressedWithCache)
+{
+    block_cache *c = cache_new(1 << 20);
+    round_trip(1, c);
+    CHECK(cache_hits(c) > 0);
+    CHECK(cache_usage(c) <= (1 << 20));
+    cache_free(c);
+}
+
+TEST(CompressionShrinksTextAndStoresRandomBlocksRaw)
+{
+    size_t n;
+    ent *e = model(20000, &n);
+    char p0[300], p1[300];
+    path_of(p0, "raw.sst");
+    path_of(p1, "zstd.sst");
+    random_values = 0;
+    sst_file_info f0 = build(p0, e, n, opts(0, 4096)), f1 = build(p1, e, n, opts(3, 4096));
+    CHECK_MSG(f1.file_size * 2 < f0.file_size, "zstd %llu vs raw %llu",
+              (unsigned long long)f1.file_size, (unsigned long long)f0.file_size);
+    sst_file_info_free(&f0);
+    sst_file_info_free(&f1);
+    /* random values: zstd cannot save 1/8, so blocks stay raw and the file
+     * barely grows (keys still compress a little) */
+    random_values = 1;
+    f0 = build(p0, e, n, opts(0, 4096));
+    f1 = build(p1, e, n, opts(3, 4096));
+    CHECK_MSG(f1.file_size <= f0.file_size, "zstd %llu vs raw %llu",
+              (unsigned long long)f1.file_size, (unsigned long long)f0.file_size);
+    sst_reader *r;
+    CHECK_EQ_INT(sst_reader_open(p1, 1, NULL, &r), ENG_OK);
+    for (uint32_t i = 0; i < 20000; i += 13)
+        check_get(r, i, ENG_MAX_SEQUENCE);
+    sst_reader_close(r);
+    random_values = 0;
+    sst_file_info_free(&f0);
+    sst_file_info_free(&f1);
+    free(e);
+}
+
+struct rd {
+    char s[64], e[64];
+    uint64_t seq;
+};
+static void collect_rd(void *ctx, slice start, slice end, uint64_t seq)
+{
+    struct rd **p = ctx;
+    memcpy((*p)->s, start.data, start.size);
+    (*p)->s[start.size] = 0;
+    memcpy((*p)->e, end.data, end.size);
+    (*p)->e[end.size] = 0;
+    (*p)->seq = seq;
+    (*p)++;
+}
+
+TEST(RangeDeletionsRoundTripSortedAndWidenTheBounds)
+{
+    char path[300];
+    path_of(path, "rd.sst");
+    sst_options o = opts(1, 4096);
+    sst_builder *b;
+    CHECK_EQ_INT(sst_builder_new(path, &o, &b), ENG_OK);
+    buf k = {0};
+    ikey_append(&k, slice_make("m", 1), 5, ENG_TYPE_VALUE);
+    CHECK_EQ_INT(sst_builder_add(b, slice_make(k.data, k.len), slice_make("v", 1)), ENG_OK);
+    sst_builder_add_range_del(b, slice_make("p", 1), slice_make("z", 1), 9);
+    sst_builder_add_range_del(b, slice_make("c", 1), slice_make("f", 1), 3);
+    sst_builder_add_range_del(b, slice_make("c", 1), slice_make("e", 1), 12);
+    sst_file_info fi;
+    CHECK_EQ_INT(sst_builder_finish(b, &fi), ENG_OK);
+    CHECK_EQ_INT(fi.entries, 1);
+    CHECK_EQ_INT(fi.range_deletions, 3);
+    CHECK_EQ_INT(fi.smallest_seq, 3);
+    CHECK_EQ_INT(fi.largest_seq, 12);
+    slice sm = slice_make(fi.smallest.data, fi.smallest.len);
+    slice lg = slice_make(fi.largest.data, fi.largest.len);
+    CHECK_MEM(ikey_user_key(sm).data, ikey_user_key(sm).size, "c");
+    CHECK_EQ_INT(ikey_sequence(sm), 12);
+    CHECK_MEM(ikey_user_key(lg).data, ikey_user_key(lg).size, "z");
+    CHECK_EQ_INT(ikey_sequence(lg), ENG_MAX_SEQUENCE);
+
+    sst_reader *r;
+    CHECK_EQ_INT(sst_reader_open(path, 1, NULL, &r), ENG_OK);
+    struct rd got[3], *p = got;
+    sst_reader_range_dels(r, collect_rd, &p);
+    CHECK_EQ_INT(p - got, 3);
+    CHECK(!strcmp(got[0].s, "c") && !strcmp(got[0].e, "e") && got[0].seq == 12);
+    CHECK(!strcmp(got[1].s, "c") && !strcmp(got[1].e, "f") && got[1].seq == 3);
+    CHECK(!strcmp(got[2].s, "p") && !strcmp(got[2].e, "z") && got[2].seq == 9);
+    /* range deletions are not point entries */
+    iter *it = sst_reader_iter(r, 1);
+    iter_seek_first(it);
+    CHECK(iter_valid(it));
+    CHECK_MEM(ikey_user_key(iter_key(it)).data, 1, "m");
+    iter_next(it);
+    CHECK(!iter_valid(it));
+    CHECK_EQ_INT(iter_status(it), ENG_OK);
+    iter_free(it);
+    sst_reader_close(r);
+    sst_file_info_free(&fi);
+    buf_free(&k);
+}
+
+TEST(EmptyTableOpensAndFindsNothing)
+{
+    char path[300];
+    path_of(path, "empty.sst");
+    sst_options o = opts(1, 4096);
+    sst_builder *b;
+    CHECK_EQ_INT(sst_builder_new(path, &o, &b), ENG_OK);
+    sst_file_info fi;
+    CHECK_EQ_INT(sst_builder_finish(b, &fi), ENG_OK);
+    CHECK_EQ_INT(fi.entries, 0);
+    CHECK_EQ_INT(fi.smallest.len, 0);
+    sst_reader *r;
+    CHECK_EQ_INT(sst_reader_open(path, 1, NULL, &r), ENG_OK);
+    char *v;
+    size_t vl;
+    int t;
+    uint64_t s;
+    CHECK_EQ_INT(sst_reader_get(r, slice_make("a", 1), 100, &t, &s, &v, &vl), ENG_NOTFOUND);
+    iter *it = sst_reader_iter(r, 1);
+    iter_seek_first(it);
+    CHECK(!iter_valid(it));
+    iter_seek_last(it);
+    CHECK(!iter_valid(it));
+    CHECK_EQ_INT(iter_status(it), ENG_OK);
+    iter_free(it);
+    sst_reader_close(r);
+}
+
+TEST(BloomFilterAnswersMostMissesWithoutReadingBlocks)
+{
+    size_t n;
+    ent *e = model(20000, &n);
+    char path[300];
+    path_of(path, "bloom.sst");
+    sst_file_info fi = build(path, e, n, opts(1, 4096));
+    block_cache *c = cache_new(1 << 20);
+    sst_reader *r;
+    CHECK_EQ_INT(sst_reader_open(path, 1, c, &r), ENG_OK);
+    char s[32];
+    int t;
+    uint64_t fs;
+    char *v;
+    size_t vl;
+    for (uint32_t i = 20000; i < 30000; i++)
+        CHECK_EQ_INT(sst_reader_get(r, ukey(s, i), ENG_MAX_SEQUENCE, &t, &fs, &v, &vl),
+                     ENG_NOTFOUND);
+    uint64_t useful = sst_reader_bloom_useful(r);
+    CHECK_MSG(useful > 9800, "bloom useful %llu of 10000", (unsigned long long)useful);
+    CHECK(cache_misses(c) < 200);
+    sst_reader_close(r);
+    cache_free(c);
+    sst_file_info_free(&fi);
+    free(e);
+}
+
+TEST(LongKeysAndOutOfOrderAdds)
+{
+    char path[300];
+    path_of(path, "long.sst");
+    sst_options o = opts(1, 512);
+    sst_builder *b;
+    CHECK_EQ_INT(sst_builder_new(path, &o, &b), ENG_OK);
+    char key[1000];
+    buf k = {0};
+    for (int i = 0; i < 50; i++) {
+        memset(key, 'k', sizeof(key));
+        sprintf(key + 900, "%04d", i);
+        k.len = 0;
+        ikey_append(&k, slice_make(key, 904), 1, ENG_TYPE_VALUE);
+        CHECK_EQ_INT(sst_builder_add(b, slice_make(k.data, k.len), slice_make(key + 900, 4)),
+                     ENG_OK);
+    }
+    CHECK_EQ_INT(sst_builder_add(b, slice_make(k.data, k.len), slice_make("x", 1)), ENG_INVALID);
+    sst_builder_abandon(b);
+    struct stat st;
+    CHECK(stat(path, &st) != 0); /* abandon deletes the file */
+
+    CHECK_EQ_INT(sst_builder_new(path, &o, &b), ENG_OK);
+    for (int i = 0; i < 50; i++) {
+        memset(key, 'k', sizeof(key));
+        sprintf(key + 900, "%04d", i);
+        k.len = 0;
+        ikey_append(&k, slice_make(key, 904), 1, ENG_TYPE_VALUE);
+        CHECK_EQ_INT(sst_builder_add(b, slice_make(k.data, k.len), slice_make(key + 900, 4)),
+                     ENG_OK);
+    }
+    sst_file_info fi;
+    CHECK_EQ_INT(sst_builder_finish(b, &fi), ENG_OK);
+    sst_reader *r;
+    CHECK_EQ_INT(sst_reader_open(path, 1, NULL, &r), ENG_OK);
+    for (int i = 0; i < 50; i++) {
+        memset(key, 'k', sizeof(key));
+        sprintf(key + 900, "%04d", i);
+        char *v;
+        size_t vl;
+        int t;
+        uint64_t s;
+        CHECK_EQ_INT(sst_reader_get(r, slice_make(key, 904), 5, &t, &s, &v, &vl), ENG_OK);
+        CHECK(vl == 4 && memcmp(v, key + 900, 4) == 0);
+        free(v);
+    }
+    sst_reader_close(r);
+    sst_file_info_free(&fi);
+    buf_free(&k);
+}
+
+TEST(FillCacheZeroLooksUpButDoesNotInsert)
+{
+    size_t n;
+    ent *e = model(5000, &n);
+    char path[300];
+    path_of(path, "fill.sst");
+    sst_file_info fi = build(path, e, n, opts(1, 4096));
+    block_cache *c = cache_new(8 << 20);
+    sst_reader *r;
+    CHECK_EQ_INT(sst_reader_open(path, 3, c, &r), ENG_OK);
+    iter *it = sst_reader_iter(r, 0);
+    size_t x = 0;
+    for (iter_seek_first(it); iter_valid(it); iter_next(it))
+        x++;
+    CHECK_EQ_INT(x, n);
+    iter_free(it);
+    CHECK_EQ_INT(cache_usage(c), 0);
+    CHECK_EQ_INT(cache_hits(c), 0);
+    it = sst_reader_iter(r, 1);
+    for (iter_seek_first(it); iter_valid(it); iter_next(it)) {
+    }
+    iter_free(it);
+    size_t used = cache_usage(c);
+    CHECK(used > 0);
+    it = sst_reader_iter(r, 0);
+    for (iter_seek_first(it); iter_valid(it); iter_next(it)) {
+    }
+    iter_free(it);
+    CHECK(cache_hits(c) > 0);
+    CHECK_EQ_INT(cache_usage(c), used);
+    sst_reader_close(r);
+    cache_free(c);
+    sst_file_info_free(&fi);
+    free(e);
+}
+
+TEST(IteratorKeepsItsBlockAcrossEraseFile)
+{
+    size_t n;
+    ent *e = model(5000, &n);
+    char path[300];
+    path_of(path, "erase.sst");
+    sst_file_info fi = build(path, e, n, opts(1, 4096));
+    block_cache *c = cache_new(8 << 20);
+    sst_reader *r;
+    CHECK_EQ_INT(sst_reader_open(path, 4, c, &r), ENG_OK);
+    iter *it = sst_reader_iter(r, 1);
+    iter_seek_first(it);
+    check_entry(it, &e[0]);
+    cache_erase_file(c, 4); /* the block under the iterator leaves the cache */
+    CHECK_EQ_INT(cache_usage(c), 0);
+    size_t x = 0;
+    for (; iter_valid(it); iter_next(it))
+        check_entry(it, &e[x++]); /* ASan: no use after free */
+    CHECK_EQ_INT(x, n);
+    iter_free(it);
+    sst_reader_close(r);
+    cache_free(c);
+    sst_file_info_free(&fi);
+    free(e);
+}
+
+struct getter {
+    sst_reader *r;
+    uint32_t seed;
+    int errors;
+};
+
+static void *getter_main(void *p)
+{
+    struct getter *g = p;
+    char s[32], v[128];
+    for (int q = 0; q < 20000; q++) {
+        g->seed = g->seed * 1103515245u + 12345u;
+        uint32_t i = (g->seed >> 8) % 6000;
+        int t;
+        uint64_t fs;
+        char *val = NULL;
+        size_t vl;
+        eng_status st = sst_reader_get(g->r, ukey(s, i), ENG_MAX_SEQUENCE, &t, &fs, &val, &vl);
+        if (i >= 5000) {
+            g->errors += st != ENG_NOTFOUND;
+            continue;
+        }
+        int ok = st == ENG_OK && fs == seq_of(i, 0) && t == type_of(i, 0);
+        if (ok && t == ENG_TYPE_VALUE) ok = vl == value_of(v, i, fs) && !memcmp(val, v, vl);
+        g->errors += !ok;
+        free(val);
+    }
+    return NULL;
+}
+
+TEST(ConcurrentGetsThroughASmallSharedCache)
+{
+    size_t n;
+    ent *e = model(5000, &n);
+    char path[300];
+    path_of(path, "mt.sst");
+    sst_file_info fi = build(path, e, n, opts(1, 1024));
+    block_cache *c = cache_new(64 << 10); /* far smaller than the table: constant eviction */
+    sst_reader *r;
+    CHECK_EQ_INT(sst_reader_open(path, 5, c, &r), ENG_OK);
+    pthread_t th[4];
+    struct getter g[4];
+    for (int i = 0; i < 4; i++) {
+        g[i] = (struct getter){r, (uint32_t)i * 7777u + 1, 0};
+        pthread_create(&th[i], NULL, getter_main, &g[i]);
+    }
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ_INT(g[i].errors, 0);
+    CHECK(cache_usage(c) <= (64 << 10));
+    sst_reader_close(r);
+    cache_free(c);
+    sst_file_info_free(&fi);
+    free(e);
+}
+
+TEST(WriteFailureIsIoErrorAndRemovesTheFile)
+{
+    char path[300];
+    path_of(path, "full.sst");
+    struct rlimit old, small;
+    CHECK(getrlimit(RLIMIT_FSIZE, &old) == 0);
+    signal(SIGXFSZ, SIG_IGN); /* a write past the limit then fails with EFBIG */
+    small = old;
+    small.rlim_cur = 100 << 10;
+    CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0);
+    sst_options o = opts(0, 4096);
+    sst_builder *b;
+    eng_status s = sst_builder_new(path, &o, &b);
+    buf k = {0};
+    char v[128];
+    for (uint32_t i = 0; s == ENG_OK && i < 20000; i++) {
+        ikey_of(&k, i, 1, ENG_TYPE_VALUE);
+        s = sst_builder_add(b, slice_make(k.data, k.len), slice_make(v, value_of(v, i, 1)));
+    }
+    int failed_in_add = s != ENG_OK;
+    sst_file_info fi;
+    eng_status fs = sst_builder_finish(b, &fi); /* also frees b after a failed add */
+    setrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, SIG_DFL);
+    CHECK(failed_in_add);
+    CHECK_EQ_INT(s, ENG_IOERR);
+    CHECK_EQ_INT(fs, ENG_IOERR);
+    CHECK(strstr(eng_last_error(), path) != NULL);
+    struct stat st;
+    CHECK(stat(path, &st) != 0);
+    buf_free(&k);
+}
+
+/* ---- damaged files ----------------------------------------------------- */
+
+static char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    fseek(f, 0, SEEK_END);
+    *n = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *d = malloc(*n);
+    CHECK(fread(d, 1, *n, f) == *n);
+    fclose(f);
+    return d;
+}
+
+static void spit(const char *path, const char *d, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(fwrite(d, 1, n, f) == n);
+    fclose(f);
+}
+
+/* Reads everything from a possibly damaged table: every answer must be
+ * right or ENG_CORRUPTION. Returns 1 if the damage was detected. */
+static int read_all_or_detect(const char *path, const ent *e, size_t n, uint32_t nkeys,
+                              uint32_t key_step, block_cache *c, uint64_t fileno)
+{
+    sst_reader *r;
+    eng_status s = sst_reader_open(path, fileno, c, &r);
+    if (s != ENG_OK) {
+        CHECK_EQ_INT(s, ENG_CORRUPTION);
+        CHECK(strstr(eng_last_error(), path) != NULL); /* names the file */
+        return 1;
+    }
+    int detected = 0;
+    iter *it = sst_reader_iter(r, 1);
+    size_t x = 0;
+    for (iter_seek_first(it); iter_valid(it); iter_next(it))
+        check_entry(it, &e[x++]);
+    if (iter_status(it) != ENG_OK) {
+        CHECK_EQ_INT(iter_status(it), ENG_CORRUPTION);
+        detected = 1;
+    } else {
+        CHECK_EQ_INT(x, n); /* silently losing the tail would be wrong data */
+    }
+    iter_free(it);
+    char s_[32], v[128];
+    for (uint32_t i = 0; i < nkeys; i += key_step) {
+        int t;
+        uint64_t fs;
+        char *val = NULL;
+        size_t vl;
+        s = sst_reader_get(r, ukey(s_, i), ENG_MAX_SEQUENCE, &t, &fs, &val, &vl);
+        if (s == ENG_CORRUPTION) {
+            detected = 1;
+            continue;
+        }
+        CHECK_EQ_INT(s, ENG_OK);
+        CHECK_EQ_INT(fs, seq_of(i, 0));
+        CHECK_EQ_INT(t, type_of(i, 0));
+        if (t == ENG_TYPE_VALUE) CHECK(vl == value_of(v, i, fs) && !memcmp(val, v, vl));
+        free(val);
+    }
+    sst_reader_close(r);
+    return detected;
+}
+
+TEST(EveryFlippedByteOfASmallTableIsCorruptionNeverWrongData)
+{
+    size_t n;
+    ent *e = model(60, &n);
+    char path[300], bad[300];
+    path_of(path, "small.sst");
+    path_of(bad, "bad.sst");
+    sst_file_info fi = build(path, e, n, opts(1, 256)); /* many small blocks */
+    sst_builder *b;
+    sst_options o = opts(1, 256);
+    CHECK_EQ_INT(sst_builder_new(path, &o, &b), ENG_OK); /* again, with a range deletion */
+    buf k = {0};
+    char v[128];
+    for (size_t x = 0; x < n; x++) {
+        ikey_of(&k, e[x].i, e[x].seq, e[x].type);
+        size_t vl = e[x].type == ENG_TYPE_VALUE ? value_of(v, e[x].i, e[x].seq) : 0;
+        sst_builder_add(b, slice_make(k.data, k.len), slice_make(v, vl));
+    }
+    sst_builder_add_range_del(b, slice_make("user9", 5), slice_make("user99", 6), 1);
+    sst_file_info_free(&fi);
+    CHECK_EQ_INT(sst_builder_finish(b, &fi), ENG_OK);
+    size_t size;
+    char *orig = slurp(path, &size);
+    CHECK(read_all_or_detect(path, e, n, 60, 1, NULL, 1) == 0);
+    spit(bad, orig, size);
+    int fd = open(bad, O_WRONLY);
+    for (size_t pos = 0; pos < size; pos++) {
+        char flipped = (char)(orig[pos] ^ (1 << (pos % 8)));
+        CHECK(pwrite(fd, &flipped, 1, (off_t)pos) == 1);
+        CHECK_MSG(read_all_or_detect(bad, e, n, 60, 1, NULL, 1),
+                  "flipped byte %zu of %zu went unnoticed", pos, size);
+        CHECK(pwrite(fd, &orig[pos], 1, (off_t)pos) == 1);
+    }
+    close(fd);
+    free(orig);
+    buf_free(&k);
+    sst_file_info_free(&fi);
+    free(e);
+}
+
+TEST(RandomFlippedBytesOfABigCompressedTableAreCorruption)
+{
+    size_t n;
+    ent *e = model(30000, &n);
+    char path[300], bad[300];
+    path_of(path, "big.sst");
+    path_of(bad, "bad.sst");
+    sst_file_info fi = build(path, e, n, opts(1, 4096));
+    size_t size;
+    char *orig = slurp(path, &size);
+    block_cache *c = cache_new(4 << 20);
+    uint64_t x = 12345;
+    for (int q = 0; q < 12; q++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        size_t pos = q < 2 ? size - 1 - (size_t)q * 40 : (size_t)(x >> 33) % size; /* footer too */
+        orig[pos] ^= 0x10;
+        spit(bad, orig, size);
+        orig[pos] ^= 0x10;
+        /* a fresh file number: a cached block of the good file must not mask it */
+        CHECK_MSG(read_all_or_detect(bad, e, n, 30000, 97, c, 100 + (uint64_t)q),
+                  "flipped byte %zu went unnoticed", pos);
+    }
+    cache_free(c);
+    free(orig);
+    sst_file_info_free(&fi);
+    free(e);
+}
+
+TEST(EveryTruncationIsCorruptionAtOpen)
+{
+    size_t n;
+    ent *e = model(200, &n);
+    char path[300], bad[300];
+    path_of(path, "t.sst");
+    path_of(bad, "trunc.sst");
+    sst_file_info fi = build(path, e, n, opts(1, 512));
+    size_t size;
+    char *orig = slurp(path, &size);
+    spit(bad, orig, size);
+    for (size_t len = size; len-- > 0;) {
+        CHECK(truncate(bad, (off_t)len) == 0);
+        sst_reader *r;
+        CHECK_EQ_INT(sst_reader_open(bad, 1, NULL, &r), ENG_CORRUPTION);
+    }
+    /* trailing garbage after a good table: the footer is not at the end */
+    char *more = malloc(size + 3);
+    memcpy(more, orig, size);
+    memcpy(more + size, "xyz", 3);
+    spit(bad, more, size + 3);
+    sst_reader *r;
+    CHECK_EQ_INT(sst_reader_open(bad, 1, NULL, &r), ENG_CORRUPTION);
+    free(more);
+    free(orig);
+    sst_file_info_free(&fi);
+    free(e);
+}
+
+TEST(WrongMagicOrVersionIsCorruption)
+{
+    size_t n;
+    ent *e = model(50, &n);
+    char path[300];
+    path_of(path, "v.sst");
+    sst_file_info fi = build(path, e, n, opts(1, 4096));
+    size_t size;
+    char *d = slurp(path, &size);
+    char *f = d + size - SST_FOOTER_SIZE;
+    enc_fixed32(f + SST_FOOTER_VERSION_OFFSET, SST_FORMAT_VERSION + 1);
+    enc_fixed32(f + SST_FOOTER_CHECKSUM_OFFSET, eng_checksum(f, SST_FOOTER_CHECKSUM_OFFSET));
+    spit(path, d, size);
+    sst_reader *r;
+    CHECK_EQ_INT(sst_reader_open(path, 1, NULL, &r), ENG_CORRUPTION);
+    CHECK(strstr(eng_last_error(), "version") != NULL);
+    enc_fixed32(f + SST_FOOTER_VERSION_OFFSET, SST_FORMAT_VERSION);
+    enc_fixed64(f + SST_FOOTER_MAGIC_OFFSET, 0x1234);
+    spit(path, d, size);
+    CHECK_EQ_INT(sst_reader_open(path, 1, NULL, &r), ENG_CORRUPTION);
+    CHECK(strstr(eng_last_error(), "magic") != NULL);
+    /* a handle past the footer, with a valid footer checksum */
+    enc_fixed64(f + SST_FOOTER_MAGIC_OFFSET, SST_MAGIC);
+    enc_fixed64(f + 48, size);
+    enc_fixed32(f + SST_FOOTER_CHECKSUM_OFFSET, eng_checksum(f, SST_FOOTER_CHECKSUM_OFFSET));
+    spit(path, d, size);
+    CHECK_EQ_INT(sst_reader_open(path, 1, NULL, &r), ENG_CORRUPTION);
+    CHECK(strstr(eng_last_error(), "offset") != NULL);
+    free(d);
+    sst_file_info_free(&fi);
+    free(e);
+}
+
+int main(int argc, char **argv)
+{
+    return test_main(argc, argv);
+}

@@ -1,0 +1,229 @@
+/*
+ * idx_key_test.c -- the index key encoding orders like the values it
+ * encodes: random TAG / NUMERIC / DESC tuples, compared encoded with memcmp
+ * and decoded with the intended order.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/idx_key.h"
+#include "test.h"
+
+static uint64_t rng = 88172645463325252ULL;
+static uint64_t next_rand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* Short strings over a tiny alphabet that stresses the escapes. */
+static size_t rand_tag(char *out)
+{
+    static const unsigned char alpha[] = {0x00, 0x01, 0x02, 0x7f, 0xfe, 0xff, 'a'};
+    size_t n = next_rand() % 5;
+    for (size_t i = 0; i < n; i++) out[i] = (char)alpha[next_rand() % sizeof(alpha)];
+    return n;
+}
+
+static double rand_num(void)
+{
+    static const double special[] = {0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1e-310, -1e-310,
+                                     9007199254740993.0, -9007199254740993.0, 1e308, -1e308,
+                                     INFINITY, -INFINITY, 2.25, -2.25};
+    if (next_rand() % 2) return special[next_rand() % 16];
+    double d = (double)(int64_t)(next_rand() % 2001) - 1000;
+    return d / (double)(1 + next_rand() % 4);
+}
+
+static int cmp_bytes(const char *a, size_t an, const char *b, size_t bn)
+{
+    int c = idx_key_cmp(a, an, b, bn);
+    return (c > 0) - (c < 0);
+}
+
+static int cmp_num(double a, double b) { return (a > b) - (a < b); }
+
+TEST(TagOrderEqualsBytewiseOrderWithEmbeddedZeros)
+{
+    for (int desc = 0; desc < 2; desc++) {
+        for (int i = 0; i < 20000; i++) {
+            char a[8], b[8];
+            size_t an = rand_tag(a), bn = rand_tag(b);
+            idx_buf ea = {0}, eb = {0};
+            idx_key_put_tag(&ea, a, an, desc);
+            idx_key_put_tag(&eb, b, bn, desc);
+            /* a trailing hash key must never change the order of the values */
+            idx_buf_append(&ea, "\xff\xff", 2);
+            idx_buf_append(&eb, "", 0);
+            int want = cmp_bytes(a, an, b, bn);
+            if (desc) want = -want;
+            int got = cmp_bytes(ea.data, ea.len, eb.data, eb.len);
+            if (want != 0) CHECK_EQ_INT(got, want);
+            idx_buf_free(&ea);
+            idx_buf_free(&eb);
+        }
+    }
+}
+
+TEST(NumericOrderEqualsNumericOrderIncludingNegativeFractions)
+{
+    for (int desc = 0; desc < 2; desc++) {
+        for (int i = 0; i < 20000; i++) {
+            double a = rand_num(), b = rand_num();
+            idx_buf ea = {0}, eb = {0};
+            idx_key_put_num(&ea, a, desc);
+            idx_key_put_num(&eb, b, desc);
+            CHECK_EQ_INT(ea.len, 8);
+            int want = cmp_num(a, b);
+            if (desc) want = -want;
+            CHECK_EQ_INT(cmp_bytes(ea.data, ea.len, eb.data, eb.len), want);
+            double back = idx_key_get_num(ea.data, desc);
+            CHECK(back == a);
+            idx_buf_free(&ea);
+            idx_buf_free(&eb);
+        }
+    }
+}
+
+TEST(NegativeZeroEncodesAsZero)
+{
+    idx_buf a = {0}, b = {0};
+    idx_key_put_num(&a, -0.0, 0);
+    idx_key_put_num(&b, 0.0, 0);
+    CHECK(a.len == 8 && memcmp(a.data, b.data, 8) == 0);
+    idx_buf_free(&a);
+    idx_buf_free(&b);
+}
+
+/* A tuple (TAG asc, NUMERIC desc, TAG desc, NUMERIC asc) then a hash key. */
+typedef struct tuple {
+    char t1[8], t3[8], key[8];
+    size_t n1, n3, nk;
+    double x2, x4;
+} tuple;
+
+static void rand_tuple(tuple *t)
+{
+    t->n1 = rand_tag(t->t1);
+    t->n3 = rand_tag(t->t3);
+    t->nk = rand_tag(t->key);
+    t->x2 = rand_num();
+    t->x4 = rand_num();
+}
+
+static void encode_tuple(const tuple *t, idx_buf *b)
+{
+    idx_key_entry_prefix(b, 7);
+    idx_key_put_tag(b, t->t1, t->n1, 0);
+    idx_key_put_num(b, t->x2, 1);
+    idx_key_put_tag(b, t->t3, t->n3, 1);
+    idx_key_put_num(b, t->x4, 0);
+    idx_buf_append(b, t->key, t->nk);
+}
+
+static int cmp_tuple(const tuple *a, const tuple *b)
+{
+    int c = cmp_bytes(a->t1, a->n1, b->t1, b->n1);
+    if (!c) c = -cmp_num(a->x2, b->x2);
+    if (!c) c = -cmp_bytes(a->t3, a->n3, b->t3, b->n3);
+    if (!c) c = cmp_num(a->x4, b->x4);
+    if (!c) c = cmp_bytes(a->key, a->nk, b->key, b->nk);
+    return c;
+}
+
+TEST(CompositeTupleOrderEqualsFieldByFieldOrderThenKey)
+{
+    for (int i = 0; i < 50000; i++) {
+        tuple a, b;
+        rand_tuple(&a);
+        rand_tuple(&b);
+        if (next_rand() % 3 == 0) { /* share a prefix of fields often */
+            memcpy(b.t1, a.t1, a.n1);
+            b.n1 = a.n1;
+            b.x2 = a.x2;
+            if (next_rand() % 2) {
+                memcpy(b.t3, a.t3, a.n3);
+                b.n3 = a.n3;
+            }
+        }
+        idx_buf ea = {0}, eb = {0};
+        encode_tuple(&a, &ea);
+        encode_tuple(&b, &eb);
+        CHECK_EQ_INT(cmp_bytes(ea.data, ea.len, eb.data, eb.len), cmp_tuple(&a, &b));
+        idx_buf_free(&ea);
+        idx_buf_free(&eb);
+    }
+}
+
+TEST(SkipFieldAndGetTagRecoverTheValuesAndTheKey)
+{
+    for (int i = 0; i < 5000; i++) {
+        tuple t;
+        rand_tuple(&t);
+        idx_buf e = {0}, out = {0};
+        encode_tuple(&t, &e);
+        size_t off = IDX_ENTRY_PREFIX_LEN;
+        size_t n = idx_key_skip_field(e.data + off, e.len - off, 0, 0);
+        CHECK(n > 0);
+        CHECK_EQ_INT(idx_key_get_tag(e.data + off, n, 0, &out), 0);
+        CHECK(out.len == t.n1 && (!t.n1 || memcmp(out.data, t.t1, t.n1) == 0));
+        off += n;
+        CHECK_EQ_INT(idx_key_skip_field(e.data + off, e.len - off, 1, 1), 8);
+        CHECK(idx_key_get_num(e.data + off, 1) == t.x2);
+        off += 8;
+        n = idx_key_skip_field(e.data + off, e.len - off, 0, 1);
+        CHECK(n > 0);
+        out.len = 0;
+        CHECK_EQ_INT(idx_key_get_tag(e.data + off, n, 1, &out), 0);
+        CHECK(out.len == t.n3 && (!t.n3 || memcmp(out.data, t.t3, t.n3) == 0));
+        off += n + 8;
+        CHECK(e.len - off == t.nk && memcmp(e.data + off, t.key, t.nk) == 0);
+        idx_buf_free(&e);
+        idx_buf_free(&out);
+    }
+}
+
+TEST(SkipFieldRejectsTruncatedTag)
+{
+    idx_buf e = {0};
+    idx_key_put_tag(&e, "a\0b", 3, 0);
+    for (size_t cut = 0; cut < e.len; cut++) CHECK_EQ_INT(idx_key_skip_field(e.data, cut, 0, 0), 0);
+    CHECK_EQ_INT(idx_key_skip_field(e.data, e.len, 0, 0), e.len);
+    CHECK_EQ_INT(idx_key_skip_field(e.data, 7, 1, 0), 0);
+    idx_buf_free(&e);
+}
+
+TEST(PrefixSuccessorIsAboveEveryExtension)
+{
+    idx_buf b = {0};
+    idx_buf_append(&b, "x\x01\xff\xff", 4);
+    CHECK_EQ_INT(idx_key_prefix_successor(&b), 0);
+    CHECK_MEM(b.data, b.len, "x\x02");
+    b.len = 0;
+    idx_buf_append(&b, "\xff\xff", 2);
+    CHECK_EQ_INT(idx_key_prefix_successor(&b), -1);
+    idx_buf_free(&b);
+}
+
+TEST(ParseNumAcceptsRedisFloatsAndRejectsTheRest)
+{
+    double d;
+    CHECK(idx_parse_num("-1.5", 4, &d) == 0 && d == -1.5);
+    CHECK(idx_parse_num("1e3", 3, &d) == 0 && d == 1000);
+    CHECK(idx_parse_num("inf", 3, &d) == 0 && isinf(d) && d > 0);
+    CHECK(idx_parse_num("-inf", 4, &d) == 0 && isinf(d) && d < 0);
+    CHECK(idx_parse_num("9007199254740993", 16, &d) == 0);
+    CHECK(idx_parse_num("", 0, &d) == -1);
+    CHECK(idx_parse_num(" 1", 2, &d) == -1);
+    CHECK(idx_parse_num("1 ", 2, &d) == -1);
+    CHECK(idx_parse_num("abc", 3, &d) == -1);
+    CHECK(idx_parse_num("nan", 3, &d) == -1);
+    CHECK(idx_parse_num("1e", 2, &d) == -1);
+    CHECK(idx_parse_num("1\0002", 3, &d) == -1);
+}
+
+int main(int argc, char **argv) { return test_main(argc, argv); }
