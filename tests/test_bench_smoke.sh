@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 BINDIR=${BINDIR:-src}
 BENCH=${STRATA_BENCH:-$BINDIR/strata-bench}
 export STRATA_SERVER=${STRATA_SERVER:-$BINDIR/strata-server}
-out=$(mktemp -d "${TMPDIR:-/tmp}/strata-bench-smoke.XXXXXX")
+out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 num='[0-9]+(\.[0-9]+)?'
 

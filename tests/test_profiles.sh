@@ -18,7 +18,7 @@ run() {
   TMPDIR="$out" "$BENCH" profiles --profiles "$N" --check-agree --no-report "$@" \
     >"$out/$name.log" 2>&1
   local rc=$?
-  if [ $rc -eq 0 ] && grep -q 'checksum agreement across 3 completed engine(s): ok' "$out/$name.log"; then
+  if [ $rc -eq 0 ] && grep -q "checksum agreement across 3 completed engine(s) of 3: ok" "$out/$name.log"; then
     echo "PASS $name"
   else
     echo "FAIL $name: exit $rc: $(grep -E 'skipped|failed|disagree|MISMATCH|error' "$out/$name.log" | head -5 | tr '\n' ' ')"

@@ -35,7 +35,7 @@ done
 [ -x "$STRATA_SERVER" ] || die "no strata-server at $STRATA_SERVER (make first, or set STRATA_SERVER)"
 [[ "$N" =~ ^[1-9][0-9]*$ ]] || die "BENCH_N must be a positive number, not '$N'"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/strata-bench-redis.XXXXXX") || die "mktemp failed"
+tmp=$(mktemp -d) || die "mktemp failed"
 pids=()
 cleanup() {
   local p i

@@ -24,15 +24,20 @@
  *   readmissing  reads random absent keys (between present ones)
  *   seekrandom   seeks a random present key, then 100 nexts; one iterator for
  *                the whole run, as db_bench does
+ * Every answer is checked, so a broken engine fails the run instead of
+ * looking fast: readrandom compares each value with the one fillseq wrote,
+ * readmissing must find nothing, seekrandom checks where seeks land.
  * The two groups (random fill, sequential fill + reads) run engine by engine,
  * group by group (strata, rocksdb, strata, rocksdb), each db closed and
  * removed before the next one opens, so that no background work of one
  * overlaps the other's measurement.
  *
- * Settings shared by both engines: write buffer size, block cache size, block
- * size 4096, zstd level 1 on every level, bloom filter 10 bits per key, level
- * 0 triggers 4/12/20, L1 target 256 MiB x 10, target file size 64 MiB, WAL on
- * without sync. Each write is one put in its own batch.
+ * Settings shared by both engines (bench_options): write buffer size and
+ * block cache size (strata's defaults unless given), at most three memtables,
+ * block size 4096, zstd level 1 on every level, bloom filter 10 bits per key,
+ * strata's default level-0 triggers, level sizes and target file size, WAL
+ * on without sync. Each write is one put in its own batch, handed to the OS
+ * with one write() by both.
  *
  * The last line of output is exactly
  *   engine/rocksdb ratios: fillrandom=X readrandom=Y seekrandom=Z space=W
@@ -176,17 +181,25 @@ typedef struct strata_db {
     eng_batch *batch;
 } strata_db;
 
+/* The settings of both engines: strata's defaults with the bench's block
+ * size, compression, bloom filter and sizes; rocks_set_options() copies them
+ * so that a change of strata's defaults cannot make the comparison unfair. */
+static void bench_options(const bench_cfg *cfg, eng_options *o)
+{
+    eng_options_init(o);
+    o->write_buffer_size = cfg->write_buffer_size;
+    o->cache_size = cfg->cache_size;
+    o->block_size = 4096;
+    o->compression_level = 1;
+    o->bloom_bits_per_key = 10;
+    o->sync_mode = ENG_SYNC_NO;
+    o->create_if_missing = 1;
+}
+
 static void *strata_open(const char *dir, const bench_cfg *cfg)
 {
     eng_options o;
-    eng_options_init(&o);
-    o.write_buffer_size = cfg->write_buffer_size;
-    o.cache_size = cfg->cache_size;
-    o.block_size = 4096;
-    o.compression_level = 1;
-    o.bloom_bits_per_key = 10;
-    o.sync_mode = ENG_SYNC_NO;
-    o.create_if_missing = 1;
+    bench_options(cfg, &o);
     strata_db *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     eng_status st = eng_open(dir, &o, &s->db);
@@ -313,27 +326,34 @@ static int rocks_failed(const char *what, char *err)
     return -1;
 }
 
-/* The same settings strata_open() and eng_options give strata. */
+/* The settings bench_options() gives strata, in RocksDB's terms. */
 static void rocks_set_options(rocks_db *r, const bench_cfg *cfg)
 {
+    eng_options o;
+    bench_options(cfg, &o);
     r->opts = rocksdb_options_create();
     r->table = rocksdb_block_based_options_create();
-    r->cache = rocksdb_cache_create_lru(cfg->cache_size);
+    r->cache = rocksdb_cache_create_lru(o.cache_size);
     rocksdb_block_based_options_set_block_cache(r->table, r->cache);
-    rocksdb_block_based_options_set_block_size(r->table, 4096);
-    rocksdb_block_based_options_set_filter_policy(r->table,
-                                                  rocksdb_filterpolicy_create_bloom_full(10));
+    rocksdb_block_based_options_set_block_size(r->table, o.block_size);
+    if (o.bloom_bits_per_key > 0)
+        rocksdb_block_based_options_set_filter_policy(
+            r->table, rocksdb_filterpolicy_create_bloom_full(o.bloom_bits_per_key));
     rocksdb_options_set_block_based_table_factory(r->opts, r->table);
     rocksdb_options_set_create_if_missing(r->opts, 1);
-    rocksdb_options_set_write_buffer_size(r->opts, cfg->write_buffer_size);
-    rocksdb_options_set_compression(r->opts, rocksdb_zstd_compression);
-    rocksdb_options_set_compression_options(r->opts, -14, 1, 0, 0);
-    rocksdb_options_set_level0_file_num_compaction_trigger(r->opts, 4);
-    rocksdb_options_set_level0_slowdown_writes_trigger(r->opts, 12);
-    rocksdb_options_set_level0_stop_writes_trigger(r->opts, 20);
-    rocksdb_options_set_max_bytes_for_level_base(r->opts, 256ull << 20);
-    rocksdb_options_set_max_bytes_for_level_multiplier(r->opts, 10);
-    rocksdb_options_set_target_file_size_base(r->opts, 64ull << 20);
+    rocksdb_options_set_write_buffer_size(r->opts, o.write_buffer_size);
+    /* strata keeps up to two frozen memtables besides the active one before
+     * writers wait (DB_MAX_IMM); give RocksDB the same memory budget. */
+    rocksdb_options_set_max_write_buffer_number(r->opts, 3);
+    rocksdb_options_set_compression(r->opts, o.compression_level ? rocksdb_zstd_compression
+                                                                 : rocksdb_no_compression);
+    rocksdb_options_set_compression_options(r->opts, -14, o.compression_level, 0, 0);
+    rocksdb_options_set_level0_file_num_compaction_trigger(r->opts, o.l0_compaction_trigger);
+    rocksdb_options_set_level0_slowdown_writes_trigger(r->opts, o.l0_slowdown_trigger);
+    rocksdb_options_set_level0_stop_writes_trigger(r->opts, o.l0_stop_trigger);
+    rocksdb_options_set_max_bytes_for_level_base(r->opts, o.max_bytes_level_base);
+    rocksdb_options_set_max_bytes_for_level_multiplier(r->opts, o.level_size_multiplier);
+    rocksdb_options_set_target_file_size_base(r->opts, o.target_file_size);
     rocksdb_options_set_info_log_level(r->opts, 2 /* WARN */);
     r->wo = rocksdb_writeoptions_create();
     rocksdb_writeoptions_set_sync(r->wo, 0);
@@ -630,6 +650,15 @@ static int is_read(int op)
     return op == OP_READRANDOM || op == OP_READMISSING || op == OP_SEEKRANDOM;
 }
 
+/* RocksDB's own account of write stalls, from its "rocksdb.stats" text. */
+static void print_rocks_stats(void *db)
+{
+    char *text = rocksdb_property_value(((rocks_db *)db)->db, "rocksdb.stats");
+    const char *line = text ? strstr(text, "Cumulative stall:") : NULL;
+    if (line) printf("  rocksdb  stats: %.*s\n", (int)strcspn(line, "\n"), line);
+    rocksdb_free(text);
+}
+
 /* One group of operations on a fresh db in its own directory: `ops` in order
  * (-1 ends the list); an op runs when wanted or when a later wanted op
  * depends on the state it leaves. */
@@ -656,6 +685,7 @@ static int run_group(int bi, const backend *be, const bench_cfg *cfg, const char
         }
     }
     if (rc == 0 && bi == 0) print_strata_stats(db);
+    if (rc == 0 && bi == 1) print_rocks_stats(db);
     if (be->close(db) < 0) rc = -1;
     if (!cfg->keep) rm_tree(dir);
     return rc;
@@ -825,20 +855,24 @@ static int parse_args(int argc, char **argv, bench_cfg *cfg)
     return 0;
 }
 
-/* Creates cfg->dir (a fresh temporary one when none was given). */
+/* Creates cfg->dir: the one given, or a fresh one under $TMPDIR (mkdir
+ * fails on a name that exists, so the pid and a counter make it unique). */
 static int make_dir(bench_cfg *cfg)
 {
-    if (!cfg->dir[0]) {
+    if (cfg->dir[0]) {
+        if (mkdir(cfg->dir, 0755) == 0 || errno == EEXIST) return 0;
+    } else {
         const char *tmp = getenv("TMPDIR");
-        snprintf(cfg->dir, sizeof cfg->dir, "%s/strata-bench-engine-XXXXXX", tmp ? tmp : "/tmp");
-        if (!mkdtemp(cfg->dir)) {
-            fprintf(stderr, "strata-bench engine: mkdtemp %s: %s\n", cfg->dir, strerror(errno));
-            return -1;
+        for (int i = 0; i < 1000; i++) {
+            snprintf(cfg->dir, sizeof cfg->dir, "%s/strata-bench-engine-%d-%d",
+                     tmp && *tmp ? tmp : "/tmp", (int)getpid(), i);
+            if (mkdir(cfg->dir, 0700) == 0) {
+                cfg->own_dir = 1;
+                return 0;
+            }
+            if (errno != EEXIST) break;
         }
-        cfg->own_dir = 1;
-        return 0;
     }
-    if (mkdir(cfg->dir, 0755) == 0 || errno == EEXIST) return 0;
     fprintf(stderr, "strata-bench engine: mkdir %s: %s\n", cfg->dir, strerror(errno));
     return -1;
 }

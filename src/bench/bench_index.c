@@ -13,9 +13,11 @@
  *   hset     HSET of create(id) of /work/shared/profile-workload.md (nine
  *            fields) for id = 1..num, alternating plain and indexed in ten
  *            rounds so that both sides see the same machine noise and the
- *            same data size. Server CPU time per write is utime + stime of
- *            the server process (/proc/<pid>/stat, engine threads included)
- *            over the phase, divided by the writes.
+ *            same data size. Server CPU time per write is the CPU time of
+ *            every thread of the server process (engine threads included)
+ *            over the phase, divided by the writes: /proc/<pid>/task/<tid>/
+ *            schedstat (nanoseconds), or utime + stime of /proc/<pid>/stat
+ *            (clock ticks) where schedstat is missing.
  *   range    IDX.RANGE ... LIMIT 0 100 on each index shape of the profile
  *            workload: country/status EQ, created_at MIN/MAX over 5000 ids,
  *            top reputation; keys only and HASHES.
@@ -24,6 +26,7 @@
  *   indexed/plain ratios: cpu_per_write=X throughput=Y
  * (issue 4's goal: cpu_per_write <= 2.0).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <inttypes.h>
@@ -77,7 +80,7 @@ typedef struct idx_cfg {
 
 typedef struct phase_stat {
     double secs;
-    uint64_t ops, cpu_ticks, results;
+    uint64_t ops, cpu_ns, results;
 } phase_stat;
 
 static double now_sec(void)
@@ -87,11 +90,11 @@ static double now_sec(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* utime + stime of pid in clock ticks, or 0 when unreadable. */
-static uint64_t cpu_ticks(pid_t pid)
+/* utime + stime of pid (all its threads, live or exited) in nanoseconds,
+ * from /proc/<pid>/stat; 0 when unreadable. Clock-tick resolution (10 ms). */
+static uint64_t stat_cpu_ns(pid_t pid)
 {
     char path[64], buf[1024];
-    if (pid <= 0) return 0;
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     FILE *f = fopen(path, "r");
     if (!f) return 0;
@@ -104,7 +107,35 @@ static uint64_t cpu_ticks(pid_t pid)
     unsigned long long ut = 0, st = 0;
     if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
         return 0;
-    return ut + st;
+    long tck = sysconf(_SC_CLK_TCK);
+    return tck > 0 ? (ut + st) * (1000000000ull / (uint64_t)tck) : 0;
+}
+
+/* CPU time of pid in nanoseconds: the sum over its live threads of
+ * /proc/<pid>/task/<tid>/schedstat (nanosecond resolution, which the short
+ * phases of a small run need), or stat_cpu_ns() when schedstat is missing.
+ * 0 when pid is unknown. */
+static uint64_t cpu_ns(pid_t pid)
+{
+    if (pid <= 0) return 0;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d) return 0;
+    uint64_t sum = 0;
+    int ok = 1;
+    for (struct dirent *e; ok && (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        char sp[400];
+        snprintf(sp, sizeof sp, "%s/%s/schedstat", path, e->d_name);
+        FILE *f = fopen(sp, "r");
+        unsigned long long ns = 0;
+        ok = f && fscanf(f, "%llu", &ns) == 1;
+        if (f) fclose(f);
+        sum += ns;
+    }
+    closedir(d);
+    return ok ? sum : stat_cpu_ns(pid);
 }
 
 /* ---- Servers ----------------------------------------------------------- */
@@ -188,14 +219,26 @@ static void print_log_tail(const server *s)
     if (system(cmd) < 0) return;
 }
 
+/* A fresh directory under $TMPDIR (mkdir fails on a name that exists, so
+ * the pid and a counter make it unique). */
+static int make_temp_dir(char *buf, size_t cap)
+{
+    const char *tmp = getenv("TMPDIR");
+    for (int i = 0; i < 1000; i++) {
+        snprintf(buf, cap, "%s/strata-bench-index-%d-%d", tmp && *tmp ? tmp : "/tmp", (int)getpid(),
+                 i);
+        if (mkdir(buf, 0700) == 0) return 0;
+        if (errno != EEXIST) break;
+    }
+    return -1;
+}
+
 /* Starts bin on a free port in a fresh temporary directory and waits up to
  * 20 s for it to answer PING. */
 static int server_start(server *s, const char *bin)
 {
     memset(s, 0, sizeof *s);
-    snprintf(s->dir, sizeof s->dir, "%s/strata-bench-index-XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(s->dir) || (s->port = free_port()) < 0) {
+    if (make_temp_dir(s->dir, sizeof s->dir) < 0 || (s->port = free_port()) < 0) {
         fprintf(stderr, "strata-bench index: temp dir or port: %s\n", strerror(errno));
         return -1;
     }
@@ -287,18 +330,10 @@ static void append_hset(redisContext *c, const workload *w, int64_t id)
     redisAppendCommandArgv(c, 20, argv, NULL);
 }
 
-static uint64_t mix64(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
 /* The query shapes of the profile workload (§3 and §5 phases 4-9). */
 static void append_range(redisContext *c, const workload *w, int64_t i)
 {
-    uint64_t r = mix64(w->seed + (uint64_t)i);
+    uint64_t r = wl_mix(w->seed + (uint64_t)i);
     const char *argv[12];
     char from[24], to[24];
     int n = 0;
@@ -350,7 +385,7 @@ static int64_t check_reply(const workload *w, const redisReply *r)
 static int run_pipelined(server *s, const workload *w, int64_t from, int64_t to, int depth,
                          phase_stat *st)
 {
-    uint64_t t0 = cpu_ticks(s->pid);
+    uint64_t c0 = cpu_ns(s->pid);
     double w0 = now_sec();
     int64_t sent = from;
     for (int64_t got = from; got < to; got++) {
@@ -374,7 +409,8 @@ static int run_pipelined(server *s, const workload *w, int64_t from, int64_t to,
         st->results += (uint64_t)n;
     }
     st->secs += now_sec() - w0;
-    st->cpu_ticks += cpu_ticks(s->pid) - t0;
+    uint64_t c1 = cpu_ns(s->pid);
+    st->cpu_ns += c1 > c0 ? c1 - c0 : 0; /* a thread that exited takes its time along */
     st->ops += (uint64_t)(to - from);
     return 0;
 }
@@ -474,9 +510,8 @@ static void cleanup_shared(server *s, int64_t num)
 
 static void print_row(const char *name, const phase_stat *st, int with_results)
 {
-    long tck = sysconf(_SC_CLK_TCK);
-    double cpu_us = st->ops && tck > 0 ? st->cpu_ticks * 1e6 / tck / st->ops : 0;
-    printf("%-34s %9" PRIu64 " %11.0f %12.1f", name, st->ops, st->secs > 0 ? st->ops / st->secs : 0,
+    double cpu_us = st->ops ? st->cpu_ns / 1e3 / st->ops : 0;
+    printf("%-34s %9" PRIu64 " %11.0f %12.2f", name, st->ops, st->secs > 0 ? st->ops / st->secs : 0,
            cpu_us);
     if (with_results) printf(" %9.1f", st->ops ? (double)st->results / st->ops : 0);
     printf("\n");
@@ -579,8 +614,8 @@ static int run_all(const idx_cfg *cfg, server *plain, server *indexed)
     print_row("hset indexed (4 indexes)", &hs[1], 0);
     if (phase_ranges(indexed, cfg) < 0) return -1;
     if (!plain->pid) printf("(server CPU unknown: no /proc entry for the server's pid)\n");
-    double cpu_p = hs[0].ops ? (double)hs[0].cpu_ticks / hs[0].ops : 0;
-    double cpu_i = hs[1].ops ? (double)hs[1].cpu_ticks / hs[1].ops : 0;
+    double cpu_p = hs[0].ops ? (double)hs[0].cpu_ns / hs[0].ops : 0;
+    double cpu_i = hs[1].ops ? (double)hs[1].cpu_ns / hs[1].ops : 0;
     double tp_p = hs[0].secs > 0 ? hs[0].ops / hs[0].secs : 0;
     double tp_i = hs[1].secs > 0 ? hs[1].ops / hs[1].secs : 0;
     printf("indexed/plain ratios: cpu_per_write=%.2f throughput=%.2f\n",

@@ -240,15 +240,25 @@ void block_iter_prev(block_iter *it)
     if (it->next_off != original) corrupted(it); /* entries overlap: not a valid chain */
 }
 
-/* The whole key stored at restart point i (Invariant B1), or 0 if corrupt. */
-static int restart_key(const block_iter *it, uint32_t i, slice *key)
+int block_restart_key(const block *b, uint32_t i, int cmp, slice *key)
 {
     uint32_t shared, non_shared, vlen;
-    uint32_t kd = decode_entry(it->b, restart_point(it->b, i), &shared, &non_shared, &vlen);
+    if (i >= b->num_restarts || b->restart_offset == 0) return 0;
+    uint32_t kd = decode_entry(b, restart_point(b, i), &shared, &non_shared, &vlen);
     if (!kd || shared != 0) return 0;
-    if (it->cmp == BLOCK_CMP_IKEY && non_shared < 8) return 0;
-    *key = slice_make(it->b->data + kd, non_shared);
+    if (cmp == BLOCK_CMP_IKEY && non_shared < 8) return 0;
+    *key = slice_make(b->data + kd, non_shared);
     return 1;
+}
+
+void block_iter_seek_from(block_iter *it, uint32_t restart, slice target)
+{
+    if (it->status != ENG_OK) return;
+    if (restart >= it->b->num_restarts) restart = it->b->num_restarts - 1;
+    seek_to_restart(it, restart);
+    while (parse_next(it)) {
+        if (compare(it, block_iter_key(it), target) >= 0) return;
+    }
 }
 
 void block_iter_seek(block_iter *it, slice target)
@@ -259,7 +269,7 @@ void block_iter_seek(block_iter *it, slice target)
     while (left < right) {
         uint32_t mid = left + (right - left + 1) / 2;
         slice k;
-        if (!restart_key(it, mid, &k)) {
+        if (!block_restart_key(it->b, mid, it->cmp, &k)) {
             corrupted(it);
             return;
         }
@@ -268,8 +278,5 @@ void block_iter_seek(block_iter *it, slice target)
         else
             right = mid - 1;
     }
-    seek_to_restart(it, left);
-    while (parse_next(it)) {
-        if (compare(it, block_iter_key(it), target) >= 0) return;
-    }
+    block_iter_seek_from(it, left, target);
 }

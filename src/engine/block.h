@@ -34,6 +34,12 @@ void block_release(block *b);
 /* Frees a heap block and its contents (the block cache's deleter). */
 void block_free(void *b);
 
+/* Sets *key to the whole key stored at restart point i (Invariant B1) and
+ * returns 1, or returns 0 when i is out of range or the entry is malformed
+ * (for BLOCK_CMP_IKEY, also when it is shorter than 8 bytes). The key
+ * points into the block. */
+int block_restart_key(const block *b, uint32_t i, int cmp, slice *key);
+
 /* The bytes a block holds in memory (the block cache's charge). */
 static inline size_t block_charge(const block *b)
 {
@@ -80,6 +86,11 @@ void block_iter_seek_first(block_iter *it);
 void block_iter_seek_last(block_iter *it);
 /* Positions at the first entry >= target. */
 void block_iter_seek(block_iter *it, slice target);
+/* Positions at the first entry >= target, scanning forward from restart
+ * point `restart` (clamped to the last). REQUIRES: the key at that restart
+ * point is < target, or restart == 0 -- i.e. the caller already did the
+ * binary search (table_reader.c does, over its index prefix array). */
+void block_iter_seek_from(block_iter *it, uint32_t restart, slice target);
 void block_iter_next(block_iter *it); /* REQUIRES: valid */
 void block_iter_prev(block_iter *it); /* REQUIRES: valid */
 /* REQUIRES: valid. Valid until the iterator moves. */

@@ -66,6 +66,14 @@ const char *eng_status_str(eng_status s)
 
 void eng_free(void *p) { free(p); }
 
+memtable *db_new_memtable(const eng_db *db)
+{
+    size_t first = db->opts.write_buffer_size / 8;
+    if (first < 4096) first = 4096;
+    if (first > (1u << 20)) first = 1u << 20;
+    return mem_new_sized(first);
+}
+
 void db_filename(char *out, const char *dir, uint64_t number, const char *suffix)
 {
     snprintf(out, PATH_MAX, "%s/%06" PRIu64 ".%s", dir, number, suffix);
@@ -186,7 +194,7 @@ static eng_status recover_flush(eng_db *db, memtable **mem, version_edit *e)
     if (s != ENG_OK) return s;
     if (f) edit_add_file(e, 0, f);
     mem_unref(*mem);
-    *mem = mem_new();
+    *mem = db_new_memtable(db);
     return ENG_OK;
 }
 
@@ -243,7 +251,7 @@ static eng_status recover(eng_db *db)
             return env_error(ENG_INVALID, "%s: no database (create_if_missing is off)", db->dir);
         version_edit empty;
         edit_init(&empty);
-        s = version_apply(&db->vs, NULL, &empty, &db->vs.current);
+        s = version_apply(&db->vs, NULL, &empty, 0, &db->vs.current);
     }
     if (s != ENG_OK) return s;
     db->last_seq = db->vs.last_seq;
@@ -256,7 +264,7 @@ static eng_status recover(eng_db *db)
 
     version_edit e;
     edit_init(&e);
-    memtable *mem = mem_new();
+    memtable *mem = db_new_memtable(db);
     int stop = 0;
     for (int i = 0; i < d.nlogs && s == ENG_OK; i++) {
         if (d.logs[i] < db->vs.log_number) continue;
@@ -273,7 +281,7 @@ static eng_status recover(eng_db *db)
     /* The new log and manifest; then the old files can go. */
     uint64_t log_number = db->vs.next_file++, manifest_number = db->vs.next_file++;
     version *v = NULL;
-    if (s == ENG_OK) s = version_apply(&db->vs, db->vs.current, &e, &v);
+    if (s == ENG_OK) s = version_apply(&db->vs, db->vs.current, &e, 1, &v);
     edit_clear(&e);
     if (s == ENG_OK) {
         char path[PATH_MAX];
@@ -364,7 +372,7 @@ eng_status eng_open(const char *dir, const eng_options *opts, eng_db **out)
         return s;
     }
     __atomic_store_n(&db->vs.deletions_enabled, 1, __ATOMIC_RELEASE);
-    db->mem = mem_new();
+    db->mem = db_new_memtable(db);
     pthread_mutex_lock(&db->mu);
     db_install_sv(db);
     pthread_mutex_unlock(&db->mu);

@@ -104,6 +104,9 @@ struct eng_db {
 /* ---- db.c -------------------------------------------------------------- */
 /* Logs through opts.log_fn (or stderr at >= notice). Any thread. */
 void db_log(eng_db *db, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A new memtable whose arena blocks suit write_buffer_size (a small buffer
+ * must not be filled by a single 1 MiB block). */
+memtable *db_new_memtable(const eng_db *db);
 /* dir/NNNNNN.suffix into out (PATH_MAX bytes). */
 void db_filename(char *out, const char *dir, uint64_t number, const char *suffix);
 

@@ -39,7 +39,7 @@ eng_status db_switch_memtable(eng_db *db)
     db->imm[db->nimm].log_number = db->log_number;
     db->imm[db->nimm].rdels = db->mem_rdels;
     db->nimm++;
-    db->mem = mem_new();
+    db->mem = db_new_memtable(db);
     db->mem_rdels = NULL;
     db->log_number = number;
     db_install_sv(db);

@@ -1,6 +1,6 @@
 /*
  * log.h -- the write-ahead log: framed, checksummed records appended to a
- * file (also used for the manifest). Format: FORMAT.md, "Log files";
+ * file (also used for the manifest). Format: log_format.md;
  * constants: log_format.h.
  */
 #ifndef STRATA_LOG_H

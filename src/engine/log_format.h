@@ -1,6 +1,7 @@
 /*
  * log_format.h -- constants of the write-ahead log and manifest record
- * framing. The grammar is in FORMAT.md, section "Log files".
+ * framing. The exact grammar, and how recovery treats a torn or corrupt
+ * tail (Invariant L1), are in log_format.md (FORMAT.md, "Log files").
  */
 #ifndef STRATA_LOG_FORMAT_H
 #define STRATA_LOG_FORMAT_H

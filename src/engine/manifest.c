@@ -108,7 +108,7 @@ eng_status db_log_and_apply(eng_db *db, version_edit *e, int pop_imm)
     pthread_mutex_unlock(&db->mu);
 
     version *v = NULL;
-    eng_status s = version_apply(vs, base, e, &v);
+    eng_status s = version_apply(vs, base, e, 1, &v);
     if (s == ENG_OK && roll_number) {
         s = manifest_write_new(db, v, roll_number, e->log_number, e->next_file, e->last_seq);
     } else if (s == ENG_OK) {
@@ -169,7 +169,7 @@ static eng_status replay_edit(eng_db *db, version_edit *e, int *have)
 {
     version_set *vs = &db->vs;
     version *nv;
-    eng_status s = version_apply(vs, vs->current, e, &nv);
+    eng_status s = version_apply(vs, vs->current, e, 0, &nv);
     if (s != ENG_OK) return s;
     version_unref(vs->current);
     vs->current = nv;
@@ -192,7 +192,7 @@ eng_status manifest_recover(eng_db *db)
     if (s != ENG_OK) return s == ENG_IOERR ? s : env_error(ENG_CORRUPTION, "%s: bad header", path);
     version_edit empty;
     edit_init(&empty);
-    s = version_apply(vs, NULL, &empty, &vs->current);
+    s = version_apply(vs, NULL, &empty, 0, &vs->current);
     int have[2] = {0, 0};
     slice rec;
     while (s == ENG_OK && (s = wal_reader_next(r, &rec)) == ENG_OK) {

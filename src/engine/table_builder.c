@@ -6,7 +6,8 @@
  *                index_block footer
  *   block      = contents type:u8 checksum:fixed32
  *                type 0: contents are the block itself; type 1: one zstd
- *                frame (with its content size) that inflates to the block.
+ *                frame, magicless (no 4-byte magic), with its content size,
+ *                that inflates to the block.
  *                checksum = low 32 bits of XXH3-64 over contents and type.
  *   data block = block of (internal key -> value), keys in Invariant K1
  *                order, prefix-compressed, a restart every 16 keys
@@ -42,6 +43,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+/* for ZSTD_c_format: blocks are magicless frames (table_format.md) */
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #include "block_builder.h"
@@ -99,7 +102,11 @@ static ZSTD_CCtx *thread_cctx(void)
         pthread_once(&cctx_once, cctx_key_init);
         tls_cctx = ZSTD_createCCtx();
         if (!tls_cctx) abort();
-        pthread_setspecific(cctx_key, tls_cctx); /* freed when the thread exits */
+        /* the 4-byte frame magic is the same in every block: leave it out */
+        ZSTD_CCtx_setParameter(tls_cctx, ZSTD_c_format, ZSTD_f_zstd1_magicless);
+        ZSTD_CCtx_setParameter(tls_cctx, ZSTD_c_contentSizeFlag, 1);
+        ZSTD_CCtx_setParameter(tls_cctx, ZSTD_c_checksumFlag, 0); /* the trailer has one */
+        pthread_setspecific(cctx_key, tls_cctx);                  /* freed when the thread exits */
     }
     return tls_cctx;
 }
@@ -123,8 +130,9 @@ static eng_status write_block(sst_builder *b, slice contents, int may_compress, 
         size_t bound = ZSTD_compressBound(contents.size);
         b->scratch.len = 0;
         buf_reserve(&b->scratch, bound);
-        size_t n = ZSTD_compressCCtx(thread_cctx(), b->scratch.data, bound, contents.data,
-                                     contents.size, b->o.compression_level);
+        ZSTD_CCtx *cctx = thread_cctx();
+        ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, b->o.compression_level);
+        size_t n = ZSTD_compress2(cctx, b->scratch.data, bound, contents.data, contents.size);
         if (!ZSTD_isError(n) && n < contents.size - contents.size / 8) {
             type = SST_COMPRESSION_ZSTD;
             contents = slice_make(b->scratch.data, n);
@@ -250,6 +258,11 @@ eng_status sst_builder_add(sst_builder *b, slice ikey, slice value)
     if (b->status != ENG_OK) return b->status;
     if (ikey.size < 8)
         return b->status = env_error(ENG_INVALID, "%s: internal key shorter than 8 bytes", b->path);
+    if (ikey_type(ikey) != ENG_TYPE_VALUE && ikey_type(ikey) != ENG_TYPE_DELETION)
+        return b->status = env_error(ENG_INVALID,
+                                     "%s: point entry of type %d (range deletions "
+                                     "go through sst_builder_add_range_del)",
+                                     b->path, ikey_type(ikey));
     slice last = slice_make(b->last_key.data, b->last_key.len);
     int new_user_key = 1;
     if (b->entries > 0) {

@@ -37,7 +37,7 @@
 /* The compression type byte of a block trailer. */
 enum {
     SST_COMPRESSION_NONE = 0,
-    SST_COMPRESSION_ZSTD = 1,
+    SST_COMPRESSION_ZSTD = 1, /* a magicless zstd frame with its content size */
 };
 
 /* Keys between restart points in data and range-deletion blocks; the index

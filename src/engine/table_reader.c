@@ -5,7 +5,7 @@
  *   file       = data_block* range_del_block filter_block properties_block
  *                index_block footer
  *   block      = contents type:u8 checksum:fixed32
- *                (type 0 raw, 1 zstd frame; checksum = low 32 bits of
+ *                (type 0 raw, 1 magicless zstd frame; checksum = low 32 bits of
  *                XXH3-64 over contents and type)
  *   index      = block of (separator -> offset:varint64 size:varint64)
  *   footer     = four (offset:fixed64 size:fixed64) handles: range_del,
@@ -36,6 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+/* for the magicless frame format of compressed blocks (table_format.md) */
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #include "block.h"
@@ -80,6 +82,7 @@ static ZSTD_DCtx *thread_dctx(void)
         pthread_once(&dctx_once, dctx_key_init);
         tls_dctx = ZSTD_createDCtx();
         if (!tls_dctx) abort();
+        ZSTD_DCtx_setParameter(tls_dctx, ZSTD_d_format, ZSTD_f_zstd1_magicless);
         pthread_setspecific(dctx_key, tls_dctx); /* freed when the thread exits */
     }
     return tls_dctx;
@@ -120,12 +123,13 @@ static eng_status read_contents(const sst_reader *r, sst_handle h, char **out, s
         s = corrupt(r, h.offset, "unknown block compression type");
         goto fail;
     }
-    unsigned long long full = ZSTD_getFrameContentSize(raw, n);
-    if (full == ZSTD_CONTENTSIZE_UNKNOWN || full == ZSTD_CONTENTSIZE_ERROR ||
-        full > SST_MAX_BLOCK_SIZE) {
+    ZSTD_frameHeader zfh;
+    if (ZSTD_getFrameHeader_advanced(&zfh, raw, n, ZSTD_f_zstd1_magicless) != 0 ||
+        zfh.frameType != ZSTD_frame || zfh.frameContentSize > SST_MAX_BLOCK_SIZE) {
         s = corrupt(r, h.offset, "bad zstd frame header");
         goto fail;
     }
+    unsigned long long full = zfh.frameContentSize; /* UNKNOWN is above the maximum */
     char *plain = malloc(full ? (size_t)full : 1);
     if (!plain) {
         s = env_error(ENG_NOMEM, "table %s: out of memory", r->path);

@@ -171,7 +171,7 @@ static eng_status version_collect_rdels(version *v)
 }
 
 eng_status version_apply(version_set *vs, const version *base, const version_edit *e,
-                         version **out)
+                         int load_rdels, version **out)
 {
     version *v = calloc(1, sizeof(*v));
     if (!v) abort();
@@ -202,7 +202,7 @@ eng_status version_apply(version_set *vs, const version *base, const version_edi
               l == 0 ? cmp_l0 : cmp_by_smallest);
     }
     version_finalize(v, vs->opts);
-    eng_status s = version_collect_rdels(v);
+    eng_status s = load_rdels ? version_collect_rdels(v) : ENG_OK;
     if (s != ENG_OK) {
         version_unref(v);
         return s;

@@ -88,10 +88,12 @@ void version_set_init(version_set *vs, const char *dir, const eng_options *opts,
 void version_set_destroy(version_set *vs);
 
 /* A new version equal to base with e applied (refs = 1, owned by the caller).
- * base may be NULL (empty). Collects the tables' range tombstones, which
- * opens the tables that have any. Thread-safe; takes no db lock. */
+ * base may be NULL (empty). With load_rdels, collects the tables' range
+ * tombstones, which opens the tables that have any; manifest replay passes 0
+ * because an intermediate version may name files deleted since.
+ * Thread-safe; takes no db lock. */
 eng_status version_apply(version_set *vs, const version *base, const version_edit *e,
-                         version **out);
+                         int load_rdels, version **out);
 
 void version_ref(version *v);
 void version_unref(version *v); /* thread-safe; frees at zero */

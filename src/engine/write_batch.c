@@ -100,7 +100,8 @@ void eng_batch_clear(eng_batch *b)
 static void add_op(eng_batch *b, int type, const char *k, size_t kl, const char *v, size_t vl)
 {
     buf *r = &b->rep;
-    buf_reserve(r, 1 + 10 + kl + 10 + vl);
+    size_t need = 1 + 10 + kl + 10 + vl; /* tag, two varints, the bytes */
+    if (r->len + need > r->cap) buf_reserve(r, need);
     r->data[r->len++] = (char)type;
     buf_put_slice(r, slice_make(k, kl));
     if (type != ENG_TYPE_DELETION) buf_put_slice(r, slice_make(v, vl));

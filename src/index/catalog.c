@@ -220,6 +220,15 @@ bad:
     return NULL;
 }
 
+static int by_id(const void *a, const void *b)
+{
+    uint32_t x = (*(idx_def *const *)a)->id, y = (*(idx_def *const *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* Loads the stored definitions. They come back in name order; creation
+ * (id) order is restored because the write hook checks indexes in that
+ * order, so which error a write gets does not change across a restart. */
 ks_status idx_catalog_load(char **err)
 {
     static const char start[2] = {IDX_NS_BYTE, IDX_TAG_CATALOG};
@@ -249,6 +258,7 @@ ks_status idx_catalog_load(char **err)
         if (asprintf(err, "index catalog: %s", eng_last_error()) < 0) *err = NULL;
         return KS_ERR_ENGINE;
     }
+    if (idx_g.ndefs) qsort(idx_g.defs, idx_g.ndefs, sizeof(idx_def *), by_id);
     return KS_OK;
 }
 

@@ -121,12 +121,15 @@ char *ks_scratch(keyspace *ks, size_t n)
 
 static void ekey_reserve(ks_ekey *k, size_t n)
 {
+    k->n = 0;
     if (n <= sizeof(k->sbuf)) {
         k->p = k->sbuf;
+        k->cap = sizeof(k->sbuf);
         return;
     }
     k->p = malloc(n);
     if (!k->p) abort(); /* as the engine does on out-of-memory */
+    k->cap = n;
 }
 
 void ks_ekey_meta(ks_ekey *k, int db, const char *key, size_t klen)
@@ -154,14 +157,14 @@ void ks_ekey_fields(ks_ekey *k, int db, const char *key, size_t klen, uint64_t v
 
 void ks_ekey_append(ks_ekey *k, const char *p, size_t n)
 {
-    size_t cap = k->p == k->sbuf ? sizeof(k->sbuf) : 0;
-    if (k->p != k->sbuf || k->n + n > cap) {
-        /* heap keys are sized exactly; grow them (or leave sbuf) */
-        char *np = malloc(k->n + n);
+    if (k->n + n > k->cap) { /* grow geometrically: callers append in loops */
+        size_t cap = (k->n + n) * 2;
+        char *np = malloc(cap);
         if (!np) abort();
         memcpy(np, k->p, k->n);
         if (k->p != k->sbuf) free(k->p);
         k->p = np;
+        k->cap = cap;
     }
     if (n) memcpy(k->p + k->n, p, n);
     k->n += n;
@@ -404,10 +407,10 @@ ks_status ks_meta_write(ks_ctx *c, int db, const char *key, size_t klen, const k
         drop_fields(c, db, key, klen, old->version);
     /* KS-E1: the expire entry follows the metadata; a big hash's entry also
      * names its version, which can change with the same expire. */
-    if (old_exp && (old_exp != expire || (had && old->big) != big ||
-                    (big && old->version != new_version)))
-        expire_entry(c, db, key, klen, old_exp, 0, 0, 0);
-    if (expire) expire_entry(c, db, key, klen, expire, big, new_version, 1);
+    int same_entry = old_exp == expire && (had && old->big) == big &&
+                     (!big || old->version == new_version);
+    if (old_exp && !same_entry) expire_entry(c, db, key, klen, old_exp, 0, 0, 0);
+    if (expire && !same_entry) expire_entry(c, db, key, klen, expire, big, new_version, 1);
     ks_touch(c, db, key, klen);
     return ks_count_add(c, db, had ? 0 : 1, (expire ? 1 : 0) - (old_exp ? 1 : 0));
 }

@@ -99,8 +99,9 @@ uint64_t ks_expires(ks_ctx *c);
 /* Deletes every key of c->db (FLUSHDB), or of every db when all != 0. */
 ks_status ks_flush(ks_ctx *c, int all);
 
-/* One step of active expiry: deletes up to max_keys expired keys, looking
- * at most time_budget_us; returns the number deleted. Called from the event
+/* One step of active expiry in c->db: deletes up to max_keys expired keys
+ * (the due entries of the db's expire index), looking at most
+ * time_budget_us; returns the number deleted. Called from the event
  * loop's timer with a fresh ctx and batch, then committed. */
 uint64_t ks_active_expire(ks_ctx *c, uint64_t max_keys, uint64_t time_budget_us);
 

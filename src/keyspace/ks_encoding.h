@@ -67,7 +67,6 @@ struct keyspace {
     ks_touch_fn touch;
     void *tctx;
     uint64_t next_version; /* KS-E2 */
-    int expire_db;         /* active expiry visits dbs round robin */
     uint64_t next_cursor;
     ks_cursor cursors[KS_CURSOR_SLOTS];
     char *scratch; /* value being built; reused to avoid a malloc per write */
@@ -123,7 +122,7 @@ static inline const char *ks_get_varint(const char *p, const char *end, uint64_t
 /* An engine key being built: small ones live in sbuf. */
 typedef struct ks_ekey {
     char *p;
-    size_t n;
+    size_t n, cap;
     char sbuf[160];
 } ks_ekey;
 void ks_ekey_meta(ks_ekey *k, int db, const char *key, size_t klen);

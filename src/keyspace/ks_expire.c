@@ -86,7 +86,9 @@ static size_t collect_due(ks_ctx *c, int db, due *out, size_t max)
     return n;
 }
 
-/* Expires one due entry; returns 1 when a live key was deleted. */
+/* Expires one due entry; returns 1 when a live key was deleted. An entry
+ * an index refused to let go of stays; it is retried next cycle (and counts
+ * against max_keys, so a refusal cannot spin this loop). */
 static int expire_one(ks_ctx *c, int db, const due *d)
 {
     ks_meta m;
@@ -120,26 +122,22 @@ static int expire_one(ks_ctx *c, int db, const due *d)
 
 uint64_t ks_active_expire(ks_ctx *c, uint64_t max_keys, uint64_t time_budget_us)
 {
-    keyspace *ks = c->ks;
-    uint64_t t0 = mono_us(), deleted = 0;
+    /* One db per call (c->db): the server's cron walks the dbs that have
+     * keys with a TTL. Due entries are the first ones of the db's expire
+     * index, so each round starts at the front again. */
+    uint64_t t0 = mono_us(), deleted = 0, visited = 0;
     due batch[64];
-    for (int i = 0; i < KS_DATABASES && deleted < max_keys; i++) {
-        int db = (ks->expire_db + i) % KS_DATABASES;
-        int more = 1;
-        while (more && deleted < max_keys) {
-            size_t want = max_keys - deleted < 64 ? (size_t)(max_keys - deleted) : 64;
-            size_t n = collect_due(c, db, batch, want);
-            more = n == want;
-            for (size_t j = 0; j < n; j++) {
-                deleted += (uint64_t)expire_one(c, db, &batch[j]);
-                free(batch[j].key);
-            }
-            if (mono_us() - t0 >= time_budget_us) {
-                ks->expire_db = db; /* resume here next time */
-                return deleted;
-            }
+    for (;;) {
+        uint64_t left = max_keys - visited;
+        size_t want = left < 64 ? (size_t)left : 64;
+        if (want == 0) break;
+        size_t n = collect_due(c, c->db, batch, want);
+        for (size_t j = 0; j < n; j++) {
+            deleted += (uint64_t)expire_one(c, c->db, &batch[j]);
+            free(batch[j].key);
         }
+        visited += n;
+        if (n < want || mono_us() - t0 >= time_budget_us) break;
     }
-    ks->expire_db = (ks->expire_db + 1) % KS_DATABASES;
     return deleted;
 }

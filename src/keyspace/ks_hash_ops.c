@@ -223,8 +223,9 @@ ks_status ks_hmget(ks_ctx *c, const char *key, size_t klen, ks_field *items, siz
     ks_status st = ks_meta_read(c, NULL, c->db, key, klen, &m);
     if (st != KS_OK) return st;
     if (m.type != KS_HASH) {
+        st = m.type == KS_NONE ? KS_NOTFOUND : KS_ERR_WRONGTYPE;
         ks_meta_free(&m);
-        return m.type == KS_NONE ? KS_NOTFOUND : KS_ERR_WRONGTYPE;
+        return st;
     }
     hmget_owner *o = calloc(1, sizeof(*o));
     if (!o) {
@@ -504,8 +505,9 @@ ks_status ks_hscan(ks_ctx *c, const char *key, size_t klen, uint64_t cursor, con
     ks_status st = ks_meta_read(c, NULL, c->db, key, klen, &m);
     if (st != KS_OK) return st;
     if (m.type != KS_HASH) {
+        st = m.type == KS_NONE ? KS_NOTFOUND : KS_ERR_WRONGTYPE;
         ks_meta_free(&m);
-        return m.type == KS_NONE ? KS_NOTFOUND : KS_ERR_WRONGTYPE;
+        return st;
     }
     if (!m.big) { /* small hashes come back whole, as Redis's listpack */
         ks_fvec fv;

@@ -304,32 +304,45 @@ static uint64_t rnd(keyspace *ks)
     return ks->rng;
 }
 
-/* Seeks to a random point between the db's first and last key: random
- * bytes after their common prefix, the first one drawn between theirs, so
- * keys like "user:123" spread well. Not uniform, as Redis's is not. */
+/* Seeks to a random key by walking down the trie of key bytes: at each
+ * depth it lists the distinct next bytes (one seek each) and picks one
+ * uniformly, so keys like "user:123" and "h:1" / "s:2" spread well. The
+ * draw is uniform over branches, not keys (Redis's is not uniform either);
+ * it costs at most KS_RANDOM_SEEKS seeks. */
+#define KS_RANDOM_SEEKS 2048
 static void seek_random(ks_ctx *c, eng_iter *it)
 {
-    char lo[2] = {KS_NS_META, (char)c->db}, hi[2] = {KS_NS_META, (char)(c->db + 1)};
-    char first[64], probe[72];
-    size_t fl = 0;
-    eng_iter_seek(it, lo, 2);
-    if (!eng_iter_valid(it)) return;
-    const char *k = eng_iter_key(it, &fl);
-    if (!in_db(k, fl, c->db)) return;
-    fl = fl < sizeof(first) ? fl : sizeof(first);
-    memcpy(first, k, fl);
-    eng_iter_seek_prev(it, hi, 2);
-    size_t ll;
-    const char *last = eng_iter_valid(it) ? eng_iter_key(it, &ll) : NULL;
-    if (!last || !in_db(last, ll, c->db)) return;
-    size_t cp = 0;
-    while (cp < fl && cp < ll && first[cp] == last[cp]) cp++;
-    memcpy(probe, first, cp);
-    size_t n = cp;
-    unsigned a = cp < fl ? (unsigned char)first[cp] : 0, b = cp < ll ? (unsigned char)last[cp] : 255;
-    probe[n++] = (char)(a + rnd(c->ks) % (b - a + 1));
-    for (int i = 0; i < 6; i++) probe[n++] = (char)rnd(c->ks);
-    eng_iter_seek(it, probe, n);
+    char prefix[66];
+    size_t pl = 2, seeks = 0;
+    prefix[0] = KS_NS_META;
+    prefix[1] = (char)c->db;
+    while (pl < sizeof(prefix) - 1 && seeks < KS_RANDOM_SEEKS) {
+        unsigned char opts[257];
+        int n = 0, terminal = 0;
+        eng_iter_seek(it, prefix, pl);
+        seeks++;
+        while (eng_iter_valid(it) && seeks < KS_RANDOM_SEEKS) {
+            size_t kl;
+            const char *k = eng_iter_key(it, &kl);
+            if (kl < pl || memcmp(k, prefix, pl) != 0) break;
+            if (kl == pl) { /* the prefix itself is a key */
+                terminal = 1;
+                eng_iter_next(it);
+                continue;
+            }
+            unsigned char b = (unsigned char)k[pl];
+            opts[n++] = b;
+            if (b == 255) break;
+            prefix[pl] = (char)(b + 1);
+            eng_iter_seek(it, prefix, pl + 1);
+            seeks++;
+        }
+        if (n + terminal == 0) break;
+        uint64_t pick = rnd(c->ks) % (uint64_t)(n + terminal);
+        if (pick == (uint64_t)n) break; /* the terminal key */
+        prefix[pl++] = (char)opts[pick];
+    }
+    eng_iter_seek(it, prefix, pl);
 }
 
 ks_status ks_randomkey(ks_ctx *c, char **key, size_t *klen)

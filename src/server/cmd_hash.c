@@ -4,6 +4,7 @@
  * HRANDFIELD. Replies and error texts follow Redis 7.0 (t_hash.c); the
  * data work is in src/keyspace/ks_hash*.c.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -251,7 +252,7 @@ void cmd_hscan(client *c)
     const arg *ca = &c->argv[2];
     errno = 0;
     unsigned long long cursor = strtoull(ca->ptr, &end, 10);
-    if (ca->len == 0 || ca->ptr[0] == '-' || ca->ptr[0] == ' ' || errno == ERANGE ||
+    if (ca->len == 0 || isspace((unsigned char)ca->ptr[0]) || errno == ERANGE ||
         end != ca->ptr + ca->len) {
         add_reply_error(c, "ERR invalid cursor");
         return;
@@ -340,7 +341,12 @@ static void hrandfield_count(client *c)
         add_reply_error(c, ERR_SYNTAX);
         return;
     }
-    if (l < -LONG_MAX || (withvalues && (l > LONG_MAX / 2 || l < -LONG_MAX / 2))) {
+    if (l < -LONG_MAX) {
+        add_reply_error(c, "ERR value is out of range, value must between -9223372036854775807 "
+                           "and 9223372036854775807");
+        return;
+    }
+    if (withvalues && (l > LONG_MAX / 2 || l < -LONG_MAX / 2)) {
         add_reply_error(c, "ERR value is out of range");
         return;
     }

@@ -4,6 +4,7 @@
  * PERSIST. Replies and error texts follow Redis 7.0 (db.c, expire.c); the
  * data work is in src/keyspace/ks_keys.c.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -94,7 +95,7 @@ static int parse_cursor(client *c, const arg *a, uint64_t *out)
     char *end;
     errno = 0;
     unsigned long long v = strtoull(a->ptr, &end, 10);
-    if (a->len == 0 || a->ptr[0] == '-' || a->ptr[0] == ' ' || errno == ERANGE ||
+    if (a->len == 0 || isspace((unsigned char)a->ptr[0]) || errno == ERANGE ||
         end != a->ptr + a->len) {
         add_reply_error(c, "ERR invalid cursor");
         return -1;

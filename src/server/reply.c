@@ -112,12 +112,23 @@ void add_reply_status(client *c, const char *s)
     reply_append(c, "\r\n", 2);
 }
 
-/* An error code is an upper-case word ("WRONGTYPE", "NOAUTH"...). */
+/* Does msg start with a Redis error code ("WRONGTYPE ...")? Only known
+ * codes count: plain messages such as "DB index is out of range" or "MULTI
+ * calls can not be nested" also start with an upper-case word and must get
+ * "ERR " like in Redis. A leading '-' marks any other code explicitly. */
 static int has_code(const char *msg)
 {
+    static const char *codes[] = {"ERR", "WRONGTYPE", "NOAUTH", "WRONGPASS", "NOPROTO",
+                                  "EXECABORT", "BUSY", "BUSYKEY", "NOSCRIPT", "LOADING",
+                                  "MISCONF", "READONLY", "OOM", "NOPERM", "CROSSSLOT",
+                                  "TRYAGAIN", "NOREPLICAS", "MASTERDOWN", "UNKILLABLE",
+                                  "NOTBUSY", "NOGROUP", "UNBLOCKED", NULL};
     size_t i = 0;
     while (msg[i] >= 'A' && msg[i] <= 'Z') i++;
-    return i > 0 && msg[i] == ' ';
+    if (i == 0 || msg[i] != ' ') return 0;
+    for (const char **c = codes; *c; c++)
+        if (strlen(*c) == i && memcmp(*c, msg, i) == 0) return 1;
+    return 0;
 }
 
 void add_reply_error(client *c, const char *msg)
@@ -133,8 +144,15 @@ void add_reply_error(client *c, const char *msg)
             if (copy[i] == '\r' || copy[i] == '\n') copy[i] = ' ';
         msg = copy;
     }
-    if (has_code(msg)) reply_append(c, "-", 1);
-    else reply_append(c, "-ERR ", 5);
+    if (msg[0] == '-') {
+        msg++;
+        n--;
+        reply_append(c, "-", 1);
+    } else if (has_code(msg)) {
+        reply_append(c, "-", 1);
+    } else {
+        reply_append(c, "-ERR ", 5);
+    }
     reply_append(c, msg, n);
     reply_append(c, "\r\n", 2);
     free(copy);

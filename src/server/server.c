@@ -121,6 +121,7 @@ void server_call(client *c, const struct command *cmd)
     server.cmd_time_ms = ae_mstime();
     if (savepoint) eng_batch_set_savepoint(server.batch);
     c->last_cmd_errors = 0;
+    p->last_cmd_name = cmd->name;
     p->executing++;
     cmd->proc(c);
     p->executing--;
@@ -129,7 +130,6 @@ void server_call(client *c, const struct command *cmd)
         else eng_batch_pop_savepoint(server.batch);
     }
     ks_ctx_reset(&server.ctx);
-    p->last_cmd_name = cmd->name;
     server.stat_commands++;
 }
 

@@ -58,7 +58,7 @@ class Server:
                 if self.settings.get("requirepass"):
                     c = redis.Redis(port=self.port, socket_timeout=2, password=self.settings["requirepass"])
                 c.ping()
-                c.close()
+                c.connection_pool.disconnect()  # close() alone leaves the socket open
                 return self
             except (redis.ConnectionError, redis.TimeoutError, ConnectionRefusedError):
                 time.sleep(0.05)

@@ -13,9 +13,9 @@ from harness import Server, test, main  # noqa: E402
 import redis  # noqa: E402
 
 
-def err(fn, *args):
+def err(fn, *args, **kw):
     try:
-        fn(*args)
+        fn(*args, **kw)
     except redis.ResponseError as e:
         return str(e)
     raise AssertionError("no error for %r" % (args,))
@@ -192,6 +192,37 @@ def building_index_refuses_queries_and_keeps_writes_made_during_build(srv):
         time.sleep(0.05)
     assert cmd(r, "IDX.RANGE", "v", "MAX", "(0") == [b"k:%06d" % (n - 1), b"k:999999", b"k:000000"]
     assert info(r, "v")[b"num_entries"] == n
+    assert cmd(r, "IDX.CHECK") == []
+
+
+@test
+def background_unique_build_over_duplicates_drops_the_index(srv):
+    r = srv.client()
+    n = 40000
+    p = r.pipeline(transaction=False)
+    for i in range(n):
+        p.hset("k:%06d" % i, "e", "v%d" % i)
+        if i % 5000 == 4999:
+            p.execute()
+    p.hset("k:%06d" % n, "e", "v1")  # the duplicate comes last in key order
+    p.execute()
+    assert cmd(r, "IDX.CREATE", "e", "PREFIX", "k:", "UNIQUE", "SCHEMA", "e", "TAG") == b"OK"
+    deadline = time.time() + 60
+    while cmd(r, "IDX.LIST") != []:
+        assert time.time() < deadline
+        time.sleep(0.05)
+    raw = srv.cli("INFO", "index")[1]
+    assert "idx_last_build_error" in raw and "UNIQUE" in raw and "k:%06d" % n in raw, raw
+    assert "no such index" in err(r.execute_command, "IDX.RANGE", "e")
+    assert r.hget("k:%06d" % n, "e") == b"v1" and r.dbsize() == n + 1
+    # Nothing of the dropped build is left behind.
+    srv.restart()
+    r = srv.client()
+    assert cmd(r, "IDX.LIST") == []
+    cmd(r, "IDX.CREATE", "e", "PREFIX", "k:", "SCHEMA", "e", "TAG")
+    while info(r, "e")[b"state"] != b"ready":
+        time.sleep(0.05)
+    assert info(r, "e")[b"num_entries"] == n + 1
     assert cmd(r, "IDX.CHECK") == []
 
 

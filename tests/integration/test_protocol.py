@@ -126,16 +126,6 @@ def resp2_encodings_by_default(srv):
 
 
 @test
-def redis_py_speaks_resp3_too(srv):
-    import redis
-    try:
-        c = redis.Redis(port=srv.port, protocol=3)
-    except TypeError:
-        return  # this redis-py predates RESP3; the raw tests above cover it
-    assert c.set("a", "1") and c.get("a") == b"1"
-
-
-@test
 def garbage_closes_only_that_connection(srv):
     good = srv.client()
     good.set("kept", "yes")

@@ -339,10 +339,10 @@ TEST(EveryFlippedOrTruncatedByteIsSafe)
     }
     slice s = block_builder_finish(&bb);
     for (size_t pos = 0; pos < s.size; pos++) {
-        for (int f = 0; f < 3; f++) {
+        for (int f = 0; f < 2; f++) {
             char *copy = malloc(s.size);
             memcpy(copy, s.data, s.size);
-            copy[pos] ^= (char)(f == 0 ? 0x01 : f == 1 ? 0x80 : 0xff);
+            copy[pos] ^= (char)(f == 0 ? 1 << (pos % 8) : 0xff);
             block b;
             if (block_parse(&b, copy, s.size, copy) == ENG_OK) {
                 exercise(&b, BLOCK_CMP_IKEY);

@@ -39,7 +39,7 @@ static int parse_all(const char *s, size_t n, char *out, size_t cap, const char 
         const char *err_;                                                                       \
         int r_ = parse_all(input, sizeof(input) - 1, got_, sizeof(got_), &err_);                \
         CHECK_MSG(r_ == RESP_AGAIN, "parse of %s returned %d (%s)", #input, r_, err_ ? err_ : ""); \
-        CHECK_MSG(strcmp(got_, want) == 0, "got '%s' want '%s'", got_, want);                   \
+        CHECK_MSG(strcmp(got_, want) == 0, "got '%.300s' want '%.300s'", got_, want);                   \
     } while (0)
 
 #define EXPECT_ERROR(input, msg)                                                                \

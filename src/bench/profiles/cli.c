@@ -112,73 +112,78 @@ static int write_report(const char *out, const rn_config *cfg, const rn_result *
     return 0;
 }
 
-int bench_profiles_main(int argc, char **argv)
+typedef struct options {
+    rn_config cfg;
+    const char *engines, *out;
+    int check_agree, want_report;
+} options;
+
+/* Returns -1 to go on, or the exit status (0 for --help, 2 for bad usage). */
+static int parse_args(int argc, char **argv, options *o)
 {
-    rn_config cfg = {.profiles = 100000, .clients = 1, .pipeline = 1};
-    const char *engines = "all", *out = NULL;
-    int check_agree = 0, want_report = 1;
     const char *t = getenv("TMPDIR");
-    snprintf(cfg.tmp, sizeof(cfg.tmp), "%s", t && *t ? t : "/tmp");
+    snprintf(o->cfg.tmp, sizeof(o->cfg.tmp), "%s", t && *t ? t : "/tmp");
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long long n;
         if (!strcmp(a, "--check-agree")) {
-            check_agree = 1;
+            o->check_agree = 1;
             continue;
         }
         if (!strcmp(a, "--no-report")) {
-            want_report = 0;
+            o->want_report = 0;
             continue;
         }
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage();
-            return 0;
-        }
-        if (!v) {
-            usage();
-            return 2;
-        }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) return usage(), 0;
+        if (!v) return usage(), 2;
         i++;
         if (!strcmp(a, "--profiles") && !parse_int(v, 1, 1000000000, &n))
-            cfg.profiles = n;
+            o->cfg.profiles = n;
         else if (!strcmp(a, "--clients") && !parse_int(v, 1, 256, &n))
-            cfg.clients = (int)n;
+            o->cfg.clients = (int)n;
         else if (!strcmp(a, "--pipeline") && !parse_int(v, 1, 1024, &n))
-            cfg.pipeline = (int)n;
+            o->cfg.pipeline = (int)n;
         else if (!strcmp(a, "--engine"))
-            engines = v;
+            o->engines = v;
         else if (!strcmp(a, "--out"))
-            out = v;
+            o->out = v;
         else if (!strcmp(a, "--tmp"))
-            snprintf(cfg.tmp, sizeof(cfg.tmp), "%s", v);
+            snprintf(o->cfg.tmp, sizeof(o->cfg.tmp), "%s", v);
         else {
             fprintf(stderr, "strata-bench: bad option %s %s\n", a, v);
-            usage();
-            return 2;
+            return usage(), 2;
         }
     }
-    int sel[NENGINES], nsel = parse_engines(engines, sel);
-    if (nsel <= 0) {
-        usage();
-        return 2;
-    }
+    return -1;
+}
+
+int bench_profiles_main(int argc, char **argv)
+{
+    options o = {.cfg = {.profiles = 100000, .clients = 1, .pipeline = 1},
+                 .engines = "all",
+                 .want_report = 1};
+    int rc = parse_args(argc, argv, &o);
+    if (rc >= 0) return rc;
+    int sel[NENGINES], nsel = parse_engines(o.engines, sel);
+    if (nsel <= 0) return usage(), 2;
     printf("strata-bench profiles: %lld profiles, %d client(s), pipeline %d, engines %s\n",
-           (long long)cfg.profiles, cfg.clients, cfg.pipeline, engines);
+           (long long)o.cfg.profiles, o.cfg.clients, o.cfg.pipeline, o.engines);
     rn_result res[NENGINES];
     const char *settings[NENGINES];
     int bad = 0;
     for (int i = 0; i < nsel; i++) {
-        bad |= rn_run_engine(all_engines[sel[i]], &cfg, &res[i]);
+        bad |= rn_run_engine(all_engines[sel[i]], &o.cfg, &res[i]);
         settings[i] = all_engines[sel[i]]->settings;
     }
-    if (check_agree) {
+    if (o.check_agree) {
         int completed = 0;
         for (int i = 0; i < nsel; i++)
             completed += res[i].status == RN_COMPLETED;
-        if (!agree(res, nsel) || completed < nsel) bad = 1;
-        printf("checksum agreement across %d completed engine(s): %s\n", completed,
-               bad ? "FAILED" : "ok");
+        int ok = agree(res, nsel) && completed == nsel;
+        printf("checksum agreement across %d completed engine(s) of %d: %s\n", completed, nsel,
+               ok ? "ok" : "FAILED");
+        if (!ok) bad = 1;
     }
-    if (want_report && write_report(out, &cfg, res, nsel, settings)) bad = 1;
+    if (o.want_report && write_report(o.out, &o.cfg, res, nsel, settings)) bad = 1;
     return bad ? 1 : 0;
 }

@@ -132,29 +132,15 @@ static int append_write(drv_conn *c, const wl_profile *o, const wl_profile *p, c
     int n = 3;
     rc_str(cmd, "MULTI");
     if (rc_append(c->ctx, cmd, err, cap)) return -1;
-    rc_str(cmd, "HSET");
-    rc_fmt(cmd, "user:%lld", (long long)p->user_id);
-    if (!o) {
-        rc_str(cmd, "user_id");
-        rc_fmt(cmd, "%lld", (long long)p->user_id);
-        rc_str(cmd, "email");
-        rc_str(cmd, p->email);
-        rc_str(cmd, "country");
-        rc_str(cmd, p->country);
-        rc_str(cmd, "created_at");
-        rc_fmt(cmd, "%lld", (long long)p->created_at);
-        rc_str(cmd, "display_name");
-        rc_str(cmd, p->display_name);
-    }
-    if (!o || strcmp(o->status, p->status)) rc_str(cmd, "status"), rc_str(cmd, p->status);
-    rc_str(cmd, "last_login");
-    rc_fmt(cmd, "%lld", (long long)p->last_login);
-    rc_str(cmd, "reputation");
-    rc_fmt(cmd, "%d", p->reputation);
-    rc_str(cmd, "bio");
-    rc_str(cmd, p->bio);
+    rc_build_hset(cmd, o, p);
     if (rc_append(c->ctx, cmd, err, cap)) return -1;
-    if (!o) {
+    if (!o || strcmp(o->email, p->email)) {
+        if (o) {
+            rc_str(cmd, "DEL");
+            rc_fmt(cmd, "email:%s", o->email);
+            if (rc_append(c->ctx, cmd, err, cap)) return -1;
+            n++;
+        }
         rc_str(cmd, "SET");
         rc_fmt(cmd, "email:%s", p->email);
         rc_fmt(cmd, "%lld", (long long)p->user_id);
@@ -166,10 +152,12 @@ static int append_write(drv_conn *c, const wl_profile *o, const wl_profile *p, c
         if (zop(c, "ZADD", "idx:cs", m, cs_member(m, p), err, cap)) return -1;
         n += o ? 2 : 1;
     }
-    if (!o) {
+    if (!o || o->created_at != p->created_at) {
         pair_member(m, (uint64_t)p->created_at, p->user_id);
+        pair_member(om, o ? (uint64_t)o->created_at : 0, p->user_id);
+        if (o && zop(c, "ZREM", "idx:ca", om, 16, err, cap)) return -1;
         if (zop(c, "ZADD", "idx:ca", m, 16, err, cap)) return -1;
-        n++;
+        n += o ? 2 : 1;
     }
     if (!o || o->reputation != p->reputation) {
         pair_member(m, (uint64_t)(WL_MAX_REPUTATION - p->reputation), p->user_id);

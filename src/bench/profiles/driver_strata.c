@@ -113,38 +113,15 @@ static void st_disconnect(drv_conn *c)
     free(c);
 }
 
-/* HSET of every field (o NULL) or of those that differ from o. */
-static void build_hset(rc_cmd *cmd, const wl_profile *o, const wl_profile *p)
-{
-    rc_str(cmd, "HSET");
-    rc_fmt(cmd, "user:%lld", (long long)p->user_id);
-    if (!o) {
-        rc_str(cmd, "user_id");
-        rc_fmt(cmd, "%lld", (long long)p->user_id);
-        rc_str(cmd, "display_name");
-        rc_str(cmd, p->display_name);
-    }
-    if (!o || strcmp(o->email, p->email)) rc_str(cmd, "email"), rc_str(cmd, p->email);
-    if (!o || strcmp(o->country, p->country)) rc_str(cmd, "country"), rc_str(cmd, p->country);
-    if (!o || strcmp(o->status, p->status)) rc_str(cmd, "status"), rc_str(cmd, p->status);
-    if (!o || o->created_at != p->created_at)
-        rc_str(cmd, "created_at"), rc_fmt(cmd, "%lld", (long long)p->created_at);
-    if (!o || o->last_login != p->last_login)
-        rc_str(cmd, "last_login"), rc_fmt(cmd, "%lld", (long long)p->last_login);
-    if (!o || o->reputation != p->reputation)
-        rc_str(cmd, "reputation"), rc_fmt(cmd, "%d", p->reputation);
-    if (!o || strcmp(o->bio, p->bio)) rc_str(cmd, "bio"), rc_str(cmd, p->bio);
-}
-
 static int append_req(drv_conn *c, const drv_req *r, char *err, size_t cap)
 {
     rc_cmd *cmd = &c->cmd;
     switch (r->op) {
     case DRV_INSERT:
-        build_hset(cmd, NULL, r->new_p);
+        rc_build_hset(cmd, NULL, r->new_p);
         break;
     case DRV_WRITE:
-        build_hset(cmd, r->old_p, r->new_p);
+        rc_build_hset(cmd, r->old_p, r->new_p);
         break;
     case DRV_GET:
         rc_str(cmd, "HGETALL");

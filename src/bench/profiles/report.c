@@ -257,10 +257,29 @@ static int charts(const char *dir, const rn_result *res, int n)
     return svg_grouped_bars(path, "Resource Footprint", "MB", 3, rcats, ns, series, vals);
 }
 
+/* Title and the chart images. */
+static void header(FILE *f, const rn_config *cfg)
+{
+    time_t now = time(NULL);
+    char date[64];
+    strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&now));
+    char n[32];
+    num(cfg->profiles, n, sizeof(n));
+    fprintf(f,
+            "# Benchmark %s Profiles\n\n%s · strata-bench profiles · %d client(s), pipeline %d"
+            "\n\n## Charts\n\n![Execution Time](execution-time.svg)\n\n"
+            "![Write Throughput](write-throughput.svg)\n\n"
+            "![Lookup Throughput](lookup-throughput.svg)\n\n"
+            "![Index Scan Throughput](index-scan-throughput.svg)\n\n"
+            "![Query Throughput](query-throughput.svg)\n\n"
+            "![Resource Footprint](resource-footprint.svg)\n\n",
+            n, date, cfg->clients, cfg->pipeline);
+}
+
 int rp_write(const char *dir, const rn_config *cfg, const rn_result *res, int n,
              const char *engine_settings[], char *err, size_t cap)
 {
-    char path[800], b[8][32];
+    char path[800];
     if (mkdir(dir, 0755) && errno != EEXIST) {
         snprintf(err, cap, "mkdir %s: %s", dir, strerror(errno));
         return -1;
@@ -275,19 +294,7 @@ int rp_write(const char *dir, const rn_config *cfg, const rn_result *res, int n,
         snprintf(err, cap, "%s: %s", path, strerror(errno));
         return -1;
     }
-    time_t now = time(NULL);
-    char date[64];
-    strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&now));
-    num(cfg->profiles, b[0], 32);
-    fprintf(f,
-            "# Benchmark %s Profiles\n\n%s · strata-bench profiles · %d client(s), pipeline %d"
-            "\n\n## Charts\n\n![Execution Time](execution-time.svg)\n\n"
-            "![Write Throughput](write-throughput.svg)\n\n"
-            "![Lookup Throughput](lookup-throughput.svg)\n\n"
-            "![Index Scan Throughput](index-scan-throughput.svg)\n\n"
-            "![Query Throughput](query-throughput.svg)\n\n"
-            "![Resource Footprint](resource-footprint.svg)\n\n",
-            b[0], date, cfg->clients, cfg->pipeline);
+    header(f, cfg);
     total_table(f, res, n);
     correctness(f, res, n);
     fprintf(f,

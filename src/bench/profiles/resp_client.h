@@ -50,6 +50,10 @@ void rc_fmt(rc_cmd *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 /* Appends the command to ctx's output buffer and resets c. Returns 0 or -1. */
 int rc_append(redisContext *ctx, rc_cmd *c, char *err, size_t cap);
 
+/* Builds HSET user:<id> with every field of p (o NULL) or with the fields
+ * that differ from o. REQUIRES: c is reset. */
+void rc_build_hset(rc_cmd *c, const wl_profile *o, const wl_profile *p);
+
 /* Reads the next reply. Returns it (caller frees with freeReplyObject), or
  * NULL with err (connection error, or an error reply when !allow_error). */
 redisReply *rc_read(redisContext *ctx, int allow_error, char *err, size_t cap);

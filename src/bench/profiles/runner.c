@@ -145,7 +145,7 @@ static int all_phases(const drv_ops *ops, drv_engine *e, ph_set *set, rn_result 
         int64_t t0 = util_now_ns();
         if (ph_run(set, i, &p->sum, &p->ops, err, cap)) {
             char msg[512];
-            snprintf(msg, sizeof(msg), "phase '%s': %s", rn_phase_names[i], err);
+            snprintf(msg, sizeof(msg), "phase '%s': %.400s", rn_phase_names[i], err);
             snprintf(err, cap, "%s", msg);
             return -1;
         }
@@ -241,12 +241,12 @@ static void child_run(const drv_ops *ops, const rn_config *cfg, rn_result *res)
     drv_engine *e = ops->open(dir, err, sizeof(err));
     if (!e) {
         res->status = RN_FAILED;
-        snprintf(res->message, sizeof(res->message), "open: %s", err);
+        snprintf(res->message, sizeof(res->message), "open: %.500s", err);
     } else {
         int rc = run_phases(ops, e, cfg, res, err, sizeof(err));
         ops->close(e);
         res->status = rc ? RN_FAILED : RN_COMPLETED;
-        if (rc) snprintf(res->message, sizeof(res->message), "%s", err);
+        if (rc) snprintf(res->message, sizeof(res->message), "%.500s", err);
     }
     res->run_ns = util_now_ns() - t0;
     util_rm_rf(dir);

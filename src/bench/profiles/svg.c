@@ -36,8 +36,10 @@ static void label(double v, char *buf, size_t cap)
         snprintf(buf, cap, "%.2fM", v / 1e6);
     else if (v >= 1e4)
         snprintf(buf, cap, "%.1fk", v / 1e3);
-    else
+    else if (v >= 10 || v == 0)
         snprintf(buf, cap, "%.0f", v);
+    else
+        snprintf(buf, cap, "%.1f", v);
 }
 
 /* The axis maximum: a round number >= max. */

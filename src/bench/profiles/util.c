@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -108,7 +109,9 @@ pid_t util_spawn(char *const argv[], const char *logpath, char *err, size_t cap)
         }
         int nfd = open("/dev/null", O_RDONLY);
         if (nfd >= 0) dup2(nfd, 0);
-        setpgid(0, 0); /* a terminal's ^C reaches the benchmark, which stops it */
+        /* A server must not outlive the benchmark process that started it
+         * (killed, or interrupted from the terminal). */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
         execv(argv[0], argv);
         _exit(127);
     }
