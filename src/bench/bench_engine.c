@@ -42,6 +42,10 @@
  * The last line of output is exactly
  *   engine/rocksdb ratios: fillrandom=X readrandom=Y seekrandom=Z space=W
  * (throughput ratios strata/rocksdb; space = strata bytes / rocksdb bytes).
+ * The table above it also gives CPU time per operation (every thread of the
+ * process, so background flushes and compactions count where they happen)
+ * and rocksdb/strata of that: on a shared, noisy machine CPU time moves
+ * less than wall time. For both ratios, above 1 means strata is ahead.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -49,6 +53,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,7 +66,10 @@
 #define KEY_LEN 16
 #define SEEK_NEXTS 100
 #define GEN_BYTES (1 << 20)
-#define FILLSEQ_SEED 3 /* op_read recomputes the values fillseq wrote */
+/* Seeds of the fills' value generators; op_read recomputes fillseq's. */
+#define FILLRANDOM_SEED 1
+#define OVERWRITE_SEED 2
+#define FILLSEQ_SEED 3
 
 enum {
     OP_FILLRANDOM,
@@ -102,12 +110,14 @@ typedef struct backend {
     const char *(*iter_key)(void *it, size_t *kl);
     int (*iter_done)(void *it); /* frees it; -1 when the iterator hit an error */
     int (*flush_compact)(void *db);
+    void (*print_stats)(void *db); /* the engine's own counters, one line */
     int (*close)(void *db);
 } backend;
 
 /* Results, [backend][op]: operations per second (0: not run). */
 typedef struct bench_result {
     double ops_per_sec[2][OP_COUNT];
+    double cpu_us[2][OP_COUNT]; /* CPU time per operation, all threads */
     double seconds[2][OP_COUNT];
     uint64_t space[2];
 } bench_result;
@@ -301,10 +311,34 @@ static int strata_close(void *db)
     return -1;
 }
 
+static void print_strata_stats(void *db)
+{
+    eng_stats st;
+    eng_get_stats(((strata_db *)db)->db, &st);
+    double user = st.bytes_written_user ? (double)st.bytes_written_user : 1;
+    printf("  strata   stats: flushes=%" PRIu64 " compactions=%" PRIu64
+           " write-amp=%.2f stalls=%" PRIu64 "+%" PRIu64 " (%.2f s) cache hit/miss=%" PRIu64
+           "/%" PRIu64 "\n",
+           st.flushes, st.compactions,
+           (st.bytes_written_log + st.bytes_written_flush + st.bytes_written_compaction) / user,
+           st.stall_slowdowns, st.stall_stops, st.stall_micros / 1e6, st.cache_hits,
+           st.cache_misses);
+}
+
 static const backend strata_backend = {
-    "strata",        strata_open,      strata_put,           strata_get,
-    strata_iter_new, strata_iter_seek, strata_iter_valid,    strata_iter_next,
-    strata_iter_key, strata_iter_done, strata_flush_compact, strata_close,
+    .name = "strata",
+    .open = strata_open,
+    .put = strata_put,
+    .get = strata_get,
+    .iter_new = strata_iter_new,
+    .iter_seek = strata_iter_seek,
+    .iter_valid = strata_iter_valid,
+    .iter_next = strata_iter_next,
+    .iter_key = strata_iter_key,
+    .iter_done = strata_iter_done,
+    .flush_compact = strata_flush_compact,
+    .print_stats = print_strata_stats,
+    .close = strata_close,
 };
 
 /* ---- RocksDB ----------------------------------------------------------- */
@@ -457,10 +491,29 @@ static int rocks_close(void *db)
     return 0;
 }
 
+/* RocksDB's own account of write stalls, from its "rocksdb.stats" text. */
+static void print_rocks_stats(void *db)
+{
+    char *text = rocksdb_property_value(((rocks_db *)db)->db, "rocksdb.stats");
+    const char *line = text ? strstr(text, "Cumulative stall:") : NULL;
+    if (line) printf("  rocksdb  stats: %.*s\n", (int)strcspn(line, "\n"), line);
+    rocksdb_free(text);
+}
+
 static const backend rocks_backend = {
-    "rocksdb",      rocks_open,      rocks_put,           rocks_get,
-    rocks_iter_new, rocks_iter_seek, rocks_iter_valid,    rocks_iter_next,
-    rocks_iter_key, rocks_iter_done, rocks_flush_compact, rocks_close,
+    .name = "rocksdb",
+    .open = rocks_open,
+    .put = rocks_put,
+    .get = rocks_get,
+    .iter_new = rocks_iter_new,
+    .iter_seek = rocks_iter_seek,
+    .iter_valid = rocks_iter_valid,
+    .iter_next = rocks_iter_next,
+    .iter_key = rocks_iter_key,
+    .iter_done = rocks_iter_done,
+    .flush_compact = rocks_flush_compact,
+    .print_stats = print_rocks_stats,
+    .close = rocks_close,
 };
 
 /* ---- Operations -------------------------------------------------------- */
@@ -573,90 +626,75 @@ static uint64_t dir_bytes(const char *path)
     return du_acc;
 }
 
-static void report(const char *engine, int op, double secs, uint64_t ops, const bench_cfg *cfg)
+static void report(const char *engine, int op, double secs, double cpu, uint64_t ops,
+                   const bench_cfg *cfg)
 {
-    double mb = op == OP_COMPACT ? 0 : ops * (KEY_LEN + cfg->value_size) / 1048576.0;
+    double mb = ops * (KEY_LEN + cfg->value_size) / 1048576.0;
     if (op == OP_COMPACT)
-        printf("  %-8s %-12s %10.3f s\n", engine, op_names[op], secs);
+        printf("  %-8s %-12s %10.3f s  (cpu %.3f s)\n", engine, op_names[op], secs, cpu);
     else
-        printf("  %-8s %-12s %12.0f ops/s %8.1f MB/s  (%" PRIu64 " ops, %.2f s)\n", engine,
-               op_names[op], ops / secs, mb / secs, ops, secs);
+        printf("  %-8s %-12s %12.0f ops/s %8.1f MB/s %8.2f cpu-us/op  (%" PRIu64 " ops, %.2f s)\n",
+               engine, op_names[op], ops / secs, mb / secs, cpu * 1e6 / ops, ops, secs);
     fflush(stdout);
 }
 
-/* Runs op (fill, read ...) and records its throughput; an untimed op
- * (want == 0) just prepares the state for the next ones. */
+/* CPU seconds of this process, every thread (the engines' background
+ * threads included): less noisy than wall time on a shared machine. */
+static double cpu_sec(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+           (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+static int run_op(const backend *be, void *db, const bench_cfg *cfg, int op)
+{
+    switch (op) {
+    case OP_FILLRANDOM:
+        return op_fill(be, db, cfg, 0, FILLRANDOM_SEED);
+    case OP_OVERWRITE:
+        return op_fill(be, db, cfg, 0, OVERWRITE_SEED);
+    case OP_FILLSEQ:
+        return op_fill(be, db, cfg, 1, FILLSEQ_SEED);
+    case OP_COMPACT:
+        return be->flush_compact(db);
+    case OP_READRANDOM:
+        return op_read(be, db, cfg, 0);
+    case OP_READMISSING:
+        return op_read(be, db, cfg, 1);
+    default:
+        return op_seek(be, db, cfg);
+    }
+}
+
+/* Runs op (fill, read ...) and records its throughput and CPU time; an
+ * unwanted op just prepares the state for the next ones. */
 static int timed(int bi, const backend *be, void *db, const bench_cfg *cfg, int op,
                  bench_result *res)
 {
     uint64_t ops = op == OP_READRANDOM || op == OP_READMISSING ? cfg->reads
                    : op == OP_SEEKRANDOM                       ? cfg->seeks
                                                                : cfg->num;
-    double t0 = now_sec();
-    int rc;
-    switch (op) {
-    case OP_FILLRANDOM:
-        rc = op_fill(be, db, cfg, 0, 1);
-        break;
-    case OP_OVERWRITE:
-        rc = op_fill(be, db, cfg, 0, 2);
-        break;
-    case OP_FILLSEQ:
-        rc = op_fill(be, db, cfg, 1, 3);
-        break;
-    case OP_COMPACT:
-        rc = be->flush_compact(db);
-        break;
-    case OP_READRANDOM:
-        rc = op_read(be, db, cfg, 0);
-        break;
-    case OP_READMISSING:
-        rc = op_read(be, db, cfg, 1);
-        break;
-    default:
-        rc = op_seek(be, db, cfg);
-        break;
-    }
-    double secs = now_sec() - t0;
-    if (rc < 0) {
+    double t0 = now_sec(), c0 = cpu_sec();
+    if (run_op(be, db, cfg, op) < 0) {
         fprintf(stderr, "%s: %s failed\n", be->name, op_names[op]);
         return -1;
     }
+    double secs = now_sec() - t0, cpu = cpu_sec() - c0;
     if (secs <= 0) secs = 1e-9;
     if (cfg->want[op]) {
         res->ops_per_sec[bi][op] = ops / secs;
+        res->cpu_us[bi][op] = ops ? cpu * 1e6 / ops : 0;
         res->seconds[bi][op] = secs;
-        report(be->name, op, secs, ops, cfg);
+        report(be->name, op, secs, cpu, ops, cfg);
     }
     return 0;
-}
-
-static void print_strata_stats(void *db)
-{
-    eng_stats st;
-    eng_get_stats(((strata_db *)db)->db, &st);
-    double user = st.bytes_written_user ? (double)st.bytes_written_user : 1;
-    printf("  strata   stats: flushes=%" PRIu64 " compactions=%" PRIu64
-           " write-amp=%.2f stalls=%" PRIu64 "+%" PRIu64 " (%.2f s) cache hit/miss=%" PRIu64
-           "/%" PRIu64 "\n",
-           st.flushes, st.compactions,
-           (st.bytes_written_log + st.bytes_written_flush + st.bytes_written_compaction) / user,
-           st.stall_slowdowns, st.stall_stops, st.stall_micros / 1e6, st.cache_hits,
-           st.cache_misses);
 }
 
 static int is_read(int op)
 {
     return op == OP_READRANDOM || op == OP_READMISSING || op == OP_SEEKRANDOM;
-}
-
-/* RocksDB's own account of write stalls, from its "rocksdb.stats" text. */
-static void print_rocks_stats(void *db)
-{
-    char *text = rocksdb_property_value(((rocks_db *)db)->db, "rocksdb.stats");
-    const char *line = text ? strstr(text, "Cumulative stall:") : NULL;
-    if (line) printf("  rocksdb  stats: %.*s\n", (int)strcspn(line, "\n"), line);
-    rocksdb_free(text);
 }
 
 /* One group of operations on a fresh db in its own directory: `ops` in order
@@ -684,8 +722,7 @@ static int run_group(int bi, const backend *be, const bench_cfg *cfg, const char
                    "space", res->space[bi]);
         }
     }
-    if (rc == 0 && bi == 0) print_strata_stats(db);
-    if (rc == 0 && bi == 1) print_rocks_stats(db);
+    if (rc == 0) be->print_stats(db);
     if (be->close(db) < 0) rc = -1;
     if (!cfg->keep) rm_tree(dir);
     return rc;
@@ -699,11 +736,14 @@ static double ratio(const bench_result *r, int op)
 static void print_summary(const bench_cfg *cfg, const bench_result *r)
 {
     if (!cfg->run[0] || !cfg->run[1]) return; /* one engine: its lines above say it all */
-    printf("\n%-12s %14s %14s %8s\n", "operation", "strata ops/s", "rocksdb ops/s", "ratio");
+    printf("\n%-12s %14s %14s %8s %12s %12s %8s\n", "operation", "strata ops/s", "rocksdb ops/s",
+           "ratio", "strata cpu", "rocksdb cpu", "ratio");
     for (int op = 0; op < OP_COUNT; op++) {
         if (!cfg->want[op] || op == OP_COMPACT) continue;
-        printf("%-12s %14.0f %14.0f %8.2f\n", op_names[op], r->ops_per_sec[0][op],
-               r->ops_per_sec[1][op], ratio(r, op));
+        double cs = r->cpu_us[0][op], cr = r->cpu_us[1][op];
+        printf("%-12s %14.0f %14.0f %8.2f %9.2f us %9.2f us %8.2f\n", op_names[op],
+               r->ops_per_sec[0][op], r->ops_per_sec[1][op], ratio(r, op), cs, cr,
+               cs > 0 ? cr / cs : 0);
     }
     if (cfg->want[OP_COMPACT]) {
         printf("%-12s %14.2f %14.2f %8.2f  (seconds; ratio rocksdb/strata)\n", "compact",

@@ -613,9 +613,12 @@ static int run_all(const idx_cfg *cfg, server *plain, server *indexed)
     print_row("hset plain (no index)", &hs[0], 0);
     print_row("hset indexed (4 indexes)", &hs[1], 0);
     if (phase_ranges(indexed, cfg) < 0) return -1;
-    if (!plain->pid) printf("(server CPU unknown: no /proc entry for the server's pid)\n");
     double cpu_p = hs[0].ops ? (double)hs[0].cpu_ns / hs[0].ops : 0;
     double cpu_i = hs[1].ops ? (double)hs[1].cpu_ns / hs[1].ops : 0;
+    if (cpu_p == 0)
+        printf("(server CPU time unknown: no /proc entry for the server's pid)\n");
+    else
+        printf("(issue 4's goal: index maintenance at most 2x a plain HSET in server CPU)\n");
     double tp_p = hs[0].secs > 0 ? hs[0].ops / hs[0].secs : 0;
     double tp_i = hs[1].secs > 0 ? hs[1].ops / hs[1].secs : 0;
     printf("indexed/plain ratios: cpu_per_write=%.2f throughput=%.2f\n",

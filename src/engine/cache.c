@@ -1,16 +1,23 @@
 /*
  * cache.c -- the block cache (cache.h): 16 shards chosen by the key's hash,
- * each an LRU with its own mutex, a chained hash table and two circular
- * lists, as in LevelDB's LRUCache.
+ * each an LRU list with its own mutex and a chained hash table, as in
+ * LevelDB's LRUCache, with two changes that keep a cache hit from writing
+ * to the neighbours of its entry (cache misses on a hot read path):
+ * entries in use stay on the list, and a hit moves its entry to the new end
+ * only when it has drifted out of the newest quarter.
  *
  * Invariants (per shard, under its mutex):
- *   C1. An entry is in the hash table iff in_cache; then it is on exactly
- *       one list: `lru` when the cache holds the only reference (refs == 1),
- *       `in_use` when some handle refers to it too (refs >= 2).
+ *   C1. An entry is in the hash table iff in_cache iff it is on the list.
+ *       refs = (in_cache ? 1 : 0) + handles out; at 0 the entry is freed.
  *   C2. usage = sum of charge over in_cache entries.
- *   C3. Only `lru` entries are evicted, oldest first; an entry with handles
- *       out is never freed, only removed from the table (in_cache = 0) and
- *       freed by the last cache_release.
+ *   C3. Eviction takes entries from the old end of the list, only with
+ *       refs == 1 (no handle); an entry with handles out met there is moved
+ *       to the new end instead (it is in use, hence recently used). So a
+ *       value is never freed under a handle.
+ *   C4. tick counts moves to the new end; e->tick is the tick of e's last
+ *       move. A hit moves e again only when more than elems/4 moves came
+ *       since: e is then no longer among the newest quarter. An entry hit
+ *       at least once per elems/4 insertions never reaches the old end.
  * The hit and miss counters are updated with relaxed atomics per shard and
  * summed on demand: they are statistics, not synchronisation.
  */
@@ -32,18 +39,19 @@ struct cache_handle {
     uint32_t hash;
     uint32_t refs;
     int in_cache;
+    uint64_t tick; /* C4 */
     struct cache_handle *next_hash;
-    struct cache_handle *next, *prev; /* on lru or in_use */
+    struct cache_handle *next, *prev; /* on the shard's list while in_cache */
 };
 typedef struct cache_handle entry;
 
 typedef struct shard {
     pthread_mutex_t mu;
     size_t capacity, usage;
-    entry lru;    /* dummy head; lru.next is the oldest */
-    entry in_use; /* dummy head */
+    entry lru; /* dummy head; lru.next is the oldest, lru.prev the newest */
     entry **table;
     uint32_t buckets, elems;
+    uint64_t tick; /* C4 */
     uint64_t hits, misses;
     char pad[64];
 } shard;
@@ -115,26 +123,21 @@ static void table_grow(shard *s)
     s->buckets = nb;
 }
 
-/* Drops one reference; frees the entry after the last. REQUIRES: s->mu. */
-static void unref(shard *s, entry *e)
+/* Drops one reference; frees the entry after the last (C1). */
+static void unref(entry *e)
 {
-    e->refs--;
-    if (e->refs == 0) {
+    if (--e->refs == 0) {
         e->deleter(e->value);
         free(e);
-    } else if (e->in_cache && e->refs == 1) { /* C1: back to lru */
-        list_remove(e);
-        list_append(&s->lru, e);
     }
 }
 
-static void ref(shard *s, entry *e)
+/* Moves e to the new end of the list. REQUIRES: s->mu, e->in_cache. */
+static void promote(shard *s, entry *e)
 {
-    if (e->refs == 1 && e->in_cache) { /* C1: lru -> in_use */
-        list_remove(e);
-        list_append(&s->in_use, e);
-    }
-    e->refs++;
+    list_remove(e);
+    list_append(&s->lru, e);
+    e->tick = ++s->tick;
 }
 
 /* Takes e (already unlinked from the table) out of the cache. REQUIRES: s->mu. */
@@ -144,13 +147,18 @@ static void finish_erase(shard *s, entry *e)
     e->in_cache = 0;
     s->usage -= e->charge;
     s->elems--;
-    unref(s, e);
+    unref(e);
 }
 
 static void evict(shard *s)
 {
-    while (s->usage > s->capacity && s->lru.next != &s->lru) {
+    uint32_t budget = s->elems; /* each entry in use is passed over at most once */
+    while (s->usage > s->capacity && s->lru.next != &s->lru && budget-- > 0) {
         entry *old = s->lru.next;
+        if (old->refs > 1) { /* C3 */
+            promote(s, old);
+            continue;
+        }
         *find_slot(s, old->file, old->offset, old->hash) = old->next_hash;
         finish_erase(s, old);
     }
@@ -163,7 +171,6 @@ block_cache *cache_new(size_t capacity_bytes)
         shard *s = &c->shards[i];
         pthread_mutex_init(&s->mu, NULL);
         s->lru.next = s->lru.prev = &s->lru;
-        s->in_use.next = s->in_use.prev = &s->in_use;
         s->buckets = 64;
         s->table = xcalloc(s->buckets, sizeof(entry *));
     }
@@ -176,7 +183,7 @@ void cache_free(block_cache *c)
     if (!c) return;
     for (int i = 0; i < CACHE_SHARDS; i++) {
         shard *s = &c->shards[i];
-        /* REQUIRES of cache_free: no handles out, so in_use is empty */
+        /* REQUIRES of cache_free: no handles out, so every entry goes */
         while (s->lru.next != &s->lru) {
             entry *e = s->lru.next;
             *find_slot(s, e->file, e->offset, e->hash) = e->next_hash;
@@ -199,7 +206,10 @@ cache_handle *cache_lookup(block_cache *c, uint64_t file, uint64_t offset)
     shard *s = shard_of(c, hash);
     pthread_mutex_lock(&s->mu);
     entry *e = *find_slot(s, file, offset, hash);
-    if (e) ref(s, e);
+    if (e) {
+        e->refs++;
+        if (s->tick - e->tick > s->elems / 4) promote(s, e); /* C4 */
+    }
     pthread_mutex_unlock(&s->mu);
     __atomic_fetch_add(e ? &s->hits : &s->misses, 1, __ATOMIC_RELAXED);
     return e;
@@ -222,7 +232,8 @@ cache_handle *cache_insert(block_cache *c, uint64_t file, uint64_t offset, void 
     if (s->capacity > 0) {
         e->refs++; /* the cache's own reference */
         e->in_cache = 1;
-        list_append(&s->in_use, e);
+        list_append(&s->lru, e);
+        e->tick = ++s->tick;
         s->usage += charge;
         entry **slot = find_slot(s, file, offset, hash);
         entry *old = *slot;
@@ -234,7 +245,7 @@ cache_handle *cache_insert(block_cache *c, uint64_t file, uint64_t offset, void 
         else if (s->elems > s->buckets)
             table_grow(s);
         evict(s);
-    } /* else: caching is off; the handle alone owns the entry (C3) */
+    } /* else: caching is off; the handle alone owns the entry (C1) */
     pthread_mutex_unlock(&s->mu);
     return e;
 }
@@ -248,7 +259,7 @@ void cache_release(block_cache *c, cache_handle *h)
 {
     shard *s = shard_of(c, h->hash);
     pthread_mutex_lock(&s->mu);
-    unref(s, h);
+    unref(h);
     evict(s); /* an entry that outgrew the capacity while in use goes now */
     pthread_mutex_unlock(&s->mu);
 }
@@ -276,7 +287,7 @@ void cache_erase_file(block_cache *c, uint64_t file)
 
 void cache_set_capacity(block_cache *c, size_t capacity_bytes)
 {
-    c->capacity = capacity_bytes;
+    __atomic_store_n(&c->capacity, capacity_bytes, __ATOMIC_RELAXED);
     size_t per = (capacity_bytes + CACHE_SHARDS - 1) / CACHE_SHARDS;
     for (int i = 0; i < CACHE_SHARDS; i++) {
         shard *s = &c->shards[i];

@@ -20,8 +20,13 @@
  *      higher sequence (R1 with snapshot = oldest snapshot);
  *  C4. it is the newest version, no snapshot sees it (seq > newest
  *      snapshot), and the compaction filter says so: dropped outright when
- *      no deeper level can hold the key, otherwise written as a deletion at
- *      the same sequence so that older versions below stay hidden.
+ *      there is no snapshot at all and no deeper level can hold the key,
+ *      otherwise written as a deletion at the same sequence so that older
+ *      versions (below, or kept here for a snapshot) stay hidden.
+ * and a kept value is written with sequence 0 when
+ *  C5. it is the only version of its key, every snapshot sees it, no
+ *      deeper level holds the key and no tombstone of the inputs covers it
+ *      (RocksDB does the same: the zeroed trailers compress away).
  * Range tombstones are carried into the output files, clipped to each
  * file's key span so that files in a level never overlap (V2), and dropped
  * once every snapshot sees them and no deeper level overlaps them.
@@ -180,6 +185,7 @@ typedef struct cstate {
     eng_db *db;
     compaction *c;
     uint64_t oldest_snap, newest_snap;
+    int has_snap; /* newest_snap is meaningful (C5 makes sequence 0 common) */
     rdel_set *rdels;  /* the inputs' tombstones */
     char *keep_rdel;  /* per tombstone: carried into the outputs? */
     sst_builder *b;
@@ -189,6 +195,9 @@ typedef struct cstate {
     file_meta **out;
     int nout, capout;
     uint64_t bytes_out;
+    int use_filter;     /* C4 enabled for this run */
+    uint64_t filtered;  /* entries C4 dropped or rewrote */
+    uint64_t epoch;     /* db->snap_epoch when the snapshot bounds were read */
 } cstate;
 
 static void add_rdel_cb(void *ctx, slice start, slice end, uint64_t seq)
@@ -258,23 +267,34 @@ static eng_status finish_output(cstate *cs, const slice *hi)
     return s;
 }
 
-/* Rules C1-C4 for one entry. Returns 1 to drop; *as_delete for C4's rewrite. */
-static int decide(cstate *cs, slice k, slice val, int first, uint64_t prev_seq, int *as_delete)
+enum { KEEP, KEEP_AS_DELETE, KEEP_AS_SEQ0, DROP };
+
+/* Rules C1-C5 for one entry. */
+static int decide(cstate *cs, slice k, slice val, int first, uint64_t prev_seq)
 {
     slice uk = ikey_user_key(k);
     uint64_t seq = ikey_sequence(k);
     int type = ikey_type(k);
-    *as_delete = 0;
-    if (prev_seq <= cs->oldest_snap) return 1; /* C1 */
-    if (type == ENG_TYPE_DELETION && seq <= cs->oldest_snap && !deeper(cs, uk, uk)) return 1;
-    if (cs->rdels && rdel_set_covers(cs->rdels, uk, seq, cs->oldest_snap)) return 1; /* C3 */
+    if (prev_seq <= cs->oldest_snap) return DROP; /* C1 */
+    if (type == ENG_TYPE_DELETION && seq <= cs->oldest_snap && !deeper(cs, uk, uk)) return DROP;
+    if (cs->rdels && rdel_set_covers(cs->rdels, uk, seq, cs->oldest_snap)) return DROP; /* C3 */
     eng_options *o = &cs->db->opts;
-    if (first && type == ENG_TYPE_VALUE && o->compaction_filter && seq > cs->newest_snap &&
+    if (first && type == ENG_TYPE_VALUE && cs->use_filter && o->compaction_filter &&
+        (!cs->has_snap || seq > cs->newest_snap) &&
         o->compaction_filter(o->compaction_filter_ctx, uk.data, uk.size, val.data, val.size)) {
-        if (!deeper(cs, uk, uk)) return 1; /* C4 */
-        *as_delete = 1;
+        cs->filtered++;
+        /* C4: dropping it outright is safe only when no older version can
+         * be kept: none below, and none retained here for a snapshot. */
+        if (seq <= cs->oldest_snap && !deeper(cs, uk, uk)) return DROP;
+        return KEEP_AS_DELETE;
     }
-    return 0;
+    /* C5: the only version left of a key at the bottom, seen by every
+     * snapshot, needs no sequence number; zeros compress to nothing. Not
+     * under a tombstone, which would then seem newer than the value. */
+    if (first && type == ENG_TYPE_VALUE && seq && seq <= cs->oldest_snap &&
+        !(cs->rdels && rdel_set_covers(cs->rdels, uk, 0, ENG_MAX_SEQUENCE)) && !deeper(cs, uk, uk))
+        return KEEP_AS_SEQ0;
+    return KEEP;
 }
 
 static eng_status compact_loop(cstate *cs, iter *it)
@@ -297,20 +317,23 @@ static eng_status compact_loop(cstate *cs, iter *it)
             has_cur = 1;
             prev_seq = UINT64_MAX;
         }
-        int as_delete;
-        int drop = decide(cs, k, iter_value(it), first, prev_seq, &as_delete);
+        int what = decide(cs, k, iter_value(it), first, prev_seq);
         prev_seq = ikey_sequence(k);
-        if (drop) continue;
+        if (what == DROP) continue;
         if (cs->b && first && sst_builder_file_size(cs->b) >= target) s = finish_output(cs, &uk);
         if (s == ENG_OK && !cs->b) s = open_output(cs);
         if (s != ENG_OK) break;
-        if (as_delete) {
-            tmp.len = 0;
-            ikey_append(&tmp, uk, ikey_sequence(k), ENG_TYPE_DELETION);
-            s = sst_builder_add(cs->b, slice_make(tmp.data, tmp.len), slice_make("", 0));
-        } else {
+        if (what == KEEP) {
             s = sst_builder_add(cs->b, k, iter_value(it));
+            continue;
         }
+        tmp.len = 0;
+        if (what == KEEP_AS_DELETE)
+            ikey_append(&tmp, uk, ikey_sequence(k), ENG_TYPE_DELETION);
+        else
+            ikey_append(&tmp, uk, 0, ENG_TYPE_VALUE);
+        s = sst_builder_add(cs->b, slice_make(tmp.data, tmp.len),
+                            what == KEEP_AS_DELETE ? slice_make("", 0) : iter_value(it));
     }
     if (s == ENG_OK) s = iter_status(it);
     buf_free(&cur);
@@ -369,6 +392,54 @@ static eng_status do_compaction_work(cstate *cs)
     return s;
 }
 
+/* Deletes the outputs of a failed or discarded run. REQUIRES: mu. */
+static void discard_outputs(eng_db *db, cstate *cs)
+{
+    for (int i = 0; i < cs->nout; i++) {
+        char path[PATH_MAX];
+        db_filename(path, db->dir, cs->out[i]->number, "sst");
+        unlink(path);
+        file_unref(cs->out[i]);
+    }
+    cs->nout = 0;
+    cs->bytes_out = 0;
+    cs->filtered = 0;
+    cs->lo.len = 0;
+    cs->has_lo = 0;
+    free(cs->keep_rdel);
+    cs->keep_rdel = NULL;
+    rdel_set_unref(cs->rdels);
+    cs->rdels = NULL;
+}
+
+/* Merges the inputs into new tables. C4 must not touch a version that a
+ * snapshot created during the run can see (the run read the snapshot bounds
+ * at its start), so a run that applied the filter while a snapshot was
+ * created is discarded and redone once without the filter, which always
+ * makes progress. REQUIRES: mu; drops it while working. */
+static eng_status merge_inputs(eng_db *db, cstate *cs)
+{
+    cs->use_filter = db->opts.compaction_filter != NULL;
+    for (;;) {
+        cs->oldest_snap = db_oldest_snapshot(db);
+        cs->newest_snap = db_newest_snapshot(db);
+        cs->has_snap = db->snapshots.next != &db->snapshots;
+        cs->epoch = db->snap_epoch;
+        pthread_mutex_unlock(&db->mu);
+        eng_status s = do_compaction_work(cs);
+        pthread_mutex_lock(&db->mu);
+        if (s != ENG_OK || !cs->filtered) return s;
+        if (db->snap_epoch == cs->epoch) {
+            /* Until the result is installed, a new snapshot would still see
+             * the versions C4 removed: hold new snapshots back. */
+            db->snap_barrier = 1;
+            return s;
+        }
+        discard_outputs(db, cs);
+        cs->use_filter = 0;
+    }
+}
+
 /* Runs c and installs the result. REQUIRES: mu; drops it while working. */
 static eng_status run_compaction(eng_db *db, compaction *c)
 {
@@ -392,24 +463,14 @@ static eng_status run_compaction(eng_db *db, compaction *c)
     memset(&cs, 0, sizeof(cs));
     cs.db = db;
     cs.c = c;
-    cs.oldest_snap = db_oldest_snapshot(db);
-    cs.newest_snap = db_newest_snapshot(db);
-    db->compacting = 1;
-    pthread_mutex_unlock(&db->mu);
-    eng_status s = do_compaction_work(&cs);
-    pthread_mutex_lock(&db->mu);
-    db->compacting = 0;
-    for (int i = 0; i < cs.nout; i++) {
-        if (s == ENG_OK)
-            edit_add_file(&e, c->out_level, cs.out[i]);
-        else {
-            char path[PATH_MAX];
-            db_filename(path, db->dir, cs.out[i]->number, "sst");
-            unlink(path);
-            file_unref(cs.out[i]);
-        }
-    }
+    eng_status s = merge_inputs(db, &cs);
+    if (s != ENG_OK) discard_outputs(db, &cs);
+    for (int i = 0; i < cs.nout; i++) edit_add_file(&e, c->out_level, cs.out[i]);
     if (s == ENG_OK) s = db_log_and_apply(db, &e, 0);
+    if (db->snap_barrier) {
+        db->snap_barrier = 0;
+        pthread_cond_broadcast(&db->bg_cv);
+    }
     if (s == ENG_OK) {
         db->st.compactions++;
         db->st.bytes_read_compaction += in_bytes;

@@ -90,7 +90,8 @@ struct eng_db {
     struct eng_snapshot snapshots; /* list head; oldest first */
     int manifest_busy;
     manual_compaction *manual;
-    int compacting;
+    uint64_t snap_epoch; /* bumped by every eng_snapshot_new (compaction.c, C4) */
+    int snap_barrier;    /* new snapshots wait: a filtered compaction is installing */
     eng_status bg_error;
     int shutting_down; /* atomic reads from the compaction loop */
     int sync_mode;

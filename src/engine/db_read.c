@@ -80,7 +80,9 @@ const eng_snapshot *eng_snapshot_new(eng_db *db)
     struct eng_snapshot *s = malloc(sizeof(*s));
     if (!s) return NULL;
     pthread_mutex_lock(&db->mu);
+    while (db->snap_barrier) pthread_cond_wait(&db->bg_cv, &db->mu);
     s->seq = db->last_seq;
+    db->snap_epoch++;
     /* Appending keeps the list sorted: last_seq never decreases. */
     s->next = &db->snapshots;
     s->prev = db->snapshots.prev;

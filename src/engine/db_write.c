@@ -30,11 +30,19 @@ eng_status db_switch_memtable(eng_db *db)
     wal_writer *w;
     eng_status s = wal_writer_create(path, &w);
     if (s != ENG_OK) return s;
-    /* D1: everything acknowledged in the old log must survive its close. */
+    /* D1: everything acknowledged in the old log must survive its close. If
+     * it cannot, the memtable still moves on (its writes are in memory and
+     * go to a table), but the db stops taking writes: some acknowledged
+     * writes may not be durable. */
     s = wal_writer_close(db->log, 1);
     db->log = w;
     db->log_dirty = 0;
-    if (s != ENG_OK) return s;
+    if (s != ENG_OK) {
+        db->bg_error = s;
+        db->st.background_errors++;
+        db_log(db, 3, "closing log %06" PRIu64 ".log failed: %s", db->log_number,
+               eng_last_error());
+    }
     db->imm[db->nimm].mem = db->mem;
     db->imm[db->nimm].log_number = db->log_number;
     db->imm[db->nimm].rdels = db->mem_rdels;
@@ -44,7 +52,7 @@ eng_status db_switch_memtable(eng_db *db)
     db->log_number = number;
     db_install_sv(db);
     pthread_cond_signal(&db->flush_cv);
-    return ENG_OK;
+    return s;
 }
 
 /* Makes room in the memtable, slowing or stopping the writer while level 0

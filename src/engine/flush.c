@@ -92,13 +92,17 @@ static eng_status flush_one(eng_db *db)
     /* D2: the oldest log still needed is the next memtable's. */
     e.has_log_number = 1;
     e.log_number = db->nimm > 1 ? db->imm[1].log_number : db->log_number;
+    /* Counted before the install: a waiter in eng_flush may look at the
+     * stats as soon as the memtable is retired. */
+    db->st.flushes++;
     s = db_log_and_apply(db, &e, 1);
     edit_clear(&e);
     if (s == ENG_OK) {
         char path[PATH_MAX];
         db_filename(path, db->dir, old_log, "log");
         unlink(path);
-        db->st.flushes++;
+    } else {
+        db->st.flushes--;
     }
     return s;
 }

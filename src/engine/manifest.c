@@ -120,13 +120,10 @@ eng_status db_log_and_apply(eng_db *db, version_edit *e, int pop_imm)
     }
 
     pthread_mutex_lock(&db->mu);
-    version_unref(base);
     if (s == ENG_OK) {
-        version *old = vs->current;
-        vs->current = v;
+        vs->current = v; /* base's reference from current passes to us */
         vs->log_number = e->log_number;
         vs->last_seq = e->last_seq;
-        version_unref(old);
         if (pop_imm && db->nimm > 0) {
             mem_unref(db->imm[0].mem);
             rdel_set_unref(db->imm[0].rdels);
@@ -139,6 +136,12 @@ eng_status db_log_and_apply(eng_db *db, version_edit *e, int pop_imm)
     }
     db->manifest_busy = 0;
     pthread_cond_broadcast(&db->bg_cv);
+    /* Releasing the old version may delete its obsolete tables (V4): do
+     * that unlinking outside the mutex. */
+    pthread_mutex_unlock(&db->mu);
+    version_unref(base);
+    if (s == ENG_OK) version_unref(base);
+    pthread_mutex_lock(&db->mu);
     return s;
 }
 

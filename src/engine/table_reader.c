@@ -59,6 +59,13 @@ struct sst_reader {
     size_t filter_len;
     uint64_t entries, range_deletion_count;
     uint64_t bloom_useful; /* relaxed atomic */
+    /* The index search array (see index_seek): for index entry i, 8 bytes
+     * of its user key after the ix_lcp bytes all of them share, big-endian
+     * so that integer order is bytewise order. NULL: search the block. */
+    uint64_t *ix_prefix;
+    uint32_t ix_n;
+    size_t ix_lcp;
+    const char *ix_lcp_data; /* the shared bytes, inside the index block */
 };
 
 /* ---- per-thread zstd decompression context ----------------------------- */
@@ -213,6 +220,97 @@ static eng_status index_handle(const sst_reader *r, const block_iter *ii, sst_ha
     return ENG_OK;
 }
 
+/* ---- the index search array --------------------------------------------- */
+
+/* Up to 8 bytes of uk after its first lcp bytes, zero-padded, big-endian.
+ * If two user keys share their first lcp bytes and pa < pb, then a < b
+ * bytewise (a zero pad only ever stands where the shorter key has ended). */
+static inline uint64_t key_prefix(slice uk, size_t lcp)
+{
+    size_t n = uk.size > lcp ? uk.size - lcp : 0;
+    const unsigned char *p = (const unsigned char *)uk.data + lcp;
+    if (n >= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        return __builtin_bswap64(v);
+    }
+    uint64_t v = 0;
+    for (size_t j = 0; j < n; j++)
+        v |= (uint64_t)p[j] << (56 - 8 * j);
+    return v;
+}
+
+/* Builds the search array when the index has one entry per restart point
+ * (as table_builder.c writes it); otherwise leaves ix_prefix NULL and
+ * lookups binary-search the block itself. Binary search over a dense array
+ * of integers touches far fewer cache lines than over the block's entries. */
+static void build_index_prefixes(sst_reader *r)
+{
+    const block *ix = &r->index;
+    uint32_t n = ix->num_restarts;
+    slice first, last, k;
+    if (ix->restart_offset == 0 || !block_restart_key(ix, 0, BLOCK_CMP_IKEY, &first) ||
+        !block_restart_key(ix, n - 1, BLOCK_CMP_IKEY, &last))
+        return;
+    block_iter it;
+    uint32_t entries = 0;
+    block_iter_init(&it, ix, BLOCK_CMP_IKEY);
+    for (block_iter_seek_first(&it); block_iter_valid(&it); block_iter_next(&it))
+        entries++;
+    int ok = block_iter_status(&it) == ENG_OK && entries == n;
+    block_iter_cleanup(&it);
+    if (!ok || !(r->ix_prefix = malloc((size_t)n * sizeof(uint64_t)))) return;
+    slice a = ikey_user_key(first), b = ikey_user_key(last);
+    size_t lcp = 0;
+    while (lcp < a.size && lcp < b.size && a.data[lcp] == b.data[lcp])
+        lcp++;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!block_restart_key(ix, i, BLOCK_CMP_IKEY, &k)) {
+            free(r->ix_prefix);
+            r->ix_prefix = NULL;
+            return;
+        }
+        r->ix_prefix[i] = key_prefix(ikey_user_key(k), lcp);
+    }
+    r->ix_n = n;
+    r->ix_lcp = lcp;
+    r->ix_lcp_data = a.data;
+}
+
+/* Positions ii (over r->index) at the first index entry >= target: a
+ * binary search for the last entry < target over the prefix array, full
+ * keys compared only where prefixes tie, then block_iter_seek_from. */
+static void index_seek(const sst_reader *r, block_iter *ii, slice target)
+{
+    if (!r->ix_prefix) {
+        block_iter_seek(ii, target);
+        return;
+    }
+    slice tu = ikey_user_key(target);
+    size_t m = tu.size < r->ix_lcp ? tu.size : r->ix_lcp;
+    int c = m ? memcmp(tu.data, r->ix_lcp_data, m) : 0;
+    if (c == 0 && tu.size < r->ix_lcp) c = -1;
+    if (c != 0) { /* below or above every index key */
+        block_iter_seek_from(ii, c < 0 ? 0 : r->ix_n - 1, target);
+        return;
+    }
+    uint64_t p = key_prefix(tu, r->ix_lcp);
+    uint32_t left = 0, right = r->ix_n - 1;
+    while (left < right) {
+        uint32_t mid = left + (right - left + 1) / 2;
+        uint64_t q = r->ix_prefix[mid];
+        slice k;
+        int lt = q != p ? q < p
+                        : block_restart_key(&r->index, mid, BLOCK_CMP_IKEY, &k) &&
+                              ikey_compare(k, target) < 0;
+        if (lt)
+            left = mid;
+        else
+            right = mid - 1;
+    }
+    block_iter_seek_from(ii, left, target);
+}
+
 /* ---- open and close ---------------------------------------------------- */
 
 static eng_status read_footer(sst_reader *r, sst_handle hs[4])
@@ -299,6 +397,7 @@ eng_status sst_reader_open(const char *path, uint64_t file_number, block_cache *
     eng_status s = env_file_size(path, &r->file_size);
     if (s == ENG_OK) s = read_footer(r, hs);
     if (s == ENG_OK) s = read_block(r, hs[3], &r->index);
+    if (s == ENG_OK) build_index_prefixes(r);
     if (s == ENG_OK) s = read_properties(r, hs[2]);
     if (s == ENG_OK) s = read_block(r, hs[0], &r->range_dels);
     if (s == ENG_OK) s = check_range_dels(r, hs[0]);
@@ -316,6 +415,7 @@ void sst_reader_close(sst_reader *r)
     if (!r) return;
     if (r->fd >= 0) close(r->fd);
     block_release(&r->index);
+    free(r->ix_prefix);
     block_release(&r->range_dels);
     free(r->filter);
     free(r->path);
@@ -412,7 +512,7 @@ eng_status sst_reader_get(sst_reader *r, slice key, uint64_t seq, int *type, uin
 
     block_iter ii;
     block_iter_init(&ii, &r->index, BLOCK_CMP_IKEY);
-    block_iter_seek(&ii, target);
+    index_seek(r, &ii, target);
     eng_status s = get_from_blocks(r, &ii, key, target, type, found_seq, value, vlen);
     block_iter_cleanup(&ii);
     if (t != stack) free(t);
@@ -557,7 +657,7 @@ static void si_seek(iter *base, slice target)
         si_seek_first(base);
         return;
     }
-    block_iter_seek(&it->index_it, target);
+    index_seek(it->r, &it->index_it, target);
     init_data(it);
     if (it->have_data) block_iter_seek(&it->data_it, target);
     skip_forward(it);

@@ -55,7 +55,9 @@ ks_status ks_open(eng_db *db, keyspace **out)
     if (!ks) return KS_ERR_ENGINE;
     ks->db = db;
     ks->next_version = 1;
-    ks->next_cursor = 1;
+    /* Cursor ids start somewhere new at each start, so a cursor kept across
+     * a restart is unknown (the walk restarts) rather than someone else's. */
+    ks->next_cursor = (((uint64_t)time(NULL) & 0xfffff) << 24) + 1;
     ks->rng = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull + 1;
     char k = KS_NS_VERSION, *v = NULL;
     size_t vl = 0;
@@ -74,12 +76,16 @@ ks_status ks_open(eng_db *db, keyspace **out)
 void ks_close(keyspace *ks)
 {
     if (!ks) return;
-    for (int i = 0; i < KS_CURSOR_SLOTS; i++) free(ks->cursors[i].pos);
+    for (int i = 0; i < KS_CURSOR_SLOTS; i++)
+        free(ks->cursors[i].pos);
     free(ks->scratch);
     free(ks);
 }
 
-eng_db *ks_engine(keyspace *ks) { return ks->db; }
+eng_db *ks_engine(keyspace *ks)
+{
+    return ks->db;
+}
 
 void ks_set_hash_hook(keyspace *ks, ks_hash_hook_fn fn, ks_hash_wants_fn wants, void *hctx)
 {
@@ -189,7 +195,7 @@ void ks_ekey_free(ks_ekey *k)
 /* ---- Counters (KS-E3) --------------------------------------------------- */
 
 eng_status ks_eget(ks_ctx *c, const eng_snapshot *snap, const char *k, size_t kl, char **v,
-                       size_t *vl)
+                   size_t *vl)
 {
     if (c->batch) return eng_get_batch(c->ks->db, snap, c->batch, k, kl, v, vl);
     return eng_get(c->ks->db, snap, k, kl, v, vl);
@@ -353,8 +359,8 @@ ks_status ks_meta_read_w(ks_ctx *c, int db, const char *key, size_t klen, ks_met
     return st;
 }
 
-static void expire_entry(ks_ctx *c, int db, const char *key, size_t klen, int64_t when,
-                         int big, uint64_t version, int put)
+static void expire_entry(ks_ctx *c, int db, const char *key, size_t klen, int64_t when, int big,
+                         uint64_t version, int put)
 {
     ks_ekey k;
     ks_ekey_expire(&k, db, when, key, klen);
@@ -407,8 +413,8 @@ ks_status ks_meta_write(ks_ctx *c, int db, const char *key, size_t klen, const k
         drop_fields(c, db, key, klen, old->version);
     /* KS-E1: the expire entry follows the metadata; a big hash's entry also
      * names its version, which can change with the same expire. */
-    int same_entry = old_exp == expire && (had && old->big) == big &&
-                     (!big || old->version == new_version);
+    int same_entry =
+        old_exp == expire && (had && old->big) == big && (!big || old->version == new_version);
     if (old_exp && !same_entry) expire_entry(c, db, key, klen, old_exp, 0, 0, 0);
     if (expire && !same_entry) expire_entry(c, db, key, klen, expire, big, new_version, 1);
     ks_touch(c, db, key, klen);
@@ -463,8 +469,8 @@ static ks_status flush_db(ks_ctx *c, int db)
         char *last = NULL, *after = NULL;
         size_t ll = 0, al = 0;
         for (;;) {
-            uint64_t n = ks_scan_hashes(c, NULL, "", 0, after, al, 1024, flush_visit, c, &last,
-                                        &ll);
+            uint64_t n =
+                ks_scan_hashes(c, NULL, "", 0, after, al, 1024, flush_visit, c, &last, &ll);
             free(after);
             after = last;
             al = ll;

@@ -43,8 +43,8 @@ typedef struct ks_ctx {
     keyspace *ks;
     eng_batch *batch; /* indexed; owned by the server */
     int db;
-    int64_t now_ms;   /* expiry is judged against this */
-    char *err;        /* message for KS_ERR_MSG / KS_ERR_ENGINE */
+    int64_t now_ms; /* expiry is judged against this */
+    char *err;      /* message for KS_ERR_MSG / KS_ERR_ENGINE */
 } ks_ctx;
 
 void ks_ctx_reset(ks_ctx *c); /* frees err */
@@ -165,7 +165,15 @@ void ks_val_free(ks_val *v);
 
 /* Unless said otherwise, the functions below return KS_OK, KS_NOTFOUND
  * (key absent or expired), KS_ERR_WRONGTYPE, KS_ERR_ENGINE or KS_ERR_MSG
- * (hook rejected the write; ctx->err set). Reads see ctx->batch. */
+ * (hook rejected the write; ctx->err set). Reads see ctx->batch; writes go
+ * only into ctx->batch (REQUIRES: an indexed batch), so a failed command
+ * is undone by the server's rollback (S1). Inputs are borrowed for the
+ * call; outputs are owned by the caller as each comment says. Command
+ * thread only, no locks (as the rest of this header). ks_hash_read and
+ * ks_scan_hashes with a snapshot read ctx->batch layered over it (pass a
+ * ctx whose batch is NULL for the bare snapshot). Writers delete expired
+ * keys they meet (lazy expiry, with the hash hook), so even a command that
+ * ends up writing nothing else may add those deletes to the batch. */
 
 /* ---- Generic (ks_keys.c) ------------------------------------------------ */
 ks_status ks_type_of(ks_ctx *c, const char *key, size_t klen, ks_type *type);

@@ -49,7 +49,7 @@
  * buffer starts at scratch + KS_HDR_MAX so ks_meta_write can put the header
  * in front of it without a copy or a realloc (p2 must then be empty). */
 #define KS_HDR_MAX 9
-#define KS_CURSOR_SLOTS 1024
+#define KS_CURSOR_SLOTS 16384
 
 typedef struct ks_cursor {
     uint64_t id; /* 0: free */
@@ -78,15 +78,20 @@ struct keyspace {
 
 static inline void ks_put_be64(char *p, uint64_t v)
 {
-    for (int i = 7; i >= 0; i--, v >>= 8) p[i] = (char)(v & 0xff);
+    for (int i = 7; i >= 0; i--, v >>= 8)
+        p[i] = (char)(v & 0xff);
 }
 static inline uint64_t ks_get_be64(const char *p)
 {
     uint64_t v = 0;
-    for (int i = 0; i < 8; i++) v = (v << 8) | (unsigned char)p[i];
+    for (int i = 0; i < 8; i++)
+        v = (v << 8) | (unsigned char)p[i];
     return v;
 }
-static inline void ks_put_le64(char *p, uint64_t v) { memcpy(p, &v, 8); }
+static inline void ks_put_le64(char *p, uint64_t v)
+{
+    memcpy(p, &v, 8);
+}
 static inline uint64_t ks_get_le64(const char *p)
 {
     uint64_t v;
@@ -194,23 +199,26 @@ typedef struct ks_fvec {
     ks_field *v;
     size_t n, cap;
     ks_field sbuf[32];
-    char **owned; /* engine buffers the pairs point into (big hashes) */
+    char **owned; /* chunks holding copies the pairs point into (big hashes) */
     size_t nowned, capowned;
+    size_t chunk_left; /* free bytes at the end of the newest chunk */
 } ks_fvec;
 void ks_fvec_init(ks_fvec *fv);
 int ks_fvec_push(ks_fvec *fv, const char *f, size_t fl, const char *v, size_t vl);
+/* Pushes a copy of the pair, kept in fv's chunks (freed with fv): no
+ * allocation per field. Returns 0, or -1 on out-of-memory. */
+int ks_fvec_push_copy(ks_fvec *fv, const char *f, size_t fl, const char *v, size_t vl);
 void ks_fvec_free(ks_fvec *fv);
 
 /* Parses a packed hash payload into fv (pointers into payload). */
 int ks_packed_parse(const char *p, size_t n, ks_fvec *fv);
 /* Loads the full content of the hash described by m into fv. */
-ks_status ks_hash_load(ks_ctx *c, const eng_snapshot *snap, int db, const char *key,
-                       size_t klen, const ks_meta *m, ks_fvec *fv);
+ks_status ks_hash_load(ks_ctx *c, const eng_snapshot *snap, int db, const char *key, size_t klen,
+                       const ks_meta *m, ks_fvec *fv);
 /* Calls the hash hook if one is set and wants the key. */
 int ks_hook_wanted(ks_ctx *c, int db, const char *key, size_t klen);
 ks_status ks_hook_call(ks_ctx *c, int db, const char *key, size_t klen, const ks_field *of,
-                       size_t on, int had, const ks_field *nf, size_t nn, int has,
-                       int64_t expire);
+                       size_t on, int had, const ks_field *nf, size_t nn, int has, int64_t expire);
 /* Writes fields as a complete new hash (packed or big) replacing old. */
 ks_status ks_hash_store(ks_ctx *c, int db, const char *key, size_t klen, const ks_meta *old,
                         const ks_field *f, size_t n, int64_t expire);

@@ -23,14 +23,15 @@ void ks_fvec_init(ks_fvec *fv)
     fv->cap = sizeof(fv->sbuf) / sizeof(fv->sbuf[0]);
     fv->owned = NULL;
     fv->nowned = fv->capowned = 0;
+    fv->chunk_left = 0;
 }
 
 int ks_fvec_push(ks_fvec *fv, const char *f, size_t fl, const char *v, size_t vl)
 {
     if (fv->n == fv->cap) {
         size_t cap = fv->cap * 2;
-        ks_field *nv = fv->v == fv->sbuf ? malloc(cap * sizeof(*nv))
-                                         : realloc(fv->v, cap * sizeof(*nv));
+        ks_field *nv =
+            fv->v == fv->sbuf ? malloc(cap * sizeof(*nv)) : realloc(fv->v, cap * sizeof(*nv));
         if (!nv) return -1;
         if (fv->v == fv->sbuf) memcpy(nv, fv->sbuf, fv->n * sizeof(*nv));
         fv->v = nv;
@@ -53,10 +54,46 @@ static int fvec_own(ks_fvec *fv, char *p)
     return 0;
 }
 
+#define KS_FVEC_CHUNK (64 * 1024)
+
+int ks_fvec_push_copy(ks_fvec *fv, const char *f, size_t fl, const char *v, size_t vl)
+{
+    size_t need = fl + vl;
+    char *dst;
+    if (need == 0) return ks_fvec_push(fv, "", 0, "", 0);
+    if (need > KS_FVEC_CHUNK / 4) { /* a big pair gets its own block */
+        if (!(dst = malloc(need ? need : 1)) || fvec_own(fv, dst) != 0) {
+            free(dst);
+            return -1;
+        }
+        /* keep the current chunk current: move the big block before it */
+        if (fv->nowned >= 2 && fv->chunk_left) {
+            char *t = fv->owned[fv->nowned - 2];
+            fv->owned[fv->nowned - 2] = dst;
+            fv->owned[fv->nowned - 1] = t;
+        }
+    } else {
+        if (need > fv->chunk_left) {
+            char *chunk = malloc(KS_FVEC_CHUNK);
+            if (!chunk || fvec_own(fv, chunk) != 0) {
+                free(chunk);
+                return -1;
+            }
+            fv->chunk_left = KS_FVEC_CHUNK;
+        }
+        dst = fv->owned[fv->nowned - 1] + (KS_FVEC_CHUNK - fv->chunk_left);
+        fv->chunk_left -= need;
+    }
+    memcpy(dst, f, fl);
+    memcpy(dst + fl, v, vl);
+    return ks_fvec_push(fv, dst, fl, dst + fl, vl);
+}
+
 void ks_fvec_free(ks_fvec *fv)
 {
     if (fv->v != fv->sbuf) free(fv->v);
-    for (size_t i = 0; i < fv->nowned; i++) free(fv->owned[i]);
+    for (size_t i = 0; i < fv->nowned; i++)
+        free(fv->owned[i]);
     free(fv->owned);
     ks_fvec_init(fv);
 }
@@ -85,8 +122,8 @@ static ks_status corrupt(ks_ctx *c)
 }
 
 /* Loads every field of a big hash; pairs point into one copy per field. */
-static ks_status big_load(ks_ctx *c, const eng_snapshot *snap, int db, const char *key,
-                          size_t klen, uint64_t version, ks_fvec *fv)
+static ks_status big_load(ks_ctx *c, const eng_snapshot *snap, int db, const char *key, size_t klen,
+                          uint64_t version, ks_fvec *fv)
 {
     ks_ekey pre;
     ks_ekey_fields(&pre, db, key, klen, version);
@@ -96,16 +133,7 @@ static ks_status big_load(ks_ctx *c, const eng_snapshot *snap, int db, const cha
         size_t kl, vl;
         const char *k = eng_iter_key(it, &kl), *v = eng_iter_value(it, &vl);
         if (kl < pre.n || memcmp(k, pre.p, pre.n) != 0) break;
-        size_t fl = kl - pre.n;
-        char *copy = malloc(fl + vl + 1);
-        if (!copy || fvec_own(fv, copy) != 0) {
-            free(copy);
-            st = ks_oom(c);
-            break;
-        }
-        memcpy(copy, k + pre.n, fl);
-        memcpy(copy + fl, v, vl);
-        if (ks_fvec_push(fv, copy, fl, copy + fl, vl) != 0) {
+        if (ks_fvec_push_copy(fv, k + pre.n, kl - pre.n, v, vl) != 0) {
             st = ks_oom(c);
             break;
         }
@@ -117,8 +145,8 @@ static ks_status big_load(ks_ctx *c, const eng_snapshot *snap, int db, const cha
     return st;
 }
 
-ks_status ks_hash_load(ks_ctx *c, const eng_snapshot *snap, int db, const char *key,
-                       size_t klen, const ks_meta *m, ks_fvec *fv)
+ks_status ks_hash_load(ks_ctx *c, const eng_snapshot *snap, int db, const char *key, size_t klen,
+                       const ks_meta *m, ks_fvec *fv)
 {
     if (m->big) return big_load(c, snap, db, key, klen, m->version, fv);
     return ks_packed_parse(m->payload, m->plen, fv) == 0 ? KS_OK : corrupt(c);
@@ -131,8 +159,7 @@ int ks_hook_wanted(ks_ctx *c, int db, const char *key, size_t klen)
 }
 
 ks_status ks_hook_call(ks_ctx *c, int db, const char *key, size_t klen, const ks_field *of,
-                       size_t on, int had, const ks_field *nf, size_t nn, int has,
-                       int64_t expire)
+                       size_t on, int had, const ks_field *nf, size_t nn, int has, int64_t expire)
 {
     int saved = c->db;
     c->db = db; /* the hook works in ctx->db (COPY ... DB n writes another db) */
@@ -163,8 +190,8 @@ ks_status ks_hash_store(ks_ctx *c, int db, const char *key, size_t klen, const k
                         const ks_field *f, size_t n, int64_t expire)
 {
     size_t size;
-    if (n == 0) return old && old->stored != KS_NONE ? ks_meta_remove(c, db, key, klen, old, 0)
-                                                     : KS_OK;
+    if (n == 0)
+        return old && old->stored != KS_NONE ? ks_meta_remove(c, db, key, klen, old, 0) : KS_OK;
     if (fits_packed(f, n, &size)) {
         /* The fields may point into the scratch buffer's old content only
          * if a caller built them there; none does (they point into engine
@@ -205,7 +232,8 @@ ks_status ks_hash_store(ks_ctx *c, int db, const char *key, size_t klen, const k
 static ks_field *pack_fields(const ks_field *f, size_t n)
 {
     size_t bytes = n * sizeof(ks_field);
-    for (size_t i = 0; i < n; i++) bytes += f[i].fl + f[i].vl;
+    for (size_t i = 0; i < n; i++)
+        bytes += f[i].fl + f[i].vl;
     ks_field *out = malloc(bytes ? bytes : 1);
     if (!out) return NULL;
     char *p = (char *)(out + n);
@@ -228,8 +256,10 @@ ks_status ks_hash_read(ks_ctx *c, const eng_snapshot *snap, const char *key, siz
     ks_meta m;
     ks_status st = ks_meta_read(c, snap, c->db, key, klen, &m);
     if (st != KS_OK) return st;
-    if (m.type == KS_NONE) st = KS_NOTFOUND;
-    else if (m.type != KS_HASH) st = KS_ERR_WRONGTYPE;
+    if (m.type == KS_NONE)
+        st = KS_NOTFOUND;
+    else if (m.type != KS_HASH)
+        st = KS_ERR_WRONGTYPE;
     if (st != KS_OK) {
         ks_meta_free(&m);
         return st;
@@ -275,9 +305,8 @@ static void hchunk_free(hchunk *h)
     free(h->nfields);
 }
 
-static ks_status scan_collect(ks_ctx *c, const eng_snapshot *snap, const char *prefix,
-                              size_t plen, const char *after, size_t alen, uint64_t max,
-                              hchunk *h)
+static ks_status scan_collect(ks_ctx *c, const eng_snapshot *snap, const char *prefix, size_t plen,
+                              const char *after, size_t alen, uint64_t max, hchunk *h)
 {
     /* Start at the larger of prefix and the key right after `after`. */
     ks_ekey start;

@@ -50,8 +50,7 @@ static int apply_sets(ks_fvec *cur, const ks_field *pairs, size_t n, int nx, uin
                 if (!nx) cur->v[i] = pairs[j];
                 continue;
             }
-            if (ks_fvec_push(cur, pairs[j].f, pairs[j].fl, pairs[j].v, pairs[j].vl) != 0)
-                return -1;
+            if (ks_fvec_push(cur, pairs[j].f, pairs[j].fl, pairs[j].v, pairs[j].vl) != 0) return -1;
             (*added)++;
         }
         return 0;
@@ -59,8 +58,10 @@ static int apply_sets(ks_fvec *cur, const ks_field *pairs, size_t n, int nx, uin
     size_t total = cur->n + n, old = cur->n;
     spair *all = malloc(total * sizeof(*all));
     if (!all) return -1;
-    for (size_t i = 0; i < old; i++) all[i] = (spair){cur->v[i], i};
-    for (size_t j = 0; j < n; j++) all[old + j] = (spair){pairs[j], old + j};
+    for (size_t i = 0; i < old; i++)
+        all[i] = (spair){cur->v[i], i};
+    for (size_t j = 0; j < n; j++)
+        all[old + j] = (spair){pairs[j], old + j};
     qsort(all, total, sizeof(*all), spair_cmp);
     cur->n = 0;
     for (size_t i = 0; i < total; i++) {
@@ -94,7 +95,8 @@ static ks_status big_set(ks_ctx *c, const char *key, size_t klen, const ks_meta 
         char *v = NULL;
         size_t vl;
         eng_status s = ks_eget(c, NULL, fk.p, fk.n, &v, &vl);
-        if (s == ENG_OK) eng_free(v);
+        if (s == ENG_OK)
+            eng_free(v);
         else if (s != ENG_NOTFOUND) {
             st = ks_engine_err(c, s, "hset");
             break;
@@ -187,8 +189,8 @@ void ks_hmget_free(void *owner)
     free(o);
 }
 
-static ks_status big_get(ks_ctx *c, const char *key, size_t klen, const ks_meta *m,
-                         ks_field *items, size_t n, hmget_owner *o)
+static ks_status big_get(ks_ctx *c, const char *key, size_t klen, const ks_meta *m, ks_field *items,
+                         size_t n, hmget_owner *o)
 {
     if (!(o->bufs = calloc(n ? n : 1, sizeof(char *)))) return ks_oom(c);
     ks_ekey fk;
@@ -214,12 +216,12 @@ static ks_status big_get(ks_ctx *c, const char *key, size_t klen, const ks_meta 
     return st;
 }
 
-ks_status ks_hmget(ks_ctx *c, const char *key, size_t klen, ks_field *items, size_t n,
-                   void **owner)
+ks_status ks_hmget(ks_ctx *c, const char *key, size_t klen, ks_field *items, size_t n, void **owner)
 {
     ks_meta m;
     *owner = NULL;
-    for (size_t j = 0; j < n; j++) items[j].v = NULL, items[j].vl = 0;
+    for (size_t j = 0; j < n; j++)
+        items[j].v = NULL, items[j].vl = 0;
     ks_status st = ks_meta_read(c, NULL, c->db, key, klen, &m);
     if (st != KS_OK) return st;
     if (m.type != KS_HASH) {
@@ -251,8 +253,10 @@ ks_status ks_hmget(ks_ctx *c, const char *key, size_t klen, ks_field *items, siz
         m.raw = NULL;
         if (st == KS_ERR_ENGINE) c->err = strdup("ERR corrupt hash encoding");
     }
-    if (st != KS_OK) ks_hmget_free(o);
-    else *owner = o;
+    if (st != KS_OK)
+        ks_hmget_free(o);
+    else
+        *owner = o;
     return st;
 }
 
@@ -262,10 +266,14 @@ ks_status ks_hlen(ks_ctx *c, const char *key, size_t klen, uint64_t *n)
     *n = 0;
     ks_status st = ks_meta_read(c, NULL, c->db, key, klen, &m);
     if (st != KS_OK) return st;
-    if (m.type == KS_NONE) st = KS_NOTFOUND;
-    else if (m.type != KS_HASH) st = KS_ERR_WRONGTYPE;
-    else if (m.big) *n = m.count;
-    else if (!ks_get_varint(m.payload, m.payload + m.plen, n)) st = KS_ERR_ENGINE;
+    if (m.type == KS_NONE)
+        st = KS_NOTFOUND;
+    else if (m.type != KS_HASH)
+        st = KS_ERR_WRONGTYPE;
+    else if (m.big)
+        *n = m.count;
+    else if (!ks_get_varint(m.payload, m.payload + m.plen, n))
+        st = KS_ERR_ENGINE;
     ks_meta_free(&m);
     return st;
 }
@@ -317,7 +325,8 @@ static ks_status del_content(ks_ctx *c, const ks_fvec *old, const ks_field *fiel
 {
     spair *d = malloc((n ? n : 1) * sizeof(*d));
     if (!d) return ks_oom(c);
-    for (size_t j = 0; j < n; j++) d[j] = (spair){fields[j], 0};
+    for (size_t j = 0; j < n; j++)
+        d[j] = (spair){fields[j], 0};
     qsort(d, n, sizeof(*d), spair_cmp);
     for (size_t i = 0; i < old->n; i++) {
         spair probe = {old->v[i], 0};
@@ -326,9 +335,12 @@ static ks_status del_content(ks_ctx *c, const ks_fvec *old, const ks_field *fiel
         while (lo < hi && !found) {
             size_t mid = (lo + hi) / 2;
             int r = spair_cmp(&probe, &d[mid]);
-            if (r == 0) found = 1;
-            else if (r < 0) hi = mid;
-            else lo = mid + 1;
+            if (r == 0)
+                found = 1;
+            else if (r < 0)
+                hi = mid;
+            else
+                lo = mid + 1;
         }
         if (!found && ks_fvec_push(cur, old->v[i].f, old->v[i].fl, old->v[i].v, old->v[i].vl)) {
             free(d);
@@ -527,8 +539,10 @@ ks_status ks_hscan(ks_ctx *c, const char *key, size_t klen, uint64_t cursor, con
     const ks_cursor *cur = cursor ? ks_cursor_find(c->ks, cursor) : NULL;
     int resume = cur && cur->plen >= pre.n && memcmp(cur->pos, pre.p, pre.n) == 0;
     eng_iter *it = eng_iter_new(c->ks->db, NULL, c->batch);
-    if (resume) eng_iter_seek(it, cur->pos, cur->plen);
-    else eng_iter_seek(it, pre.p, pre.n);
+    if (resume)
+        eng_iter_seek(it, cur->pos, cur->plen);
+    else
+        eng_iter_seek(it, pre.p, pre.n);
     for (uint64_t seen = 0; eng_iter_valid(it); eng_iter_next(it), seen++) {
         size_t kl, vl;
         const char *k = eng_iter_key(it, &kl);

@@ -38,8 +38,8 @@ static ks_status put_copy(ks_ctx *c, int db, const char *dst, size_t dl, const k
                           const ks_meta *sm, const ks_fvec *fv)
 {
     if (sm->type == KS_STRING)
-        return ks_meta_write(c, db, dst, dl, dm, KS_STRING, 0, sm->expire, sm->payload,
-                             sm->plen, NULL, 0);
+        return ks_meta_write(c, db, dst, dl, dm, KS_STRING, 0, sm->expire, sm->payload, sm->plen,
+                             NULL, 0);
     if (!sm->big) /* a packed payload does not depend on the key: copy it */
         return ks_meta_write(c, db, dst, dl, dm, KS_HASH, 0, sm->expire, sm->payload, sm->plen,
                              NULL, 0);
@@ -63,8 +63,8 @@ static ks_status copy_hooks(ks_ctx *c, int db, const char *dst, size_t dl, const
     return st;
 }
 
-static ks_status move_or_copy(ks_ctx *c, const char *src, size_t sl, int dst_db,
-                              const char *dst, size_t dl, int nx, int remove_src, int *done)
+static ks_status move_or_copy(ks_ctx *c, const char *src, size_t sl, int dst_db, const char *dst,
+                              size_t dl, int nx, int remove_src, int *done)
 {
     ks_meta sm, dm;
     ks_fvec fv;
@@ -143,8 +143,10 @@ ks_status ks_expire_set(ks_ctx *c, const char *key, size_t klen, int64_t when_ms
     if ((flags & KS_EXP_XX) && !cur) goto out;
     if ((flags & KS_EXP_GT) && (!cur || when_ms <= cur)) goto out;
     if ((flags & KS_EXP_LT) && cur && when_ms >= cur) goto out;
-    if (when_ms <= c->now_ms) st = ks_meta_remove(c, c->db, key, klen, &m, 1);
-    else st = retime(c, key, klen, &m, when_ms);
+    if (when_ms <= c->now_ms)
+        st = ks_meta_remove(c, c->db, key, klen, &m, 1);
+    else
+        st = retime(c, key, klen, &m, when_ms);
     *done = st == KS_OK;
 out:
     ks_meta_free(&m);
@@ -176,7 +178,10 @@ ks_status ks_expire_get(ks_ctx *c, const char *key, size_t klen, int64_t *when_m
 
 /* ---- Glob (Redis's stringmatchlen) ------------------------------------------ */
 
-static int lower(int ch) { return ch >= 'A' && ch <= 'Z' ? ch + 32 : ch; }
+static int lower(int ch)
+{
+    return ch >= 'A' && ch <= 'Z' ? ch + 32 : ch;
+}
 
 /* Matches one pattern element at p (not '*') against ch; *used is its
  * length in the pattern. */
@@ -184,8 +189,10 @@ static int match_elem(const char *p, size_t left, unsigned char ch, int nocase, 
 {
     int a, b, x = nocase ? lower(ch) : ch;
     if (p[0] == '?') return *used = 1, 1;
-    if (p[0] == '\\' && left >= 2) return *used = 2, (nocase ? lower((unsigned char)p[1]) : (unsigned char)p[1]) == x;
-    if (p[0] != '[') return *used = 1, (nocase ? lower((unsigned char)p[0]) : (unsigned char)p[0]) == x;
+    if (p[0] == '\\' && left >= 2)
+        return *used = 2, (nocase ? lower((unsigned char)p[1]) : (unsigned char)p[1]) == x;
+    if (p[0] != '[')
+        return *used = 1, (nocase ? lower((unsigned char)p[0]) : (unsigned char)p[0]) == x;
     size_t i = 1;
     int neg = i < left && p[i] == '^', match = 0;
     if (neg) i++;
@@ -217,7 +224,8 @@ int ks_glob_match(const char *pat, size_t plen, const char *s, size_t slen, int 
     size_t pi = 0, si = 0, star_p = (size_t)-1, star_s = 0, used;
     while (si < slen) {
         if (pi < plen && pat[pi] == '*') {
-            while (pi < plen && pat[pi] == '*') pi++;
+            while (pi < plen && pat[pi] == '*')
+                pi++;
             if (pi == plen) return 1;
             star_p = pi;
             star_s = si;
@@ -232,7 +240,8 @@ int ks_glob_match(const char *pat, size_t plen, const char *s, size_t slen, int 
         pi = star_p; /* let the last star eat one more byte */
         si = ++star_s;
     }
-    while (pi < plen && pat[pi] == '*') pi++;
+    while (pi < plen && pat[pi] == '*')
+        pi++;
     return pi == plen;
 }
 
@@ -246,7 +255,8 @@ static int in_db(const char *k, size_t kl, int db)
 ks_status ks_keys(ks_ctx *c, const char *pat, size_t plen, ks_key_fn fn, void *arg)
 {
     size_t lit = 0; /* literal prefix of the pattern: seek to it */
-    while (pat && lit < plen && !strchr("*?[\\", pat[lit])) lit++;
+    while (pat && lit < plen && !strchr("*?[\\", pat[lit]))
+        lit++;
     ks_ekey start;
     ks_ekey_meta(&start, c->db, pat, lit);
     eng_iter *it = eng_iter_new(c->ks->db, NULL, c->batch);
@@ -274,8 +284,10 @@ ks_status ks_scan(ks_ctx *c, uint64_t cursor, const char *pat, size_t plen, uint
     const ks_cursor *cur = cursor ? ks_cursor_find(c->ks, cursor) : NULL;
     eng_iter *it = eng_iter_new(c->ks->db, NULL, c->batch);
     /* The cursor names the next key to visit (KS-E1 is not needed here). */
-    if (cur && in_db(cur->pos, cur->plen, c->db)) eng_iter_seek(it, cur->pos, cur->plen);
-    else eng_iter_seek(it, start, 2);
+    if (cur && in_db(cur->pos, cur->plen, c->db))
+        eng_iter_seek(it, cur->pos, cur->plen);
+    else
+        eng_iter_seek(it, start, 2);
     ks_status st = KS_OK;
     for (uint64_t seen = 0; eng_iter_valid(it); eng_iter_next(it), seen++) {
         size_t kl, vl;

@@ -77,7 +77,8 @@ size_t ks_ld2string(char *buf, size_t cap, long double v)
     if (l < 0 || (size_t)l >= cap) return 0;
     if (strchr(buf, '.')) {
         char *p = buf + l - 1;
-        while (*p == '0') p--, l--;
+        while (*p == '0')
+            p--, l--;
         if (*p == '.') l--;
     }
     if (l == 2 && buf[0] == '-' && buf[1] == '0') {
@@ -113,8 +114,10 @@ ks_status ks_get(ks_ctx *c, const char *key, size_t klen, ks_val *out)
     memset(out, 0, sizeof(*out));
     ks_status st = ks_meta_read(c, NULL, c->db, key, klen, &m);
     if (st != KS_OK) return st;
-    if (m.type == KS_STRING) take_payload(&m, out);
-    else st = m.type == KS_NONE ? KS_NOTFOUND : KS_ERR_WRONGTYPE;
+    if (m.type == KS_STRING)
+        take_payload(&m, out);
+    else
+        st = m.type == KS_NONE ? KS_NOTFOUND : KS_ERR_WRONGTYPE;
     ks_meta_free(&m);
     return st;
 }
@@ -194,8 +197,10 @@ ks_status ks_getdel(ks_ctx *c, const char *key, size_t klen, ks_val *out)
     memset(out, 0, sizeof(*out));
     ks_status st = read_string_w(c, key, klen, &m);
     if (st != KS_OK) return st;
-    if (m.type == KS_NONE) st = KS_NOTFOUND;
-    else st = ks_meta_remove(c, c->db, key, klen, &m, 0);
+    if (m.type == KS_NONE)
+        st = KS_NOTFOUND;
+    else
+        st = ks_meta_remove(c, c->db, key, klen, &m, 0);
     if (st == KS_OK) take_payload(&m, out);
     ks_meta_free(&m);
     return st;
@@ -208,7 +213,8 @@ ks_status ks_getex(ks_ctx *c, const char *key, size_t klen, int mode, int64_t ex
     memset(out, 0, sizeof(*out));
     ks_status st = read_string_w(c, key, klen, &m);
     if (st != KS_OK) return st;
-    if (m.type == KS_NONE) st = KS_NOTFOUND;
+    if (m.type == KS_NONE)
+        st = KS_NOTFOUND;
     else if (mode == KS_GETEX_SET)
         st = put_string(c, key, klen, &m, m.payload, m.plen, expire_ms);
     else if (mode == KS_GETEX_PERSIST && m.expire)
@@ -224,7 +230,8 @@ ks_status ks_incrby(ks_ctx *c, const char *key, size_t klen, long long by, long 
     ks_status st = read_string_w(c, key, klen, &m);
     if (st != KS_OK) return st;
     long long cur = 0;
-    if (m.type == KS_STRING && !ks_string2ll(m.payload, m.plen, &cur)) st = KS_ERR_NOTINT;
+    if (m.type == KS_STRING && !ks_string2ll(m.payload, m.plen, &cur))
+        st = KS_ERR_NOTINT;
     else if ((by < 0 && cur < 0 && by < LLONG_MIN - cur) ||
              (by > 0 && cur > 0 && by > LLONG_MAX - cur))
         st = KS_ERR_OVERFLOW;
@@ -232,8 +239,8 @@ ks_status ks_incrby(ks_ctx *c, const char *key, size_t klen, long long by, long 
         char num[24];
         *out = cur + by;
         int n = snprintf(num, sizeof(num), "%lld", *out);
-        st = ks_meta_write(c, c->db, key, klen, &m, KS_STRING, 0, m.expire, num, (size_t)n, NULL,
-                           0);
+        st =
+            ks_meta_write(c, c->db, key, klen, &m, KS_STRING, 0, m.expire, num, (size_t)n, NULL, 0);
     }
     ks_meta_free(&m);
     return st;
@@ -250,12 +257,13 @@ ks_status ks_incrbyfloat(ks_ctx *c, const char *key, size_t klen, long double by
         st = KS_ERR_NOTFLOAT;
     } else {
         long double r = cur + by;
-        if (isnan(r) || isinf(r)) st = msg(c, "ERR increment would produce NaN or Infinity");
-        else *outlen = ks_ld2string(out, KS_LD_BUF, r);
+        if (isnan(r) || isinf(r))
+            st = msg(c, "ERR increment would produce NaN or Infinity");
+        else
+            *outlen = ks_ld2string(out, KS_LD_BUF, r);
     }
     if (st == KS_OK)
-        st = ks_meta_write(c, c->db, key, klen, &m, KS_STRING, 0, m.expire, out, *outlen, NULL,
-                           0);
+        st = ks_meta_write(c, c->db, key, klen, &m, KS_STRING, 0, m.expire, out, *outlen, NULL, 0);
     ks_meta_free(&m);
     return st;
 }
@@ -267,8 +275,10 @@ ks_status ks_append(ks_ctx *c, const char *key, size_t klen, const char *v, size
     ks_status st = read_string_w(c, key, klen, &m);
     if (st != KS_OK) return st;
     size_t cur = m.type == KS_STRING ? m.plen : 0;
-    if ((long long)(cur + vl) > KS_MAX_STRING) st = msg(c, ERR_TOO_BIG);
-    else st = ks_meta_write(c, c->db, key, klen, &m, KS_STRING, 0, m.expire, m.payload, cur, v, vl);
+    if ((long long)(cur + vl) > KS_MAX_STRING)
+        st = msg(c, ERR_TOO_BIG);
+    else
+        st = ks_meta_write(c, c->db, key, klen, &m, KS_STRING, 0, m.expire, m.payload, cur, v, vl);
     *newlen = cur + vl;
     ks_meta_free(&m);
     return st;

@@ -118,9 +118,15 @@ long long ae_create_timer(ae_loop *el, long long ms, ae_timer_proc *proc, void *
     return t->id;
 }
 
-void ae_set_before_sleep(ae_loop *el, ae_before_sleep_proc *proc) { el->before_sleep = proc; }
+void ae_set_before_sleep(ae_loop *el, ae_before_sleep_proc *proc)
+{
+    el->before_sleep = proc;
+}
 
-void ae_stop(ae_loop *el) { el->stop = 1; }
+void ae_stop(ae_loop *el)
+{
+    el->stop = 1;
+}
 
 /* Runs every timer that is due; a timer returning AE_NOMORE is removed. */
 static int process_timers(ae_loop *el)

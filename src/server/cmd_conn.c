@@ -29,11 +29,16 @@ void cmd_ping(client *c)
         add_reply_wrong_arity(c);
         return;
     }
-    if (c->argc == 1) add_reply_status(c, "PONG");
-    else add_reply_bulk(c, c->argv[1].ptr, c->argv[1].len);
+    if (c->argc == 1)
+        add_reply_status(c, "PONG");
+    else
+        add_reply_bulk(c, c->argv[1].ptr, c->argv[1].len);
 }
 
-void cmd_echo(client *c) { add_reply_bulk(c, c->argv[1].ptr, c->argv[1].len); }
+void cmd_echo(client *c)
+{
+    add_reply_bulk(c, c->argv[1].ptr, c->argv[1].len);
+}
 
 void cmd_quit(client *c)
 {
@@ -46,11 +51,15 @@ static int password_eq(const char *a, size_t alen, const char *b)
 {
     size_t blen = strlen(b);
     unsigned diff = alen != blen;
-    for (size_t i = 0; i < alen; i++) diff |= (unsigned char)a[i] ^ (unsigned char)b[i % (blen ? blen : 1)];
+    for (size_t i = 0; i < alen; i++)
+        diff |= (unsigned char)a[i] ^ (unsigned char)b[i % (blen ? blen : 1)];
     return diff == 0;
 }
 
-static int requirepass_set(void) { return cfg.requirepass && cfg.requirepass[0]; }
+static int requirepass_set(void)
+{
+    return cfg.requirepass && cfg.requirepass[0];
+}
 
 /* Checks user/pass as Redis's default user. Returns 1 when they match. */
 static int check_credentials(const arg *user, const arg *pass)
@@ -95,59 +104,28 @@ static void set_name(client *c, const arg *a)
     c->name = a->len ? strndup(a->ptr, a->len) : NULL;
 }
 
-void cmd_hello(client *c)
+/* Parses HELLO's arguments after the version. Returns -1 after replying
+ * an error. */
+static int hello_options(client *c, const arg **user, const arg **pass, const arg **name)
 {
-    long long ver = 0;
-    if (c->argc >= 2) {
-        char *end;
-        ver = strtoll(c->argv[1].ptr, &end, 10);
-        if (c->argv[1].len == 0 || *end) {
-            add_reply_error(c, "Protocol version is not an integer or out of range");
-            return;
-        }
-        if (ver < 2 || ver > 3) {
-            add_reply_error(c, "NOPROTO unsupported protocol version");
-            return;
-        }
-    }
-    const arg *user = NULL, *pass = NULL, *name = NULL;
     for (int i = 2; i < c->argc; i++) {
         int more = c->argc - i - 1;
         if (arg_is(&c->argv[i], "auth") && more >= 2) {
-            user = &c->argv[i + 1];
-            pass = &c->argv[i + 2];
+            *user = &c->argv[i + 1];
+            *pass = &c->argv[i + 2];
             i += 2;
         } else if (arg_is(&c->argv[i], "setname") && more >= 1) {
-            name = &c->argv[i + 1];
-            i++;
+            *name = &c->argv[++i];
         } else {
             add_reply_error_fmt(c, "Syntax error in HELLO option '%s'", c->argv[i].ptr);
-            return;
+            return -1;
         }
     }
-    if (user) {
-        if (!check_credentials(user, pass)) {
-            add_reply_error(c, WRONGPASS);
-            return;
-        }
-        c->flags |= CLIENT_AUTHENTICATED;
-    }
-    if (!(c->flags & CLIENT_AUTHENTICATED)) {
-        add_reply_error(c, "NOAUTH HELLO must be called with the client already authenticated, "
-                           "otherwise the HELLO <proto> AUTH <user> <pass> option can be used to "
-                           "authenticate the client and select the RESP protocol version at the "
-                           "same time");
-        return;
-    }
-    if (name) {
-        if (!valid_name(name)) {
-            add_reply_error(c, "Client names cannot contain spaces, newlines or special "
-                               "characters.");
-            return;
-        }
-        set_name(c, name);
-    }
-    if (ver) c->resp = (int)ver;
+    return 0;
+}
+
+static void hello_reply(client *c)
+{
     add_reply_map_len(c, 7);
     add_reply_bulk_cstr(c, "server");
     add_reply_bulk_cstr(c, "redis");
@@ -163,6 +141,37 @@ void cmd_hello(client *c)
     add_reply_bulk_cstr(c, "master");
     add_reply_bulk_cstr(c, "modules");
     add_reply_array_len(c, 0);
+}
+
+void cmd_hello(client *c)
+{
+    long long ver = 0;
+    if (c->argc >= 2) {
+        char *end;
+        ver = strtoll(c->argv[1].ptr, &end, 10);
+        if (c->argv[1].len == 0 || *end)
+            return add_reply_error(c, "Protocol version is not an integer or out of range");
+        if (ver < 2 || ver > 3) return add_reply_error(c, "NOPROTO unsupported protocol version");
+    }
+    const arg *user = NULL, *pass = NULL, *name = NULL;
+    if (hello_options(c, &user, &pass, &name) < 0) return;
+    if (user) {
+        if (!check_credentials(user, pass)) return add_reply_error(c, WRONGPASS);
+        c->flags |= CLIENT_AUTHENTICATED;
+    }
+    if (!(c->flags & CLIENT_AUTHENTICATED)) {
+        add_reply_error(c, "NOAUTH HELLO must be called with the client already authenticated, "
+                           "otherwise the HELLO <proto> AUTH <user> <pass> option can be used to "
+                           "authenticate the client and select the RESP protocol version at the "
+                           "same time");
+        return;
+    }
+    if (name && !valid_name(name))
+        return add_reply_error(c, "Client names cannot contain spaces, newlines or special "
+                                  "characters.");
+    if (name) set_name(c, name);
+    if (ver) c->resp = (int)ver;
+    hello_reply(c);
 }
 
 void cmd_select(client *c)
@@ -222,7 +231,8 @@ static void client_list(client *c, client *only)
         char *line = client_info_line(x);
         if (!line) continue;
         size_t n = strlen(line);
-        while (len + n + 2 > cap) cap *= 2;
+        while (len + n + 2 > cap)
+            cap *= 2;
         out = realloc(out, cap);
         memcpy(out + len, line, n);
         len += n;
@@ -233,15 +243,76 @@ static void client_list(client *c, client *only)
     free(out);
 }
 
+typedef struct kill_filter {
+    unsigned long long id;
+    const char *addr, *laddr, *user;
+    long long maxage;
+    int skipme;
+} kill_filter;
+
+/* Parses the option/value pairs of the new CLIENT KILL form. Returns -1
+ * after replying an error. */
+static int kill_filter_parse(client *c, kill_filter *f)
+{
+    memset(f, 0, sizeof(*f));
+    f->skipme = 1;
+    if (c->argc % 2 != 0) return add_reply_error(c, ERR_SYNTAX), -1;
+    for (int i = 2; i < c->argc; i += 2) {
+        const arg *o = &c->argv[i], *v = &c->argv[i + 1];
+        if (arg_is(o, "id")) {
+            char *end;
+            long long n = strtoll(v->ptr, &end, 10);
+            if (*end || v->len == 0 || n <= 0)
+                return add_reply_error(c, "client-id should be greater than 0"), -1;
+            f->id = (unsigned long long)n;
+        } else if (arg_is(o, "addr")) {
+            f->addr = v->ptr;
+        } else if (arg_is(o, "laddr")) {
+            f->laddr = v->ptr;
+        } else if (arg_is(o, "user")) {
+            f->user = v->ptr;
+        } else if (arg_is(o, "maxage")) {
+            if (arg_to_ll(c, v, &f->maxage) < 0) return -1;
+        } else if (arg_is(o, "skipme") && (arg_is(v, "yes") || arg_is(v, "no"))) {
+            f->skipme = arg_is(v, "yes");
+        } else if (arg_is(o, "type")) {
+            if (!arg_is(v, "normal")) f->user = "\x01"; /* only normal clients exist */
+        } else {
+            return add_reply_error(c, ERR_SYNTAX), -1;
+        }
+    }
+    return 0;
+}
+
+static int kill_filter_match(const kill_filter *f, client *c, client *x, int64_t now)
+{
+    if (x->fd < 0 || x->priv->close_asap) return 0;
+    if (f->id && x->id != f->id) return 0;
+    if (f->addr && strcmp(x->addr, f->addr) != 0) return 0;
+    if (f->laddr && strcmp(x->laddr, f->laddr) != 0) return 0;
+    if (f->user && strcmp(f->user, "default") != 0) return 0;
+    if (f->maxage && (now - x->ctime_ms) / 1000 < f->maxage) return 0;
+    return !(x == c && f->skipme);
+}
+
+/* Closes x: at once when it is another client, after this reply when it is
+ * the caller. */
+static void kill_client(client *c, client *x)
+{
+    if (x == c)
+        c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+    else
+        client_free_async(x);
+}
+
 /* CLIENT KILL addr | CLIENT KILL [ID id] [ADDR a] [LADDR a] [SKIPME yes/no]
- * [USER u] [MAXAGE s]. */
+ * [USER u] [MAXAGE s] [TYPE t]. */
 static void client_kill(client *c)
 {
     if (c->argc == 3) {
         for (client *x = server.clients; x; x = x->priv->next) {
             if (x->fd >= 0 && strcmp(x->addr, c->argv[2].ptr) == 0) {
-                if (x == c) c->flags |= CLIENT_CLOSE_AFTER_REPLY;
-                else client_free_async(x);
+                kill_client(c, x);
                 add_reply_ok(c);
                 return;
             }
@@ -249,54 +320,13 @@ static void client_kill(client *c)
         add_reply_error(c, "No such client");
         return;
     }
-    unsigned long long id = 0;
-    const char *addr = NULL, *laddr = NULL, *user = NULL;
-    long long maxage = 0;
-    int skipme = 1;
-    if (c->argc % 2 != 0) {
-        add_reply_error(c, ERR_SYNTAX);
-        return;
-    }
-    for (int i = 2; i < c->argc; i += 2) {
-        const arg *o = &c->argv[i], *v = &c->argv[i + 1];
-        long long n;
-        if (arg_is(o, "id")) {
-            char *end;
-            n = strtoll(v->ptr, &end, 10);
-            if (*end || v->len == 0 || n <= 0) {
-                add_reply_error(c, "client-id should be greater than 0");
-                return;
-            }
-            id = (unsigned long long)n;
-        } else if (arg_is(o, "addr")) {
-            addr = v->ptr;
-        } else if (arg_is(o, "laddr")) {
-            laddr = v->ptr;
-        } else if (arg_is(o, "user")) {
-            user = v->ptr;
-        } else if (arg_is(o, "maxage")) {
-            if (arg_to_ll(c, v, &maxage) < 0) return;
-        } else if (arg_is(o, "skipme") && (arg_is(v, "yes") || arg_is(v, "no"))) {
-            skipme = arg_is(v, "yes");
-        } else if (arg_is(o, "type")) {
-            if (!arg_is(v, "normal")) user = "\x01"; /* matches no one */
-        } else {
-            add_reply_error(c, ERR_SYNTAX);
-            return;
-        }
-    }
+    kill_filter f;
+    if (kill_filter_parse(c, &f) < 0) return;
     long long killed = 0;
     int64_t now = server_now_ms();
     for (client *x = server.clients; x; x = x->priv->next) {
-        if (x->fd < 0 || x->priv->close_asap) continue;
-        if (id && x->id != id) continue;
-        if (addr && strcmp(x->addr, addr) != 0) continue;
-        if (laddr && strcmp(x->laddr, laddr) != 0) continue;
-        if (user && strcmp(user, "default") != 0) continue;
-        if (maxage && (now - x->ctime_ms) / 1000 < maxage) continue;
-        if (x == c && skipme) continue;
-        if (x == c) c->flags |= CLIENT_CLOSE_AFTER_REPLY;
-        else client_free_async(x);
+        if (!kill_filter_match(&f, c, x, now)) continue;
+        kill_client(c, x);
         killed++;
     }
     add_reply_long_long(c, killed);
@@ -304,26 +334,53 @@ static void client_kill(client *c)
 
 static int on_off(client *c, int *out)
 {
-    if (arg_is(&c->argv[2], "on")) *out = 1;
-    else if (arg_is(&c->argv[2], "off")) *out = 0;
-    else return add_reply_error(c, ERR_SYNTAX), -1;
+    if (arg_is(&c->argv[2], "on"))
+        *out = 1;
+    else if (arg_is(&c->argv[2], "off"))
+        *out = 0;
+    else
+        return add_reply_error(c, ERR_SYNTAX), -1;
     return 0;
 }
 
 static const char *client_help[] = {
-    "ID", "    Return the ID of the current connection.",
-    "GETNAME", "    Return the name of the current connection.",
-    "INFO", "    Return information about the current client connection.",
-    "KILL <ip:port>", "    Kill connection made from <ip:port>.",
+    "ID",
+    "    Return the ID of the current connection.",
+    "GETNAME",
+    "    Return the name of the current connection.",
+    "INFO",
+    "    Return information about the current client connection.",
+    "KILL <ip:port>",
+    "    Kill connection made from <ip:port>.",
     "KILL <option> <value> [<option> <value> [...]]",
     "    Kill connections. Options are: ID, ADDR, LADDR, USER, SKIPME (yes|no), MAXAGE.",
-    "LIST [TYPE normal|master|replica|pubsub] [ID <id> ...]", "    Return information about client connections.",
-    "NO-EVICT (ON|OFF)", "    Protect the current client connection from eviction.",
-    "NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on.",
-    "REPLY (ON|OFF)", "    Control the replies sent to the current connection.",
-    "SETNAME <name>", "    Assign the name <name> to the current connection.",
-    "SETINFO <LIB-NAME|LIB-VER> <value>", "    Set client meta attr.",
+    "LIST [TYPE normal|master|replica|pubsub] [ID <id> ...]",
+    "    Return information about client connections.",
+    "NO-EVICT (ON|OFF)",
+    "    Protect the current client connection from eviction.",
+    "NO-TOUCH (ON|OFF)",
+    "    Will not touch LRU/LFU stats when this mode is on.",
+    "REPLY (ON|OFF)",
+    "    Control the replies sent to the current connection.",
+    "SETNAME <name>",
+    "    Assign the name <name> to the current connection.",
+    "SETINFO <LIB-NAME|LIB-VER> <value>",
+    "    Set client meta attr.",
     NULL};
+
+static void client_setinfo(client *c)
+{
+    int lib_name = arg_is(&c->argv[2], "lib-name");
+    if (!lib_name && !arg_is(&c->argv[2], "lib-ver"))
+        return add_reply_error_fmt(c, "Unrecognized option '%s'", c->argv[2].ptr);
+    if (!valid_name(&c->argv[3]))
+        return add_reply_error_fmt(c, "%s cannot contain spaces, newlines or special characters.",
+                                   lib_name ? "lib-name" : "lib-ver");
+    char **dst = lib_name ? &c->lib_name : &c->lib_ver;
+    free(*dst);
+    *dst = strndup(c->argv[3].ptr, c->argv[3].len);
+    add_reply_ok(c);
+}
 
 void cmd_client(client *c)
 {
@@ -336,8 +393,10 @@ void cmd_client(client *c)
         add_reply_long_long(c, (long long)c->id);
     } else if (arg_is(sub, "getname")) {
         if (n != 2) return add_reply_subcommand_arity(c);
-        if (c->name) add_reply_bulk_cstr(c, c->name);
-        else add_reply_null(c);
+        if (c->name)
+            add_reply_bulk_cstr(c, c->name);
+        else
+            add_reply_null(c);
     } else if (arg_is(sub, "setname")) {
         if (n != 3) return add_reply_subcommand_arity(c);
         if (!valid_name(&c->argv[2]))
@@ -355,22 +414,15 @@ void cmd_client(client *c)
         client_kill(c);
     } else if (arg_is(sub, "setinfo")) {
         if (n != 4) return add_reply_subcommand_arity(c);
-        int lib_name = arg_is(&c->argv[2], "lib-name");
-        if (!lib_name && !arg_is(&c->argv[2], "lib-ver"))
-            return add_reply_error_fmt(c, "Unrecognized option '%s'", c->argv[2].ptr);
-        if (!valid_name(&c->argv[3]))
-            return add_reply_error_fmt(c, "%s cannot contain spaces, newlines or special "
-                                          "characters.", lib_name ? "lib-name" : "lib-ver");
-        char **dst = lib_name ? &c->lib_name : &c->lib_ver;
-        free(*dst);
-        *dst = strndup(c->argv[3].ptr, c->argv[3].len);
-        add_reply_ok(c);
+        client_setinfo(c);
     } else if (arg_is(sub, "no-evict") || arg_is(sub, "no-touch")) {
         if (n != 3) return add_reply_subcommand_arity(c);
         int v;
         if (on_off(c, &v) < 0) return;
-        if (arg_is(sub, "no-evict")) c->priv->no_evict = v;
-        else c->priv->no_touch = v;
+        if (arg_is(sub, "no-evict"))
+            c->priv->no_evict = v;
+        else
+            c->priv->no_touch = v;
         add_reply_ok(c);
     } else if (arg_is(sub, "reply")) {
         if (n != 3) return add_reply_subcommand_arity(c);

@@ -20,9 +20,15 @@ static void reply_ks_error(client *c, ks_status st)
 {
     ks_ctx *k = client_ks(c);
     switch (st) {
-    case KS_ERR_WRONGTYPE: add_reply_error(c, ERR_WRONGTYPE); break;
-    case KS_ERR_OVERFLOW: add_reply_error(c, ERR_OVERFLOW); break;
-    default: add_reply_error(c, k->err ? k->err : "ERR internal keyspace error"); break;
+    case KS_ERR_WRONGTYPE:
+        add_reply_error(c, ERR_WRONGTYPE);
+        break;
+    case KS_ERR_OVERFLOW:
+        add_reply_error(c, ERR_OVERFLOW);
+        break;
+    default:
+        add_reply_error(c, k->err ? k->err : "ERR internal keyspace error");
+        break;
     }
 }
 
@@ -54,21 +60,32 @@ static void hset_generic(client *c, int reply_ok)
     uint64_t added;
     ks_status st = ks_hset(client_ks(c), c->argv[1].ptr, c->argv[1].len, p, n, 0, &added);
     if (p != small) free(p);
-    if (st != KS_OK) reply_ks_error(c, st);
-    else if (reply_ok) add_reply_ok(c);
-    else add_reply_long_long(c, (long long)added);
+    if (st != KS_OK)
+        reply_ks_error(c, st);
+    else if (reply_ok)
+        add_reply_ok(c);
+    else
+        add_reply_long_long(c, (long long)added);
 }
 
-void cmd_hset(client *c) { hset_generic(c, 0); }
-void cmd_hmset(client *c) { hset_generic(c, 1); }
+void cmd_hset(client *c)
+{
+    hset_generic(c, 0);
+}
+void cmd_hmset(client *c)
+{
+    hset_generic(c, 1);
+}
 
 void cmd_hsetnx(client *c)
 {
     ks_field p = {c->argv[2].ptr, c->argv[2].len, c->argv[3].ptr, c->argv[3].len};
     uint64_t added;
     ks_status st = ks_hset(client_ks(c), c->argv[1].ptr, c->argv[1].len, &p, 1, 1, &added);
-    if (st != KS_OK) reply_ks_error(c, st);
-    else add_reply_long_long(c, (long long)added);
+    if (st != KS_OK)
+        reply_ks_error(c, st);
+    else
+        add_reply_long_long(c, (long long)added);
 }
 
 /* Looks up argv[first..] as fields; returns the items (v NULL = absent) or
@@ -101,16 +118,29 @@ static void one_field(client *c, int how)
     size_t n;
     ks_field *it = lookup_fields(c, 2, small, &owner, &n);
     if (!it) return;
-    if (how == ONE_EXISTS) add_reply_long_long(c, it->v != NULL);
-    else if (how == ONE_STRLEN) add_reply_long_long(c, it->v ? (long long)it->vl : 0);
-    else if (it->v) add_reply_bulk(c, it->v, it->vl);
-    else add_reply_null(c);
+    if (how == ONE_EXISTS)
+        add_reply_long_long(c, it->v != NULL);
+    else if (how == ONE_STRLEN)
+        add_reply_long_long(c, it->v ? (long long)it->vl : 0);
+    else if (it->v)
+        add_reply_bulk(c, it->v, it->vl);
+    else
+        add_reply_null(c);
     ks_hmget_free(owner);
 }
 
-void cmd_hget(client *c) { one_field(c, ONE_VALUE); }
-void cmd_hexists(client *c) { one_field(c, ONE_EXISTS); }
-void cmd_hstrlen(client *c) { one_field(c, ONE_STRLEN); }
+void cmd_hget(client *c)
+{
+    one_field(c, ONE_VALUE);
+}
+void cmd_hexists(client *c)
+{
+    one_field(c, ONE_EXISTS);
+}
+void cmd_hstrlen(client *c)
+{
+    one_field(c, ONE_STRLEN);
+}
 
 void cmd_hmget(client *c)
 {
@@ -121,8 +151,10 @@ void cmd_hmget(client *c)
     if (!items) return;
     add_reply_array_len(c, (long)n);
     for (size_t i = 0; i < n; i++) {
-        if (items[i].v) add_reply_bulk(c, items[i].v, items[i].vl);
-        else add_reply_null(c);
+        if (items[i].v)
+            add_reply_bulk(c, items[i].v, items[i].vl);
+        else
+            add_reply_null(c);
     }
     ks_hmget_free(owner);
     if (items != small) free(items);
@@ -139,8 +171,10 @@ static void whole_hash(client *c, int what)
         reply_ks_error(c, st);
         return;
     }
-    if (what == ALL_PAIRS) add_reply_map_len(c, (long)n);
-    else add_reply_array_len(c, (long)n);
+    if (what == ALL_PAIRS)
+        add_reply_map_len(c, (long)n);
+    else
+        add_reply_array_len(c, (long)n);
     for (size_t i = 0; i < n; i++) {
         if (what != ALL_VALS) add_reply_bulk(c, f[i].f, f[i].fl);
         if (what != ALL_KEYS) add_reply_bulk(c, f[i].v, f[i].vl);
@@ -148,16 +182,27 @@ static void whole_hash(client *c, int what)
     if (st == KS_OK) ks_fields_free(f, n);
 }
 
-void cmd_hgetall(client *c) { whole_hash(c, ALL_PAIRS); }
-void cmd_hkeys(client *c) { whole_hash(c, ALL_KEYS); }
-void cmd_hvals(client *c) { whole_hash(c, ALL_VALS); }
+void cmd_hgetall(client *c)
+{
+    whole_hash(c, ALL_PAIRS);
+}
+void cmd_hkeys(client *c)
+{
+    whole_hash(c, ALL_KEYS);
+}
+void cmd_hvals(client *c)
+{
+    whole_hash(c, ALL_VALS);
+}
 
 void cmd_hlen(client *c)
 {
     uint64_t n;
     ks_status st = ks_hlen(client_ks(c), c->argv[1].ptr, c->argv[1].len, &n);
-    if (st != KS_OK && st != KS_NOTFOUND) reply_ks_error(c, st);
-    else add_reply_long_long(c, (long long)n);
+    if (st != KS_OK && st != KS_NOTFOUND)
+        reply_ks_error(c, st);
+    else
+        add_reply_long_long(c, (long long)n);
 }
 
 void cmd_hdel(client *c)
@@ -168,12 +213,15 @@ void cmd_hdel(client *c)
         add_reply_error(c, "ERR out of memory");
         return;
     }
-    for (size_t i = 0; i < n; i++) f[i] = (ks_field){c->argv[2 + i].ptr, c->argv[2 + i].len};
+    for (size_t i = 0; i < n; i++)
+        f[i] = (ks_field){c->argv[2 + i].ptr, c->argv[2 + i].len};
     uint64_t deleted;
     ks_status st = ks_hdel(client_ks(c), c->argv[1].ptr, c->argv[1].len, f, n, &deleted);
     if (f != small) free(f);
-    if (st != KS_OK && st != KS_NOTFOUND) reply_ks_error(c, st);
-    else add_reply_long_long(c, (long long)deleted);
+    if (st != KS_OK && st != KS_NOTFOUND)
+        reply_ks_error(c, st);
+    else
+        add_reply_long_long(c, (long long)deleted);
 }
 
 void cmd_hincrby(client *c)
@@ -182,8 +230,10 @@ void cmd_hincrby(client *c)
     if (arg_to_ll(c, &c->argv[3], &by) < 0) return;
     ks_status st = ks_hincrby(client_ks(c), c->argv[1].ptr, c->argv[1].len, c->argv[2].ptr,
                               c->argv[2].len, by, &out);
-    if (st != KS_OK) reply_ks_error(c, st);
-    else add_reply_long_long(c, out);
+    if (st != KS_OK)
+        reply_ks_error(c, st);
+    else
+        add_reply_long_long(c, out);
 }
 
 void cmd_hincrbyfloat(client *c)
@@ -205,8 +255,10 @@ void cmd_hincrbyfloat(client *c)
     }
     ks_status st = ks_hincrbyfloat(client_ks(c), c->argv[1].ptr, c->argv[1].len, c->argv[2].ptr,
                                    c->argv[2].len, by, buf, &n);
-    if (st != KS_OK) reply_ks_error(c, st);
-    else add_reply_bulk(c, buf, n);
+    if (st != KS_OK)
+        reply_ks_error(c, st);
+    else
+        add_reply_bulk(c, buf, n);
     free(buf);
 }
 
@@ -284,8 +336,8 @@ void cmd_hscan(client *c)
     }
     pair_list l = {c};
     uint64_t next = 0;
-    ks_status st = ks_hscan(client_ks(c), c->argv[1].ptr, c->argv[1].len, cursor, pat, plen,
-                            count, collect_pair, &l, &next);
+    ks_status st = ks_hscan(client_ks(c), c->argv[1].ptr, c->argv[1].len, cursor, pat, plen, count,
+                            collect_pair, &l, &next);
     if (st != KS_OK && st != KS_NOTFOUND) {
         reply_ks_error(c, st);
     } else if (l.oom) {
@@ -325,7 +377,9 @@ static void reply_field(client *c, const ks_field *f, int withvalues)
     if (withvalues) add_reply_bulk(c, f->v, f->vl);
 }
 
-/* HRANDFIELD key count [WITHVALUES]: count < 0 may repeat fields. */
+/* HRANDFIELD key count [WITHVALUES]: count < 0 may repeat fields. A
+ * negative count is capped so a typo cannot make a reply of 2^63 fields. */
+#define HRANDFIELD_MAX_REPEATS (16ull * 1024 * 1024)
 static void hrandfield_count(client *c)
 {
     long long l;
@@ -352,6 +406,11 @@ static void hrandfield_count(client *c)
     }
     uint64_t count = l >= 0 ? (uint64_t)l : (uint64_t)-l;
     int uniq = l >= 0;
+    if (!uniq && count > HRANDFIELD_MAX_REPEATS) {
+        /* Redis would try to build the reply and exhaust memory; refuse. */
+        add_reply_error(c, "ERR value is out of range");
+        return;
+    }
     ks_field *f = NULL;
     size_t n = 0;
     ks_status st = ks_hash_read(client_ks(c), NULL, c->argv[1].ptr, c->argv[1].len, &f, &n);
@@ -363,7 +422,8 @@ static void hrandfield_count(client *c)
         add_reply_array_len(c, 0);
     } else if (!uniq) {
         add_reply_array_len(c, (long)(count * (withvalues && c->resp == 2 ? 2 : 1)));
-        for (uint64_t i = 0; i < count; i++) reply_field(c, &f[rand64() % n], withvalues);
+        for (uint64_t i = 0; i < count; i++)
+            reply_field(c, &f[rand64() % n], withvalues);
     } else {
         size_t take = count < n ? (size_t)count : n;
         for (size_t i = 0; i < take; i++) { /* partial Fisher-Yates */
@@ -373,7 +433,8 @@ static void hrandfield_count(client *c)
             f[j] = t;
         }
         add_reply_array_len(c, (long)(take * (withvalues && c->resp == 2 ? 2 : 1)));
-        for (size_t i = 0; i < take; i++) reply_field(c, &f[i], withvalues);
+        for (size_t i = 0; i < take; i++)
+            reply_field(c, &f[i], withvalues);
     }
     if (st == KS_OK) ks_fields_free(f, n);
 }
@@ -387,8 +448,10 @@ void cmd_hrandfield(client *c)
     ks_field *f = NULL;
     size_t n = 0;
     ks_status st = ks_hash_read(client_ks(c), NULL, c->argv[1].ptr, c->argv[1].len, &f, &n);
-    if (st != KS_OK && st != KS_NOTFOUND) reply_ks_error(c, st);
-    else if (n == 0) add_reply_null(c);
+    if (st != KS_OK && st != KS_NOTFOUND)
+        reply_ks_error(c, st);
+    else if (n == 0)
+        add_reply_null(c);
     else {
         size_t i = (size_t)(rand64() % n);
         add_reply_bulk(c, f[i].f, f[i].fl);

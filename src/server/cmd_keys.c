@@ -17,8 +17,10 @@
 static void reply_ks_error(client *c, ks_status st)
 {
     ks_ctx *k = client_ks(c);
-    if (st == KS_ERR_WRONGTYPE) add_reply_error(c, ERR_WRONGTYPE);
-    else add_reply_error(c, k->err ? k->err : "ERR internal keyspace error");
+    if (st == KS_ERR_WRONGTYPE)
+        add_reply_error(c, ERR_WRONGTYPE);
+    else
+        add_reply_error(c, k->err ? k->err : "ERR internal keyspace error");
 }
 
 static void del_generic(client *c)
@@ -36,8 +38,14 @@ static void del_generic(client *c)
     add_reply_long_long(c, n);
 }
 
-void cmd_del(client *c) { del_generic(c); }
-void cmd_unlink(client *c) { del_generic(c); }
+void cmd_del(client *c)
+{
+    del_generic(c);
+}
+void cmd_unlink(client *c)
+{
+    del_generic(c);
+}
 
 static void exists_generic(client *c)
 {
@@ -50,8 +58,14 @@ static void exists_generic(client *c)
     add_reply_long_long(c, n);
 }
 
-void cmd_exists(client *c) { exists_generic(c); }
-void cmd_touch(client *c) { exists_generic(c); }
+void cmd_exists(client *c)
+{
+    exists_generic(c);
+}
+void cmd_touch(client *c)
+{
+    exists_generic(c);
+}
 
 void cmd_type(client *c)
 {
@@ -64,29 +78,9 @@ void cmd_type(client *c)
     add_reply_status(c, t == KS_STRING ? "string" : t == KS_HASH ? "hash" : "none");
 }
 
-typedef struct key_sink {
-    client *c;
-    long n;
-} key_sink;
-
-static int reply_key(void *arg, const char *key, size_t klen)
+static int match_all(const arg *pat)
 {
-    key_sink *s = arg;
-    add_reply_bulk(s->c, key, klen);
-    s->n++;
-    return 0;
-}
-
-static int match_all(const arg *pat) { return pat->len == 1 && pat->ptr[0] == '*'; }
-
-void cmd_keys(client *c)
-{
-    key_sink s = {c, 0};
-    void *hdr = add_reply_deferred_len(c);
-    const arg *p = &c->argv[1];
-    ks_status st = ks_keys(client_ks(c), match_all(p) ? NULL : p->ptr, p->len, reply_key, &s);
-    set_deferred_array_len(c, hdr, s.n);
-    if (st != KS_OK) reply_ks_error(c, st);
+    return pat->len == 1 && pat->ptr[0] == '*';
 }
 
 /* Redis's parseScanCursorOrReply: a decimal unsigned 64-bit number. */
@@ -135,9 +129,12 @@ static int parse_scan_opts(client *c, int first, int allow_type, scan_opts *o)
             o->pat = match_all(v) ? NULL : v->ptr;
             o->plen = v->len;
         } else if (allow_type && arg_is(a, "type")) {
-            if (arg_is(v, "string")) o->type = KS_STRING;
-            else if (arg_is(v, "hash")) o->type = KS_HASH;
-            else o->no_type_match = 1;
+            if (arg_is(v, "string"))
+                o->type = KS_STRING;
+            else if (arg_is(v, "hash"))
+                o->type = KS_HASH;
+            else
+                o->no_type_match = 1;
         } else {
             add_reply_error(c, ERR_SYNTAX);
             return -1;
@@ -187,24 +184,47 @@ static int collect_key(void *arg, const char *key, size_t klen)
     return 0;
 }
 
+static void reply_key_list(client *c, const key_list *l, long n)
+{
+    add_reply_array_len(c, n);
+    for (long i = 0; i < n; i++) {
+        size_t from = i ? l->ends[i - 1] : 0;
+        add_reply_bulk(c, l->data + from, l->ends[i] - from);
+    }
+}
+
+/* KEYS collects before replying, so an engine error mid-walk becomes one
+ * error reply instead of a truncated array. */
+void cmd_keys(client *c)
+{
+    key_list l = {0};
+    const arg *p = &c->argv[1];
+    ks_status st = ks_keys(client_ks(c), match_all(p) ? NULL : p->ptr, p->len, collect_key, &l);
+    if (st != KS_OK)
+        reply_ks_error(c, st);
+    else if (l.oom)
+        add_reply_error(c, "ERR out of memory");
+    else
+        reply_key_list(c, &l, (long)l.n);
+    free(l.data);
+    free(l.ends);
+}
+
 void cmd_scan(client *c)
 {
     uint64_t cursor, next = 0;
     scan_opts o;
     if (parse_cursor(c, &c->argv[1], &cursor) < 0 || parse_scan_opts(c, 2, 1, &o) < 0) return;
     key_list l = {0};
-    ks_status st = ks_scan(client_ks(c), cursor, o.pat, o.plen, o.count, o.type, collect_key, &l,
-                           &next);
-    if (st != KS_OK) reply_ks_error(c, st);
-    else if (l.oom) add_reply_error(c, "ERR out of memory");
+    ks_status st =
+        ks_scan(client_ks(c), cursor, o.pat, o.plen, o.count, o.type, collect_key, &l, &next);
+    if (st != KS_OK)
+        reply_ks_error(c, st);
+    else if (l.oom)
+        add_reply_error(c, "ERR out of memory");
     else {
         reply_cursor(c, next);
-        long n = o.no_type_match ? 0 : (long)l.n;
-        add_reply_array_len(c, n);
-        for (long i = 0; i < n; i++) {
-            size_t from = i ? l.ends[i - 1] : 0;
-            add_reply_bulk(c, l.data + from, l.ends[i] - from);
-        }
+        reply_key_list(c, &l, o.no_type_match ? 0 : (long)l.n);
     }
     free(l.data);
     free(l.ends);
@@ -215,14 +235,24 @@ static void rename_generic(client *c, int nx)
     int done;
     ks_status st = ks_rename(client_ks(c), c->argv[1].ptr, c->argv[1].len, c->argv[2].ptr,
                              c->argv[2].len, nx, &done);
-    if (st == KS_NOTFOUND) add_reply_error(c, ERR_NO_SUCH_KEY);
-    else if (st != KS_OK) reply_ks_error(c, st);
-    else if (nx) add_reply_long_long(c, done);
-    else add_reply_ok(c);
+    if (st == KS_NOTFOUND)
+        add_reply_error(c, ERR_NO_SUCH_KEY);
+    else if (st != KS_OK)
+        reply_ks_error(c, st);
+    else if (nx)
+        add_reply_long_long(c, done);
+    else
+        add_reply_ok(c);
 }
 
-void cmd_rename(client *c) { rename_generic(c, 0); }
-void cmd_renamenx(client *c) { rename_generic(c, 1); }
+void cmd_rename(client *c)
+{
+    rename_generic(c, 0);
+}
+void cmd_renamenx(client *c)
+{
+    rename_generic(c, 1);
+}
 
 void cmd_copy(client *c)
 {
@@ -248,10 +278,12 @@ void cmd_copy(client *c)
         return;
     }
     int done;
-    ks_status st = ks_copy(client_ks(c), src->ptr, src->len, (int)db, dst->ptr, dst->len, replace,
-                           &done);
-    if (st != KS_OK) reply_ks_error(c, st);
-    else add_reply_long_long(c, done);
+    ks_status st =
+        ks_copy(client_ks(c), src->ptr, src->len, (int)db, dst->ptr, dst->len, replace, &done);
+    if (st != KS_OK)
+        reply_ks_error(c, st);
+    else
+        add_reply_long_long(c, done);
 }
 
 void cmd_randomkey(client *c)
@@ -279,10 +311,14 @@ static void expire_generic(client *c, int seconds, int relative)
     int flags = 0;
     for (int j = 3; j < c->argc; j++) {
         const arg *a = &c->argv[j];
-        if (arg_is(a, "nx")) flags |= KS_EXP_NX;
-        else if (arg_is(a, "xx")) flags |= KS_EXP_XX;
-        else if (arg_is(a, "gt")) flags |= KS_EXP_GT;
-        else if (arg_is(a, "lt")) flags |= KS_EXP_LT;
+        if (arg_is(a, "nx"))
+            flags |= KS_EXP_NX;
+        else if (arg_is(a, "xx"))
+            flags |= KS_EXP_XX;
+        else if (arg_is(a, "gt"))
+            flags |= KS_EXP_GT;
+        else if (arg_is(a, "lt"))
+            flags |= KS_EXP_LT;
         else {
             add_reply_error_fmt(c, "Unsupported option %s", a->ptr);
             return;
@@ -306,16 +342,29 @@ static void expire_generic(client *c, int seconds, int relative)
     }
     when = (seconds ? when * 1000 : when) + base;
     int done;
-    ks_status st = ks_expire_set(client_ks(c), c->argv[1].ptr, c->argv[1].len, when, flags,
-                                 &done);
-    if (st != KS_OK) reply_ks_error(c, st);
-    else add_reply_long_long(c, done);
+    ks_status st = ks_expire_set(client_ks(c), c->argv[1].ptr, c->argv[1].len, when, flags, &done);
+    if (st != KS_OK)
+        reply_ks_error(c, st);
+    else
+        add_reply_long_long(c, done);
 }
 
-void cmd_expire(client *c) { expire_generic(c, 1, 1); }
-void cmd_pexpire(client *c) { expire_generic(c, 0, 1); }
-void cmd_expireat(client *c) { expire_generic(c, 1, 0); }
-void cmd_pexpireat(client *c) { expire_generic(c, 0, 0); }
+void cmd_expire(client *c)
+{
+    expire_generic(c, 1, 1);
+}
+void cmd_pexpire(client *c)
+{
+    expire_generic(c, 0, 1);
+}
+void cmd_expireat(client *c)
+{
+    expire_generic(c, 1, 0);
+}
+void cmd_pexpireat(client *c)
+{
+    expire_generic(c, 0, 0);
+}
 
 /* TTL, PTTL, EXPIRETIME, PEXPIRETIME: -2 no key, -1 no expire. */
 static void ttl_generic(client *c, int ms, int absolute)
@@ -340,15 +389,29 @@ static void ttl_generic(client *c, int ms, int absolute)
     add_reply_long_long(c, ms ? t : (t + 500) / 1000);
 }
 
-void cmd_ttl(client *c) { ttl_generic(c, 0, 0); }
-void cmd_pttl(client *c) { ttl_generic(c, 1, 0); }
-void cmd_expiretime(client *c) { ttl_generic(c, 0, 1); }
-void cmd_pexpiretime(client *c) { ttl_generic(c, 1, 1); }
+void cmd_ttl(client *c)
+{
+    ttl_generic(c, 0, 0);
+}
+void cmd_pttl(client *c)
+{
+    ttl_generic(c, 1, 0);
+}
+void cmd_expiretime(client *c)
+{
+    ttl_generic(c, 0, 1);
+}
+void cmd_pexpiretime(client *c)
+{
+    ttl_generic(c, 1, 1);
+}
 
 void cmd_persist(client *c)
 {
     int done;
     ks_status st = ks_persist(client_ks(c), c->argv[1].ptr, c->argv[1].len, &done);
-    if (st != KS_OK) reply_ks_error(c, st);
-    else add_reply_long_long(c, done);
+    if (st != KS_OK)
+        reply_ks_error(c, st);
+    else
+        add_reply_long_long(c, done);
 }

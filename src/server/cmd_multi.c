@@ -33,7 +33,8 @@ struct watched_key {
 static uint64_t key_hash(int db, const char *k, size_t n)
 {
     uint64_t h = 1469598103934665603ULL ^ (uint64_t)db;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)k[i]) * 1099511628211ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)k[i]) * 1099511628211ULL;
     return h;
 }
 
@@ -119,7 +120,8 @@ void server_unwatch_all(client *c)
         }
         if (w->nclients == 0) { /* W1 */
             struct watched_key **pp = bucket(w->hash);
-            while (*pp != w) pp = &(*pp)->next;
+            while (*pp != w)
+                pp = &(*pp)->next;
             *pp = w->next;
             free(w->key);
             free(w->clients);
@@ -136,7 +138,8 @@ void server_touch_key(int db, const char *key, size_t len)
     if (server.watch_count == 0) return; /* W1 */
     struct watched_key *w = find_key(db, key, len, key_hash(db, key, len));
     if (!w) return;
-    for (int i = 0; i < w->nclients; i++) w->clients[i]->flags |= CLIENT_DIRTY_CAS;
+    for (int i = 0; i < w->nclients; i++)
+        w->clients[i]->flags |= CLIENT_DIRTY_CAS;
 }
 
 void server_touch_db(int db)
@@ -145,7 +148,8 @@ void server_touch_db(int db)
     for (size_t b = 0; b < server.watch_nbuckets; b++)
         for (struct watched_key *w = server.watch_buckets[b]; w; w = w->next)
             if (db < 0 || w->db == db)
-                for (int i = 0; i < w->nclients; i++) w->clients[i]->flags |= CLIENT_DIRTY_CAS;
+                for (int i = 0; i < w->nclients; i++)
+                    w->clients[i]->flags |= CLIENT_DIRTY_CAS;
 }
 
 void cmd_multi(client *c)
@@ -214,7 +218,8 @@ void cmd_watch(client *c)
         add_reply_error(c, "WATCH inside MULTI is not allowed");
         return;
     }
-    for (int i = 1; i < c->argc; i++) watch_key(c, c->db, c->argv[i].ptr, c->argv[i].len);
+    for (int i = 1; i < c->argc; i++)
+        watch_key(c, c->db, c->argv[i].ptr, c->argv[i].len);
     add_reply_ok(c);
 }
 

@@ -52,9 +52,9 @@ static void reply_flags(client *c, uint32_t f)
         if (f & names[i].bit) add_reply_status(c, names[i].name);
 }
 
-static void reply_acl_categories(client *c, const struct command *cmd)
+/* The ACL categories of cmd ("@read", ...); returns how many (<= 4). */
+static int command_cats(const struct command *cmd, const char **cats)
 {
-    const char *cats[4];
     int n = 0;
     if (cmd->flags & CMD_WRITE) cats[n++] = "@write";
     if (cmd->flags & CMD_READONLY) cats[n++] = "@read";
@@ -67,6 +67,13 @@ static void reply_acl_categories(client *c, const struct command *cmd)
                 : !strcmp(g, "hash")         ? "@hash"
                 : !strcmp(g, "connection")   ? "@connection"
                                              : "@index";
+    return n;
+}
+
+static void reply_acl_categories(client *c, const struct command *cmd)
+{
+    const char *cats[4];
+    int n = command_cats(cmd, cats);
     add_reply_set_len(c, n);
     for (int i = 0; i < n; i++)
         add_reply_status(c, cats[i]);
@@ -134,6 +141,58 @@ static void command_getkeys(client *c)
         add_reply_bulk(c, c->argv[2 + i].ptr, c->argv[2 + i].len);
 }
 
+static void command_docs(client *c)
+{
+    if (c->argc == 2) {
+        add_reply_map_len(c, (long)command_table_size);
+        for (size_t i = 0; i < command_table_size; i++)
+            reply_command_docs(c, &command_table[i]);
+        return;
+    }
+    void *len = add_reply_deferred_len(c);
+    long n = 0;
+    for (int i = 2; i < c->argc; i++) {
+        const struct command *cmd = command_lookup(c->argv[i].ptr, c->argv[i].len);
+        if (!cmd) continue; /* unknown names are left out, as Redis */
+        reply_command_docs(c, cmd);
+        n++;
+    }
+    set_deferred_map_len(c, len, n);
+}
+
+/* COMMAND LIST [FILTERBY MODULE m | ACLCAT c | PATTERN p] */
+static void command_list(client *c)
+{
+    int by_pattern = 0, by_cat = 0;
+    if (c->argc == 5 && arg_is(&c->argv[2], "filterby")) {
+        by_pattern = arg_is(&c->argv[3], "pattern");
+        by_cat = arg_is(&c->argv[3], "aclcat");
+        if (!by_pattern && !by_cat && !arg_is(&c->argv[3], "module"))
+            return add_reply_error(c, ERR_SYNTAX);
+        if (!by_pattern && !by_cat) return add_reply_array_len(c, 0); /* no modules */
+    } else if (c->argc != 2) {
+        return add_reply_error(c, ERR_SYNTAX);
+    }
+    const char *f = c->argc == 5 ? c->argv[4].ptr : NULL;
+    void *len = add_reply_deferred_len(c);
+    long n = 0;
+    for (size_t i = 0; i < command_table_size; i++) {
+        const struct command *cmd = &command_table[i];
+        if (by_pattern && !strata_glob_match(f, strlen(f), cmd->name, strlen(cmd->name), 1))
+            continue;
+        if (by_cat) {
+            const char *cats[4];
+            int k = command_cats(cmd, cats), hit = 0;
+            for (int j = 0; j < k; j++)
+                hit |= strcasecmp(cats[j] + 1, f) == 0;
+            if (!hit) continue;
+        }
+        add_reply_bulk_cstr(c, cmd->name);
+        n++;
+    }
+    set_deferred_array_len(c, len, n);
+}
+
 void cmd_command(client *c)
 {
     if (c->argc == 1) {
@@ -159,40 +218,9 @@ void cmd_command(client *c)
         for (int i = 2; i < c->argc; i++)
             reply_command_info(c, command_lookup(c->argv[i].ptr, c->argv[i].len));
     } else if (arg_is(sub, "docs")) {
-        if (c->argc == 2) {
-            add_reply_map_len(c, (long)command_table_size);
-            for (size_t i = 0; i < command_table_size; i++)
-                reply_command_docs(c, &command_table[i]);
-            return;
-        }
-        void *len = add_reply_deferred_len(c);
-        long n = 0;
-        for (int i = 2; i < c->argc; i++) {
-            const struct command *cmd = command_lookup(c->argv[i].ptr, c->argv[i].len);
-            if (!cmd) continue;
-            reply_command_docs(c, cmd);
-            n++;
-        }
-        set_deferred_map_len(c, len, n);
+        command_docs(c);
     } else if (arg_is(sub, "list")) {
-        const char *pattern = NULL;
-        if (c->argc == 5 && arg_is(&c->argv[2], "filterby") && arg_is(&c->argv[3], "pattern"))
-            pattern = c->argv[4].ptr;
-        else if (c->argc == 5 && arg_is(&c->argv[2], "filterby") &&
-                 (arg_is(&c->argv[3], "module") || arg_is(&c->argv[3], "aclcat")))
-            pattern = "\x01"; /* no modules; categories are not filtered on */
-        else if (c->argc != 2)
-            return add_reply_error(c, ERR_SYNTAX);
-        void *len = add_reply_deferred_len(c);
-        long n = 0;
-        for (size_t i = 0; i < command_table_size; i++) {
-            const char *nm = command_table[i].name;
-            if (pattern && !strata_glob_match(pattern, strlen(pattern), nm, strlen(nm), 1))
-                continue;
-            add_reply_bulk_cstr(c, nm);
-            n++;
-        }
-        set_deferred_array_len(c, len, n);
+        command_list(c);
     } else if (arg_is(sub, "getkeys")) {
         if (c->argc < 3) return add_reply_subcommand_arity(c);
         command_getkeys(c);
@@ -659,10 +687,12 @@ static void debug_protocol(client *c, const arg *t)
         add_reply_null(c);
     } else if (arg_is(t, "array")) {
         add_reply_array_len(c, 3);
-        for (int i = 0; i < 3; i++) add_reply_long_long(c, i);
+        for (int i = 0; i < 3; i++)
+            add_reply_long_long(c, i);
     } else if (arg_is(t, "set")) {
         add_reply_set_len(c, 3);
-        for (int i = 0; i < 3; i++) add_reply_long_long(c, i);
+        for (int i = 0; i < 3; i++)
+            add_reply_long_long(c, i);
     } else if (arg_is(t, "map")) {
         add_reply_map_len(c, 3);
         for (int i = 0; i < 3; i++) {

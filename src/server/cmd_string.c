@@ -17,11 +17,21 @@ static void reply_ks_error(client *c, ks_status st)
 {
     ks_ctx *k = client_ks(c);
     switch (st) {
-    case KS_ERR_WRONGTYPE: add_reply_error(c, ERR_WRONGTYPE); break;
-    case KS_ERR_NOTINT: add_reply_error(c, ERR_NOT_INTEGER); break;
-    case KS_ERR_NOTFLOAT: add_reply_error(c, ERR_NOT_FLOAT); break;
-    case KS_ERR_OVERFLOW: add_reply_error(c, ERR_OVERFLOW); break;
-    default: add_reply_error(c, k->err ? k->err : "ERR internal keyspace error"); break;
+    case KS_ERR_WRONGTYPE:
+        add_reply_error(c, ERR_WRONGTYPE);
+        break;
+    case KS_ERR_NOTINT:
+        add_reply_error(c, ERR_NOT_INTEGER);
+        break;
+    case KS_ERR_NOTFLOAT:
+        add_reply_error(c, ERR_NOT_FLOAT);
+        break;
+    case KS_ERR_OVERFLOW:
+        add_reply_error(c, ERR_OVERFLOW);
+        break;
+    default:
+        add_reply_error(c, k->err ? k->err : "ERR internal keyspace error");
+        break;
     }
 }
 
@@ -34,14 +44,26 @@ void cmd_get(client *c)
 {
     ks_val v;
     ks_status st = ks_get(client_ks(c), c->argv[1].ptr, c->argv[1].len, &v);
-    if (st == KS_OK) add_reply_bulk(c, v.p, v.n);
-    else if (st == KS_NOTFOUND) add_reply_null(c);
-    else reply_ks_error(c, st);
+    if (st == KS_OK)
+        add_reply_bulk(c, v.p, v.n);
+    else if (st == KS_NOTFOUND)
+        add_reply_null(c);
+    else
+        reply_ks_error(c, st);
     ks_val_free(&v);
 }
 
-enum { OPT_NX = 1, OPT_XX = 2, OPT_GET = 4, OPT_KEEPTTL = 8, OPT_PERSIST = 16, OPT_EX = 32,
-       OPT_PX = 64, OPT_EXAT = 128, OPT_PXAT = 256 };
+enum {
+    OPT_NX = 1,
+    OPT_XX = 2,
+    OPT_GET = 4,
+    OPT_KEEPTTL = 8,
+    OPT_PERSIST = 16,
+    OPT_EX = 32,
+    OPT_PX = 64,
+    OPT_EXAT = 128,
+    OPT_PXAT = 256
+};
 #define OPT_ANY_EXPIRE (OPT_EX | OPT_PX | OPT_EXAT | OPT_PXAT)
 
 /* Parses SET's (is_set) or GETEX's options from argv[first]; replies and
@@ -54,17 +76,22 @@ static int parse_set_options(client *c, int first, int is_set, int *flags, int64
     for (int j = first; j < c->argc; j++) {
         const arg *a = &c->argv[j];
         int last = j == c->argc - 1, f = *flags;
-        if (is_set && arg_is(a, "nx") && !(f & OPT_XX)) *flags |= OPT_NX;
-        else if (is_set && arg_is(a, "xx") && !(f & OPT_NX)) *flags |= OPT_XX;
-        else if (is_set && arg_is(a, "get")) *flags |= OPT_GET;
+        if (is_set && arg_is(a, "nx") && !(f & OPT_XX))
+            *flags |= OPT_NX;
+        else if (is_set && arg_is(a, "xx") && !(f & OPT_NX))
+            *flags |= OPT_XX;
+        else if (is_set && arg_is(a, "get"))
+            *flags |= OPT_GET;
         else if (is_set && arg_is(a, "keepttl") && !(f & (OPT_PERSIST | OPT_ANY_EXPIRE)))
             *flags |= OPT_KEEPTTL;
         else if (!is_set && arg_is(a, "persist") && !(f & (OPT_KEEPTTL | OPT_ANY_EXPIRE)))
             *flags |= OPT_PERSIST;
         else if (!last && !(f & (OPT_KEEPTTL | OPT_PERSIST | OPT_ANY_EXPIRE)) &&
                  (arg_is(a, "ex") || arg_is(a, "px") || arg_is(a, "exat") || arg_is(a, "pxat"))) {
-            *flags |= arg_is(a, "ex") ? OPT_EX : arg_is(a, "px") ? OPT_PX
-                                               : arg_is(a, "exat") ? OPT_EXAT : OPT_PXAT;
+            *flags |= arg_is(a, "ex")     ? OPT_EX
+                      : arg_is(a, "px")   ? OPT_PX
+                      : arg_is(a, "exat") ? OPT_EXAT
+                                          : OPT_PXAT;
             when = &c->argv[++j];
         } else {
             add_reply_error(c, ERR_SYNTAX);
@@ -94,17 +121,24 @@ static int parse_set_options(client *c, int first, int is_set, int *flags, int64
 static void set_generic(client *c, const arg *key, const arg *val, int flags, int64_t expire,
                         int reply_int)
 {
-    ks_set_opts o = {.nx = !!(flags & OPT_NX), .xx = !!(flags & OPT_XX),
-                     .keepttl = !!(flags & OPT_KEEPTTL), .get = !!(flags & OPT_GET),
+    ks_set_opts o = {.nx = !!(flags & OPT_NX),
+                     .xx = !!(flags & OPT_XX),
+                     .keepttl = !!(flags & OPT_KEEPTTL),
+                     .get = !!(flags & OPT_GET),
                      .expire_ms = expire};
     ks_val old;
     int done;
     ks_status st = ks_set(client_ks(c), key->ptr, key->len, val->ptr, val->len, &o, &done, &old);
-    if (st != KS_OK) reply_ks_error(c, st);
-    else if (reply_int) add_reply_long_long(c, done);
-    else if (o.get && old.p) add_reply_bulk(c, old.p, old.n);
-    else if (o.get || !done) add_reply_null(c);
-    else add_reply_ok(c);
+    if (st != KS_OK)
+        reply_ks_error(c, st);
+    else if (reply_int)
+        add_reply_long_long(c, done);
+    else if (o.get && old.p)
+        add_reply_bulk(c, old.p, old.n);
+    else if (o.get || !done)
+        add_reply_null(c);
+    else
+        add_reply_ok(c);
     ks_val_free(&old);
 }
 
@@ -116,24 +150,35 @@ void cmd_set(client *c)
     set_generic(c, &c->argv[1], &c->argv[2], flags, expire, 0);
 }
 
-void cmd_setnx(client *c) { set_generic(c, &c->argv[1], &c->argv[2], OPT_NX, 0, 1); }
+void cmd_setnx(client *c)
+{
+    set_generic(c, &c->argv[1], &c->argv[2], OPT_NX, 0, 1);
+}
 
 static void setex_generic(client *c, int seconds)
 {
     long long v;
     if (arg_to_ll(c, &c->argv[2], &v) < 0) return;
     int64_t now = client_ks(c)->now_ms;
-    if (v <= 0 || (seconds && v > LLONG_MAX / 1000) ||
-        (seconds ? v * 1000 : v) > LLONG_MAX - now) {
+    if (v <= 0 || (seconds && v > LLONG_MAX / 1000) || (seconds ? v * 1000 : v) > LLONG_MAX - now) {
         reply_invalid_expire(c);
         return;
     }
     set_generic(c, &c->argv[1], &c->argv[3], 0, now + (seconds ? v * 1000 : v), 0);
 }
 
-void cmd_setex(client *c) { setex_generic(c, 1); }
-void cmd_psetex(client *c) { setex_generic(c, 0); }
-void cmd_getset(client *c) { set_generic(c, &c->argv[1], &c->argv[2], OPT_GET, 0, 0); }
+void cmd_setex(client *c)
+{
+    setex_generic(c, 1);
+}
+void cmd_psetex(client *c)
+{
+    setex_generic(c, 0);
+}
+void cmd_getset(client *c)
+{
+    set_generic(c, &c->argv[1], &c->argv[2], OPT_GET, 0, 0);
+}
 
 void cmd_mget(client *c)
 {
@@ -161,26 +206,38 @@ static void mset_generic(client *c, int nx)
         return;
     }
     for (size_t i = 0; i < n; i++)
-        kv[i] = (ks_field){c->argv[1 + 2 * i].ptr, c->argv[1 + 2 * i].len,
-                           c->argv[2 + 2 * i].ptr, c->argv[2 + 2 * i].len};
+        kv[i] = (ks_field){c->argv[1 + 2 * i].ptr, c->argv[1 + 2 * i].len, c->argv[2 + 2 * i].ptr,
+                           c->argv[2 + 2 * i].len};
     int done;
     ks_status st = ks_mset(client_ks(c), kv, n, nx, &done);
     if (kv != small) free(kv);
-    if (st != KS_OK) reply_ks_error(c, st);
-    else if (nx) add_reply_long_long(c, done);
-    else add_reply_ok(c);
+    if (st != KS_OK)
+        reply_ks_error(c, st);
+    else if (nx)
+        add_reply_long_long(c, done);
+    else
+        add_reply_ok(c);
 }
 
-void cmd_mset(client *c) { mset_generic(c, 0); }
-void cmd_msetnx(client *c) { mset_generic(c, 1); }
+void cmd_mset(client *c)
+{
+    mset_generic(c, 0);
+}
+void cmd_msetnx(client *c)
+{
+    mset_generic(c, 1);
+}
 
 void cmd_getdel(client *c)
 {
     ks_val v;
     ks_status st = ks_getdel(client_ks(c), c->argv[1].ptr, c->argv[1].len, &v);
-    if (st == KS_OK) add_reply_bulk(c, v.p, v.n);
-    else if (st == KS_NOTFOUND) add_reply_null(c);
-    else reply_ks_error(c, st);
+    if (st == KS_OK)
+        add_reply_bulk(c, v.p, v.n);
+    else if (st == KS_NOTFOUND)
+        add_reply_null(c);
+    else
+        reply_ks_error(c, st);
     ks_val_free(&v);
 }
 
@@ -189,13 +246,17 @@ void cmd_getex(client *c)
     int flags;
     int64_t expire;
     if (parse_set_options(c, 2, 0, &flags, &expire) < 0) return;
-    int mode = (flags & OPT_PERSIST) ? KS_GETEX_PERSIST
-                                     : (flags & OPT_ANY_EXPIRE) ? KS_GETEX_SET : KS_GETEX_KEEP;
+    int mode = (flags & OPT_PERSIST)      ? KS_GETEX_PERSIST
+               : (flags & OPT_ANY_EXPIRE) ? KS_GETEX_SET
+                                          : KS_GETEX_KEEP;
     ks_val v;
     ks_status st = ks_getex(client_ks(c), c->argv[1].ptr, c->argv[1].len, mode, expire, &v);
-    if (st == KS_OK) add_reply_bulk(c, v.p, v.n);
-    else if (st == KS_NOTFOUND) add_reply_null(c);
-    else reply_ks_error(c, st);
+    if (st == KS_OK)
+        add_reply_bulk(c, v.p, v.n);
+    else if (st == KS_NOTFOUND)
+        add_reply_null(c);
+    else
+        reply_ks_error(c, st);
     ks_val_free(&v);
 }
 
@@ -203,12 +264,20 @@ static void incr_generic(client *c, long long by)
 {
     long long out;
     ks_status st = ks_incrby(client_ks(c), c->argv[1].ptr, c->argv[1].len, by, &out);
-    if (st == KS_OK) add_reply_long_long(c, out);
-    else reply_ks_error(c, st);
+    if (st == KS_OK)
+        add_reply_long_long(c, out);
+    else
+        reply_ks_error(c, st);
 }
 
-void cmd_incr(client *c) { incr_generic(c, 1); }
-void cmd_decr(client *c) { incr_generic(c, -1); }
+void cmd_incr(client *c)
+{
+    incr_generic(c, 1);
+}
+void cmd_decr(client *c)
+{
+    incr_generic(c, -1);
+}
 
 void cmd_incrby(client *c)
 {
@@ -242,26 +311,32 @@ void cmd_incrbyfloat(client *c)
         return;
     }
     ks_status st = ks_incrbyfloat(client_ks(c), c->argv[1].ptr, c->argv[1].len, by, buf, &n);
-    if (st == KS_OK) add_reply_bulk(c, buf, n);
-    else reply_ks_error(c, st);
+    if (st == KS_OK)
+        add_reply_bulk(c, buf, n);
+    else
+        reply_ks_error(c, st);
     free(buf);
 }
 
 void cmd_append(client *c)
 {
     size_t n;
-    ks_status st = ks_append(client_ks(c), c->argv[1].ptr, c->argv[1].len, c->argv[2].ptr,
-                             c->argv[2].len, &n);
-    if (st == KS_OK) add_reply_long_long(c, (long long)n);
-    else reply_ks_error(c, st);
+    ks_status st =
+        ks_append(client_ks(c), c->argv[1].ptr, c->argv[1].len, c->argv[2].ptr, c->argv[2].len, &n);
+    if (st == KS_OK)
+        add_reply_long_long(c, (long long)n);
+    else
+        reply_ks_error(c, st);
 }
 
 void cmd_strlen(client *c)
 {
     ks_val v;
     ks_status st = ks_get(client_ks(c), c->argv[1].ptr, c->argv[1].len, &v);
-    if (st == KS_OK || st == KS_NOTFOUND) add_reply_long_long(c, (long long)v.n);
-    else reply_ks_error(c, st);
+    if (st == KS_OK || st == KS_NOTFOUND)
+        add_reply_long_long(c, (long long)v.n);
+    else
+        reply_ks_error(c, st);
     ks_val_free(&v);
 }
 
@@ -284,13 +359,18 @@ void cmd_getrange(client *c)
         if (start < 0) start = 0;
         if (end < 0) end = 0;
         if (end >= len) end = len - 1;
-        if (start > end || len == 0) add_reply_bulk(c, "", 0);
-        else add_reply_bulk(c, v.p + start, (size_t)(end - start + 1));
+        if (start > end || len == 0)
+            add_reply_bulk(c, "", 0);
+        else
+            add_reply_bulk(c, v.p + start, (size_t)(end - start + 1));
     }
     ks_val_free(&v);
 }
 
-void cmd_substr(client *c) { cmd_getrange(c); }
+void cmd_substr(client *c)
+{
+    cmd_getrange(c);
+}
 
 void cmd_setrange(client *c)
 {
@@ -303,6 +383,8 @@ void cmd_setrange(client *c)
     size_t n;
     ks_status st = ks_setrange(client_ks(c), c->argv[1].ptr, c->argv[1].len, (uint64_t)off,
                                c->argv[3].ptr, c->argv[3].len, &n);
-    if (st == KS_OK) add_reply_long_long(c, (long long)n);
-    else reply_ks_error(c, st);
+    if (st == KS_OK)
+        add_reply_long_long(c, (long long)n);
+    else
+        reply_ks_error(c, st);
 }

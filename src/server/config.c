@@ -31,10 +31,8 @@ typedef struct config_enum {
     int val;
 } config_enum;
 
-static const config_enum fsync_enum[] = {{"everysec", ENG_SYNC_EVERYSEC},
-                                         {"always", ENG_SYNC_ALWAYS},
-                                         {"no", ENG_SYNC_NO},
-                                         {NULL, 0}};
+static const config_enum fsync_enum[] = {
+    {"everysec", ENG_SYNC_EVERYSEC}, {"always", ENG_SYNC_ALWAYS}, {"no", ENG_SYNC_NO}, {NULL, 0}};
 static const config_enum loglevel_enum[] = {{"debug", LL_DEBUG},
                                             {"verbose", LL_VERBOSE},
                                             {"notice", LL_NOTICE},
@@ -56,7 +54,10 @@ static void apply_appendfsync(void)
     if (server.db) eng_set_sync_mode(server.db, cfg.appendfsync);
 }
 
-static void apply_log(void) { server_log_reopen(); }
+static void apply_log(void)
+{
+    server_log_reopen();
+}
 
 #define MB (1024LL * 1024)
 static const config_row config_table[] = {
@@ -70,16 +71,16 @@ static const config_row config_table[] = {
     {"tcp-keepalive", T_INT, 0, &cfg.tcp_keepalive, "300", 0, INT_MAX, NULL, NULL},
     {"tcp-backlog", T_INT, F_IMMUTABLE, &cfg.tcp_backlog, "511", 0, INT_MAX, NULL, NULL},
     {"cache-size", T_MEM, F_IMMUTABLE, &cfg.cache_size, "256mb", 0, LLONG_MAX, NULL, NULL},
-    {"write-buffer-size", T_MEM, F_IMMUTABLE, &cfg.write_buffer_size, "64mb", 64 * 1024,
-     LLONG_MAX, NULL, NULL},
+    {"write-buffer-size", T_MEM, F_IMMUTABLE, &cfg.write_buffer_size, "64mb", 64 * 1024, LLONG_MAX,
+     NULL, NULL},
     {"compression", T_INT, F_IMMUTABLE, &cfg.compression, "1", 0, 22, NULL, NULL},
     {"loglevel", T_ENUM, 0, &cfg.loglevel, "notice", 0, 0, loglevel_enum, NULL},
     {"logfile", T_STR, F_IMMUTABLE, &cfg.logfile, "", 0, 0, NULL, apply_log},
     {"pidfile", T_STR, F_IMMUTABLE, &cfg.pidfile, "", 0, 0, NULL, NULL},
     {"daemonize", T_BOOL, F_IMMUTABLE, &cfg.daemonize, "no", 0, 0, NULL, NULL},
     {"hz", T_INT, 0, &cfg.hz, "10", 1, 500, NULL, NULL},
-    {"proto-max-bulk-len", T_MEM, 0, &cfg.proto_max_bulk_len, "512mb", 1024 * 1024, LLONG_MAX,
-     NULL, NULL},
+    {"proto-max-bulk-len", T_MEM, 0, &cfg.proto_max_bulk_len, "512mb", 1024 * 1024, LLONG_MAX, NULL,
+     NULL},
     {"client-query-buffer-limit", T_MEM, 0, &cfg.client_query_buffer_limit, "1gb", 1024 * 1024,
      LLONG_MAX, NULL, NULL},
     {"databases", T_INT, F_IMMUTABLE, &cfg.databases, "16", 16, 16, NULL, NULL},
@@ -101,15 +102,24 @@ int config_parse_memory(const char *s, long long *out)
     long long v = strtoll(s, &end, 10);
     if (errno || end == s) return -1;
     long long mul = 1;
-    if (!strcasecmp(end, "")) mul = 1;
-    else if (!strcasecmp(end, "b")) mul = 1;
-    else if (!strcasecmp(end, "k")) mul = 1000;
-    else if (!strcasecmp(end, "kb")) mul = 1024;
-    else if (!strcasecmp(end, "m")) mul = 1000 * 1000;
-    else if (!strcasecmp(end, "mb")) mul = 1024 * 1024;
-    else if (!strcasecmp(end, "g")) mul = 1000LL * 1000 * 1000;
-    else if (!strcasecmp(end, "gb")) mul = 1024LL * 1024 * 1024;
-    else return -1;
+    if (!strcasecmp(end, ""))
+        mul = 1;
+    else if (!strcasecmp(end, "b"))
+        mul = 1;
+    else if (!strcasecmp(end, "k"))
+        mul = 1000;
+    else if (!strcasecmp(end, "kb"))
+        mul = 1024;
+    else if (!strcasecmp(end, "m"))
+        mul = 1000 * 1000;
+    else if (!strcasecmp(end, "mb"))
+        mul = 1024 * 1024;
+    else if (!strcasecmp(end, "g"))
+        mul = 1000LL * 1000 * 1000;
+    else if (!strcasecmp(end, "gb"))
+        mul = 1024LL * 1024 * 1024;
+    else
+        return -1;
     if (v < 0 || (v > 0 && mul > LLONG_MAX / v)) return -1;
     *out = v * mul;
     return 0;
@@ -127,9 +137,12 @@ static int parse_value(const config_row *r, const char *v, long long *num, char 
 {
     switch (r->type) {
     case T_BOOL:
-        if (!strcasecmp(v, "yes")) *num = 1;
-        else if (!strcasecmp(v, "no")) *num = 0;
-        else return *err = strdup("argument must be 'yes' or 'no'"), -1;
+        if (!strcasecmp(v, "yes"))
+            *num = 1;
+        else if (!strcasecmp(v, "no"))
+            *num = 0;
+        else
+            return *err = strdup("argument must be 'yes' or 'no'"), -1;
         return 0;
     case T_INT:
     case T_MEM: {
@@ -272,7 +285,8 @@ int config_split_args(const char *line, char ***argvp)
     if (r == RESP_DONE) {
         argc = p.argc;
         *argvp = calloc((size_t)argc + 1, sizeof(char *));
-        for (int i = 0; i < argc; i++) (*argvp)[i] = strndup(p.argv[i].ptr, p.argv[i].len);
+        for (int i = 0; i < argc; i++)
+            (*argvp)[i] = strndup(p.argv[i].ptr, p.argv[i].len);
     } else if (r == RESP_ERR) {
         argc = -1;
     }
@@ -283,7 +297,8 @@ int config_split_args(const char *line, char ***argvp)
 
 void config_free_args(char **argv, int argc)
 {
-    for (int i = 0; i < argc; i++) free(argv[i]);
+    for (int i = 0; i < argc; i++)
+        free(argv[i]);
     free(argv);
 }
 
@@ -299,14 +314,17 @@ int config_load_file(const char *path, char **err)
     while (fgets(line, sizeof(line), f)) {
         lineno++;
         char *s = line;
-        while (isspace((unsigned char)*s)) s++;
+        while (isspace((unsigned char)*s))
+            s++;
         s[strcspn(s, "\r\n")] = '\0';
         if (*s == '#' || *s == '\0') continue;
         char **argv;
         int argc = config_split_args(s, &argv);
         char *why = NULL;
-        if (argc < 0) why = strdup("unbalanced quotes in configuration line");
-        else if (argc > 0) config_set(argv[0], (const char *const *)argv + 1, argc - 1, 1, &why);
+        if (argc < 0)
+            why = strdup("unbalanced quotes in configuration line");
+        else if (argc > 0)
+            config_set(argv[0], (const char *const *)argv + 1, argc - 1, 1, &why);
         if (argc >= 0) config_free_args(argv, argc);
         if (why) {
             char buf[600];
@@ -325,12 +343,46 @@ int config_load_file(const char *path, char **err)
  * beyond the pattern's own stars (each '*' recurses once per position, as
  * Redis does; patterns come from clients, so the depth is bounded by the
  * pattern length). */
+/* Matches ch against the class starting at p ('['). Returns the length of
+ * the class including its ']' when ch is in it, 0 when not (or when the
+ * class is unterminated, as Redis). */
+static size_t match_class(const char *p, size_t plen, int ch, int nocase)
+{
+    const char *start = p;
+    int not = 0, match = 0;
+    p++, plen--;
+    if (plen && *p == '^') not = 1, p++, plen--;
+    if (nocase) ch = tolower(ch);
+    while (plen && *p != ']') {
+        if (*p == '\\' && plen >= 2) {
+            p++, plen--;
+            if ((unsigned char)*p == ch) match = 1;
+        } else if (plen >= 3 && p[1] == '-') {
+            int a = (unsigned char)p[0], b = (unsigned char)p[2];
+            if (a > b) {
+                int t = a;
+                a = b;
+                b = t;
+            }
+            if (nocase) a = tolower(a), b = tolower(b);
+            if (ch >= a && ch <= b) match = 1;
+            p += 2, plen -= 2;
+        } else if ((nocase ? tolower((unsigned char)*p) : (unsigned char)*p) == ch) {
+            match = 1;
+        }
+        p++, plen--;
+    }
+    if (!plen) return 0;
+    return (not ? !match : match) ? (size_t)(p - start) + 1 : 0;
+}
+
 int strata_glob_match(const char *p, size_t plen, const char *s, size_t slen, int nocase)
 {
     while (plen && slen) {
         switch (*p) {
         case '*':
-            while (plen > 1 && p[1] == '*') p++, plen--;
+            while (plen > 1 && p[1] == '*')
+                p++, plen--;
             if (plen == 1) return 1;
             while (slen) {
                 if (strata_glob_match(p + 1, plen - 1, s, slen, nocase)) return 1;
@@ -341,31 +393,10 @@ int strata_glob_match(const char *p, size_t plen, const char *s, size_t slen, in
             s++, slen--;
             break;
         case '[': {
-            int not = 0, match = 0;
-            p++, plen--;
-            if (plen && *p == '^') not = 1, p++, plen--;
-            while (plen) {
-                if (*p == '\\' && plen >= 2) {
-                    p++, plen--;
-                    if (*p == *s) match = 1;
-                } else if (*p == ']') {
-                    break;
-                } else if (plen >= 3 && p[1] == '-') {
-                    int a = (unsigned char)p[0], b = (unsigned char)p[2], c = (unsigned char)*s;
-                    if (a > b) { int t = a; a = b; b = t; }
-                    if (nocase) a = tolower(a), b = tolower(b), c = tolower(c);
-                    if (c >= a && c <= b) match = 1;
-                    p += 2, plen -= 2;
-                } else if (nocase ? tolower((unsigned char)*p) == tolower((unsigned char)*s)
-                                  : *p == *s) {
-                    match = 1;
-                }
-                p++, plen--;
-            }
-            if (not) match = !match;
-            if (!match) return 0;
+            size_t used = match_class(p, plen, (unsigned char)*s, nocase);
+            if (used == 0) return 0;
+            p += used - 1, plen -= used - 1; /* now at the ']' */
             s++, slen--;
-            if (!plen) return 0; /* unterminated class: no match, as Redis */
             break;
         }
         case '\\':
@@ -379,6 +410,7 @@ int strata_glob_match(const char *p, size_t plen, const char *s, size_t slen, in
         }
         p++, plen--;
     }
-    while (plen && *p == '*') p++, plen--;
+    while (plen && *p == '*')
+        p++, plen--;
     return plen == 0 && slen == 0;
 }

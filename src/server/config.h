@@ -19,17 +19,17 @@ typedef struct server_config {
     char *bind;
     int port;
     char *dir;
-    int appendfsync; /* ENG_SYNC_* */
+    int appendfsync;   /* ENG_SYNC_* */
     char *requirepass; /* "" = none */
     int maxclients;
-    int timeout;      /* seconds idle before a client is closed; 0 = never */
+    int timeout; /* seconds idle before a client is closed; 0 = never */
     int tcp_keepalive;
     long long cache_size;
     long long write_buffer_size;
-    int compression;  /* zstd level; 0 = off */
-    int loglevel;     /* LL_* */
-    char *logfile;    /* "" = stdout */
-    char *pidfile;    /* "" = none */
+    int compression; /* zstd level; 0 = off */
+    int loglevel;    /* LL_* */
+    char *logfile;   /* "" = stdout */
+    char *pidfile;   /* "" = none */
     int daemonize;
     int hz;
     long long proto_max_bulk_len;

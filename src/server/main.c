@@ -43,7 +43,8 @@ static void apply_overrides(int argc, char **argv, int i)
         }
         const char *name = argv[i] + 2;
         int j = i + 1;
-        while (j < argc && strncmp(argv[j], "--", 2) != 0) j++;
+        while (j < argc && strncmp(argv[j], "--", 2) != 0)
+            j++;
         char *err = NULL;
         if (config_set(name, (const char *const *)argv + i + 1, j - i - 1, 1, &err) < 0) {
             fprintf(stderr, "*** FATAL CONFIG ERROR (strata) ***\n--%s: %s\n", name, err);
@@ -97,8 +98,10 @@ static void write_pidfile(void)
 /* The keyspace reports each changed key, or key NULL for a whole db. */
 static void touch_hook(void *tctx, int db, const char *key, size_t klen)
 {
-    if (key) server_touch_key(db, key, klen);
-    else server_touch_db(db);
+    if (key)
+        server_touch_key(db, key, klen);
+    else
+        server_touch_db(db);
 }
 
 static int open_storage(void)
@@ -114,8 +117,7 @@ static int open_storage(void)
     o.log_fn = server_log_engine;
     o.create_if_missing = 1;
     if (mkdir_p(cfg.dir) < 0) {
-        server_log(LL_WARNING, "Can't create the data directory %s: %s", cfg.dir,
-                   strerror(errno));
+        server_log(LL_WARNING, "Can't create the data directory %s: %s", cfg.dir, strerror(errno));
         return -1;
     }
     int64_t t0 = ae_mstime();
@@ -164,9 +166,10 @@ int main(int argc, char **argv)
     if (realpath("/proc/self/exe", exe)) server.executable = exe;
     if (cfg.daemonize) daemonize();
     server_log(LL_NOTICE, "strata 0.1.0 starting, pid=%d, port=%d, dir=%s, appendfsync=%s",
-               (int)getpid(), cfg.port,
-               cfg.dir, cfg.appendfsync == ENG_SYNC_ALWAYS ? "always"
-                        : cfg.appendfsync == ENG_SYNC_NO ? "no" : "everysec");
+               (int)getpid(), cfg.port, cfg.dir,
+               cfg.appendfsync == ENG_SYNC_ALWAYS ? "always"
+               : cfg.appendfsync == ENG_SYNC_NO   ? "no"
+                                                  : "everysec");
     signal(SIGPIPE, SIG_IGN);
     if (open_storage() < 0) return 1;
     if (server_init() < 0) {

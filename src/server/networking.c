@@ -113,8 +113,10 @@ void client_free(client *c)
     }
     server_unwatch_all(c);
     server_discard_multi(c);
-    if (p->prev) p->prev->priv->next = p->next;
-    else server.clients = p->next;
+    if (p->prev)
+        p->prev->priv->next = p->next;
+    else
+        server.clients = p->next;
     if (p->next) p->next->priv->prev = p->prev;
     server.nclients--;
     reply_free_all(c);
@@ -141,7 +143,8 @@ void networking_accept_handler(ae_loop *el, int fd, void *data, int mask)
         server.stat_connections++;
         if (server.nclients >= (uint64_t)cfg.maxclients) {
             static const char msg[] = "-ERR max number of clients reached\r\n";
-            if (write(cfd, msg, sizeof(msg) - 1) < 0) { /* the client is gone anyway */ }
+            if (write(cfd, msg, sizeof(msg) - 1) < 0) { /* the client is gone anyway */
+            }
             server.stat_rejected_conn++;
             close(cfd);
             continue;
@@ -165,7 +168,8 @@ static int qbuf_reserve(struct client_private *p, size_t want)
     }
     if (p->qcap - p->qlen >= want) return 0;
     size_t cap = p->qcap ? p->qcap : IOBUF_LEN;
-    while (cap - p->qlen < want) cap *= 2;
+    while (cap - p->qlen < want)
+        cap *= 2;
     char *nb = realloc(p->qbuf, cap);
     if (!nb) return -1;
     p->qbuf = nb;
@@ -235,8 +239,10 @@ static void read_handler(ae_loop *el, int fd, void *data, int mask)
     c->last_interaction_ms = ae_mstime();
     size_t pending = p->qlen - resp_parser_keep_from(p->parser, p->qpos);
     if (pending > (size_t)cfg.client_query_buffer_limit) {
-        server_log(LL_WARNING, "Closing client that reached max query buffer length: id=%llu "
-                               "addr=%s qbuf=%zu", (unsigned long long)c->id, c->addr, pending);
+        server_log(LL_WARNING,
+                   "Closing client that reached max query buffer length: id=%llu "
+                   "addr=%s qbuf=%zu",
+                   (unsigned long long)c->id, c->addr, pending);
         add_reply_error(c, "Protocol error: client query buffer exceeds client-query-buffer-limit");
         c->flags |= CLIENT_CLOSE_AFTER_REPLY;
         p->qpos = p->qlen = 0;
@@ -391,11 +397,11 @@ char *client_info_line(client *c)
                  (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
                  (long long)((now - c->ctime_ms) / 1000),
                  (long long)((now - c->last_interaction_ms) / 1000), flags, c->db,
-                 (c->flags & CLIENT_MULTI) ? p->mq_len : -1, p->qlen - p->qpos,
-                 p->qcap - p->qlen, p->qcap, p->reply_bytes,
-                 p->qcap + p->reply_bytes + sizeof(*c) + sizeof(*p), (ev & AE_READABLE) ? "r" : "",
-                 (ev & AE_WRITABLE) ? "w" : "", p->last_cmd_name ? p->last_cmd_name : "NULL",
-                 c->resp, c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "") < 0)
+                 (c->flags & CLIENT_MULTI) ? p->mq_len : -1, p->qlen - p->qpos, p->qcap - p->qlen,
+                 p->qcap, p->reply_bytes, p->qcap + p->reply_bytes + sizeof(*c) + sizeof(*p),
+                 (ev & AE_READABLE) ? "r" : "", (ev & AE_WRITABLE) ? "w" : "",
+                 p->last_cmd_name ? p->last_cmd_name : "NULL", c->resp,
+                 c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "") < 0)
         return NULL;
     return line;
 }

@@ -36,8 +36,10 @@ static reply_block *block_new(size_t size)
 static void link_block(client *c, reply_block *b)
 {
     struct client_private *p = c->priv;
-    if (p->reply_tail) p->reply_tail->next = b;
-    else p->reply_head = b;
+    if (p->reply_tail)
+        p->reply_tail->next = b;
+    else
+        p->reply_head = b;
     p->reply_tail = b;
 }
 
@@ -103,7 +105,10 @@ static void add_header(client *c, char type, long long n)
     reply_append(c, buf, (size_t)len);
 }
 
-void add_reply_ok(client *c) { reply_append(c, "+OK\r\n", 5); }
+void add_reply_ok(client *c)
+{
+    reply_append(c, "+OK\r\n", 5);
+}
 
 void add_reply_status(client *c, const char *s)
 {
@@ -118,13 +123,14 @@ void add_reply_status(client *c, const char *s)
  * "ERR " like in Redis. A leading '-' marks any other code explicitly. */
 static int has_code(const char *msg)
 {
-    static const char *codes[] = {"ERR", "WRONGTYPE", "NOAUTH", "WRONGPASS", "NOPROTO",
-                                  "EXECABORT", "BUSY", "BUSYKEY", "NOSCRIPT", "LOADING",
-                                  "MISCONF", "READONLY", "OOM", "NOPERM", "CROSSSLOT",
-                                  "TRYAGAIN", "NOREPLICAS", "MASTERDOWN", "UNKILLABLE",
-                                  "NOTBUSY", "NOGROUP", "UNBLOCKED", NULL};
+    static const char *codes[] = {
+        "ERR",        "WRONGTYPE", "NOAUTH",    "WRONGPASS", "NOPROTO",    "EXECABORT",
+        "BUSY",       "BUSYKEY",   "NOSCRIPT",  "LOADING",   "MISCONF",    "READONLY",
+        "OOM",        "NOPERM",    "CROSSSLOT", "TRYAGAIN",  "NOREPLICAS", "MASTERDOWN",
+        "UNKILLABLE", "NOTBUSY",   "NOGROUP",   "UNBLOCKED", NULL};
     size_t i = 0;
-    while (msg[i] >= 'A' && msg[i] <= 'Z') i++;
+    while (msg[i] >= 'A' && msg[i] <= 'Z')
+        i++;
     if (i == 0 || msg[i] != ' ') return 0;
     for (const char **c = codes; *c; c++)
         if (strlen(*c) == i && memcmp(*c, msg, i) == 0) return 1;
@@ -177,8 +183,10 @@ void add_reply_bulk(client *c, const char *p, size_t n)
 
 void add_reply_bulk_cstr(client *c, const char *s)
 {
-    if (!s) add_reply_null(c);
-    else add_reply_bulk(c, s, strlen(s));
+    if (!s)
+        add_reply_null(c);
+    else
+        add_reply_bulk(c, s, strlen(s));
 }
 
 void add_reply_bulk_ll(client *c, long long v)
@@ -190,22 +198,29 @@ void add_reply_bulk_ll(client *c, long long v)
 
 void add_reply_null(client *c)
 {
-    if (c->resp >= 3) reply_append(c, "_\r\n", 3);
-    else reply_append(c, "$-1\r\n", 5);
+    if (c->resp >= 3)
+        reply_append(c, "_\r\n", 3);
+    else
+        reply_append(c, "$-1\r\n", 5);
 }
 
 void add_reply_null_array(client *c)
 {
-    if (c->resp >= 3) reply_append(c, "_\r\n", 3);
-    else reply_append(c, "*-1\r\n", 5);
+    if (c->resp >= 3)
+        reply_append(c, "_\r\n", 3);
+    else
+        reply_append(c, "*-1\r\n", 5);
 }
 
 void add_reply_long_long(client *c, long long v)
 {
     /* The common small replies (:0 :1) without formatting. */
-    if (v == 0) reply_append(c, ":0\r\n", 4);
-    else if (v == 1) reply_append(c, ":1\r\n", 4);
-    else add_header(c, ':', v);
+    if (v == 0)
+        reply_append(c, ":0\r\n", 4);
+    else if (v == 1)
+        reply_append(c, ":1\r\n", 4);
+    else
+        add_header(c, ':', v);
 }
 
 /* Formats d as Redis does: "inf"/"-inf"/"nan", else %.17g. */
@@ -231,19 +246,29 @@ void add_reply_double(client *c, double d)
 
 void add_reply_bool(client *c, int b)
 {
-    if (c->resp >= 3) reply_append(c, b ? "#t\r\n" : "#f\r\n", 4);
-    else reply_append(c, b ? ":1\r\n" : ":0\r\n", 4);
+    if (c->resp >= 3)
+        reply_append(c, b ? "#t\r\n" : "#f\r\n", 4);
+    else
+        reply_append(c, b ? ":1\r\n" : ":0\r\n", 4);
 }
 
-void add_reply_array_len(client *c, long n) { add_header(c, '*', n); }
+void add_reply_array_len(client *c, long n)
+{
+    add_header(c, '*', n);
+}
 
 void add_reply_map_len(client *c, long n)
 {
-    if (c->resp >= 3) add_header(c, '%', n);
-    else add_header(c, '*', 2 * n);
+    if (c->resp >= 3)
+        add_header(c, '%', n);
+    else
+        add_header(c, '*', 2 * n);
 }
 
-void add_reply_set_len(client *c, long n) { add_header(c, c->resp >= 3 ? '~' : '*', n); }
+void add_reply_set_len(client *c, long n)
+{
+    add_header(c, c->resp >= 3 ? '~' : '*', n);
+}
 
 void add_reply_verbatim(client *c, const char *p, size_t n, const char *ext)
 {
@@ -276,12 +301,17 @@ static void set_deferred(client *c, void *node, char type, long n)
     c->priv->reply_bytes += b->used; /* R2 */
 }
 
-void set_deferred_array_len(client *c, void *node, long n) { set_deferred(c, node, '*', n); }
+void set_deferred_array_len(client *c, void *node, long n)
+{
+    set_deferred(c, node, '*', n);
+}
 
 void set_deferred_map_len(client *c, void *node, long n)
 {
-    if (c->resp >= 3) set_deferred(c, node, '%', n);
-    else set_deferred(c, node, '*', 2 * n);
+    if (c->resp >= 3)
+        set_deferred(c, node, '%', n);
+    else
+        set_deferred(c, node, '*', 2 * n);
 }
 
 void add_reply_wrong_arity(client *c)
@@ -295,17 +325,19 @@ void add_reply_help(client *c, const char **lines)
     char upper[64];
     size_t i, n = 0;
     for (i = 0; i < sizeof(upper) - 1 && c->argv[0].ptr[i]; i++)
-        upper[i] = (char)(c->argv[0].ptr[i] >= 'a' && c->argv[0].ptr[i] <= 'z'
-                              ? c->argv[0].ptr[i] - 32
-                              : c->argv[0].ptr[i]);
+        upper[i] =
+            (char)(c->argv[0].ptr[i] >= 'a' && c->argv[0].ptr[i] <= 'z' ? c->argv[0].ptr[i] - 32
+                                                                        : c->argv[0].ptr[i]);
     upper[i] = '\0';
-    while (lines[n]) n++;
+    while (lines[n])
+        n++;
     add_reply_array_len(c, (long)n + 3);
     char head[128];
-    snprintf(head, sizeof(head), "%s <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-             upper);
+    snprintf(head, sizeof(head),
+             "%s <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", upper);
     add_reply_status(c, head);
-    for (i = 0; i < n; i++) add_reply_status(c, lines[i]);
+    for (i = 0; i < n; i++)
+        add_reply_status(c, lines[i]);
     add_reply_status(c, "HELP");
     add_reply_status(c, "    Print this help.");
 }
@@ -315,9 +347,9 @@ void add_reply_subcommand_error(client *c)
     char upper[64];
     size_t i;
     for (i = 0; i < sizeof(upper) - 1 && c->argv[0].ptr[i]; i++)
-        upper[i] = (char)(c->argv[0].ptr[i] >= 'a' && c->argv[0].ptr[i] <= 'z'
-                              ? c->argv[0].ptr[i] - 32
-                              : c->argv[0].ptr[i]);
+        upper[i] =
+            (char)(c->argv[0].ptr[i] >= 'a' && c->argv[0].ptr[i] <= 'z' ? c->argv[0].ptr[i] - 32
+                                                                        : c->argv[0].ptr[i]);
     upper[i] = '\0';
     add_reply_error_fmt(c, "unknown subcommand '%.128s'. Try %s HELP.", c->argv[1].ptr, upper);
 }
@@ -352,4 +384,7 @@ bad:
     return -1;
 }
 
-int arg_is(const arg *a, const char *w) { return strcasecmp(a->ptr, w) == 0 && strlen(w) == a->len; }
+int arg_is(const arg *a, const char *w)
+{
+    return strcasecmp(a->ptr, w) == 0 && strlen(w) == a->len;
+}

@@ -47,7 +47,8 @@ void resp_parser_rebase(resp_parser *p, size_t delta)
 {
     if (!p->in_multibulk) return;
     p->req_start -= delta;
-    for (int i = 0; i < p->argc; i++) p->offs[i] -= delta; /* P1 */
+    for (int i = 0; i < p->argc; i++)
+        p->offs[i] -= delta; /* P1 */
 }
 
 size_t resp_parser_bulk_need(const resp_parser *p)
@@ -59,7 +60,8 @@ static int grow_args(resp_parser *p, size_t want)
 {
     if (want <= p->argcap) return 0;
     size_t cap = p->argcap ? p->argcap : 8;
-    while (cap < want) cap *= 2;
+    while (cap < want)
+        cap *= 2;
     size_t *o = realloc(p->offs, cap * sizeof(*o));
     if (!o) return -1;
     p->offs = o;
@@ -122,75 +124,88 @@ static int hexval(char c)
     return -1;
 }
 
-static int is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\0'; }
+static int is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\0';
+}
+
+/* Unescapes one character of a "double quoted" string at *r into *w. */
+static void unescape_dq(char **r, char *e, char **w)
+{
+    char *p = *r;
+    if (p + 3 < e && p[1] == 'x' && hexval(p[2]) >= 0 && hexval(p[3]) >= 0) {
+        *(*w)++ = (char)(hexval(p[2]) * 16 + hexval(p[3]));
+        *r = p + 4;
+        return;
+    }
+    char c = p[1];
+    *(*w)++ = c == 'n'   ? '\n'
+              : c == 'r' ? '\r'
+              : c == 't' ? '\t'
+              : c == 'b' ? '\b'
+              : c == 'a' ? '\a'
+                         : c;
+    *r = p + 2;
+}
+
+/* Scans one argument starting at *r (not a space), writing its unescaped
+ * bytes at *w. Returns 0, or -1 on unbalanced quotes. The write cursor
+ * never passes the read cursor, so unescaping in place is safe. */
+static int scan_arg(char **rp, char *e, char **wp)
+{
+    char *r = *rp, *w = *wp;
+    char quote = 0; /* '"' or '\'' while inside quotes */
+    for (;;) {
+        if (quote) {
+            if (r >= e) return -1;
+            if (*r == '\\' && r + 1 < e && quote == '"') {
+                unescape_dq(&r, e, &w);
+            } else if (*r == '\\' && r + 1 < e && r[1] == '\'') {
+                *w++ = '\'';
+                r += 2;
+            } else if (*r == quote) {
+                r++;
+                /* A closing quote must be followed by a space or the end. */
+                if (r < e && !is_space(*r)) return -1;
+                quote = 0;
+                break;
+            } else {
+                *w++ = *r++;
+            }
+        } else {
+            if (r >= e || is_space(*r)) break;
+            if (*r == '"' || *r == '\'')
+                quote = *r++;
+            else
+                *w++ = *r++;
+        }
+    }
+    *rp = r;
+    *wp = w;
+    return 0;
+}
 
 /* Splits the inline line [s, e) in place into arguments, as Redis's
  * sdssplitargs: whitespace separates, "..." allows \n \r \t \b \a \\ \" and
- * \xHH, '...' allows \'. The write cursor w never passes the read cursor r,
- * so unescaping in place is safe (each NUL lands on a byte already read). */
+ * \xHH, '...' allows \'. Each NUL lands on a byte already read. */
 static int split_inline(resp_parser *p, char *s, char *e)
 {
     char *r = s;
     p->argc = 0;
     for (;;) {
-        while (r < e && is_space(*r)) r++;
+        while (r < e && is_space(*r))
+            r++;
         if (r >= e) return RESP_DONE;
         char *w = r, *start = r;
-        int inq = 0, insq = 0;
-        for (;;) {
-            if (inq) {
-                if (r >= e) return fail(p, "Protocol error: unbalanced quotes in request");
-                if (*r == '\\' && r + 3 < e && r[1] == 'x' && hexval(r[2]) >= 0 &&
-                    hexval(r[3]) >= 0) {
-                    *w++ = (char)(hexval(r[2]) * 16 + hexval(r[3]));
-                    r += 4;
-                } else if (*r == '\\' && r + 1 < e) {
-                    char c = r[1];
-                    *w++ = c == 'n' ? '\n' : c == 'r' ? '\r' : c == 't' ? '\t' : c == 'b' ? '\b'
-                         : c == 'a' ? '\a' : c;
-                    r += 2;
-                } else if (*r == '"') {
-                    r++;
-                    if (r < e && !is_space(*r))
-                        return fail(p, "Protocol error: unbalanced quotes in request");
-                    break;
-                } else {
-                    *w++ = *r++;
-                }
-            } else if (insq) {
-                if (r >= e) return fail(p, "Protocol error: unbalanced quotes in request");
-                if (*r == '\\' && r + 1 < e && r[1] == '\'') {
-                    *w++ = '\'';
-                    r += 2;
-                } else if (*r == '\'') {
-                    r++;
-                    if (r < e && !is_space(*r))
-                        return fail(p, "Protocol error: unbalanced quotes in request");
-                    break;
-                } else {
-                    *w++ = *r++;
-                }
-            } else {
-                if (r >= e || is_space(*r)) break;
-                if (*r == '"') {
-                    inq = 1;
-                    r++;
-                } else if (*r == '\'') {
-                    insq = 1;
-                    r++;
-                } else {
-                    *w++ = *r++;
-                }
-            }
-        }
+        if (scan_arg(&r, e, &w) < 0) return fail(p, "Protocol error: unbalanced quotes in request");
         if (grow_args(p, (size_t)p->argc + 1) < 0) return fail(p, "Protocol error: out of memory");
         p->argv[p->argc].ptr = start;
         p->argv[p->argc].len = (size_t)(w - start);
         p->argc++;
-        /* r > w here unless the argument ended at e without a separator; in
-         * that case *e is the line's '\r' or '\n', already consumed. */
+        /* w <= r; when the argument ended at e, *e is the line's '\r' or
+         * '\n', already consumed, so the NUL may go there. */
         *w = '\0';
-        if (r < e) r++; /* step over the separator (w <= r keeps holding) */
+        if (r < e) r++; /* step over the separator */
     }
 }
 

@@ -31,9 +31,15 @@
 
 struct server_state server;
 
-int64_t server_now_ms(void) { return server.cmd_time_ms ? server.cmd_time_ms : ae_mstime(); }
+int64_t server_now_ms(void)
+{
+    return server.cmd_time_ms ? server.cmd_time_ms : ae_mstime();
+}
 
-keyspace *server_keyspace(void) { return server.ks; }
+keyspace *server_keyspace(void)
+{
+    return server.ks;
+}
 
 ks_ctx *client_ks(client *c)
 {
@@ -66,14 +72,13 @@ static void reply_unknown_command(client *c)
     char args[160] = "";
     size_t n = 0;
     for (int i = 1; i < c->argc && n < 128; i++) {
-        int w = snprintf(args + n, sizeof(args) - n, "'%.*s' ", (int)(128 - n),
-                         c->argv[i].ptr);
+        int w = snprintf(args + n, sizeof(args) - n, "'%.*s' ", (int)(128 - n), c->argv[i].ptr);
         if (w < 0) break;
         n += (size_t)w;
         if (n >= sizeof(args)) n = sizeof(args) - 1;
     }
-    add_reply_error_fmt(c, "unknown command '%.128s', with args beginning with: %s",
-                        c->argv[0].ptr, args);
+    add_reply_error_fmt(c, "unknown command '%.128s', with args beginning with: %s", c->argv[0].ptr,
+                        args);
 }
 
 static void queue_command(client *c, const struct command *cmd)
@@ -104,7 +109,8 @@ void server_discard_multi(client *c)
 {
     struct client_private *p = c->priv;
     for (int i = 0; i < p->mq_len; i++) {
-        for (int j = 0; j < p->mq[i].argc; j++) free(p->mq[i].argv[j].ptr);
+        for (int j = 0; j < p->mq[i].argc; j++)
+            free(p->mq[i].argv[j].ptr);
         free(p->mq[i].argv);
     }
     free(p->mq);
@@ -126,8 +132,10 @@ void server_call(client *c, const struct command *cmd)
     cmd->proc(c);
     p->executing--;
     if (savepoint) {
-        if (c->last_cmd_errors) eng_batch_rollback(server.batch); /* S1 */
-        else eng_batch_pop_savepoint(server.batch);
+        if (c->last_cmd_errors)
+            eng_batch_rollback(server.batch); /* S1 */
+        else
+            eng_batch_pop_savepoint(server.batch);
     }
     ks_ctx_reset(&server.ctx);
     server.stat_commands++;
@@ -218,8 +226,10 @@ static void cron_write(void)
     if (eng_batch_count(server.cron_batch) == 0) return;
     eng_status st = eng_write(server.db, server.cron_batch, ENG_WRITE_DEFER);
     eng_batch_clear(server.cron_batch);
-    if (st == ENG_OK) server.uncommitted++;
-    else server_log(LL_WARNING, "Background write failed: %s", eng_last_error());
+    if (st == ENG_OK)
+        server.uncommitted++;
+    else
+        server_log(LL_WARNING, "Background write failed: %s", eng_last_error());
 }
 
 static int server_cron(ae_loop *el, long long id, void *data)
@@ -249,7 +259,8 @@ static int server_cron(ae_loop *el, long long id, void *data)
         networking_client_timeouts();
         uint64_t dt = (uint64_t)(now - (int64_t)server.stat_ops_sample_ms);
         if (dt >= 1000) {
-            server.stat_ops_per_sec = (server.stat_commands - server.stat_ops_sample_cmds) * 1000 / dt;
+            server.stat_ops_per_sec =
+                (server.stat_commands - server.stat_ops_sample_cmds) * 1000 / dt;
             server.stat_ops_sample_cmds = server.stat_commands;
             server.stat_ops_sample_ms = (uint64_t)now;
         }
@@ -314,7 +325,10 @@ int server_init(void)
     return 0;
 }
 
-void server_run(void) { ae_main(server.el); }
+void server_run(void)
+{
+    ae_main(server.el);
+}
 
 int server_prepare_shutdown(int save)
 {
@@ -323,8 +337,7 @@ int server_prepare_shutdown(int save)
     if (save) {
         eng_status st = eng_flush(server.db);
         if (st != ENG_OK) {
-            server_log(LL_WARNING, "Error flushing the memtable on shutdown: %s",
-                       eng_last_error());
+            server_log(LL_WARNING, "Error flushing the memtable on shutdown: %s", eng_last_error());
             return -1;
         }
     }
@@ -339,7 +352,8 @@ void server_shutdown(void)
         server.clients->priv->executing = 0;
         client_free(server.clients);
     }
-    for (int i = 0; i < server.nlisten; i++) close(server.listen_fd[i]);
+    for (int i = 0; i < server.nlisten; i++)
+        close(server.listen_fd[i]);
     server_wait_bgsave();
     idx_shutdown();
     ks_close(server.ks);

@@ -243,7 +243,12 @@ def random_query(rng, model, name):
     return args, expect, mode, want
 
 
+STATS = {}
+
+
 def check_query(r, model, args, expect, mode, want):
+    STATS["queries"] = STATS.get("queries", 0) + 1
+    STATS["nonempty"] = STATS.get("nonempty", 0) + (len(expect) > 0)
     got = r.execute_command(*args)
     if mode == "keys":
         assert got == expect, "%r: got %r want %r" % (args, got, expect)
@@ -438,6 +443,7 @@ class Runner:
         raise AssertionError(cmd)
 
     def check_reply(self, args, expect_err, got):
+        STATS[expect_err or "ok"] = STATS.get(expect_err or "ok", 0) + 1
         if expect_err is None:
             assert not isinstance(got, Exception), "%r: unexpected error %r" % (args, got)
             return
@@ -498,6 +504,11 @@ def run_model(srv, ops):
     run.settle()
     check_all(r, model, rng, 50)
     assert r.execute_command("IDX.CHECK") == []
+    print("stats:", sorted(STATS.items()), flush=True)
+    # The run must have exercised every kind of rejection and real answers.
+    for kind in ("UNIQUE", "NUMERIC", "WRONGTYPE", "ok"):
+        assert STATS.get(kind, 0) > 0, (kind, STATS)
+    assert STATS["nonempty"] > STATS["queries"] // 4, STATS
     return r, model, rng, run
 
 

@@ -292,12 +292,15 @@ def random_operations_match_redis(srv):
         # Mostly type-appropriate keys (h* for hash commands), with some
         # crossing over so WRONGTYPE and type replacement are exercised too.
         keys = ["k%d" % i for i in range(6)] + ["h%d" % i for i in range(4)]
+        def other(k):  # a second key, usually of the same kind as k
+            same = [x for x in keys if x[0] == k[0]]
+            return rnd.choice(same if rnd.random() < 0.95 else keys)
         def field():
             return "f%d" % rnd.randrange(400)  # hashes cross the packed limit
         gens = [
             lambda k: ["set", k, str(rnd.randrange(100))],
             lambda k: ["get", k],
-            lambda k: ["del", k, rnd.choice(keys)],
+            lambda k: ["del", k, other(k)],
             lambda k: ["hset", k] + sum([[field(), "v%d" % rnd.randrange(9)] for _ in range(rnd.choice([1, 3, 100]))], []),
             lambda k: ["hdel", k] + [field() for _ in range(rnd.choice([1, 5, 40]))],
             lambda k: ["hget", k, field()],
@@ -319,14 +322,14 @@ def random_operations_match_redis(srv):
             lambda k: ["persist", k],
             lambda k: ["ttl", k],
             lambda k: ["type", k],
-            lambda k: ["exists", k, rnd.choice(keys)],
-            lambda k: ["rename", k, rnd.choice(keys)],
-            lambda k: ["renamenx", k, rnd.choice(keys)],
-            lambda k: ["copy", k, rnd.choice(keys)] + rnd.choice([[], ["replace"]]),
+            lambda k: ["exists", k, other(k)],
+            lambda k: ["rename", k, other(k)],
+            lambda k: ["renamenx", k, other(k)],
+            lambda k: ["copy", k, other(k)] + rnd.choice([[], ["replace"]]),
             lambda k: ["getset", k, "gs"],
             lambda k: ["getdel", k],
-            lambda k: ["mset", k, "m1", rnd.choice(keys), "m2"],
-            lambda k: ["msetnx", k, "m1", rnd.choice(keys), "m2"],
+            lambda k: ["mset", k, "m1", other(k), "m2"],
+            lambda k: ["msetnx", k, "m1", other(k), "m2"],
             lambda k: ["set", k, "s", rnd.choice(["keepttl", "get", "nx", "xx"])],
             lambda k: ["dbsize"],
             lambda k: ["keys", "k*"],
@@ -335,7 +338,7 @@ def random_operations_match_redis(srv):
         for i in range(4000):
             g = rnd.randrange(len(gens))
             hashy = 3 <= g <= 13
-            pool = keys[6:] if hashy == (rnd.random() < 0.9) else keys[:6]
+            pool = keys[6:] if hashy == (rnd.random() < 0.97) else keys[:6]
             cmd = gens[g](rnd.choice(pool))
             a, b = normalize(cmd, reply(s, cmd)), normalize(cmd, reply(r, cmd))
             if a != b:
@@ -343,6 +346,13 @@ def random_operations_match_redis(srv):
                 if len(diffs) > 5:
                     break
         assert not diffs, "\n".join(diffs)
+        srv.restart()  # everything acknowledged is there after a restart
+        s = srv.client()
+        for k in keys:
+            for cmd in (["type", k], ["get", k], ["hgetall", k], ["ttl", k]):
+                a, b = normalize(cmd, reply(s, cmd)), normalize(cmd, reply(r, cmd))
+                assert a == b, "after restart %s: strata %r, redis %r" % (cmd, a, b)
+        assert s.dbsize() == r.dbsize()
     finally:
         ref.close()
 

@@ -22,6 +22,7 @@
 typedef struct kv {
     char *k, *v;
     size_t kl, vl;
+    int pinned; /* filter test: a snapshot saw this expired value, so it stays */
 } kv;
 
 typedef struct model {
@@ -73,7 +74,7 @@ static void model_put(model *m, const char *k, size_t kl, const char *v, size_t 
         m->a = realloc(m->a, m->cap * sizeof(kv));
     }
     memmove(&m->a[i + 1], &m->a[i], (m->n - i) * sizeof(kv));
-    m->a[i] = (kv){dup_bytes(k, kl), dup_bytes(v, vl), kl, vl};
+    m->a[i] = (kv){dup_bytes(k, kl), dup_bytes(v, vl), kl, vl, 0};
     m->n++;
 }
 
@@ -108,7 +109,7 @@ static model *model_copy(const model *m)
     c->a = malloc((m->n + 1) * sizeof(kv));
     for (size_t i = 0; i < m->n; i++)
         c->a[i] = (kv){dup_bytes(m->a[i].k, m->a[i].kl), dup_bytes(m->a[i].v, m->a[i].vl),
-                       m->a[i].kl, m->a[i].vl};
+                       m->a[i].kl, m->a[i].vl, 0};
     return c;
 }
 
@@ -460,6 +461,109 @@ TEST(RandomOpsMatchOrderedMapModel)
     check_full_scan(w.db, NULL, w.m);
     CHECK(eng_close(w.db) == ENG_OK);
     model_free(w.m);
+}
+
+/* ---- The compaction filter against the model ------------------------------- */
+
+/* Values starting with 'X' are expired: the filter may drop them. */
+static int drop_x(void *ctx, const char *k, size_t kl, const char *v, size_t vl)
+{
+    return vl > 0 && v[0] == 'X';
+}
+
+/* A key whose model value is expired may be absent (the filter dropped it),
+ * but it never shows an older version, and every other key is exact. For a
+ * snapshot (snap != NULL) the answer is also stable: an expired value it has
+ * seen stays (the filter never touches what a snapshot sees), and one it
+ * has found gone stays gone. */
+static void check_filtered(eng_db *db, const eng_snapshot *snap, model *m, const char *k,
+                           size_t kl)
+{
+    char *v = NULL;
+    size_t vl = 0;
+    eng_status s = eng_get(db, snap, k, kl, &v, &vl);
+    size_t i = lower_bound(m, k, kl);
+    int present = i < m->n && kcmp(m->a[i].k, m->a[i].kl, k, kl) == 0;
+    int expired = present && m->a[i].vl > 0 && m->a[i].v[0] == 'X';
+    int ok = s == ENG_OK ? present && vl == m->a[i].vl && !memcmp(v, m->a[i].v, vl)
+                         : s == ENG_NOTFOUND && (!present || (expired && !m->a[i].pinned));
+    eng_free(v);
+    CHECK_MSG(ok, "seed %llu op %llu: filtered get %.*s%s: %s (model %s%s)",
+              (unsigned long long)seed, (unsigned long long)op_no, (int)kl, k,
+              snap ? " at snapshot" : "", eng_status_str(s),
+              !present ? "absent" : expired ? "expired" : "live",
+              present && m->a[i].pinned ? ", seen" : "");
+    if (snap && expired && s == ENG_OK) m->a[i].pinned = 1;
+    if (snap && expired && s == ENG_NOTFOUND) model_del(m, k, kl);
+}
+
+TEST(CompactionFilterNeverResurrectsOlderVersionsNorTouchesSnapshots)
+{
+    const char *se = getenv("STRATA_SEED"), *so = getenv("STRATA_OPS");
+    seed = se ? strtoull(se, NULL, 10) : 424242;
+    uint64_t ops = so ? strtoull(so, NULL, 10) / 4 : 4000;
+    rng = seed * 2654435761u + 7;
+    eng_options o;
+    eng_options_init(&o);
+    o.write_buffer_size = 8 << 10;
+    o.target_file_size = 16 << 10;
+    o.max_bytes_level_base = 32 << 10;
+    o.l0_compaction_trigger = 2;
+    o.sync_mode = ENG_SYNC_NO;
+    o.compaction_filter = drop_x;
+    eng_db *db = NULL;
+    CHECK(eng_open(test_tmpdir(), &o, &db) == ENG_OK);
+    model *m = calloc(1, sizeof(model));
+    const eng_snapshot *snap = NULL;
+    model *snap_m = NULL;
+    char k[40], v[64];
+    for (op_no = 0; op_no < ops; op_no++) {
+        unsigned r = rn(100);
+        size_t kl = (size_t)snprintf(k, sizeof(k), "f%04u", rn(300));
+        if (r < 60) {
+            size_t vl = (size_t)snprintf(v, sizeof(v), "%c%llu", rn(3) ? 'L' : 'X',
+                                         (unsigned long long)op_no);
+            eng_batch *b = eng_batch_new(0);
+            eng_batch_put(b, k, kl, v, vl);
+            CHECK(eng_write(db, b, 0) == ENG_OK);
+            eng_batch_free(b);
+            model_put(m, k, kl, v, vl);
+        } else if (r < 70) {
+            eng_batch *b = eng_batch_new(0);
+            eng_batch_delete(b, k, kl);
+            CHECK(eng_write(db, b, 0) == ENG_OK);
+            eng_batch_free(b);
+            model_del(m, k, kl);
+        } else if (r < 90) {
+            check_filtered(db, NULL, m, k, kl);
+            if (snap) check_filtered(db, snap, snap_m, k, kl);
+        } else if (r < 94) {
+            if (snap) {
+                eng_snapshot_release(db, snap);
+                model_free(snap_m);
+                snap = NULL;
+            } else {
+                snap = eng_snapshot_new(db);
+                snap_m = model_copy(m);
+            }
+        } else if (r < 97) {
+            CHECK(eng_flush(db) == ENG_OK);
+        } else {
+            CHECK(eng_compact_range(db, NULL, 0, NULL, 0) == ENG_OK);
+        }
+    }
+    CHECK(eng_compact_range(db, NULL, 0, NULL, 0) == ENG_OK);
+    for (unsigned i = 0; i < 300; i++) {
+        size_t kl = (size_t)snprintf(k, sizeof(k), "f%04u", i);
+        check_filtered(db, NULL, m, k, kl);
+        if (snap) check_filtered(db, snap, snap_m, k, kl);
+    }
+    if (snap) {
+        eng_snapshot_release(db, snap);
+        model_free(snap_m);
+    }
+    CHECK(eng_close(db) == ENG_OK);
+    model_free(m);
 }
 
 int main(int argc, char **argv) { return test_main(argc, argv); }

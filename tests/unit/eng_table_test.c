@@ -450,6 +450,77 @@ TEST(OutOfOrderShortOrRangeTypedAddsAreInvalid)
     buf_free(&k);
 }
 
+/* Index keys that tie on the 8 bytes the reader's search array keeps, and
+ * targets below, inside and above the prefix every key shares. */
+TEST(IndexSearchWithTiedPrefixesFindsTheRightBlock)
+{
+    char path[300], keys[3000][24];
+    path_of(path, "ties.sst");
+    sst_options o = opts(0, 128);
+    sst_builder *b;
+    CHECK_EQ_INT(sst_builder_new(path, &o, &b), ENG_OK);
+    buf k = {0};
+    for (int i = 0; i < 3000; i++) {
+        sprintf(keys[i], "p%04dtailtail%02d", i / 10, i % 10);
+        k.len = 0;
+        ikey_append(&k, slice_make(keys[i], 15), 1, ENG_TYPE_VALUE);
+        CHECK_EQ_INT(sst_builder_add(b, slice_make(k.data, k.len), slice_make(keys[i], 15)), 0);
+    }
+    sst_file_info fi;
+    CHECK_EQ_INT(sst_builder_finish(b, &fi), ENG_OK);
+    sst_reader *r;
+    CHECK_EQ_INT(sst_reader_open(path, 1, NULL, &r), ENG_OK);
+    iter *it = sst_reader_iter(r, 1);
+    const char *odd[] = {"",
+                         "o",
+                         "p",
+                         "p0",
+                         "p0000",
+                         "p0150tailtail05\x01",
+                         "p0150tailtaik",
+                         "p0299tailtail09",
+                         "p0299tailtail1",
+                         "p03",
+                         "q"};
+    for (int q = 0; q < 3000 + 11; q++) {
+        char t[32];
+        size_t tl;
+        if (q < 3000) {
+            tl = 15;
+            memcpy(t, keys[(q * 7) % 3000], tl);
+            if (q % 3 == 1) t[14]--; /* between keys, often below a tie */
+        } else {
+            tl = strlen(odd[q - 3000]);
+            memcpy(t, odd[q - 3000], tl);
+        }
+        size_t want = 0; /* the first key >= t */
+        while (want < 3000 && slice_compare(slice_make(keys[want], 15), slice_make(t, tl)) < 0)
+            want++;
+        k.len = 0;
+        ikey_append(&k, slice_make(t, tl), 5, ENG_TYPE_SEEK);
+        iter_seek(it, slice_make(k.data, k.len));
+        if (want == 3000) {
+            CHECK_MSG(!iter_valid(it), "seek %.*s", (int)tl, t);
+            continue;
+        }
+        CHECK_MSG(iter_valid(it), "seek %.*s", (int)tl, t);
+        CHECK_MSG(iter_value(it).size == 15 && !memcmp(iter_value(it).data, keys[want], 15),
+                  "seek %.*s", (int)tl, t);
+        char *v;
+        size_t vl;
+        int ty;
+        uint64_t fs;
+        int exact = slice_compare(slice_make(keys[want], 15), slice_make(t, tl)) == 0;
+        CHECK_EQ_INT(sst_reader_get(r, slice_make(t, tl), 5, &ty, &fs, &v, &vl),
+                     exact ? ENG_OK : ENG_NOTFOUND);
+        if (exact) free(v);
+    }
+    iter_free(it);
+    sst_reader_close(r);
+    sst_file_info_free(&fi);
+    buf_free(&k);
+}
+
 TEST(FillCacheZeroLooksUpButDoesNotInsert)
 {
     size_t n;

@@ -219,7 +219,7 @@ TEST(SmallHashIsOneMetadataKey)
 static void hset_many(const char *key, int from, int to, const char *prefix)
 {
     ks_field *p = calloc((size_t)(to - from), sizeof(*p));
-    char (*fb)[16] = calloc((size_t)(to - from), 16), (*vb)[24] = calloc((size_t)(to - from), 24);
+    char(*fb)[16] = calloc((size_t)(to - from), 16), (*vb)[24] = calloc((size_t)(to - from), 24);
     for (int i = from; i < to; i++) {
         int j = i - from;
         snprintf(fb[j], 16, "f%05d", i);
@@ -265,6 +265,31 @@ TEST(HashTurnsBigPastThresholdAndStaysExact)
     hset_many("big", 0, 200, "x");
     CHECK(hget_is("big", "f00001", "x1") && hget_is("big", "cnt", NULL));
     CHECK_EQ_INT(ks_dbsize(&ctx), 1);
+    teardown();
+}
+
+TEST(BigHashReadCopiesLargeAndEmptyPairs)
+{
+    setup();
+    hset_many("h", 0, 130, "v");
+    static char large[20000];
+    memset(large, 'L', sizeof(large));
+    ks_field p[3] = {{"", 0, "", 0}, {"large", 5, large, sizeof(large)}, {"after", 5, "a", 1}};
+    uint64_t added;
+    CHECK(ks_hset(&ctx, "h", 1, p, 3, 0, &added) == KS_OK && added == 3);
+    commit();
+    ks_field *all;
+    size_t n, seen = 0;
+    CHECK(ks_hash_read(&ctx, NULL, "h", 1, &all, &n) == KS_OK && n == 133);
+    for (size_t i = 0; i < n; i++) {
+        if (all[i].fl == 0) seen += all[i].vl == 0;
+        if (all[i].fl == 5 && memcmp(all[i].f, "large", 5) == 0)
+            seen += all[i].vl == sizeof(large) && memcmp(all[i].v, large, sizeof(large)) == 0;
+        if (all[i].fl == 5 && memcmp(all[i].f, "after", 5) == 0) seen += all[i].v[0] == 'a';
+        if (all[i].fl == 6 && memcmp(all[i].f, "f00129", 6) == 0) seen += memcmp(all[i].v, "v129", 4) == 0;
+    }
+    CHECK_EQ_INT(seen, 4);
+    ks_fields_free(all, n);
     teardown();
 }
 
@@ -441,6 +466,109 @@ TEST(RenameAndCopyKeepTtlAndCounters)
     teardown();
 }
 
+typedef struct visit_log {
+    int n;
+    char keys[16][16];
+    size_t nf[16];
+} visit_log;
+
+static int visit(void *arg, const char *key, size_t klen, const ks_field *f, size_t n)
+{
+    visit_log *v = arg;
+    if (v->n < 16) {
+        memcpy(v->keys[v->n], key, klen < 15 ? klen : 15);
+        v->keys[v->n][klen < 15 ? klen : 15] = 0;
+        v->nf[v->n] = n;
+    }
+    v->n++;
+    return 0;
+}
+
+TEST(ScanHashesResumesAfterLastAndSkipsOthers)
+{
+    setup();
+    hset1("u:1", "a", "1");
+    hset1("u:2", "a", "1");
+    set("u:3", "string");
+    hset_many("u:4", 0, 150, "v"); /* big */
+    hset1("u:5", "a", "1");
+    hset1("v:1", "a", "1");
+    int done;
+    CHECK(ks_expire_set(&ctx, "u:5", 3, ctx.now_ms + 10, 0, &done) == KS_OK);
+    commit();
+    ctx.now_ms += 100; /* u:5 has expired */
+    visit_log v = {0};
+    char *last;
+    size_t ll;
+    CHECK_EQ_INT(ks_scan_hashes(&ctx, NULL, "u:", 2, NULL, 0, 2, visit, &v, &last, &ll), 2);
+    CHECK(v.n == 2 && strcmp(v.keys[0], "u:1") == 0 && strcmp(v.keys[1], "u:2") == 0);
+    CHECK_MEM(last, ll, "u:2");
+    memset(&v, 0, sizeof(v));
+    char *last2;
+    CHECK_EQ_INT(ks_scan_hashes(&ctx, NULL, "u:", 2, last, ll, 10, visit, &v, &last2, &ll), 1);
+    CHECK(v.n == 1 && strcmp(v.keys[0], "u:4") == 0 && v.nf[0] == 150);
+    free(last);
+    free(last2);
+    memset(&v, 0, sizeof(v));
+    CHECK_EQ_INT(ks_scan_hashes(&ctx, NULL, "u:", 2, "a", 1, 10, visit, &v, &last, &ll), 3);
+    free(last);
+    teardown();
+}
+
+static int flushed_dbs;
+static ks_status flush_hook(void *f, ks_ctx *c, int db)
+{
+    flushed_dbs |= 1 << db;
+    return c->db == db ? KS_OK : KS_ERR_MSG;
+}
+
+TEST(HookSeesBigHdelCopyToOtherDbAndFlushHook)
+{
+    setup();
+    ks_set_hash_hook(ks, hook, wants, NULL);
+    hset_many("u:b", 0, 200, "v");
+    memset(&hl, 0, sizeof(hl));
+    ks_field d[2] = {{"f00001", 6}, {"nope", 4}};
+    uint64_t del;
+    CHECK(ks_hdel(&ctx, "u:b", 3, d, 2, &del) == KS_OK && del == 1);
+    commit();
+    CHECK(hl.calls == 1 && hl.old_n == 200 && hl.new_n == 199 && hl.has);
+    int done;
+    CHECK(ks_copy(&ctx, "u:b", 3, 7, "u:c", 3, 0, &done) == KS_OK && done);
+    commit();
+    CHECK(hl.calls == 2 && !hl.had && hl.has && hl.new_n == 199);
+    ks_set_flush_hook(ks, flush_hook, NULL);
+    CHECK(ks_flush(&ctx, 1) == KS_OK);
+    commit();
+    CHECK_EQ_INT(flushed_dbs, 0xffff);
+    CHECK_EQ_INT(hl.calls, 2); /* the flush hook replaces per-hash calls */
+    teardown();
+}
+
+TEST(FlushWithoutFlushHookCallsHashHookPerIndexedHash)
+{
+    setup();
+    ks_set_hash_hook(ks, hook, wants, NULL);
+    hset1("u:1", "a", "1");
+    hset_many("u:2", 0, 150, "v");
+    hset1("other", "a", "1");
+    set("u:s", "string");
+    memset(&hl, 0, sizeof(hl));
+    CHECK(ks_flush(&ctx, 0) == KS_OK);
+    commit();
+    CHECK_EQ_INT(hl.calls, 2);
+    CHECK(hl.had && !hl.has);
+    CHECK_EQ_INT(ks_dbsize(&ctx), 0);
+    hset1("u:3", "a", "1");
+    hl.reject = 1;
+    CHECK(ks_flush(&ctx, 0) == KS_ERR_MSG);
+    eng_batch_clear(ctx.batch);
+    ks_ctx_reset(&ctx);
+    hl.reject = 0;
+    CHECK(hget_is("u:3", "a", "1"));
+    teardown();
+}
+
 static int collect(void *arg, const char *k, size_t kl)
 {
     int *seen = arg;
@@ -465,7 +593,8 @@ TEST(ScanVisitsEveryKeyExactlyOnce)
         steps++;
     } while (cur && steps < 100);
     CHECK_EQ_INT(cur, 0);
-    for (int i = 0; i < 50; i++) CHECK_EQ_INT(seen[i], 1);
+    for (int i = 0; i < 50; i++)
+        CHECK_EQ_INT(seen[i], 1);
     char *rk;
     size_t rl;
     CHECK(ks_randomkey(&ctx, &rk, &rl) == KS_OK && rk[0] == 'k');
@@ -475,12 +604,25 @@ TEST(ScanVisitsEveryKeyExactlyOnce)
 
 TEST(GlobMatchesLikeRedis)
 {
-    struct { const char *p, *s; int m; } t[] = {
-        {"*", "", 1},         {"h?llo", "hello", 1},  {"h*llo", "heeeello", 1},
-        {"h[ae]llo", "hallo", 1}, {"h[^e]llo", "hello", 0}, {"h[a-b]llo", "hbllo", 1},
-        {"h[b-a]llo", "hallo", 1}, {"a\\*b", "a*b", 1}, {"a\\*b", "axb", 0},
-        {"*a*b*", "xaxxbx", 1}, {"user:*", "user:1", 1}, {"user:*", "use", 0},
-        {"[abc", "a", 1},     {"?", "", 0},           {"a*", "a", 1},
+    struct {
+        const char *p, *s;
+        int m;
+    } t[] = {
+        {"*", "", 1},
+        {"h?llo", "hello", 1},
+        {"h*llo", "heeeello", 1},
+        {"h[ae]llo", "hallo", 1},
+        {"h[^e]llo", "hello", 0},
+        {"h[a-b]llo", "hbllo", 1},
+        {"h[b-a]llo", "hallo", 1},
+        {"a\\*b", "a*b", 1},
+        {"a\\*b", "axb", 0},
+        {"*a*b*", "xaxxbx", 1},
+        {"user:*", "user:1", 1},
+        {"user:*", "use", 0},
+        {"[abc", "a", 1},
+        {"?", "", 0},
+        {"a*", "a", 1},
     };
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
         CHECK_MSG(ks_glob_match(t[i].p, strlen(t[i].p), t[i].s, strlen(t[i].s), 0) == t[i].m,
@@ -488,4 +630,7 @@ TEST(GlobMatchesLikeRedis)
     CHECK(ks_glob_match("HELLO", 5, "hello", 5, 1));
 }
 
-int main(int argc, char **argv) { return test_main(argc, argv); }
+int main(int argc, char **argv)
+{
+    return test_main(argc, argv);
+}

@@ -23,7 +23,8 @@ static int parse_all(const char *s, size_t n, char *out, size_t cap, const char 
         for (int i = 0; i < p.argc; i++) {
             o += (size_t)snprintf(out + o, cap - o, "%s%.*s", i ? "|" : "", (int)p.argv[i].len,
                                   p.argv[i].ptr);
-            if (p.argv[i].ptr[p.argv[i].len] != '\0') o += (size_t)snprintf(out + o, cap - o, "!NONUL");
+            if (p.argv[i].ptr[p.argv[i].len] != '\0')
+                o += (size_t)snprintf(out + o, cap - o, "!NONUL");
         }
         o += (size_t)snprintf(out + o, cap - o, ";");
     }
@@ -33,22 +34,22 @@ static int parse_all(const char *s, size_t n, char *out, size_t cap, const char 
     return r;
 }
 
-#define EXPECT_PARSE(input, want)                                                               \
-    do {                                                                                        \
-        char got_[4096];                                                                        \
-        const char *err_;                                                                       \
-        int r_ = parse_all(input, sizeof(input) - 1, got_, sizeof(got_), &err_);                \
+#define EXPECT_PARSE(input, want)                                                                  \
+    do {                                                                                           \
+        char got_[4096];                                                                           \
+        const char *err_;                                                                          \
+        int r_ = parse_all(input, sizeof(input) - 1, got_, sizeof(got_), &err_);                   \
         CHECK_MSG(r_ == RESP_AGAIN, "parse of %s returned %d (%s)", #input, r_, err_ ? err_ : ""); \
-        CHECK_MSG(strcmp(got_, want) == 0, "got '%.300s' want '%.300s'", got_, want);                   \
+        CHECK_MSG(strcmp(got_, want) == 0, "got '%.300s' want '%.300s'", got_, want);              \
     } while (0)
 
-#define EXPECT_ERROR(input, msg)                                                                \
-    do {                                                                                        \
-        char got_[4096];                                                                        \
-        const char *err_ = NULL;                                                                \
-        int r_ = parse_all(input, sizeof(input) - 1, got_, sizeof(got_), &err_);                \
-        CHECK_MSG(r_ == RESP_ERR, "parse of %s returned %d, want error", #input, r_);           \
-        CHECK_MSG(strcmp(err_, msg) == 0, "error '%s' want '%s'", err_, msg);                   \
+#define EXPECT_ERROR(input, msg)                                                                   \
+    do {                                                                                           \
+        char got_[4096];                                                                           \
+        const char *err_ = NULL;                                                                   \
+        int r_ = parse_all(input, sizeof(input) - 1, got_, sizeof(got_), &err_);                   \
+        CHECK_MSG(r_ == RESP_ERR, "parse of %s returned %d, want error", #input, r_);              \
+        CHECK_MSG(strcmp(err_, msg) == 0, "error '%s' want '%s'", err_, msg);                      \
     } while (0)
 
 TEST(MultibulkRequestIsParsed)
@@ -59,8 +60,9 @@ TEST(MultibulkRequestIsParsed)
 
 TEST(PipelinedRequestsAreAllReturned)
 {
-    EXPECT_PARSE("*1\r\n$4\r\nPING\r\n*1\r\n$4\r\nPING\r\nECHO x\r\n*2\r\n$4\r\nECHO\r\n$1\r\ny\r\n",
-                 "PING;PING;ECHO|x;ECHO|y;");
+    EXPECT_PARSE(
+        "*1\r\n$4\r\nPING\r\n*1\r\n$4\r\nPING\r\nECHO x\r\n*2\r\n$4\r\nECHO\r\n$1\r\ny\r\n",
+        "PING;PING;ECHO|x;ECHO|y;");
 }
 
 TEST(EmptyMultibulkAndBlankLinesAreSkipped)
@@ -220,7 +222,8 @@ TEST(ManyArgumentsGrowTheArgv)
 {
     char buf[20000];
     size_t o = (size_t)snprintf(buf, sizeof(buf), "*2000\r\n");
-    for (int i = 0; i < 2000; i++) o += (size_t)snprintf(buf + o, sizeof(buf) - o, "$1\r\n%d\r\n", i % 10);
+    for (int i = 0; i < 2000; i++)
+        o += (size_t)snprintf(buf + o, sizeof(buf) - o, "$1\r\n%d\r\n", i % 10);
     resp_parser p;
     resp_parser_init(&p);
     size_t pos = 0;
@@ -231,4 +234,7 @@ TEST(ManyArgumentsGrowTheArgv)
     resp_parser_free(&p);
 }
 
-int main(int argc, char **argv) { return test_main(argc, argv); }
+int main(int argc, char **argv)
+{
+    return test_main(argc, argv);
+}

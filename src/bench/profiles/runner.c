@@ -230,7 +230,11 @@ out:
 static void child_run(const drv_ops *ops, const rn_config *cfg, rn_result *res)
 {
     char err[1024] = "", dir[600];
-    snprintf(dir, sizeof(dir), "%s/strata-bench-%s-XXXXXX", cfg->tmp, ops->name);
+    /* mkdtemp's template: the name, then six 'X' it replaces. */
+    int len = snprintf(dir, sizeof(dir) - 7, "%s/strata-bench-%s-", cfg->tmp, ops->name);
+    if (len > (int)sizeof(dir) - 7) len = (int)sizeof(dir) - 7;
+    memset(dir + len, 'X', 6);
+    dir[len + 6] = 0;
     if (!mkdtemp(dir)) {
         res->status = RN_FAILED;
         snprintf(res->message, sizeof(res->message), "mkdtemp in %.400s: %s", cfg->tmp,

@@ -1,0 +1,484 @@
+/*
+ * table_fuzz.c -- libFuzzer target for opening and reading damaged table
+ * files (table_reader.c, block.c, bloom.c, cache.c).
+ *
+ * Once per process two small valid tables are built in-process with
+ * sst_builder from a fixed model (several versions per key, deletions,
+ * long values, range deletions): variant 0 with zstd blocks and a bloom
+ * filter, variant 1 raw with no filter, both with small blocks so there
+ * are many. The input then damages a copy of one of them:
+ *
+ *   input = flags:u8 edit*
+ *   flags = bit 0 variant, bit 1 use a block cache, bit 2 iterators fill it
+ *   edit  = op:u8 pos:u16 (little-endian) val:u8
+ *           op & 3: 0 xor val, 1 set to val, 2 truncate to pos,
+ *                   3 flip bit (val & 7); op & 4: pos counts from the end
+ *
+ * and the result is opened and read: point lookups (a pseudo-random
+ * selection of present and absent keys at several snapshots), full forward
+ * and backward scans, seeks with next/prev, and the range deletions.
+ * Errors are fine once the file differs from the original; crashes,
+ * overreads and leaks are not. And wrong data is not: every answer given
+ * must be the model's -- a lookup says OK or NOTFOUND exactly as the model
+ * does, a scan yields a prefix of the model (all of it if it ends without
+ * an error), a seek lands on the model's lower bound. The one exception is
+ * an input that forges a block: when a block (or the footer) whose bytes
+ * changed still passes its checksum -- libFuzzer can learn checksum values
+ * from comparisons -- or the file was truncated, the file may legitimately
+ * hold other data, so only the memory-safety checks apply.
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#define ZSTD_STATIC_LINKING_ONLY
+#include <zstd.h>
+
+#include "engine/block.h"
+#include "engine/cache.h"
+#include "engine/dbformat.h"
+#include "engine/table.h"
+#include "engine/table_format.h"
+
+#define NKEYS 120
+#define MAX_EDITS 64
+
+typedef struct entry {
+    buf ikey;
+    buf value;
+} entry;
+
+typedef struct rdel {
+    char start[16], end[16];
+    uint64_t seq;
+} rdel;
+
+/* The model: entries in Invariant K1 order, and the range deletions. */
+static entry model[NKEYS * 3];
+static size_t nmodel;
+static const rdel rdels[] = {
+    {"k0010", "k0020", 900}, {"k0050", "k0051", 901}, {"k0100", "k9999", 902}};
+#define NRDELS (sizeof(rdels) / sizeof(rdels[0]))
+
+typedef struct region {
+    uint64_t off, len; /* a block with its trailer, or the footer */
+    int footer;
+} region;
+
+typedef struct variant {
+    char *bytes;
+    size_t len;
+    region regions[512];
+    size_t nregions;
+} variant;
+
+static variant variants[2];
+static char dir[64], path[96];
+static int initialized;
+
+static void user_key(char *out, unsigned i)
+{
+    snprintf(out, 16, "k%04u", i * 7);
+}
+
+static void build_model(void)
+{
+    uint64_t seq = 1;
+    for (unsigned i = 0; i < NKEYS; i++) {
+        char uk[16];
+        user_key(uk, i);
+        unsigned versions = 1 + i % 3;
+        /* newest first (K1): give the versions descending sequences */
+        uint64_t top = seq + versions - 1;
+        for (unsigned v = 0; v < versions; v++) {
+            entry *e = &model[nmodel++];
+            int type = (i + v) % 5 == 0 ? ENG_TYPE_DELETION : ENG_TYPE_VALUE;
+            memset(e, 0, sizeof(*e));
+            ikey_append(&e->ikey, slice_make(uk, strlen(uk)), top - v, type);
+            if (type == ENG_TYPE_VALUE) {
+                size_t vl = (i * 13 + v * 5) % 40;
+                if (i % 17 == 3) vl = 300; /* a long, compressible value */
+                for (size_t j = 0; j < vl; j++) {
+                    char c = (char)('a' + (i + j * (v + 1)) % 26);
+                    buf_append(&e->value, &c, 1);
+                }
+            }
+        }
+        seq += versions;
+    }
+}
+
+static void read_file(const char *p, variant *v)
+{
+    int fd = open(p, O_RDONLY);
+    off_t n = fd < 0 ? -1 : lseek(fd, 0, SEEK_END);
+    if (n <= 0) abort();
+    v->bytes = malloc((size_t)n);
+    if (!v->bytes || pread(fd, v->bytes, (size_t)n, 0) != n) abort();
+    v->len = (size_t)n;
+    close(fd);
+}
+
+/* Reads the stored contents of the (valid, base) block at h, inflating a
+ * zstd block; the caller frees *out. */
+static void base_block(const variant *v, sst_handle h, char **out, size_t *n)
+{
+    const char *p = v->bytes + h.offset;
+    if (p[h.size] == SST_COMPRESSION_NONE) {
+        *out = malloc(h.size ? h.size : 1);
+        memcpy(*out, p, h.size);
+        *n = h.size;
+        return;
+    }
+    ZSTD_DCtx *d = ZSTD_createDCtx();
+    ZSTD_DCtx_setParameter(d, ZSTD_d_format, ZSTD_f_zstd1_magicless);
+    ZSTD_frameHeader zfh;
+    if (ZSTD_getFrameHeader_advanced(&zfh, p, h.size, ZSTD_f_zstd1_magicless) != 0) abort();
+    *n = (size_t)zfh.frameContentSize;
+    *out = malloc(*n ? *n : 1);
+    if (ZSTD_decompressDCtx(d, *out, *n, p, h.size) != *n) abort();
+    ZSTD_freeDCtx(d);
+}
+
+static void add_region(variant *v, uint64_t off, uint64_t len, int footer)
+{
+    if (v->nregions == sizeof(v->regions) / sizeof(v->regions[0])) abort();
+    v->regions[v->nregions++] = (region){off, len, footer};
+}
+
+/* Finds where every block of the base table lies: the footer's four
+ * handles, and the data blocks named by the index. */
+static void map_regions(variant *v)
+{
+    const char *f = v->bytes + v->len - SST_FOOTER_SIZE;
+    add_region(v, v->len - SST_FOOTER_SIZE, SST_FOOTER_SIZE, 1);
+    sst_handle hs[4];
+    for (int i = 0; i < 4; i++) {
+        hs[i].offset = dec_fixed64(f + 16 * i);
+        hs[i].size = dec_fixed64(f + 16 * i + 8);
+        add_region(v, hs[i].offset, hs[i].size + SST_BLOCK_TRAILER_SIZE, 0);
+    }
+    char *contents;
+    size_t n;
+    base_block(v, hs[3], &contents, &n);
+    block b;
+    if (block_parse(&b, contents, n, contents) != ENG_OK) abort();
+    block_iter it;
+    block_iter_init(&it, &b, BLOCK_CMP_IKEY);
+    for (block_iter_seek_first(&it); block_iter_valid(&it); block_iter_next(&it)) {
+        slice hv = block_iter_value(&it);
+        sst_handle h;
+        if (!sst_handle_get(hv.data, hv.data + hv.size, &h)) abort();
+        add_region(v, h.offset, h.size + SST_BLOCK_TRAILER_SIZE, 0);
+    }
+    if (block_iter_status(&it) != ENG_OK) abort();
+    block_iter_cleanup(&it);
+    block_release(&b);
+    uint64_t covered = 0; /* the regions must tile the file */
+    for (size_t i = 0; i < v->nregions; i++)
+        covered += v->regions[i].len;
+    if (covered != v->len) abort();
+}
+
+static void build_variant(int which)
+{
+    sst_options o = {which ? 128 : 256, which ? 0 : 1, which ? 0 : 10};
+    sst_builder *b;
+    if (sst_builder_new(path, &o, &b) != ENG_OK) abort();
+    for (size_t i = 0; i < nmodel; i++) {
+        const entry *e = &model[i];
+        if (sst_builder_add(b, slice_make(e->ikey.data, e->ikey.len),
+                            slice_make(e->value.data, e->value.len)) != ENG_OK)
+            abort();
+    }
+    for (size_t i = 0; i < NRDELS; i++)
+        sst_builder_add_range_del(b, slice_make(rdels[i].start, strlen(rdels[i].start)),
+                                  slice_make(rdels[i].end, strlen(rdels[i].end)), rdels[i].seq);
+    sst_file_info info;
+    if (sst_builder_finish(b, &info) != ENG_OK) abort();
+    sst_file_info_free(&info);
+    read_file(path, &variants[which]);
+    if (variants[which].len > 65535) abort(); /* edits address 16 bits */
+    map_regions(&variants[which]);
+}
+
+static void cleanup(void)
+{
+    unlink(path);
+    rmdir(dir);
+}
+
+static void init(void)
+{
+    if (initialized) return;
+    initialized = 1;
+    snprintf(dir, sizeof(dir), "%s/table_fuzz_XXXXXX",
+             access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
+    if (!mkdtemp(dir)) abort();
+    snprintf(path, sizeof(path), "%s/000001.sst", dir);
+    atexit(cleanup);
+    build_model();
+    build_variant(0);
+    build_variant(1);
+}
+
+/* ---- the checks ------------------------------------------------------------ */
+
+static uint64_t rng_state;
+static uint32_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state >> 11);
+}
+
+typedef struct ctx {
+    int strict;    /* answers must match the model */
+    int unchanged; /* the file is the original: no errors allowed either */
+} ctx;
+
+static void check_error(const ctx *c, eng_status s)
+{
+    if (s != ENG_CORRUPTION || c->unchanged) abort();
+}
+
+/* The model's answer to a lookup of uk at seq: index or -1. */
+static long model_get(slice uk, uint64_t seq)
+{
+    for (size_t i = 0; i < nmodel; i++) {
+        slice k = slice_make(model[i].ikey.data, model[i].ikey.len);
+        if (slice_compare(ikey_user_key(k), uk) == 0 && ikey_sequence(k) <= seq) return (long)i;
+    }
+    return -1;
+}
+
+static void check_get(sst_reader *r, const ctx *c, slice uk, uint64_t seq)
+{
+    int type = -1;
+    uint64_t fseq = 0;
+    char *val = NULL;
+    size_t vlen = 0;
+    eng_status s = sst_reader_get(r, uk, seq, &type, &fseq, &val, &vlen);
+    if (s != ENG_OK && s != ENG_NOTFOUND) {
+        check_error(c, s);
+        return;
+    }
+    long want = model_get(uk, seq);
+    if (c->strict) {
+        if ((s == ENG_OK) != (want >= 0)) abort();
+        if (s == ENG_OK) {
+            slice k = slice_make(model[want].ikey.data, model[want].ikey.len);
+            if (type != ikey_type(k) || fseq != ikey_sequence(k)) abort();
+            if (type == ENG_TYPE_VALUE) {
+                if (!val || vlen != model[want].value.len) abort();
+                if (vlen && memcmp(val, model[want].value.data, vlen) != 0) abort();
+            } else if (val) {
+                abort();
+            }
+        }
+    }
+    free(val);
+}
+
+static int at_model(const iter *it, size_t i)
+{
+    slice k = iter_key(it), v = iter_value(it);
+    const entry *e = &model[i];
+    return k.size == e->ikey.len && memcmp(k.data, e->ikey.data, k.size) == 0 &&
+           v.size == e->value.len && (v.size == 0 || memcmp(v.data, e->value.data, v.size) == 0);
+}
+
+/* After a move that should land on model entry `want` (nmodel: past the
+ * end / before the start). Returns 0 when the iterator is invalid. */
+static int check_pos(const iter *it, const ctx *c, size_t want)
+{
+    if (!iter_valid(it)) {
+        eng_status s = iter_status(it);
+        if (s != ENG_OK)
+            check_error(c, s);
+        else if (c->strict && want != nmodel)
+            abort(); /* an entry went missing without an error */
+        return 0;
+    }
+    if (iter_status(it) != ENG_OK) abort();
+    slice k = iter_key(it);
+    volatile unsigned sum = 0; /* touch the bytes: ASan checks them */
+    for (size_t i = 0; i < k.size; i++)
+        sum += (unsigned char)k.data[i];
+    slice v = iter_value(it);
+    for (size_t i = 0; i < v.size; i++)
+        sum += (unsigned char)v.data[i];
+    if (c->strict && (want == nmodel || !at_model(it, want))) abort();
+    return 1;
+}
+
+static void check_scans(sst_reader *r, const ctx *c, int fill)
+{
+    iter *it = sst_reader_iter(r, fill);
+    size_t i = 0;
+    for (iter_seek_first(it); check_pos(it, c, i); iter_next(it))
+        i++;
+    iter_free(it);
+
+    it = sst_reader_iter(r, fill);
+    i = nmodel;
+    iter_seek_last(it);
+    while (check_pos(it, c, i ? i - 1 : nmodel)) {
+        i--;
+        iter_prev(it);
+    }
+    iter_free(it);
+}
+
+static size_t lower_bound(slice t)
+{
+    size_t lo = 0, hi = nmodel;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (ikey_compare(slice_make(model[mid].ikey.data, model[mid].ikey.len), t) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void check_seeks(sst_reader *r, const ctx *c, int fill)
+{
+    iter *it = sst_reader_iter(r, fill);
+    for (int n = 0; n < 8; n++) {
+        char uk[16], t[32];
+        user_key(uk, rnd() % (NKEYS + 1));
+        size_t ul = strlen(uk);
+        if (rnd() % 4 == 0) uk[ul++] = '0'; /* between two keys */
+        memcpy(t, uk, ul);
+        enc_fixed64(t + ul, ikey_pack_trailer(rnd() % 400, ENG_TYPE_SEEK));
+        slice target = slice_make(t, ul + 8);
+        size_t want = lower_bound(target);
+        iter_seek(it, target);
+        if (!check_pos(it, c, want)) continue;
+        if (rnd() & 1) {
+            iter_next(it);
+            check_pos(it, c, want + 1);
+        } else {
+            iter_prev(it);
+            check_pos(it, c, want ? want - 1 : nmodel);
+        }
+    }
+    iter_free(it);
+}
+
+typedef struct rd_ctx {
+    const ctx *c;
+    size_t n;
+} rd_ctx;
+
+static void check_rdel(void *arg, slice start, slice end, uint64_t seq)
+{
+    rd_ctx *rc = arg;
+    size_t i = rc->n++;
+    volatile unsigned sum = 0;
+    for (size_t j = 0; j < start.size; j++)
+        sum += (unsigned char)start.data[j];
+    for (size_t j = 0; j < end.size; j++)
+        sum += (unsigned char)end.data[j];
+    if (!rc->c->strict) return;
+    /* rdels[] is already in K1 order of its start keys */
+    if (i >= NRDELS || seq != rdels[i].seq) abort();
+    if (slice_compare(start, slice_make(rdels[i].start, strlen(rdels[i].start))) != 0) abort();
+    if (slice_compare(end, slice_make(rdels[i].end, strlen(rdels[i].end))) != 0) abort();
+}
+
+static void check_table(sst_reader *r, const ctx *c, int fill)
+{
+    rd_ctx rc = {c, 0};
+    sst_reader_range_dels(r, check_rdel, &rc);
+    if (c->strict && rc.n != NRDELS) abort();
+    for (int n = 0; n < 40; n++) {
+        char uk[20];
+        user_key(uk, rnd() % (NKEYS + 2));
+        size_t ul = strlen(uk);
+        if (rnd() % 5 == 0) uk[ul++] = 'x'; /* absent */
+        uint64_t seq = rnd() % 3 ? rnd() % 400 : ENG_MAX_SEQUENCE;
+        check_get(r, c, slice_make(uk, ul), seq);
+    }
+    check_scans(r, c, fill);
+    check_seeks(r, c, fill);
+}
+
+/* ---- the damage ---------------------------------------------------------- */
+
+/* Whether a changed region of the damaged file m (len n) still passes its
+ * checksum: then the input forged it. */
+static int forged(const variant *v, const char *m, size_t n)
+{
+    for (size_t i = 0; i < v->nregions; i++) {
+        const region *g = &v->regions[i];
+        if (g->off + g->len > n) continue;
+        if (memcmp(m + g->off, v->bytes + g->off, g->len) == 0) continue;
+        const char *p = m + g->off;
+        if (g->footer) {
+            if (eng_checksum(p, SST_FOOTER_CHECKSUM_OFFSET) ==
+                dec_fixed32(p + SST_FOOTER_CHECKSUM_OFFSET))
+                return 1;
+        } else if (eng_checksum(p, g->len - 4) == dec_fixed32(p + g->len - 4)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void write_file(const char *m, size_t n)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || (n && write(fd, m, n) != (ssize_t)n)) abort();
+    close(fd);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    init();
+    if (size == 0) return 0;
+    const variant *v = &variants[data[0] & 1];
+    char *m = malloc(v->len);
+    if (!m) abort();
+    memcpy(m, v->bytes, v->len);
+    size_t n = v->len;
+    for (size_t e = 1; e + 4 <= size && e < 1 + 4 * MAX_EDITS && n > 0; e += 4) {
+        uint8_t op = data[e], val = data[e + 3];
+        size_t pos = ((size_t)data[e + 1] | (size_t)data[e + 2] << 8) % n;
+        if (op & 4) pos = n - 1 - pos;
+        switch (op & 3) {
+        case 0: m[pos] ^= (char)val; break;
+        case 1: m[pos] = (char)val; break;
+        case 2: n = pos; break;
+        default: m[pos] ^= (char)(1u << (val & 7)); break;
+        }
+    }
+    ctx c;
+    c.unchanged = n == v->len && memcmp(m, v->bytes, n) == 0;
+    c.strict = n == v->len && !forged(v, m, n);
+    write_file(m, n);
+
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < size; i++)
+        h = (h ^ data[i]) * 1099511628211ULL;
+    rng_state = h | 1;
+
+    block_cache *cache = data[0] & 2 ? cache_new(64 << 10) : NULL;
+    sst_reader *r;
+    eng_status s = sst_reader_open(path, 1, cache, &r);
+    if (s != ENG_OK) {
+        check_error(&c, s);
+    } else {
+        if (sst_reader_file_size(r) != n) abort();
+        check_table(r, &c, (data[0] >> 2) & 1);
+        sst_reader_close(r);
+    }
+    if (cache) cache_free(cache);
+    free(m);
+    return 0;
+}
