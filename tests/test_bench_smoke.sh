@@ -7,7 +7,7 @@
 #
 # Environment (set by tests/run.sh): STRATA_BENCH, STRATA_SERVER, BINDIR.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 BINDIR=${BINDIR:-src}
 BENCH=${STRATA_BENCH:-$BINDIR/strata-bench}
 export STRATA_SERVER=${STRATA_SERVER:-$BINDIR/strata-server}
@@ -43,7 +43,7 @@ fi
 if [ -d "$out/engine" ] && [ -z "$(ls -A "$out/engine")" ]; then
   echo "PASS EngineBenchLeavesNoFiles"
 else
-  echo "FAIL EngineBenchLeavesNoFiles: left $(ls "$out/engine" | tr '\n' ' ')"
+  echo "FAIL EngineBenchLeavesNoFiles: left $(find "$out/engine" -mindepth 1 -maxdepth 1 | tr '\n' ' ')"
 fi
 
 # EngineBenchRejectsBadArguments: usage and status 2, nothing run.

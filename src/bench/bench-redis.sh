@@ -19,7 +19,7 @@
 # (overrides the path), BENCH_N (requests per test; default 1000000),
 # BENCH_TIMEOUT (seconds per redis-benchmark run; default 900).
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 BINDIR=${BINDIR:-src}
 STRATA_SERVER=${STRATA_SERVER:-$BINDIR/strata-server}
 N=${BENCH_N:-1000000}
@@ -36,12 +36,15 @@ done
 [[ "$N" =~ ^[1-9][0-9]*$ ]] || die "BENCH_N must be a positive number, not '$N'"
 
 tmp=$(mktemp -d) || die "mktemp failed"
-pids=()
+pids=()      # the two servers
+bench_pid="" # the redis-benchmark run in progress
+# shellcheck disable=SC2317  # called through the EXIT trap
 cleanup() {
-  local p i
+  local p _
+  [ -n "$bench_pid" ] && kill -TERM "$bench_pid" 2>/dev/null
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
   for p in "${pids[@]}"; do
-    for i in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$p" 2>/dev/null
     wait "$p" 2>/dev/null
   done
@@ -56,8 +59,8 @@ free_port() {
 
 # wait_ping name port pid: waits up to 20 s for PONG.
 wait_ping() {
-  local i
-  for i in $(seq 200); do
+  local _
+  for _ in $(seq 200); do
     [ "$(redis-cli -p "$2" ping 2>/dev/null)" = PONG ] && return 0
     kill -0 "$3" 2>/dev/null || { tail -5 "$tmp/$1.log" >&2; die "$1 exited at startup"; }
     sleep 0.1
@@ -67,7 +70,8 @@ wait_ping() {
 }
 
 mkdir -p "$tmp/strata" "$tmp/redis"
-sport=$(free_port) && rport=$(free_port) || die "no free port"
+sport=$(free_port) || die "no free port"
+rport=$(free_port) || die "no free port"
 "$STRATA_SERVER" --port "$sport" --dir "$tmp/strata" --appendfsync everysec >"$tmp/strata.log" 2>&1 &
 pids+=($!)
 wait_ping strata "$sport" "${pids[0]}"
@@ -76,11 +80,18 @@ redis-server --port "$rport" --bind 127.0.0.1 --dir "$tmp/redis" --appendonly ye
 pids+=($!)
 wait_ping redis "$rport" "${pids[1]}"
 
-# rps port test: requests per second that redis-benchmark reports, or
-# nothing when the run failed.
-rps() {
+# run_bench port test: sets RPS to the requests per second redis-benchmark
+# reports, or to nothing when the run failed. The run goes in the background
+# and the shell waits for it, so that ^C or SIGTERM reach the traps at once
+# (timeout puts redis-benchmark in a process group of its own; cleanup stops
+# it).
+run_bench() {
   timeout "$TIMEOUT" redis-benchmark -p "$1" -t "$2" -n "$N" -r 1000000 -c 50 -P 16 -q --csv \
-    2>>"$tmp/benchmark.err" | awk -F'","' 'NR > 1 && $1 ~ /^"[A-Z]/ { print $2; exit }'
+    >"$tmp/bench.csv" 2>>"$tmp/benchmark.err" &
+  bench_pid=$!
+  wait "$bench_pid"
+  bench_pid=""
+  RPS=$(awk -F'","' 'NR > 1 && $1 ~ /^"[A-Z]/ { print $2; exit }' "$tmp/bench.csv")
 }
 
 fmt() { if [ -n "$1" ]; then printf '%.0f' "$1"; else echo failed; fi; }
@@ -92,8 +103,10 @@ printf '%-6s %14s %14s %8s\n' test "strata req/s" "redis req/s" ratio
 summary="strata/redis ratios:"
 failed=0
 for t in $TESTS; do
-  s=$(rps "$sport" "$t")
-  r=$(rps "$rport" "$t")
+  run_bench "$sport" "$t"
+  s=$RPS
+  run_bench "$rport" "$t"
+  r=$RPS
   if [ -z "$s" ] || [ -z "$r" ]; then
     failed=1
     printf '%-6s %14s %14s %8s\n' "$t" "$(fmt "$s")" "$(fmt "$r")" "-"

@@ -233,9 +233,57 @@ static int make_temp_dir(char *buf, size_t cap)
     return -1;
 }
 
+/* The servers started here, for a ^C or SIGTERM to stop and remove (their
+ * own process group gets the ^C too, but not a SIGTERM, and nobody would
+ * remove the directories). Updated with every signal blocked. */
+static pid_t doomed_pid[2];
+static char doomed_dir[2][256];
+
+/* Async-signal-safe: kill, waitpid, fork, execve and _exit only. */
+static void on_fatal_signal(int sig)
+{
+    char *argv[5] = {"rm", "-rf", NULL, NULL, NULL};
+    int n = 2;
+    for (int i = 0; i < 2; i++) {
+        if (doomed_pid[i] > 0) {
+            kill(doomed_pid[i], SIGKILL);
+            waitpid(doomed_pid[i], NULL, 0);
+        }
+        if (doomed_dir[i][0]) argv[n++] = doomed_dir[i];
+    }
+    pid_t p = n > 2 ? fork() : -1;
+    if (p == 0) {
+        execve("/bin/rm", argv, environ);
+        _exit(127);
+    }
+    if (p > 0) waitpid(p, NULL, 0);
+    _exit(128 + sig);
+}
+
+/* Records (or, with pid 0 and dir NULL, forgets) server slot i. */
+static void set_doomed(int i, pid_t pid, const char *dir)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old);
+    doomed_pid[i] = pid;
+    snprintf(doomed_dir[i], sizeof doomed_dir[i], "%s", dir ? dir : "");
+    sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+static void catch_fatal_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
 /* Starts bin on a free port in a fresh temporary directory and waits up to
  * 20 s for it to answer PING. */
-static int server_start(server *s, const char *bin)
+static int server_start(server *s, int slot, const char *bin)
 {
     memset(s, 0, sizeof *s);
     if (make_temp_dir(s->dir, sizeof s->dir) < 0 || (s->port = free_port()) < 0) {
@@ -243,9 +291,11 @@ static int server_start(server *s, const char *bin)
         return -1;
     }
     s->started = 1;
+    set_doomed(slot, 0, s->dir);
     s->pid = fork();
     if (s->pid < 0) return -1;
     if (s->pid == 0) exec_server(bin, s);
+    set_doomed(slot, s->pid, s->dir);
     for (int i = 0; i < 400; i++) {
         int status;
         if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
@@ -600,7 +650,7 @@ static int open_servers(const idx_cfg *cfg, server srv[2])
     char bin[PATH_MAX];
     if (server_path(bin, sizeof bin) < 0) return -1;
     for (int i = 0; i < 2; i++)
-        if (server_start(&srv[i], bin) < 0) return -1;
+        if (server_start(&srv[i], i, bin) < 0) return -1;
     return 0;
 }
 
@@ -634,6 +684,7 @@ int bench_index_main(int argc, char **argv)
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
+    catch_fatal_signals();
     server srv[2];
     int rc = open_servers(&cfg, srv);
     server *plain = &srv[0], *indexed = cfg.port ? &srv[0] : &srv[1];
@@ -646,6 +697,9 @@ int bench_index_main(int argc, char **argv)
         rc = run_all(&cfg, plain, indexed);
     }
     if (cfg.port && srv[0].c) cleanup_shared(&srv[0], cfg.num);
+    /* Stopping waits for the servers; the handler would race with that. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
     server_stop(&srv[0]);
     server_stop(&srv[1]);
     return rc < 0 ? 1 : 0;

@@ -47,7 +47,7 @@
 #include <unistd.h>
 
 typedef struct compaction {
-    version *v;    /* the version the inputs come from; referenced */
+    version *v; /* the version the inputs come from; referenced */
     int out_level;
     int manual;
     int n[ENG_MAX_LEVELS];
@@ -57,13 +57,20 @@ typedef struct compaction {
 static void compaction_free(compaction *c)
 {
     if (!c) return;
-    for (int l = 0; l < ENG_MAX_LEVELS; l++) free(c->in[l]);
+    for (int l = 0; l < ENG_MAX_LEVELS; l++)
+        free(c->in[l]);
     version_unref(c->v);
     free(c);
 }
 
-static slice fm_ulo(const file_meta *f) { return ikey_user_key(slice_make(f->smallest.data, f->smallest.len)); }
-static slice fm_uhi(const file_meta *f) { return ikey_user_key(slice_make(f->largest.data, f->largest.len)); }
+static slice fm_ulo(const file_meta *f)
+{
+    return ikey_user_key(slice_make(f->smallest.data, f->smallest.len));
+}
+static slice fm_uhi(const file_meta *f)
+{
+    return ikey_user_key(slice_make(f->largest.data, f->largest.len));
+}
 
 /* Widens the user-key range [lo, hi] (copied into bufs) to cover files. */
 static void widen(buf *lo, buf *hi, int *has, file_meta **files, int n)
@@ -127,7 +134,10 @@ typedef struct bound {
     buf b;
 } bound;
 
-static slice bound_slice(const bound *x) { return slice_make(x->b.data, x->b.len); }
+static slice bound_slice(const bound *x)
+{
+    return slice_make(x->b.data, x->b.len);
+}
 
 static void bound_widen(bound *x, slice k, int lower)
 {
@@ -185,19 +195,19 @@ typedef struct cstate {
     eng_db *db;
     compaction *c;
     uint64_t oldest_snap, newest_snap;
-    int has_snap; /* newest_snap is meaningful (C5 makes sequence 0 common) */
-    rdel_set *rdels;  /* the inputs' tombstones */
-    char *keep_rdel;  /* per tombstone: carried into the outputs? */
+    int has_snap;    /* newest_snap is meaningful (C5 makes sequence 0 common) */
+    rdel_set *rdels; /* the inputs' tombstones */
+    char *keep_rdel; /* per tombstone: carried into the outputs? */
     sst_builder *b;
     uint64_t b_number;
-    buf lo;           /* user key where the current output's span starts */
+    buf lo; /* user key where the current output's span starts */
     int has_lo;
     file_meta **out;
     int nout, capout;
     uint64_t bytes_out;
-    int use_filter;     /* C4 enabled for this run */
-    uint64_t filtered;  /* entries C4 dropped or rewrote */
-    uint64_t epoch;     /* db->snap_epoch when the snapshot bounds were read */
+    int use_filter;    /* C4 enabled for this run */
+    uint64_t filtered; /* entries C4 dropped or rewrote */
+    uint64_t epoch;    /* db->snap_epoch when the snapshot bounds were read */
 } cstate;
 
 static void add_rdel_cb(void *ctx, slice start, slice end, uint64_t seq)
@@ -368,7 +378,8 @@ static eng_status do_compaction_work(cstate *cs)
 {
     compaction *c = cs->c;
     int n = 0, cap = 0;
-    for (int l = 0; l < ENG_MAX_LEVELS; l++) cap += c->n[l];
+    for (int l = 0; l < ENG_MAX_LEVELS; l++)
+        cap += c->n[l];
     iter **its = malloc(sizeof(iter *) * (size_t)(cap + 1));
     if (!its) abort();
     eng_status s = ENG_OK;
@@ -384,7 +395,8 @@ static eng_status do_compaction_work(cstate *cs)
     if (s == ENG_OK) s = compact_loop(cs, it);
     iter_free(it);
     int any_kept = 0;
-    for (size_t i = 0; cs->rdels && i < cs->rdels->n; i++) any_kept |= cs->keep_rdel[i];
+    for (size_t i = 0; cs->rdels && i < cs->rdels->n; i++)
+        any_kept |= cs->keep_rdel[i];
     if (s == ENG_OK && !cs->b && cs->nout == 0 && any_kept) s = open_output(cs);
     if (s == ENG_OK && cs->b) s = finish_output(cs, NULL);
     if (cs->b) sst_builder_abandon(cs->b);
@@ -465,7 +477,8 @@ static eng_status run_compaction(eng_db *db, compaction *c)
     cs.c = c;
     eng_status s = merge_inputs(db, &cs);
     if (s != ENG_OK) discard_outputs(db, &cs);
-    for (int i = 0; i < cs.nout; i++) edit_add_file(&e, c->out_level, cs.out[i]);
+    for (int i = 0; i < cs.nout; i++)
+        edit_add_file(&e, c->out_level, cs.out[i]);
     if (s == ENG_OK) s = db_log_and_apply(db, &e, 0);
     if (db->snap_barrier) {
         db->snap_barrier = 0;
@@ -529,10 +542,12 @@ eng_status eng_compact_range(eng_db *db, const char *start, size_t sl, const cha
     slice lo = slice_make(start, sl), hi = slice_make(end, el);
     manual_compaction m = {start ? &lo : NULL, end ? &hi : NULL, 0, ENG_OK};
     pthread_mutex_lock(&db->mu);
-    while (db->manual && !db->shutting_down) pthread_cond_wait(&db->bg_cv, &db->mu);
+    while (db->manual && !db->shutting_down)
+        pthread_cond_wait(&db->bg_cv, &db->mu);
     db->manual = &m;
     pthread_cond_signal(&db->compact_cv);
-    while (!m.done && !db->shutting_down) pthread_cond_wait(&db->bg_cv, &db->mu);
+    while (!m.done && !db->shutting_down)
+        pthread_cond_wait(&db->bg_cv, &db->mu);
     db->manual = NULL;
     pthread_cond_broadcast(&db->bg_cv);
     s = m.done ? m.st : ENG_INVALID;

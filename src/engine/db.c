@@ -53,18 +53,29 @@ void eng_options_init(eng_options *o)
 const char *eng_status_str(eng_status s)
 {
     switch (s) {
-    case ENG_OK: return "OK";
-    case ENG_NOTFOUND: return "NotFound";
-    case ENG_CORRUPTION: return "Corruption";
-    case ENG_IOERR: return "IO error";
-    case ENG_INVALID: return "Invalid argument";
-    case ENG_NOMEM: return "Out of memory";
-    case ENG_BUSY: return "Busy";
-    default: return "Unknown error";
+    case ENG_OK:
+        return "OK";
+    case ENG_NOTFOUND:
+        return "NotFound";
+    case ENG_CORRUPTION:
+        return "Corruption";
+    case ENG_IOERR:
+        return "IO error";
+    case ENG_INVALID:
+        return "Invalid argument";
+    case ENG_NOMEM:
+        return "Out of memory";
+    case ENG_BUSY:
+        return "Busy";
+    default:
+        return "Unknown error";
     }
 }
 
-void eng_free(void *p) { free(p); }
+void eng_free(void *p)
+{
+    free(p);
+}
 
 memtable *db_new_memtable(const eng_db *db)
 {
@@ -176,8 +187,16 @@ static void obsolete_cb(void *ctx, const char *name)
     if (t == FT_MANIFEST) dead = num != db->vs.manifest_number;
     if (t == FT_OTHER) dead = !strcmp(name, "CURRENT.tmp");
     if (!dead) return;
-    char path[PATH_MAX];
+    char path[PATH_MAX], kept[PATH_MAX + 8];
     snprintf(path, sizeof(path), "%s/%s", db->dir, name);
+    if (t == FT_SST && db->vs.manifest_damaged) {
+        /* A damaged manifest may have lost the record naming this table:
+         * set it aside (never deleted) for a human instead. */
+        snprintf(kept, sizeof(kept), "%s.lost", path);
+        db_log(db, 3, "table %s is not in the damaged manifest; kept as %s", path, kept);
+        rename(path, kept);
+        return;
+    }
     unlink(path);
 }
 
@@ -216,8 +235,10 @@ static eng_status replay_log(eng_db *db, uint64_t number, memtable **mem, versio
     while ((s = wal_reader_next(r, &rec)) == ENG_OK) {
         eng_batch *b;
         if (batch_from_contents(rec, &b) != ENG_OK) {
-            db_log(db, 3, "log %s: a record with a good checksum does not parse as a batch; "
-                          "stopping replay there", path);
+            db_log(db, 3,
+                   "log %s: a record with a good checksum does not parse as a batch; "
+                   "stopping replay there",
+                   path);
             *stop = 1;
             break;
         }
@@ -414,7 +435,8 @@ void eng_get_stats(eng_db *db, eng_stats *st)
     version *v = db->vs.current;
     version_ref(v);
     st->memtable_bytes = mem_usage(db->mem);
-    for (int i = 0; i < db->nimm; i++) st->memtable_bytes += mem_usage(db->imm[i].mem);
+    for (int i = 0; i < db->nimm; i++)
+        st->memtable_bytes += mem_usage(db->imm[i].mem);
     st->immutable_memtables = (uint64_t)db->nimm;
     st->log_bytes = db->log ? wal_writer_size(db->log) : 0;
     st->last_sequence = db->last_seq;
@@ -453,7 +475,8 @@ uint64_t eng_disk_usage(eng_db *db)
     version_ref(v);
     pthread_mutex_unlock(&db->mu);
     usage_ctx u = {db->dir, 0};
-    for (int l = 0; l < ENG_MAX_LEVELS; l++) u.bytes += v->level_bytes[l];
+    for (int l = 0; l < ENG_MAX_LEVELS; l++)
+        u.bytes += v->level_bytes[l];
     version_unref(v);
     env_list_dir(db->dir, usage_cb, &u);
     return u.bytes;

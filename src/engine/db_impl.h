@@ -150,8 +150,8 @@ eng_status manifest_recover(eng_db *db);
  * CURRENT at it (temp file, fsync, rename, fsync dir), and replaces (and
  * deletes) the previous manifest. REQUIRES: the manifest holder or
  * single-threaded recovery. */
-eng_status manifest_write_new(eng_db *db, const version *v, uint64_t number,
-                              uint64_t log_number, uint64_t next_file, uint64_t last_seq);
+eng_status manifest_write_new(eng_db *db, const version *v, uint64_t number, uint64_t log_number,
+                              uint64_t next_file, uint64_t last_seq);
 
 /* ---- db_write.c -------------------------------------------------------- */
 void *db_sync_thread(void *arg);

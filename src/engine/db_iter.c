@@ -29,9 +29,9 @@ struct eng_iter {
     eng_db *db;
     superversion *sv;
     iter *it;
-    uint64_t seq;       /* snapshot */
-    uint64_t seek_seq;  /* sequence used to build seek targets */
-    rdel_set *rdels;    /* NULL when there are no tombstones */
+    uint64_t seq;      /* snapshot */
+    uint64_t seek_seq; /* sequence used to build seek targets */
+    rdel_set *rdels;   /* NULL when there are no tombstones */
     int dir, valid;
     buf saved_key, saved_value, target;
 };
@@ -48,7 +48,10 @@ static inline void save_slice(buf *b, slice s)
     buf_append(b, s.data, s.size);
 }
 
-static inline slice saved(const buf *b) { return slice_make(b->data, b->len); }
+static inline slice saved(const buf *b)
+{
+    return slice_make(b->data, b->len);
+}
 
 static void find_next_user_entry(eng_iter *di, int skipping)
 {
@@ -132,7 +135,8 @@ eng_iter *eng_iter_new(eng_db *db, const eng_snapshot *snap, eng_batch *b)
     if (!its) abort();
     if (bm) its[n++] = mem_iter_new(bm);
     its[n++] = mem_iter_new(sv->mem);
-    for (int i = 0; i < sv->nimm; i++) its[n++] = mem_iter_new(sv->imm[i]);
+    for (int i = 0; i < sv->nimm; i++)
+        its[n++] = mem_iter_new(sv->imm[i]);
     n = version_add_iters(sv->v, its, n, 1);
     di->it = merger_new(its, n);
     free(its);
@@ -255,7 +259,10 @@ void eng_iter_prev(eng_iter *di)
     find_prev_user_entry(di);
 }
 
-int eng_iter_valid(const eng_iter *di) { return di->valid; }
+int eng_iter_valid(const eng_iter *di)
+{
+    return di->valid;
+}
 
 const char *eng_iter_key(const eng_iter *di, size_t *kl)
 {
@@ -271,4 +278,7 @@ const char *eng_iter_value(const eng_iter *di, size_t *vl)
     return v.data;
 }
 
-eng_status eng_iter_status(const eng_iter *di) { return iter_status(di->it); }
+eng_status eng_iter_status(const eng_iter *di)
+{
+    return iter_status(di->it);
+}

@@ -15,11 +15,13 @@
 static rdel_set *sv_collect_rdels(eng_db *db, version *v)
 {
     int any = !rdel_set_empty(db->mem_rdels) || !rdel_set_empty(v->rdels);
-    for (int i = 0; i < db->nimm; i++) any |= !rdel_set_empty(db->imm[i].rdels);
+    for (int i = 0; i < db->nimm; i++)
+        any |= !rdel_set_empty(db->imm[i].rdels);
     if (!any) return NULL;
     rdel_set *s = rdel_set_new();
     rdel_set_add_all(s, db->mem_rdels);
-    for (int i = 0; i < db->nimm; i++) rdel_set_add_all(s, db->imm[i].rdels);
+    for (int i = 0; i < db->nimm; i++)
+        rdel_set_add_all(s, db->imm[i].rdels);
     rdel_set_add_all(s, v->rdels);
     return s;
 }
@@ -57,7 +59,8 @@ void sv_unref(superversion *sv)
 {
     if (__atomic_sub_fetch(&sv->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
     mem_unref(sv->mem);
-    for (int i = 0; i < sv->nimm; i++) mem_unref(sv->imm[i]);
+    for (int i = 0; i < sv->nimm; i++)
+        mem_unref(sv->imm[i]);
     version_unref(sv->v);
     rdel_set_unref(sv->rdels);
     free(sv);
@@ -80,7 +83,8 @@ const eng_snapshot *eng_snapshot_new(eng_db *db)
     struct eng_snapshot *s = malloc(sizeof(*s));
     if (!s) return NULL;
     pthread_mutex_lock(&db->mu);
-    while (db->snap_barrier) pthread_cond_wait(&db->bg_cv, &db->mu);
+    while (db->snap_barrier)
+        pthread_cond_wait(&db->bg_cv, &db->mu);
     s->seq = db->last_seq;
     db->snap_epoch++;
     /* Appending keeps the list sorted: last_seq never decreases. */
@@ -119,7 +123,8 @@ static eng_status sv_get(superversion *sv, slice key, uint64_t seq, char **val, 
     char *out = NULL;
     size_t outlen = 0;
     int found = mem_get(sv->mem, key, seq, &type, &fseq, &v);
-    for (int i = 0; !found && i < sv->nimm; i++) found = mem_get(sv->imm[i], key, seq, &type, &fseq, &v);
+    for (int i = 0; !found && i < sv->nimm; i++)
+        found = mem_get(sv->imm[i], key, seq, &type, &fseq, &v);
     if (found) {
         if (type != ENG_TYPE_VALUE) return ENG_NOTFOUND;
         if (sv->rdels && rdel_set_covers(sv->rdels, key, fseq, seq)) return ENG_NOTFOUND;

@@ -40,8 +40,7 @@ eng_status db_switch_memtable(eng_db *db)
     if (s != ENG_OK) {
         db->bg_error = s;
         db->st.background_errors++;
-        db_log(db, 3, "closing log %06" PRIu64 ".log failed: %s", db->log_number,
-               eng_last_error());
+        db_log(db, 3, "closing log %06" PRIu64 ".log failed: %s", db->log_number, eng_last_error());
     }
     db->imm[db->nimm].mem = db->mem;
     db->imm[db->nimm].log_number = db->log_number;

@@ -20,8 +20,7 @@ eng_status db_build_table(eng_db *db, iter *it, uint64_t number, file_meta **out
 {
     char path[PATH_MAX];
     db_filename(path, db->dir, number, "sst");
-    sst_options so = {db->opts.block_size, db->opts.compression_level,
-                      db->opts.bloom_bits_per_key};
+    sst_options so = {db->opts.block_size, db->opts.compression_level, db->opts.bloom_bits_per_key};
     sst_builder *b;
     *out = NULL;
     eng_status s = sst_builder_new(path, &so, &b);
@@ -31,7 +30,11 @@ eng_status db_build_table(eng_db *db, iter *it, uint64_t number, file_meta **out
         slice k = iter_key(it);
         n++;
         if (ikey_type(k) == ENG_TYPE_RANGE_DELETION) {
-            sst_builder_add_range_del(b, ikey_user_key(k), iter_value(it), ikey_sequence(k));
+            /* An empty range [a, b) with b <= a deletes nothing. */
+            if (slice_compare(ikey_user_key(k), iter_value(it)) < 0)
+                sst_builder_add_range_del(b, ikey_user_key(k), iter_value(it), ikey_sequence(k));
+            else
+                n--;
             continue;
         }
         s = sst_builder_add(b, k, iter_value(it));

@@ -48,8 +48,8 @@ static eng_status set_current(const char *dir, uint64_t number)
     return s;
 }
 
-eng_status manifest_write_new(eng_db *db, const version *v, uint64_t number,
-                              uint64_t log_number, uint64_t next_file, uint64_t last_seq)
+eng_status manifest_write_new(eng_db *db, const version *v, uint64_t number, uint64_t log_number,
+                              uint64_t next_file, uint64_t last_seq)
 {
     version_set *vs = &db->vs;
     char path[PATH_MAX];
@@ -94,7 +94,8 @@ eng_status manifest_write_new(eng_db *db, const version *v, uint64_t number,
 eng_status db_log_and_apply(eng_db *db, version_edit *e, int pop_imm)
 {
     version_set *vs = &db->vs;
-    while (db->manifest_busy) pthread_cond_wait(&db->bg_cv, &db->mu);
+    while (db->manifest_busy)
+        pthread_cond_wait(&db->bg_cv, &db->mu);
     db->manifest_busy = 1; /* D4 */
     uint64_t roll_number = 0;
     if (!vs->manifest || wal_writer_size(vs->manifest) > DB_MANIFEST_ROLL_BYTES)
@@ -127,7 +128,8 @@ eng_status db_log_and_apply(eng_db *db, version_edit *e, int pop_imm)
         if (pop_imm && db->nimm > 0) {
             mem_unref(db->imm[0].mem);
             rdel_set_unref(db->imm[0].rdels);
-            for (int i = 1; i < db->nimm; i++) db->imm[i - 1] = db->imm[i];
+            for (int i = 1; i < db->nimm; i++)
+                db->imm[i - 1] = db->imm[i];
             db->nimm--;
         }
         db_install_sv(db);
@@ -207,9 +209,13 @@ eng_status manifest_recover(eng_db *db)
     }
     if (s == ENG_NOTFOUND) {
         s = ENG_OK;
-        if (wal_reader_dropped_bytes(r))
-            db_log(db, 3, "manifest %s: ignored %" PRIu64 " bytes after the last good edit (%s)",
+        if (wal_reader_dropped_bytes(r)) {
+            vs->manifest_damaged = 1;
+            db_log(db, 3,
+                   "manifest %s: ignored %" PRIu64 " bytes after the last good edit (%s); "
+                   "unreferenced table files are kept",
                    path, wal_reader_dropped_bytes(r), wal_reader_stop_reason(r));
+        }
     }
     wal_reader_close(r);
     if (s == ENG_OK && (!have[0] || !have[1]))

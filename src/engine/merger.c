@@ -36,7 +36,8 @@ static void check_child(merger *m, iter *c)
 
 static void check_all(merger *m)
 {
-    for (int i = 0; i < m->n; i++) check_child(m, m->c[i]);
+    for (int i = 0; i < m->n; i++)
+        check_child(m, m->c[i]);
 }
 
 static void find_smallest(merger *m)
@@ -78,7 +79,8 @@ static int mg_valid(const iter *it)
 static void mg_seek_first(iter *it)
 {
     merger *m = (merger *)it;
-    for (int i = 0; i < m->n; i++) iter_seek_first(m->c[i]);
+    for (int i = 0; i < m->n; i++)
+        iter_seek_first(m->c[i]);
     check_all(m);
     find_smallest(m);
     m->dir = DIR_FORWARD;
@@ -87,7 +89,8 @@ static void mg_seek_first(iter *it)
 static void mg_seek_last(iter *it)
 {
     merger *m = (merger *)it;
-    for (int i = 0; i < m->n; i++) iter_seek_last(m->c[i]);
+    for (int i = 0; i < m->n; i++)
+        iter_seek_last(m->c[i]);
     check_all(m);
     find_largest(m);
     m->dir = DIR_REVERSE;
@@ -96,7 +99,8 @@ static void mg_seek_last(iter *it)
 static void mg_seek(iter *it, slice target)
 {
     merger *m = (merger *)it;
-    for (int i = 0; i < m->n; i++) iter_seek(m->c[i], target);
+    for (int i = 0; i < m->n; i++)
+        iter_seek(m->c[i], target);
     check_all(m);
     find_smallest(m);
     m->dir = DIR_FORWARD;
@@ -173,13 +177,14 @@ static eng_status mg_status(const iter *it)
 static void mg_destroy(iter *it)
 {
     merger *m = (merger *)it;
-    for (int i = 0; i < m->n; i++) iter_free(m->c[i]);
+    for (int i = 0; i < m->n; i++)
+        iter_free(m->c[i]);
     free(m->c);
     free(m);
 }
 
 static const struct iter_ops merger_ops = {
-    mg_valid, mg_seek_first, mg_seek_last, mg_seek, mg_next,
+    mg_valid, mg_seek_first, mg_seek_last, mg_seek,   mg_next,
     mg_prev,  mg_key,        mg_value,     mg_status, mg_destroy,
 };
 
@@ -189,7 +194,8 @@ iter *merger_new(iter **children, int n)
     if (!m) abort();
     m->c = malloc(sizeof(iter *) * (size_t)(n ? n : 1));
     if (!m->c) abort();
-    for (int i = 0; i < n; i++) m->c[i] = children[i];
+    for (int i = 0; i < n; i++)
+        m->c[i] = children[i];
     m->base.ops = &merger_ops;
     m->n = n;
     m->cur = -1;

@@ -25,12 +25,16 @@ rdel_set *rdel_set_new(void)
     return s;
 }
 
-void rdel_set_ref(rdel_set *s) { __atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED); }
+void rdel_set_ref(rdel_set *s)
+{
+    __atomic_add_fetch(&s->refs, 1, __ATOMIC_RELAXED);
+}
 
 void rdel_set_unref(rdel_set *s)
 {
     if (!s || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
-    for (size_t i = 0; i < s->n; i++) free(s->v[i].start);
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i].start);
     free(s->v);
     free(s);
 }
@@ -64,8 +68,7 @@ int rdel_set_covers(const rdel_set *s, slice key, uint64_t pseq, uint64_t snap_s
         const rdel *r = &s->v[i];
         if (r->seq <= pseq) continue;
         if (r->seq > snap_seq && r->seq < ENG_BATCH_SEQ_BASE) continue;
-        if (slice_compare(rdel_start(r), key) <= 0 && slice_compare(key, rdel_end(r)) < 0)
-            return 1;
+        if (slice_compare(rdel_start(r), key) <= 0 && slice_compare(key, rdel_end(r)) < 0) return 1;
     }
     return 0;
 }

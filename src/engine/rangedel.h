@@ -40,9 +40,18 @@ void rdel_set_add(rdel_set *s, slice start, slice end, uint64_t seq);
 /* Copies every tombstone of src (may be NULL) into dst. */
 void rdel_set_add_all(rdel_set *dst, const rdel_set *src);
 
-static inline slice rdel_start(const rdel *r) { return slice_make(r->start, r->sl); }
-static inline slice rdel_end(const rdel *r) { return slice_make(r->start + r->sl, r->el); }
-static inline int rdel_set_empty(const rdel_set *s) { return s == NULL || s->n == 0; }
+static inline slice rdel_start(const rdel *r)
+{
+    return slice_make(r->start, r->sl);
+}
+static inline slice rdel_end(const rdel *r)
+{
+    return slice_make(r->start + r->sl, r->el);
+}
+static inline int rdel_set_empty(const rdel_set *s)
+{
+    return s == NULL || s->n == 0;
+}
 
 /* Invariant R1: returns 1 when a tombstone in s (may be NULL) visible at
  * snapshot snap_seq covers key with a sequence above pseq. */

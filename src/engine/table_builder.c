@@ -258,6 +258,10 @@ eng_status sst_builder_add(sst_builder *b, slice ikey, slice value)
     if (b->status != ENG_OK) return b->status;
     if (ikey.size < 8)
         return b->status = env_error(ENG_INVALID, "%s: internal key shorter than 8 bytes", b->path);
+    /* the pending block is under block_size, its restarts under another */
+    if ((uint64_t)ikey.size + value.size + 2 * b->o.block_size + 64 > SST_MAX_BLOCK_SIZE)
+        return b->status = env_error(ENG_INVALID, "%s: entry of %zu bytes is too large for a table",
+                                     b->path, ikey.size + value.size);
     if (ikey_type(ikey) != ENG_TYPE_VALUE && ikey_type(ikey) != ENG_TYPE_DELETION)
         return b->status = env_error(ENG_INVALID,
                                      "%s: point entry of type %d (range deletions "

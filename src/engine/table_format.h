@@ -47,8 +47,9 @@ enum {
 #define SST_INDEX_RESTART_INTERVAL 1
 
 /* No block, stored or uncompressed, may exceed this: a larger size read
- * from disk is corruption, not a reason to allocate. */
-#define SST_MAX_BLOCK_SIZE (UINT64_C(256) << 20)
+ * from disk is corruption, not a reason to allocate. The builder refuses an
+ * entry that could make a block exceed it (a Redis value is at most 512 MiB). */
+#define SST_MAX_BLOCK_SIZE (UINT64_C(1) << 30)
 
 /* The longest varint-encoded block handle (two varint64). */
 #define SST_MAX_HANDLE_SIZE 20

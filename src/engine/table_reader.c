@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 /* for the magicless frame format of compressed blocks (table_format.md) */
 #define ZSTD_STATIC_LINKING_ONLY
@@ -394,7 +395,11 @@ eng_status sst_reader_open(const char *path, uint64_t file_number, block_cache *
         return s;
     }
     sst_handle hs[4]; /* range_del, filter, properties, index */
-    eng_status s = env_file_size(path, &r->file_size);
+    struct stat st;   /* the size of the file we hold open, not of whatever is at path now */
+    eng_status s = fstat(r->fd, &st) == 0
+                       ? ENG_OK
+                       : env_error(ENG_IOERR, "stat table %s: %s", path, strerror(errno));
+    r->file_size = s == ENG_OK ? (uint64_t)st.st_size : 0;
     if (s == ENG_OK) s = read_footer(r, hs);
     if (s == ENG_OK) s = read_block(r, hs[3], &r->index);
     if (s == ENG_OK) build_index_prefixes(r);
@@ -446,8 +451,10 @@ void sst_reader_range_dels(sst_reader *r,
 
 /* ---- point lookups ----------------------------------------------------- */
 
-/* Looks for the first entry >= target in the block at the index iterator
- * and the ones after it. Sets *found when one has user key `key`. */
+/* Finds the first entry >= target in the block at the index iterator (or,
+ * should that block end first, the blocks after it). ENG_OK with the
+ * outputs filled when that entry belongs to user key `key`, else
+ * ENG_NOTFOUND; ENG_CORRUPTION for a damaged index or block. */
 static eng_status get_from_blocks(sst_reader *r, block_iter *ii, slice key, slice target, int *type,
                                   uint64_t *found_seq, char **value, size_t *vlen)
 {

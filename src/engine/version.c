@@ -21,15 +21,19 @@ file_meta *file_meta_new(version_set *vs)
     return f;
 }
 
-void file_ref(file_meta *f) { __atomic_add_fetch(&f->refs, 1, __ATOMIC_RELAXED); }
+void file_ref(file_meta *f)
+{
+    __atomic_add_fetch(&f->refs, 1, __ATOMIC_RELAXED);
+}
 
 void file_unref(file_meta *f)
 {
     if (__atomic_sub_fetch(&f->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
     version_set *vs = f->vs;
     if (f->reader) {
-        if (vs) __atomic_add_fetch(&vs->bloom_useful_closed, sst_reader_bloom_useful(f->reader),
-                                   __ATOMIC_RELAXED);
+        if (vs)
+            __atomic_add_fetch(&vs->bloom_useful_closed, sst_reader_bloom_useful(f->reader),
+                               __ATOMIC_RELAXED);
         sst_reader_close(f->reader);
     }
     if (vs && f->in_version && __atomic_load_n(&vs->deletions_enabled, __ATOMIC_ACQUIRE)) {
@@ -65,8 +69,7 @@ eng_status version_table(file_meta *f, sst_reader **out)
     return s;
 }
 
-void version_set_init(version_set *vs, const char *dir, const eng_options *opts,
-                      block_cache *cache)
+void version_set_init(version_set *vs, const char *dir, const eng_options *opts, block_cache *cache)
 {
     memset(vs, 0, sizeof(*vs));
     vs->dir = strdup(dir);
@@ -84,18 +87,23 @@ void version_set_destroy(version_set *vs)
     vs->current = NULL;
     if (vs->manifest) wal_writer_close(vs->manifest, 1);
     vs->manifest = NULL;
-    for (int i = 0; i < ENG_MAX_LEVELS; i++) buf_free(&vs->compact_pointer[i]);
+    for (int i = 0; i < ENG_MAX_LEVELS; i++)
+        buf_free(&vs->compact_pointer[i]);
     pthread_mutex_destroy(&vs->table_mu);
     free(vs->dir);
 }
 
-void version_ref(version *v) { __atomic_add_fetch(&v->refs, 1, __ATOMIC_RELAXED); }
+void version_ref(version *v)
+{
+    __atomic_add_fetch(&v->refs, 1, __ATOMIC_RELAXED);
+}
 
 void version_unref(version *v)
 {
     if (!v || __atomic_sub_fetch(&v->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
     for (int l = 0; l < ENG_MAX_LEVELS; l++) {
-        for (int i = 0; i < v->nfiles[l]; i++) file_unref(v->files[l][i]);
+        for (int i = 0; i < v->nfiles[l]; i++)
+            file_unref(v->files[l][i]);
         free(v->files[l]);
     }
     rdel_set_unref(v->rdels);
@@ -126,7 +134,8 @@ static int edit_deletes(const version_edit *e, int level, uint64_t number)
 uint64_t version_level_target(const eng_options *o, int level)
 {
     uint64_t t = o->max_bytes_level_base;
-    for (int l = 1; l < level; l++) t *= (uint64_t)(o->level_size_multiplier > 1 ? o->level_size_multiplier : 10);
+    for (int l = 1; l < level; l++)
+        t *= (uint64_t)(o->level_size_multiplier > 1 ? o->level_size_multiplier : 10);
     return t;
 }
 
@@ -179,7 +188,8 @@ eng_status version_apply(version_set *vs, const version *base, const version_edi
     v->vs = vs;
     for (int l = 0; l < ENG_MAX_LEVELS; l++) {
         int cap = (base ? base->nfiles[l] : 0);
-        for (int i = 0; i < e->nadded; i++) cap += e->added[i].level == l;
+        for (int i = 0; i < e->nadded; i++)
+            cap += e->added[i].level == l;
         v->files[l] = malloc(sizeof(file_meta *) * (size_t)(cap ? cap : 1));
         if (!v->files[l]) abort();
         for (int i = 0; base && i < base->nfiles[l]; i++) {
@@ -211,8 +221,14 @@ eng_status version_apply(version_set *vs, const version *base, const version_edi
     return ENG_OK;
 }
 
-static inline slice fm_small(const file_meta *f) { return slice_make(f->smallest.data, f->smallest.len); }
-static inline slice fm_large(const file_meta *f) { return slice_make(f->largest.data, f->largest.len); }
+static inline slice fm_small(const file_meta *f)
+{
+    return slice_make(f->smallest.data, f->smallest.len);
+}
+static inline slice fm_large(const file_meta *f)
+{
+    return slice_make(f->largest.data, f->largest.len);
+}
 
 /* Compares internal key a with (ukey, trailer) without building the latter. */
 static int cmp_ikey_parts(slice a, slice ukey, uint64_t trailer)
@@ -390,9 +406,18 @@ static void li_prev(iter *it)
     li_skip_backward(li);
 }
 
-static slice li_key(const iter *it) { return iter_key(((const level_iter *)it)->data); }
-static slice li_value(const iter *it) { return iter_value(((const level_iter *)it)->data); }
-static eng_status li_status(const iter *it) { return ((const level_iter *)it)->st; }
+static slice li_key(const iter *it)
+{
+    return iter_key(((const level_iter *)it)->data);
+}
+static slice li_value(const iter *it)
+{
+    return iter_value(((const level_iter *)it)->data);
+}
+static eng_status li_status(const iter *it)
+{
+    return ((const level_iter *)it)->st;
+}
 
 static void li_destroy(iter *it)
 {

@@ -38,8 +38,8 @@ typedef struct file_meta {
     int refs;       /* atomic: versions and edits that hold the file */
     int in_version; /* set once installed: the last unref deletes the file (V4) */
     uint64_t number, file_size, entries, range_dels, smallest_seq, largest_seq;
-    buf smallest, largest;   /* internal keys */
-    sst_reader *reader;      /* opened on first use (version_table); atomic */
+    buf smallest, largest; /* internal keys */
+    sst_reader *reader;    /* opened on first use (version_table); atomic */
     version_set *vs;
 } file_meta;
 
@@ -49,8 +49,8 @@ typedef struct version {
     int nfiles[ENG_MAX_LEVELS];
     file_meta **files[ENG_MAX_LEVELS];
     uint64_t level_bytes[ENG_MAX_LEVELS];
-    rdel_set *rdels;   /* every table's range tombstones; NULL when none */
-    double score;      /* >= 1: a compaction of score_level is due */
+    rdel_set *rdels; /* every table's range tombstones; NULL when none */
+    double score;    /* >= 1: a compaction of score_level is due */
     int score_level;
 } version;
 
@@ -65,7 +65,8 @@ struct version_set {
     uint64_t log_number;      /* as recorded in the manifest */
     uint64_t last_seq;        /* as recorded in the manifest */
     uint64_t manifest_number;
-    wal_writer *manifest;     /* owned by the manifest holder */
+    int manifest_damaged;                /* recovery ignored bytes of the manifest */
+    wal_writer *manifest;                /* owned by the manifest holder */
     buf compact_pointer[ENG_MAX_LEVELS]; /* compaction thread only */
     uint64_t bloom_useful_closed;        /* atomic: from readers already closed */
     eng_log_fn log_fn;

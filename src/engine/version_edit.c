@@ -10,11 +10,15 @@
 
 #include <stdlib.h>
 
-void edit_init(version_edit *e) { memset(e, 0, sizeof(*e)); }
+void edit_init(version_edit *e)
+{
+    memset(e, 0, sizeof(*e));
+}
 
 void edit_clear(version_edit *e)
 {
-    for (int i = 0; i < e->nadded; i++) file_unref(e->added[i].f);
+    for (int i = 0; i < e->nadded; i++)
+        file_unref(e->added[i].f);
     free(e->added);
     free(e->deleted);
     edit_init(e);
@@ -93,7 +97,8 @@ static const char *decode_new_file(const char *p, const char *end, version_edit 
 {
     uint64_t level, v[6];
     p = dec_varint64(p, end, &level);
-    for (int i = 0; p && i < 6; i++) p = dec_varint64(p, end, &v[i]);
+    for (int i = 0; p && i < 6; i++)
+        p = dec_varint64(p, end, &v[i]);
     slice sm, lg;
     if (p) p = get_slice(p, end, &sm);
     if (p) p = get_slice(p, end, &lg);

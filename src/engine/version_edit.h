@@ -35,9 +35,9 @@ typedef struct ve_added {
 
 typedef struct version_edit {
     int has_log_number, has_next_file, has_last_seq;
-    uint64_t log_number;  /* logs numbered below this are obsolete */
-    uint64_t next_file;   /* the next file number to hand out */
-    uint64_t last_seq;    /* >= every sequence number in a table */
+    uint64_t log_number; /* logs numbered below this are obsolete */
+    uint64_t next_file;  /* the next file number to hand out */
+    uint64_t last_seq;   /* >= every sequence number in a table */
     int ndeleted, nadded;
     int cap_deleted, cap_added;
     ve_deleted *deleted;

@@ -52,11 +52,10 @@ static int build_one(void *arg, const char *key, size_t klen, const ks_field *f,
     size_t bad = 0;
     int r = idx_entry_key(d, key, klen, f, n, &bv->key, &bad);
     if (r < 0) {
-        bv->st = idx_fail(bv->ctx,
-                          "ERR index '%s' cannot be built: field '%s' of key '%s' is not a number",
-                          idx_printable(d->name, d->nlen, 0),
-                          idx_printable(d->fields[bad].name, d->fields[bad].len, 1),
-                          idx_printable(key, klen, 2));
+        bv->st = idx_fail(
+            bv->ctx, "ERR index '%s' cannot be built: field '%s' of key '%s' is not a number",
+            idx_printable(d->name, d->nlen, 0),
+            idx_printable(d->fields[bad].name, d->fields[bad].len, 1), idx_printable(key, klen, 2));
         return 1;
     }
     if (r == 0) return 0;

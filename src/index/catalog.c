@@ -65,7 +65,8 @@ void idx_def_free(idx_def *d)
     if (!d) return;
     free(d->name);
     free(d->prefix);
-    for (size_t i = 0; i < d->nfields; i++) free(d->fields[i].name);
+    for (size_t i = 0; i < d->nfields; i++)
+        free(d->fields[i].name);
     free(d->cursor);
     free(d);
 }
@@ -106,7 +107,8 @@ void idx_catalog_remove(idx_def *d)
 
 void idx_catalog_clear(void)
 {
-    for (size_t i = 0; i < idx_g.ndefs; i++) idx_def_free(idx_g.defs[i]);
+    for (size_t i = 0; i < idx_g.ndefs; i++)
+        idx_def_free(idx_g.defs[i]);
     free(idx_g.defs);
     free(idx_g.last_build_error);
     memset(&idx_g, 0, sizeof(idx_g));
@@ -354,8 +356,7 @@ int idx_entry_key(const idx_def *d, const char *key, size_t klen, const ks_field
     return 1;
 }
 
-void idx_entry_value(const idx_def *d, const char *key, size_t klen, int64_t expire_ms,
-                     idx_buf *b)
+void idx_entry_value(const idx_def *d, const char *key, size_t klen, int64_t expire_ms, idx_buf *b)
 {
     b->len = 0;
     idx_buf_reserve(b, IDX_EXPIRE_LEN);
@@ -370,8 +371,8 @@ int64_t idx_entry_expire(const char *ev, size_t evl)
     return (int64_t)idx_get_u64(ev);
 }
 
-int idx_entry_hash_key(const idx_def *d, const char *ek, size_t ekl, const char *ev,
-                       size_t evl, const char **hk, size_t *hkl)
+int idx_entry_hash_key(const idx_def *d, const char *ek, size_t ekl, const char *ev, size_t evl,
+                       const char **hk, size_t *hkl)
 {
     if (d->unique) {
         if (evl < IDX_EXPIRE_LEN) return -1;

@@ -93,12 +93,11 @@ int idx_def_active_for(const idx_def *d, const char *key, size_t klen);
 int idx_entry_key(const idx_def *d, const char *key, size_t klen, const ks_field *f, size_t n,
                   idx_buf *b, size_t *bad_field);
 /* Builds the entry value (expiry, plus the hash key for UNIQUE) into b. */
-void idx_entry_value(const idx_def *d, const char *key, size_t klen, int64_t expire_ms,
-                     idx_buf *b);
+void idx_entry_value(const idx_def *d, const char *key, size_t klen, int64_t expire_ms, idx_buf *b);
 /* Extracts the hash key from a stored entry (key, value) of d. Returns 0 and
  * sets *hk / *hkl (pointing into ek or ev), or -1 when malformed. */
-int idx_entry_hash_key(const idx_def *d, const char *ek, size_t ekl, const char *ev,
-                       size_t evl, const char **hk, size_t *hkl);
+int idx_entry_hash_key(const idx_def *d, const char *ek, size_t ekl, const char *ev, size_t evl,
+                       const char **hk, size_t *hkl);
 /* The expiry stored in an entry value (0 none); -1 when malformed. */
 int64_t idx_entry_expire(const char *ev, size_t evl);
 
@@ -110,8 +109,8 @@ int idx_expired(int64_t expire_ms, int64_t now_ms);
  * (absent, or its hash expired), 1 a live hash other than key, 2 key itself.
  * *val (the entry value, owner key after 8 bytes) is set when found; the
  * caller frees it with eng_free. Returns KS_OK or KS_ERR_MSG. */
-ks_status idx_unique_holder(ks_ctx *ctx, const char *ek, size_t ekl, const char *key,
-                            size_t klen, char **val, size_t *vlen, int *held);
+ks_status idx_unique_holder(ks_ctx *ctx, const char *ek, size_t ekl, const char *key, size_t klen,
+                            char **val, size_t *vlen, int *held);
 
 /* maintain.c: the keyspace hooks and the compaction filter. */
 int idx_wants(void *hctx, int db, const char *key, size_t klen);

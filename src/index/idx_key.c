@@ -30,7 +30,8 @@ void idx_buf_reserve(idx_buf *b, size_t extra)
 {
     if (b->len + extra <= b->cap) return;
     size_t cap = b->cap ? b->cap : 64;
-    while (cap < b->len + extra) cap *= 2;
+    while (cap < b->len + extra)
+        cap *= 2;
     char *p = realloc(b->data, cap);
     if (!p) abort(); /* as jemalloc does on OOM: there is nothing sane left to do */
     b->data = p;
@@ -54,7 +55,8 @@ void idx_buf_free(idx_buf *b)
 
 void idx_put_u32(char *p, uint32_t v)
 {
-    for (int i = 3; i >= 0; i--, v >>= 8) p[i] = (char)(v & 0xFF);
+    for (int i = 3; i >= 0; i--, v >>= 8)
+        p[i] = (char)(v & 0xFF);
 }
 
 uint32_t idx_get_u32(const char *p)
@@ -65,7 +67,8 @@ uint32_t idx_get_u32(const char *p)
 
 void idx_put_u64(char *p, uint64_t v)
 {
-    for (int i = 7; i >= 0; i--, v >>= 8) p[i] = (char)(v & 0xFF);
+    for (int i = 7; i >= 0; i--, v >>= 8)
+        p[i] = (char)(v & 0xFF);
 }
 
 uint64_t idx_get_u64(const char *p)
@@ -139,7 +142,7 @@ int idx_parse_num(const char *v, size_t n, double *d)
     errno = 0;
     double x = strtod(tmp, &end);
     if (end != tmp + n || isnan(x)) return -1;
-    if (errno == ERANGE && !isinf(x) && x != 0) return -1;
+    if (errno == ERANGE && (isinf(x) || x == 0)) return -1; /* as Redis's string2d */
     *d = x;
     return 0;
 }
@@ -176,7 +179,8 @@ int idx_key_get_tag(const char *p, size_t n, int desc, idx_buf *out)
 
 int idx_key_prefix_successor(idx_buf *b)
 {
-    while (b->len && (unsigned char)b->data[b->len - 1] == 0xFF) b->len--;
+    while (b->len && (unsigned char)b->data[b->len - 1] == 0xFF)
+        b->len--;
     if (!b->len) return -1;
     b->data[b->len - 1] = (char)((unsigned char)b->data[b->len - 1] + 1);
     return 0;

@@ -68,7 +68,8 @@ void idx_key_put_tag(idx_buf *b, const char *v, size_t n, int desc);
 void idx_key_put_num(idx_buf *b, double d, int desc);
 
 /* Parses a NUMERIC field value the way Redis parses a float argument: the
- * whole string, no leading space, not NaN (inf and -inf are numbers).
+ * whole string, no leading space, not NaN, no overflow or underflow to 0
+ * (inf and -inf written out are numbers).
  * Returns 0 and sets *d, or -1. */
 int idx_parse_num(const char *v, size_t n, double *d);
 

@@ -13,7 +13,7 @@
 /* How long IDX.CREATE builds inside the command before leaving the rest to
  * idx_build_step: small data finishes here, so a UNIQUE or NUMERIC failure
  * is the command's error reply (see build.c). */
-#define IDX_CREATE_BUDGET_US 20000
+#define IDX_CREATE_BUDGET_US 10000
 
 ks_status idx_init(keyspace *ks, char **err)
 {
@@ -58,8 +58,7 @@ static ks_status check_spec(ks_ctx *ctx, const idx_spec *spec)
     for (size_t i = 0; i < spec->nfields; i++)
         for (size_t j = 0; j < i; j++)
             if (spec->fields[i].name.n == spec->fields[j].name.n &&
-                memcmp(spec->fields[i].name.p, spec->fields[j].name.p, spec->fields[i].name.n) ==
-                    0)
+                memcmp(spec->fields[i].name.p, spec->fields[j].name.p, spec->fields[i].name.n) == 0)
                 return idx_fail(ctx, "ERR duplicate field '%s' in SCHEMA",
                                 idx_printable(spec->fields[i].name.p, spec->fields[i].name.n, 0));
     return KS_OK;
@@ -157,13 +156,20 @@ ks_status idx_describe(ks_ctx *ctx, const char *name, size_t nlen, idx_desc *out
     }
     out->building = d->building;
     out->scanned = d->scanned;
+    out->progress = 100;
+    if (d->building) {
+        uint64_t keys = ks_dbsize(ctx);
+        out->progress = keys ? 100.0 * (double)d->scanned / (double)keys : 0;
+        if (out->progress > 99.9) out->progress = 99.9;
+    }
     return count_entries(ctx, d, &out->entries);
 }
 
 size_t idx_info(char *buf, size_t cap)
 {
     size_t building = 0;
-    for (size_t i = 0; i < idx_g.ndefs; i++) building += idx_g.defs[i]->building != 0;
+    for (size_t i = 0; i < idx_g.ndefs; i++)
+        building += idx_g.defs[i]->building != 0;
     int n = snprintf(buf, cap, "# Index\r\nindexes:%zu\r\nindexes_building:%zu\r\n", idx_g.ndefs,
                      building);
     if (n < 0) return 0;

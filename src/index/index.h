@@ -71,6 +71,8 @@ typedef struct idx_desc {
     idx_field_spec fields[16];
     int building;
     uint64_t scanned; /* hashes visited by the build so far */
+    double progress;  /* percent: scanned against the db's key count (an
+                         estimate while building), 100 when ready */
     uint64_t entries;
 } idx_desc;
 ks_status idx_describe(ks_ctx *ctx, const char *name, size_t nlen, idx_desc *out);

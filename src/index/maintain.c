@@ -63,8 +63,8 @@ static int plan_key(idx_def *d, const char *key, size_t klen, const ks_field *f,
     return r;
 }
 
-ks_status idx_unique_holder(ks_ctx *ctx, const char *ek, size_t ekl, const char *key,
-                               size_t klen, char **val, size_t *vlen, int *held)
+ks_status idx_unique_holder(ks_ctx *ctx, const char *ek, size_t ekl, const char *key, size_t klen,
+                            char **val, size_t *vlen, int *held)
 {
     *held = 0;
     eng_status st = eng_get_batch(idx_g.eng, NULL, ctx->batch, ek, ekl, val, vlen);
@@ -78,9 +78,9 @@ ks_status idx_unique_holder(ks_ctx *ctx, const char *ek, size_t ekl, const char 
     return KS_OK;
 }
 
-static ks_status plan_one(ks_ctx *ctx, plan *p, const char *key, size_t klen,
-                          const ks_field *old_f, size_t old_n, int had_old,
-                          const ks_field *new_f, size_t new_n, int has_new)
+static ks_status plan_one(ks_ctx *ctx, plan *p, const char *key, size_t klen, const ks_field *old_f,
+                          size_t old_n, int had_old, const ks_field *new_f, size_t new_n,
+                          int has_new)
 {
     idx_def *d = p->d;
     size_t bad = 0;
@@ -104,7 +104,7 @@ static ks_status plan_one(ks_ctx *ctx, plan *p, const char *key, size_t klen,
     size_t vlen = 0;
     int held = 0;
     ks_status st = idx_unique_holder(ctx, hook_keys.data + p->new_off, p->new_len, key, klen, &val,
-                                 &vlen, &held);
+                                     &vlen, &held);
     if (st == KS_OK && held == 1)
         st = idx_fail(ctx, "ERR UNIQUE index '%s': the value is already held by key '%s'",
                       idx_printable(d->name, d->nlen, 0),
@@ -160,8 +160,7 @@ ks_status idx_hash_hook(void *hctx, ks_ctx *ctx, const char *key, size_t klen,
     for (size_t i = 0; i < np; i++) {
         plan *p = &plans[i];
         p->same = p->has_old && p->has_new && p->old_len == p->new_len &&
-                  memcmp(hook_keys.data + p->old_off, hook_keys.data + p->new_off,
-                         p->new_len) == 0;
+                  memcmp(hook_keys.data + p->old_off, hook_keys.data + p->new_off, p->new_len) == 0;
         if (p->same && old_exp == -1 && ks_expire_get(ctx, key, klen, &old_exp) != KS_OK) {
             ks_ctx_reset(ctx);
             old_exp = -2; /* unknown: rewrite */

@@ -108,8 +108,9 @@ static ks_status plan_range(ks_ctx *ctx, const idx_def *d, const idx_query *q, r
         goto out;
     }
     if ((q->has_min || q->has_max) && q->neq == d->nfields) {
-        st = idx_fail(ctx, "ERR MIN/MAX bound the field after the EQ fields, and index '%s' "
-                           "has no field after %zu EQ values",
+        st = idx_fail(ctx,
+                      "ERR MIN/MAX bound the field after the EQ fields, and index '%s' "
+                      "has no field after %zu EQ values",
                       idx_printable(d->name, d->nlen, 0), q->neq);
         goto out;
     }

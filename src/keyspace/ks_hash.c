@@ -84,8 +84,8 @@ int ks_fvec_push_copy(ks_fvec *fv, const char *f, size_t fl, const char *v, size
         dst = fv->owned[fv->nowned - 1] + (KS_FVEC_CHUNK - fv->chunk_left);
         fv->chunk_left -= need;
     }
-    memcpy(dst, f, fl);
-    memcpy(dst + fl, v, vl);
+    if (fl) memcpy(dst, f, fl);
+    if (vl) memcpy(dst + fl, v, vl);
     return ks_fvec_push(fv, dst, fl, dst + fl, vl);
 }
 
@@ -201,10 +201,10 @@ ks_status ks_hash_store(ks_ctx *c, int db, const char *key, size_t klen, const k
         char *p = ks_put_varint(buf + KS_HDR_MAX, n);
         for (size_t i = 0; i < n; i++) {
             p = ks_put_varint(p, f[i].fl);
-            memcpy(p, f[i].f, f[i].fl);
+            if (f[i].fl) memcpy(p, f[i].f, f[i].fl);
             p += f[i].fl;
             p = ks_put_varint(p, f[i].vl);
-            memcpy(p, f[i].v, f[i].vl);
+            if (f[i].vl) memcpy(p, f[i].v, f[i].vl);
             p += f[i].vl;
         }
         return ks_meta_write(c, db, key, klen, old, KS_HASH, 0, expire, buf + KS_HDR_MAX, size,
@@ -238,11 +238,11 @@ static ks_field *pack_fields(const ks_field *f, size_t n)
     if (!out) return NULL;
     char *p = (char *)(out + n);
     for (size_t i = 0; i < n; i++) {
-        memcpy(p, f[i].f, f[i].fl);
+        if (f[i].fl) memcpy(p, f[i].f, f[i].fl);
         out[i].f = p;
         out[i].fl = f[i].fl;
         p += f[i].fl;
-        memcpy(p, f[i].v, f[i].vl);
+        if (f[i].vl) memcpy(p, f[i].v, f[i].vl);
         out[i].v = p;
         out[i].vl = f[i].vl;
         p += f[i].vl;

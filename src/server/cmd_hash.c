@@ -290,12 +290,36 @@ static int collect_pair(void *arg, const char *f, size_t fl, const char *v, size
         l->data = d;
         l->dcap = cap;
     }
-    memcpy(l->data + l->len, f, fl);
-    memcpy(l->data + l->len + fl, v, vl);
+    if (fl) memcpy(l->data + l->len, f, fl); /* data may be NULL yet */
+    if (vl) memcpy(l->data + l->len + fl, v, vl);
     /* offsets, not pointers: data may move */
     l->v[l->n++] = (ks_field){(const char *)(uintptr_t)l->len, fl, NULL, vl};
     l->len += fl + vl;
     return 0;
+}
+
+/* HSCAN's MATCH/COUNT; returns NULL or the error to reply (not replied
+ * here: Redis looks the key up before it parses the options). */
+static const char *parse_hscan_opts(client *c, const char **pat, size_t *plen, uint64_t *count)
+{
+    *pat = NULL;
+    *plen = 0;
+    *count = 10;
+    for (int j = 3; j < c->argc; j += 2) {
+        long long n;
+        const arg *a = &c->argv[j], *v = j + 1 < c->argc ? &c->argv[j + 1] : NULL;
+        if (v && arg_is(a, "count")) {
+            if (!ks_string2ll(v->ptr, v->len, &n)) return ERR_NOT_INTEGER;
+            if (n < 1) return ERR_SYNTAX;
+            *count = (uint64_t)n;
+        } else if (v && arg_is(a, "match")) {
+            *pat = v->len == 1 && v->ptr[0] == '*' ? NULL : v->ptr;
+            *plen = v->len;
+        } else {
+            return ERR_SYNTAX;
+        }
+    }
+    return NULL;
 }
 
 void cmd_hscan(client *c)
@@ -304,35 +328,27 @@ void cmd_hscan(client *c)
     const arg *ca = &c->argv[2];
     errno = 0;
     unsigned long long cursor = strtoull(ca->ptr, &end, 10);
-    if (ca->len == 0 || isspace((unsigned char)ca->ptr[0]) || errno == ERANGE ||
-        end != ca->ptr + ca->len) {
+    if (isspace((unsigned char)ca->ptr[0]) || errno == ERANGE || end != ca->ptr + ca->len) {
         add_reply_error(c, "ERR invalid cursor");
         return;
     }
-    const char *pat = NULL;
-    size_t plen = 0;
-    uint64_t count = 10;
-    for (int j = 3; j < c->argc; j += 2) {
-        long long n;
-        if (j + 1 >= c->argc) {
-            add_reply_error(c, ERR_SYNTAX);
-            return;
-        }
-        if (arg_is(&c->argv[j], "count")) {
-            if (arg_to_ll(c, &c->argv[j + 1], &n) < 0) return;
-            if (n < 1) {
-                add_reply_error(c, ERR_SYNTAX);
-                return;
-            }
-            count = (uint64_t)n;
-        } else if (arg_is(&c->argv[j], "match")) {
-            const arg *p = &c->argv[j + 1];
-            pat = p->len == 1 && p->ptr[0] == '*' ? NULL : p->ptr;
-            plen = p->len;
+    const char *pat;
+    size_t plen;
+    uint64_t count;
+    const char *bad = parse_hscan_opts(c, &pat, &plen, &count);
+    if (bad) {
+        ks_type t;
+        ks_status st = ks_type_of(client_ks(c), c->argv[1].ptr, c->argv[1].len, &t);
+        if (st != KS_OK) {
+            reply_ks_error(c, st);
+        } else if (t == KS_NONE) {
+            add_reply_array_len(c, 2);
+            add_reply_bulk(c, "0", 1);
+            add_reply_array_len(c, 0);
         } else {
-            add_reply_error(c, ERR_SYNTAX);
-            return;
+            add_reply_error(c, t == KS_HASH ? bad : ERR_WRONGTYPE);
         }
+        return;
     }
     pair_list l = {c};
     uint64_t next = 0;
@@ -349,7 +365,7 @@ void cmd_hscan(client *c)
         add_reply_bulk(c, buf, (size_t)bl);
         add_reply_array_len(c, (long)(l.n * 2));
         for (size_t i = 0; i < l.n; i++) {
-            const char *f = l.data + (uintptr_t)l.v[i].f;
+            const char *f = l.data ? l.data + (uintptr_t)l.v[i].f : "";
             add_reply_bulk(c, f, l.v[i].fl);
             add_reply_bulk(c, f + l.v[i].fl, l.v[i].vl);
         }

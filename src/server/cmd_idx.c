@@ -35,12 +35,28 @@ static void reply_ks_error(client *c, ks_status st)
     }
 }
 
-static idx_str arg_str(const arg *a) { return (idx_str){a->ptr, a->len}; }
+static idx_str arg_str(const arg *a)
+{
+    return (idx_str){a->ptr, a->len};
+}
+
+/* A bounded copy of a user-supplied word for an error line: an error is one
+ * RESP line, so CR, LF and other control bytes become '?'. */
+static const char *err_word(const arg *a, char *buf, size_t cap)
+{
+    size_t n = a->len < cap - 1 ? a->len : cap - 1;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)a->ptr[i];
+        buf[i] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+    }
+    buf[n] = 0;
+    return buf;
+}
 
 static void reply_no_such_index(client *c, const arg *name)
 {
-    add_reply_error_fmt(c, "ERR no such index '%.*s'", (int)(name->len > 200 ? 200 : name->len),
-                        name->ptr);
+    char buf[201];
+    add_reply_error_fmt(c, "ERR no such index '%s'", err_word(name, buf, sizeof(buf)));
 }
 
 void cmd_idx_create(client *c)
@@ -67,9 +83,9 @@ void cmd_idx_create(client *c)
         } else if (arg_is(&c->argv[i + 1], "tag")) {
             f->numeric = 0;
         } else {
-            add_reply_error_fmt(c, "ERR unknown field type '%.*s' (TAG or NUMERIC)",
-                                (int)(c->argv[i + 1].len > 64 ? 64 : c->argv[i + 1].len),
-                                c->argv[i + 1].ptr);
+            char buf[65];
+            add_reply_error_fmt(c, "ERR unknown field type '%s' (TAG or NUMERIC)",
+                                err_word(&c->argv[i + 1], buf, sizeof(buf)));
             return;
         }
         i += 2;
@@ -184,7 +200,8 @@ void cmd_idx_range(client *c)
     }
     if (q.reply == IDX_REPLY_KEYS) {
         add_reply_array_len(c, (long)r.n);
-        for (size_t i = 0; i < r.n; i++) add_reply_bulk(c, r.hits[i].key, r.hits[i].klen);
+        for (size_t i = 0; i < r.n; i++)
+            add_reply_bulk(c, r.hits[i].key, r.hits[i].klen);
     } else {
         add_reply_map_len(c, (long)r.n);
         for (size_t i = 0; i < r.n; i++) {
@@ -238,7 +255,7 @@ void cmd_idx_info(client *c)
         reply_ks_error(c, st);
         return;
     }
-    add_reply_map_len(c, 7);
+    add_reply_map_len(c, 8);
     add_reply_bulk_cstr(c, "name");
     add_reply_bulk(c, d.name.p, d.name.n);
     add_reply_bulk_cstr(c, "prefix");
@@ -255,6 +272,10 @@ void cmd_idx_info(client *c)
     }
     add_reply_bulk_cstr(c, "state");
     add_reply_bulk_cstr(c, d.building ? "building" : "ready");
+    add_reply_bulk_cstr(c, "progress");
+    char pct[32];
+    snprintf(pct, sizeof(pct), "%.1f%%", d.progress);
+    add_reply_bulk_cstr(c, pct);
     add_reply_bulk_cstr(c, "hashes_scanned");
     add_reply_long_long(c, (long long)d.scanned);
     add_reply_bulk_cstr(c, "num_entries");

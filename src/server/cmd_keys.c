@@ -89,8 +89,7 @@ static int parse_cursor(client *c, const arg *a, uint64_t *out)
     char *end;
     errno = 0;
     unsigned long long v = strtoull(a->ptr, &end, 10);
-    if (a->len == 0 || isspace((unsigned char)a->ptr[0]) || errno == ERANGE ||
-        end != a->ptr + a->len) {
+    if (isspace((unsigned char)a->ptr[0]) || errno == ERANGE || end != a->ptr + a->len) {
         add_reply_error(c, "ERR invalid cursor");
         return -1;
     }
@@ -178,7 +177,7 @@ static int collect_key(void *arg, const char *key, size_t klen)
         l->ends = e;
         l->ncap = ncap;
     }
-    memcpy(l->data + l->len, key, klen);
+    if (klen) memcpy(l->data + l->len, key, klen); /* data may be NULL yet */
     l->len += klen;
     l->ends[l->n++] = l->len;
     return 0;
@@ -189,7 +188,7 @@ static void reply_key_list(client *c, const key_list *l, long n)
     add_reply_array_len(c, n);
     for (long i = 0; i < n; i++) {
         size_t from = i ? l->ends[i - 1] : 0;
-        add_reply_bulk(c, l->data + from, l->ends[i] - from);
+        add_reply_bulk(c, l->data ? l->data + from : "", l->ends[i] - from);
     }
 }
 

@@ -66,13 +66,23 @@ enum {
 };
 #define OPT_ANY_EXPIRE (OPT_EX | OPT_PX | OPT_EXAT | OPT_PXAT)
 
-/* Parses SET's (is_set) or GETEX's options from argv[first]; replies and
- * returns -1 on error. *expire gets the absolute unix ms (0: none). */
-static int parse_set_options(client *c, int first, int is_set, int *flags, int64_t *expire)
+/* Parses SET's (is_set) or GETEX's option syntax from argv[first]; replies
+ * and returns -1 on a syntax error. *when is the time argument (NULL: no
+ * expire option); its value is checked by expire_value. */
+static int expire_kind(const arg *a)
 {
-    const arg *when = NULL;
+    return arg_is(a, "ex")     ? OPT_EX
+           : arg_is(a, "px")   ? OPT_PX
+           : arg_is(a, "exat") ? OPT_EXAT
+           : arg_is(a, "pxat") ? OPT_PXAT
+                               : 0;
+}
+
+static int parse_set_options(client *c, int first, int is_set, int *flags, const arg **when)
+{
+    int kind;
     *flags = 0;
-    *expire = 0;
+    *when = NULL;
     for (int j = first; j < c->argc; j++) {
         const arg *a = &c->argv[j];
         int last = j == c->argc - 1, f = *flags;
@@ -86,35 +96,45 @@ static int parse_set_options(client *c, int first, int is_set, int *flags, int64
             *flags |= OPT_KEEPTTL;
         else if (!is_set && arg_is(a, "persist") && !(f & (OPT_KEEPTTL | OPT_ANY_EXPIRE)))
             *flags |= OPT_PERSIST;
-        else if (!last && !(f & (OPT_KEEPTTL | OPT_PERSIST | OPT_ANY_EXPIRE)) &&
-                 (arg_is(a, "ex") || arg_is(a, "px") || arg_is(a, "exat") || arg_is(a, "pxat"))) {
-            *flags |= arg_is(a, "ex")     ? OPT_EX
-                      : arg_is(a, "px")   ? OPT_PX
-                      : arg_is(a, "exat") ? OPT_EXAT
-                                          : OPT_PXAT;
-            when = &c->argv[++j];
+        else if (!last && (kind = expire_kind(a)) != 0 &&
+                 !(f & (OPT_KEEPTTL | OPT_PERSIST | (OPT_ANY_EXPIRE & ~kind)))) {
+            /* as Redis: the same option twice is fine (the last wins) */
+            *flags |= kind;
+            *when = &c->argv[++j];
         } else {
             add_reply_error(c, ERR_SYNTAX);
             return -1;
         }
     }
-    if (!when) return 0;
+    return 0;
+}
+
+enum { EXPIRE_OK = 0, EXPIRE_NOT_INT = -1, EXPIRE_INVALID = -2 };
+
+/* Redis's getExpireMillisecondsOrReply without the reply: the absolute
+ * expire of the option in flags with argument when. */
+static int expire_value(client *c, int flags, const arg *when, int64_t *expire)
+{
     long long v;
-    if (arg_to_ll(c, when, &v) < 0) return -1;
-    int seconds = (*flags & (OPT_EX | OPT_EXAT)) != 0;
-    int relative = (*flags & (OPT_EX | OPT_PX)) != 0;
-    if (v <= 0 || (seconds && v > LLONG_MAX / 1000)) {
-        reply_invalid_expire(c);
-        return -1;
-    }
+    *expire = 0;
+    if (!when) return EXPIRE_OK;
+    if (!ks_string2ll(when->ptr, when->len, &v)) return EXPIRE_NOT_INT;
+    int seconds = (flags & (OPT_EX | OPT_EXAT)) != 0;
+    int relative = (flags & (OPT_EX | OPT_PX)) != 0;
+    if (v <= 0 || (seconds && v > LLONG_MAX / 1000)) return EXPIRE_INVALID;
     if (seconds) v *= 1000;
     int64_t now = client_ks(c)->now_ms;
-    if (relative && v > LLONG_MAX - now) {
-        reply_invalid_expire(c);
-        return -1;
-    }
+    if (relative && v > LLONG_MAX - now) return EXPIRE_INVALID;
     *expire = relative ? v + now : v;
-    return 0;
+    return EXPIRE_OK;
+}
+
+static void reply_expire_error(client *c, int err)
+{
+    if (err == EXPIRE_NOT_INT)
+        add_reply_error(c, ERR_NOT_INTEGER);
+    else
+        reply_invalid_expire(c);
 }
 
 /* The heart of SET, SETNX, SETEX, PSETEX and GETSET. */
@@ -144,9 +164,14 @@ static void set_generic(client *c, const arg *key, const arg *val, int flags, in
 
 void cmd_set(client *c)
 {
-    int flags;
+    int flags, err;
+    const arg *when;
     int64_t expire;
-    if (parse_set_options(c, 3, 1, &flags, &expire) < 0) return;
+    if (parse_set_options(c, 3, 1, &flags, &when) < 0) return;
+    if ((err = expire_value(c, flags, when, &expire)) != EXPIRE_OK) {
+        reply_expire_error(c, err);
+        return;
+    }
     set_generic(c, &c->argv[1], &c->argv[2], flags, expire, 0);
 }
 
@@ -241,16 +266,34 @@ void cmd_getdel(client *c)
     ks_val_free(&v);
 }
 
+/* GETEX checks the expire value only after the key (Redis order): a
+ * missing key is nil and a hash is WRONGTYPE whatever the value says. */
 void cmd_getex(client *c)
 {
-    int flags;
+    int flags, err;
+    const arg *when;
     int64_t expire;
-    if (parse_set_options(c, 2, 0, &flags, &expire) < 0) return;
+    if (parse_set_options(c, 2, 0, &flags, &when) < 0) return;
+    ks_ctx *k = client_ks(c);
+    const arg *key = &c->argv[1];
+    if ((err = expire_value(c, flags, when, &expire)) != EXPIRE_OK) {
+        ks_type t;
+        ks_status st = ks_type_of(k, key->ptr, key->len, &t);
+        if (st != KS_OK)
+            reply_ks_error(c, st);
+        else if (t == KS_NONE)
+            add_reply_null(c);
+        else if (t != KS_STRING)
+            reply_ks_error(c, KS_ERR_WRONGTYPE);
+        else
+            reply_expire_error(c, err);
+        return;
+    }
     int mode = (flags & OPT_PERSIST)      ? KS_GETEX_PERSIST
                : (flags & OPT_ANY_EXPIRE) ? KS_GETEX_SET
                                           : KS_GETEX_KEEP;
     ks_val v;
-    ks_status st = ks_getex(client_ks(c), c->argv[1].ptr, c->argv[1].len, mode, expire, &v);
+    ks_status st = ks_getex(k, key->ptr, key->len, mode, expire, &v);
     if (st == KS_OK)
         add_reply_bulk(c, v.p, v.n);
     else if (st == KS_NOTFOUND)
@@ -300,8 +343,14 @@ void cmd_decrby(client *c)
 void cmd_incrbyfloat(client *c)
 {
     long double by;
+    ks_ctx *k = client_ks(c);
     if (!ks_string2ld(c->argv[2].ptr, c->argv[2].len, &by)) {
-        add_reply_error(c, ERR_NOT_FLOAT);
+        /* Redis checks the key's type before the increment. */
+        ks_type t;
+        ks_status st = ks_type_of(k, c->argv[1].ptr, c->argv[1].len, &t);
+        reply_ks_error(c, st != KS_OK                        ? st
+                          : (t != KS_NONE && t != KS_STRING) ? KS_ERR_WRONGTYPE
+                                                             : KS_ERR_NOTFLOAT);
         return;
     }
     char *buf = malloc(KS_LD_BUF);
@@ -310,7 +359,7 @@ void cmd_incrbyfloat(client *c)
         add_reply_error(c, "ERR out of memory");
         return;
     }
-    ks_status st = ks_incrbyfloat(client_ks(c), c->argv[1].ptr, c->argv[1].len, by, buf, &n);
+    ks_status st = ks_incrbyfloat(k, c->argv[1].ptr, c->argv[1].len, by, buf, &n);
     if (st == KS_OK)
         add_reply_bulk(c, buf, n);
     else

@@ -167,9 +167,9 @@ static int qbuf_reserve(struct client_private *p, size_t want)
         resp_parser_rebase(p->parser, keep);
     }
     if (p->qcap - p->qlen >= want) return 0;
-    size_t cap = p->qcap ? p->qcap : IOBUF_LEN;
-    while (cap - p->qlen < want)
-        cap *= 2;
+    /* Double for ordinary growth; a big bulk gets exactly what it needs. */
+    size_t cap = p->qcap ? p->qcap * 2 : IOBUF_LEN;
+    if (cap < p->qlen + want) cap = p->qlen + want;
     char *nb = realloc(p->qbuf, cap);
     if (!nb) return -1;
     p->qbuf = nb;
@@ -340,16 +340,6 @@ void networking_flush_replies(void)
         if (ae_get_file_events(server.el, c->fd) & AE_WRITABLE) continue;
         if (write_to_client(c) < 0) continue;
         after_write(c);
-    }
-}
-
-void networking_free_closed(void)
-{
-    client *c = server.clients;
-    while (c) {
-        client *next = c->priv->next;
-        if (c->priv->close_asap && !c->priv->executing) client_free(c);
-        c = next;
     }
 }
 

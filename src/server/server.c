@@ -215,7 +215,6 @@ static void before_sleep(ae_loop *el)
 {
     server_commit(); /* N1: before any reply is written */
     networking_flush_replies();
-    networking_free_closed();
     if (server.shutdown_asap) ae_stop(el);
 }
 

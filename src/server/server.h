@@ -283,7 +283,6 @@ void client_free_async(client *c);
 void networking_accept_handler(struct ae_loop *el, int fd, void *data, int mask);
 /* Writes pending replies of every client (after the group commit). */
 void networking_flush_replies(void);
-void networking_free_closed(void);
 /* Disconnects clients idle for more than `timeout` seconds. */
 void networking_client_timeouts(void);
 /* One "id=.. addr=.." line of CLIENT LIST / CLIENT INFO (malloc'd). */

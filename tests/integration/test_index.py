@@ -362,12 +362,12 @@ class Runner:
             cmd = "HSET"
         if cmd in ("COPY", "RENAMENX"):
             dst = args[2]
+            if cmd == "COPY" and dst == k:
+                return "SAME"  # checked before the key is looked up, as Redis does
             if not cur:
                 return None if cmd == "COPY" else "NOKEY"
-            if cmd == "RENAMENX" and dst == k:
-                return None
             if dst == k:
-                return "SAME"
+                return None
             if dst in m.data and not (cmd == "COPY" and "REPLACE" in args):
                 return None
             if cmd == "RENAMENX":

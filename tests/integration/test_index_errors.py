@@ -4,6 +4,7 @@ paths beyond HSET (HINCRBY, COPY, SELECT, MULTI), the background build,
 IDX.DROP and IDX.INFO. IDX.CHECK must find nothing on a healthy db.
 """
 import os
+import random
 import sys
 import time
 
@@ -129,9 +130,11 @@ def bad_syntax_is_rejected_with_nothing_created(srv):
 @test
 def unknown_index_is_an_error_everywhere(srv):
     r = srv.client()
-    for c in (["IDX.RANGE", "nope"], ["IDX.DROP", "nope"], ["IDX.INFO", "nope"]):
+    for c in (["IDX.RANGE", "nope"], ["IDX.DROP", "nope"], ["IDX.INFO", "nope"],
+              ["IDX.RANGE", "a\r\nb"]):
         e = err(r.execute_command, *c)
         assert "no such index" in e, e
+    assert r.ping()  # an error naming a CR/LF name is still one line
     # Indexes belong to their database.
     cmd(r, "IDX.CREATE", "i", "PREFIX", "", "SCHEMA", "t", "TAG")
     r1 = srv.client(db=1)
@@ -181,18 +184,72 @@ def building_index_refuses_queries_and_keeps_writes_made_during_build(srv):
     assert "building" in e, e
     st = info(r, "v")
     assert st[b"state"] == b"building", st
+    assert 0 < float(st[b"progress"].rstrip(b"%")) < 100, st
     # Writes at both ends of the key space while the build runs.
     r.hset("k:000000", "v", "-5")
     r.hset("k:999999", "v", "-6")
     r.delete("k:000001")
     r.hset("k:%06d" % (n - 1), "v", "-7")
+    # Then random writes all over the key space, before and after the
+    # build's cursor, until the build is done.
+    model = {"k:%06d" % i: i % 1000 for i in range(n)}
+    model.update({"k:000000": -5, "k:999999": -6, "k:%06d" % (n - 1): -7})
+    del model["k:000001"]
+    rng = random.Random(5)
     deadline = time.time() + 60
+    writes_during_build = 0
     while info(r, "v")[b"state"] != b"ready":
         assert time.time() < deadline, info(r, "v")
-        time.sleep(0.05)
-    assert cmd(r, "IDX.RANGE", "v", "MAX", "(0") == [b"k:%06d" % (n - 1), b"k:999999", b"k:000000"]
-    assert info(r, "v")[b"num_entries"] == n
+        for _ in range(50):
+            k = "k:%06d" % rng.randrange(n + 100)
+            c = rng.random()
+            if c < 0.6:
+                v = rng.randint(-50, 1050)
+                r.hset(k, "v", v)
+                model[k] = v
+            elif c < 0.8:
+                r.delete(k)
+                model.pop(k, None)
+            elif k in model:
+                dst = "k:%06d" % rng.randrange(n + 100)
+                r.rename(k, dst)
+                model[dst] = model.pop(k)
+            writes_during_build += 1
+    assert writes_during_build > 0
+    want = [k.encode() for k, v in sorted(model.items(), key=lambda kv: (kv[1], kv[0]))]
+    assert cmd(r, "IDX.RANGE", "v") == want
+    assert info(r, "v")[b"num_entries"] == len(model)
     assert cmd(r, "IDX.CHECK") == []
+
+
+@test
+def build_interrupted_by_sigkill_resumes_from_its_cursor():
+    srv = Server(appendfsync="always").start()
+    try:
+        r = srv.client()
+        n = 40000
+        p = r.pipeline(transaction=False)
+        for i in range(n):
+            p.hset("k:%06d" % i, "v", str(i % 100))
+            if i % 5000 == 4999:
+                p.execute()
+        p.execute()
+        assert cmd(r, "IDX.CREATE", "v", "PREFIX", "k:", "SCHEMA", "v", "NUMERIC") == b"OK"
+        r.hset("k:000000", "v", "-1")  # below the cursor: kept by the write path
+        srv.kill9()
+        srv.start()
+        r = srv.client()
+        st = info(r, "v")
+        assert st[b"state"] in (b"building", b"ready"), st
+        deadline = time.time() + 60
+        while info(r, "v")[b"state"] != b"ready":
+            assert time.time() < deadline
+            time.sleep(0.05)
+        assert info(r, "v")[b"num_entries"] == n
+        assert cmd(r, "IDX.RANGE", "v", "LIMIT", 0, 1) == [b"k:000000"]
+        assert cmd(r, "IDX.CHECK") == []
+    finally:
+        srv.cleanup()
 
 
 @test
@@ -233,6 +290,7 @@ def drop_removes_entries_and_definition_survives_restart(srv):
     r.hset("user:1", mapping={"email": "a@x", "score": "1.5"})
     st = info(r, "score")
     assert st[b"prefix"] == b"user:" and st[b"state"] == b"ready" and st[b"num_entries"] == 1
+    assert st[b"progress"] == b"100.0%", st
     assert st[b"schema"] == [[b"score", b"NUMERIC", b"DESC"]] and st[b"unique"] == 0
     assert info(r, "email")[b"unique"] == 1
     srv.restart()
@@ -266,6 +324,15 @@ def copy_and_select_keep_indexes_of_each_db(srv):
     r.hsetnx("h:4", "t", "b")
     r.hsetnx("h:4", "n", "-1")
     assert cmd(r, "IDX.RANGE", "t", "MIN", "(a", "MAX", "+") == [b"h:4"]
+    # Inside EXEC a query sees the transaction's own earlier writes.
+    p = r.pipeline(transaction=True)
+    p.hset("h:5", mapping={"t": "z", "n": "1"})
+    p.execute_command("IDX.RANGE", "t", "EQ", "z", "HASHES")
+    p.hdel("h:5", "n")
+    p.execute_command("IDX.RANGE", "t", "EQ", "z")
+    p.execute_command("IDX.CHECK")
+    res = p.execute()
+    assert res[1] == [b"h:5", [b"t", b"z", b"n", b"1"]] and res[3] == [] and res[4] == [], res
     r.flushall()
     assert cmd(r, "IDX.RANGE", "t") == []
     assert cmd(r, "IDX.CHECK") == []

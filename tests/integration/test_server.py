@@ -375,5 +375,44 @@ def bad_config_is_refused_at_startup():
     assert p.returncode != 0 and "nosuch" in p.stderr
 
 
+@test
+def daemonize_writes_and_removes_the_pidfile():
+    import signal
+    import subprocess
+    import tempfile
+    from harness import free_port
+    d = tempfile.mkdtemp(prefix="strata-daemon-")
+    port = free_port()
+    pidfile = os.path.join(d, "strata.pid")
+    p = subprocess.run([srv_bin(), "--port", str(port), "--dir", os.path.join(d, "data"),
+                        "--daemonize", "yes", "--pidfile", pidfile,
+                        "--logfile", os.path.join(d, "log")], timeout=20)
+    assert p.returncode == 0  # the parent returns at once
+    c = redis.Redis(port=port, socket_timeout=5)
+    pid = None
+    try:
+        for _ in range(200):
+            try:
+                if c.ping() and os.path.exists(pidfile):
+                    break
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        pid = int(open(pidfile).read())
+        assert c.info("server")["process_id"] == pid
+        c.set("d", "1")
+        os.kill(pid, signal.SIGINT)
+        for _ in range(200):
+            if not os.path.exists(pidfile):
+                break
+            time.sleep(0.05)
+        assert not os.path.exists(pidfile)
+        pid = None
+    finally:
+        if pid:
+            os.kill(pid, signal.SIGKILL)
+        import shutil
+        shutil.rmtree(d, ignore_errors=True)
+
+
 if __name__ == "__main__":
     main()

@@ -60,17 +60,20 @@ static const char *get_at(eng_db *db, const eng_snapshot *snap, const char *k)
     eng_free(v);
     return out;
 }
-static const char *get(eng_db *db, const char *k) { return get_at(db, NULL, k); }
+static const char *get(eng_db *db, const char *k)
+{
+    return get_at(db, NULL, k);
+}
 
-#define CHECK_GET(db, k, want)                                                                  \
-    do {                                                                                        \
-        const char *got_ = get(db, k);                                                          \
-        const char *want_ = (want);                                                             \
-        if (!want_)                                                                             \
-            CHECK_MSG(got_ == NULL, "get %s: want absent, got %s", k, got_);                    \
-        else                                                                                    \
-            CHECK_MSG(got_ && !strcmp(got_, want_), "get %s: want %s, got %s", k, want_,       \
-                      got_ ? got_ : "(absent)");                                               \
+#define CHECK_GET(db, k, want)                                                                     \
+    do {                                                                                           \
+        const char *got_ = get(db, k);                                                             \
+        const char *want_ = (want);                                                                \
+        if (!want_)                                                                                \
+            CHECK_MSG(got_ == NULL, "get %s: want absent, got %s", k, got_);                       \
+        else                                                                                       \
+            CHECK_MSG(got_ && !strcmp(got_, want_), "get %s: want %s, got %s", k, want_,           \
+                      got_ ? got_ : "(absent)");                                                   \
     } while (0)
 
 /* Concatenates "k=v," for every key, forward, into out. */
@@ -305,7 +308,8 @@ TEST(FullCompactionDropsOverwrittenAndDeletedVersions)
         live += st.level_bytes[l];
         if (st.level_files[l]) deepest = l;
     }
-    for (int l = 0; l < deepest; l++) files_above += st.level_files[l];
+    for (int l = 0; l < deepest; l++)
+        files_above += st.level_files[l];
     CHECK_EQ_INT(files_above, 0);
     /* 250 live keys of ~210 bytes; four versions of 500 would be ~420 KB. */
     CHECK_MSG(live < 120 << 10, "live bytes %llu", (unsigned long long)live);
@@ -377,8 +381,10 @@ TEST(RangeDeleteRespectsSnapshotsThroughCompaction)
     eng_stats st;
     eng_get_stats(db, &st);
     uint64_t bytes = 0;
-    for (int l = 0; l < ENG_MAX_LEVELS; l++) bytes += st.level_bytes[l];
-    CHECK_MSG(bytes == 0, "%llu bytes left after everything was deleted", (unsigned long long)bytes);
+    for (int l = 0; l < ENG_MAX_LEVELS; l++)
+        bytes += st.level_bytes[l];
+    CHECK_MSG(bytes == 0, "%llu bytes left after everything was deleted",
+              (unsigned long long)bytes);
     eng_close(db);
 }
 
@@ -507,7 +513,8 @@ TEST(ManyWritesFlushAndCompactInBackground)
     }
     eng_iter *it = eng_iter_new(db, NULL, NULL);
     int n = 0;
-    for (eng_iter_seek_first(it); eng_iter_valid(it); eng_iter_next(it)) n++;
+    for (eng_iter_seek_first(it); eng_iter_valid(it); eng_iter_next(it))
+        n++;
     CHECK(eng_iter_status(it) == ENG_OK);
     eng_iter_free(it);
     CHECK_EQ_INT(n, 6000);
@@ -595,7 +602,8 @@ static void *race_reader(void *arg)
         eng_iter *it = eng_iter_new(r->db, NULL, NULL);
         char prev[32] = "";
         int n = 0;
-        for (eng_iter_seek(it, k, strlen(k)); eng_iter_valid(it) && n < 50; eng_iter_next(it), n++) {
+        for (eng_iter_seek(it, k, strlen(k)); eng_iter_valid(it) && n < 50;
+             eng_iter_next(it), n++) {
             size_t kl;
             const char *ik = eng_iter_key(it, &kl);
             if (kl >= sizeof(prev) || strncmp(ik, prev, kl) <= 0) {
@@ -617,7 +625,8 @@ TEST(ConcurrentReadersSeeConsistentDataDuringFlushesAndCompactions)
     eng_db *db = open_db(&o);
     race r = {db, 0, 0, ""};
     pthread_t t[2];
-    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, race_reader, &r);
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, race_reader, &r);
     char k[32], v[128];
     for (int gen = 0; gen < 4; gen++) {
         for (int i = 0; i < 2000; i++) {
@@ -629,7 +638,8 @@ TEST(ConcurrentReadersSeeConsistentDataDuringFlushesAndCompactions)
         if (gen == 2) CHECK(eng_compact_range(db, NULL, 0, NULL, 0) == ENG_OK);
     }
     r.stop = 1;
-    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
     CHECK_MSG(r.errors == 0, "%d reader errors: %s", r.errors, r.why);
     eng_stats st;
     eng_get_stats(db, &st);
@@ -637,4 +647,7 @@ TEST(ConcurrentReadersSeeConsistentDataDuringFlushesAndCompactions)
     eng_close(db);
 }
 
-int main(int argc, char **argv) { return test_main(argc, argv); }
+int main(int argc, char **argv)
+{
+    return test_main(argc, argv);
+}

@@ -81,7 +81,8 @@ static void model_put(model *m, const char *k, size_t kl, const char *v, size_t 
 static void model_del_range(model *m, const char *a, size_t al, const char *z, size_t zl)
 {
     size_t i = lower_bound(m, a, al), j = i;
-    while (j < m->n && kcmp(m->a[j].k, m->a[j].kl, z, zl) < 0) j++;
+    while (j < m->n && kcmp(m->a[j].k, m->a[j].kl, z, zl) < 0)
+        j++;
     if (j <= i) return;
     for (size_t x = i; x < j; x++) {
         free(m->a[x].k);
@@ -133,7 +134,10 @@ static uint64_t rnd(void)
     rng ^= rng << 17;
     return rng;
 }
-static unsigned rn(unsigned n) { return (unsigned)(rnd() % n); }
+static unsigned rn(unsigned n)
+{
+    return (unsigned)(rnd() % n);
+}
 
 #define KEYSPACE 1500
 
@@ -152,7 +156,8 @@ static size_t rand_value(char *out, uint64_t op)
 {
     size_t n = rn(6) == 0 ? 0 : (size_t)snprintf(out, 64, "v%llu-", (unsigned long long)op);
     size_t pad = rn(4) == 0 ? rn(400) : rn(40);
-    for (size_t i = 0; i < pad; i++) out[n++] = (char)('a' + (op + i) % 26);
+    for (size_t i = 0; i < pad; i++)
+        out[n++] = (char)('a' + (op + i) % 26);
     return n;
 }
 
@@ -165,8 +170,8 @@ static void check_get(eng_db *db, const eng_snapshot *snap, eng_batch *b, const 
 {
     char *v = NULL;
     size_t vl = 0;
-    eng_status s = b ? eng_get_batch(db, snap, b, k, kl, &v, &vl)
-                     : eng_get(db, snap, k, kl, &v, &vl);
+    eng_status s =
+        b ? eng_get_batch(db, snap, b, k, kl, &v, &vl) : eng_get(db, snap, k, kl, &v, &vl);
     size_t i = lower_bound(m, k, kl);
     int present = i < m->n && kcmp(m->a[i].k, m->a[i].kl, k, kl) == 0;
     CHECK_MSG(s == (present ? ENG_OK : ENG_NOTFOUND),
@@ -343,7 +348,8 @@ static void indexed_batch_round(world *w)
     eng_batch *b = eng_batch_new(1);
     model *bm = model_copy(w->m);
     int n = 1 + (int)rn(12);
-    for (int i = 0; i < n; i++) random_write(w, b, bm);
+    for (int i = 0; i < n; i++)
+        random_write(w, b, bm);
     char k[40];
     for (int i = 0; i < 10; i++) {
         size_t kl = rand_key(k);
@@ -371,7 +377,8 @@ static void step(world *w)
     } else if (r < 650) {
         eng_batch *b = eng_batch_new(0);
         int n = 2 + (int)rn(10);
-        for (int i = 0; i < n; i++) random_write(w, b, w->m);
+        for (int i = 0; i < n; i++)
+            random_write(w, b, w->m);
         CHECK(eng_write(w->db, b, 0) == ENG_OK);
         eng_batch_free(b);
     } else if (r < 700) {
@@ -446,7 +453,8 @@ TEST(RandomOpsMatchOrderedMapModel)
     w.o.compression_level = rn(2);
     w.m = calloc(1, sizeof(model));
     open_world(&w);
-    for (op_no = 0; op_no < ops; op_no++) step(&w);
+    for (op_no = 0; op_no < ops; op_no++)
+        step(&w);
     check_full_scan(w.db, NULL, w.m);
     drop_views(&w);
     add_stats(&w);
@@ -476,8 +484,7 @@ static int drop_x(void *ctx, const char *k, size_t kl, const char *v, size_t vl)
  * snapshot (snap != NULL) the answer is also stable: an expired value it has
  * seen stays (the filter never touches what a snapshot sees), and one it
  * has found gone stays gone. */
-static void check_filtered(eng_db *db, const eng_snapshot *snap, model *m, const char *k,
-                           size_t kl)
+static void check_filtered(eng_db *db, const eng_snapshot *snap, model *m, const char *k, size_t kl)
 {
     char *v = NULL;
     size_t vl = 0;
@@ -491,7 +498,9 @@ static void check_filtered(eng_db *db, const eng_snapshot *snap, model *m, const
     CHECK_MSG(ok, "seed %llu op %llu: filtered get %.*s%s: %s (model %s%s)",
               (unsigned long long)seed, (unsigned long long)op_no, (int)kl, k,
               snap ? " at snapshot" : "", eng_status_str(s),
-              !present ? "absent" : expired ? "expired" : "live",
+              !present  ? "absent"
+              : expired ? "expired"
+                        : "live",
               present && m->a[i].pinned ? ", seen" : "");
     if (snap && expired && s == ENG_OK) m->a[i].pinned = 1;
     if (snap && expired && s == ENG_NOTFOUND) model_del(m, k, kl);
@@ -566,4 +575,7 @@ TEST(CompactionFilterNeverResurrectsOlderVersionsNorTouchesSnapshots)
     model_free(m);
 }
 
-int main(int argc, char **argv) { return test_main(argc, argv); }
+int main(int argc, char **argv)
+{
+    return test_main(argc, argv);
+}

@@ -25,15 +25,29 @@ static size_t rand_tag(char *out)
 {
     static const unsigned char alpha[] = {0x00, 0x01, 0x02, 0x7f, 0xfe, 0xff, 'a'};
     size_t n = next_rand() % 5;
-    for (size_t i = 0; i < n; i++) out[i] = (char)alpha[next_rand() % sizeof(alpha)];
+    for (size_t i = 0; i < n; i++)
+        out[i] = (char)alpha[next_rand() % sizeof(alpha)];
     return n;
 }
 
 static double rand_num(void)
 {
-    static const double special[] = {0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1e-310, -1e-310,
-                                     9007199254740993.0, -9007199254740993.0, 1e308, -1e308,
-                                     INFINITY, -INFINITY, 2.25, -2.25};
+    static const double special[] = {0.0,
+                                     -0.0,
+                                     1.0,
+                                     -1.0,
+                                     0.5,
+                                     -0.5,
+                                     1e-310,
+                                     -1e-310,
+                                     9007199254740993.0,
+                                     -9007199254740993.0,
+                                     1e308,
+                                     -1e308,
+                                     INFINITY,
+                                     -INFINITY,
+                                     2.25,
+                                     -2.25};
     if (next_rand() % 2) return special[next_rand() % 16];
     double d = (double)(int64_t)(next_rand() % 2001) - 1000;
     return d / (double)(1 + next_rand() % 4);
@@ -45,7 +59,10 @@ static int cmp_bytes(const char *a, size_t an, const char *b, size_t bn)
     return (c > 0) - (c < 0);
 }
 
-static int cmp_num(double a, double b) { return (a > b) - (a < b); }
+static int cmp_num(double a, double b)
+{
+    return (a > b) - (a < b);
+}
 
 TEST(TagOrderEqualsBytewiseOrderWithEmbeddedZeros)
 {
@@ -191,7 +208,8 @@ TEST(SkipFieldRejectsTruncatedTag)
 {
     idx_buf e = {0};
     idx_key_put_tag(&e, "a\0b", 3, 0);
-    for (size_t cut = 0; cut < e.len; cut++) CHECK_EQ_INT(idx_key_skip_field(e.data, cut, 0, 0), 0);
+    for (size_t cut = 0; cut < e.len; cut++)
+        CHECK_EQ_INT(idx_key_skip_field(e.data, cut, 0, 0), 0);
     CHECK_EQ_INT(idx_key_skip_field(e.data, e.len, 0, 0), e.len);
     CHECK_EQ_INT(idx_key_skip_field(e.data, 7, 1, 0), 0);
     idx_buf_free(&e);
@@ -224,6 +242,11 @@ TEST(ParseNumAcceptsRedisFloatsAndRejectsTheRest)
     CHECK(idx_parse_num("nan", 3, &d) == -1);
     CHECK(idx_parse_num("1e", 2, &d) == -1);
     CHECK(idx_parse_num("1\0002", 3, &d) == -1);
+    CHECK(idx_parse_num("1e400", 5, &d) == -1);
+    CHECK(idx_parse_num("1e-400", 6, &d) == -1);
 }
 
-int main(int argc, char **argv) { return test_main(argc, argv); }
+int main(int argc, char **argv)
+{
+    return test_main(argc, argv);
+}
