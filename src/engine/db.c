@@ -264,6 +264,31 @@ static eng_status replay_log(eng_db *db, uint64_t number, memtable **mem, versio
     return s;
 }
 
+/* Replays every log numbered >= the manifest's log number, in order, into
+ * level-0 tables recorded in e (Invariant L1: nothing after a bad record). */
+static eng_status replay_logs(eng_db *db, version_edit *e)
+{
+    dir_list d = {0};
+    eng_status s = env_list_dir(db->dir, list_cb, &d);
+    if (s != ENG_OK) return s;
+    if (d.max_number >= db->vs.next_file) db->vs.next_file = d.max_number + 1;
+    if (d.nlogs > 1) qsort(d.logs, (size_t)d.nlogs, sizeof(uint64_t), cmp_u64);
+    memtable *mem = db_new_memtable(db);
+    int stop = 0;
+    for (int i = 0; i < d.nlogs && s == ENG_OK; i++) {
+        if (d.logs[i] < db->vs.log_number) continue;
+        if (stop) {
+            db_log(db, 3, "log %06" PRIu64 ".log follows a damaged log; not replayed", d.logs[i]);
+            continue;
+        }
+        s = replay_log(db, d.logs[i], &mem, e, &stop);
+    }
+    free(d.logs);
+    if (s == ENG_OK) s = recover_flush(db, &mem, e);
+    mem_unref(mem);
+    return s;
+}
+
 static eng_status recover(eng_db *db)
 {
     eng_status s = manifest_recover(db);
@@ -276,28 +301,9 @@ static eng_status recover(eng_db *db)
     }
     if (s != ENG_OK) return s;
     db->last_seq = db->vs.last_seq;
-
-    dir_list d = {0};
-    s = env_list_dir(db->dir, list_cb, &d);
-    if (s != ENG_OK) return s;
-    if (d.max_number >= db->vs.next_file) db->vs.next_file = d.max_number + 1;
-    if (d.nlogs > 1) qsort(d.logs, (size_t)d.nlogs, sizeof(uint64_t), cmp_u64);
-
     version_edit e;
     edit_init(&e);
-    memtable *mem = db_new_memtable(db);
-    int stop = 0;
-    for (int i = 0; i < d.nlogs && s == ENG_OK; i++) {
-        if (d.logs[i] < db->vs.log_number) continue;
-        if (stop) {
-            db_log(db, 3, "log %06" PRIu64 ".log follows a damaged log; not replayed", d.logs[i]);
-            continue;
-        }
-        s = replay_log(db, d.logs[i], &mem, &e, &stop);
-    }
-    free(d.logs);
-    if (s == ENG_OK) s = recover_flush(db, &mem, &e);
-    mem_unref(mem);
+    s = replay_logs(db, &e);
 
     /* The new log and manifest; then the old files can go. */
     uint64_t log_number = db->vs.next_file++, manifest_number = db->vs.next_file++;

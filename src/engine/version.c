@@ -6,6 +6,7 @@
 
 #include "env.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -158,6 +159,28 @@ static void version_finalize(version *v, const eng_options *o)
     }
 }
 
+/* Debug checker of Invariants V1 and V2 (compiled out with NDEBUG). */
+static void version_check(const version *v)
+{
+#ifndef NDEBUG
+    for (int i = 1; i < v->nfiles[0]; i++)
+        assert(v->files[0][i - 1]->largest_seq >= v->files[0][i]->largest_seq);
+    for (int l = 1; l < ENG_MAX_LEVELS; l++)
+        for (int i = 1; i < v->nfiles[l]; i++) {
+            const file_meta *a = v->files[l][i - 1], *b = v->files[l][i];
+            slice al = slice_make(a->largest.data, a->largest.len);
+            slice bs = slice_make(b->smallest.data, b->smallest.len);
+            assert(ikey_compare(al, bs) < 0);
+            /* One user key never spans two files, except where a tombstone
+             * ends (its end key carries the maximum sequence). */
+            assert(slice_compare(ikey_user_key(al), ikey_user_key(bs)) < 0 ||
+                   ikey_sequence(al) == ENG_MAX_SEQUENCE);
+        }
+#else
+    (void)v;
+#endif
+}
+
 static void collect_rdel(void *ctx, slice start, slice end, uint64_t seq)
 {
     rdel_set_add(ctx, start, end, seq);
@@ -212,6 +235,7 @@ eng_status version_apply(version_set *vs, const version *base, const version_edi
               l == 0 ? cmp_l0 : cmp_by_smallest);
     }
     version_finalize(v, vs->opts);
+    version_check(v);
     eng_status s = load_rdels ? version_collect_rdels(v) : ENG_OK;
     if (s != ENG_OK) {
         version_unref(v);

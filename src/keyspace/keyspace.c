@@ -39,6 +39,13 @@ void ks_ctx_reset(ks_ctx *c)
 {
     free(c->err);
     c->err = NULL;
+    /* One huge SET/SETRANGE must not pin its buffer for the server's life. */
+    keyspace *ks = c->ks;
+    if (ks && ks->scratch_cap > KS_SCRATCH_KEEP) {
+        free(ks->scratch);
+        ks->scratch = NULL;
+        ks->scratch_cap = 0;
+    }
 }
 
 void ks_val_free(ks_val *v)

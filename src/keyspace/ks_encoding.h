@@ -49,6 +49,8 @@
  * buffer starts at scratch + KS_HDR_MAX so ks_meta_write can put the header
  * in front of it without a copy or a realloc (p2 must then be empty). */
 #define KS_HDR_MAX 9
+/* A scratch buffer above this size is freed after the command. */
+#define KS_SCRATCH_KEEP (1u << 20)
 #define KS_CURSOR_SLOTS 16384
 
 typedef struct ks_cursor {

@@ -91,8 +91,12 @@ static void fuzz_raw(const uint8_t *d, size_t n, int cmp)
         uint32_t was = it.current;
         int valid = block_iter_valid(&it);
         switch (rnd() % 6) {
-        case 0: block_iter_seek_first(&it); break;
-        case 1: block_iter_seek_last(&it); break;
+        case 0:
+            block_iter_seek_first(&it);
+            break;
+        case 1:
+            block_iter_seek_last(&it);
+            break;
         case 2: {
             slice t = raw_target(d, n, cmp, tmp, sizeof(tmp));
             block_iter_seek(&it, t);

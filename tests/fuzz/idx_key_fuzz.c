@@ -76,8 +76,8 @@ static void check_round_trip(const idx_def *d, const char *p, size_t n)
     idx_buf_append(&e, "hash-key", 8);
     size_t off = IDX_ENTRY_PREFIX_LEN;
     for (size_t i = 0; i < nv; i++) {
-        size_t k = idx_key_skip_field(e.data + off, e.len - off, d->fields[i].numeric,
-                                      d->fields[i].desc);
+        size_t k =
+            idx_key_skip_field(e.data + off, e.len - off, d->fields[i].numeric, d->fields[i].desc);
         if (!k) abort();
         if (d->fields[i].numeric) {
             double x = idx_key_get_num(e.data + off, d->fields[i].desc);
@@ -85,8 +85,7 @@ static void check_round_trip(const idx_def *d, const char *p, size_t n)
         } else {
             out.len = 0;
             if (idx_key_get_tag(e.data + off, k, d->fields[i].desc, &out) != 0) abort();
-            if (out.len != lens[i] || (lens[i] && memcmp(out.data, vals[i], lens[i]) != 0))
-                abort();
+            if (out.len != lens[i] || (lens[i] && memcmp(out.data, vals[i], lens[i]) != 0)) abort();
         }
         off += k;
     }

@@ -214,8 +214,10 @@ static void init(void)
 {
     if (initialized) return;
     initialized = 1;
-    snprintf(dir, sizeof(dir), "%s/table_fuzz_XXXXXX",
-             access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
+    int n = snprintf(dir, sizeof(dir), "%s/table_fuzz_",
+                     access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
+    memset(dir + n, 'X', 6); /* the mkdtemp template */
+    dir[n + 6] = 0;
     if (!mkdtemp(dir)) abort();
     snprintf(path, sizeof(path), "%s/000001.sst", dir);
     atexit(cleanup);
@@ -452,10 +454,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t pos = ((size_t)data[e + 1] | (size_t)data[e + 2] << 8) % n;
         if (op & 4) pos = n - 1 - pos;
         switch (op & 3) {
-        case 0: m[pos] ^= (char)val; break;
-        case 1: m[pos] = (char)val; break;
-        case 2: n = pos; break;
-        default: m[pos] ^= (char)(1u << (val & 7)); break;
+        case 0:
+            m[pos] ^= (char)val;
+            break;
+        case 1:
+            m[pos] = (char)val;
+            break;
+        case 2:
+            n = pos;
+            break;
+        default:
+            m[pos] ^= (char)(1u << (val & 7));
+            break;
         }
     }
     ctx c;

@@ -51,7 +51,9 @@ static void setup(void)
     if (path_fd >= 0) return;
     /* tmpfs when there is one: the target is I/O bound otherwise */
     const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-    snprintf(path, sizeof(path), "%s/wal_fuzz_XXXXXX", dir);
+    int n = snprintf(path, sizeof(path), "%s/wal_fuzz_", dir);
+    memset(path + n, 'X', 6); /* the mkstemp template */
+    path[n + 6] = 0;
     path_fd = mkstemp(path);
     if (path_fd < 0) abort();
     atexit(remove_file);
@@ -168,7 +170,8 @@ static void fuzz_framed(const uint8_t *data, size_t size)
     int open_fails = 0;
     if (kind == 1) { /* truncate to `at` bytes */
         n = at;
-        while (want && offs[want - 1] + LOG_RECORD_HEADER_SIZE + dec_fixed32(f + offs[want - 1]) > n)
+        while (want &&
+               offs[want - 1] + LOG_RECORD_HEADER_SIZE + dec_fixed32(f + offs[want - 1]) > n)
             want--;
         if (n < LOG_FILE_HEADER_SIZE) want = 0;
     } else if (kind == 2 && x) { /* flip one byte at `at` */

@@ -73,8 +73,7 @@ static int ref_decode(const char *d, size_t n, ops *out)
     while (p < end) {
         int type = (unsigned char)*p++;
         slice k, v = slice_make("", 0);
-        if (type != ENG_TYPE_VALUE && type != ENG_TYPE_DELETION &&
-            type != ENG_TYPE_RANGE_DELETION)
+        if (type != ENG_TYPE_VALUE && type != ENG_TYPE_DELETION && type != ENG_TYPE_RANGE_DELETION)
             return 0;
         if (!ref_varstring(&p, end, &k)) return 0;
         if (type != ENG_TYPE_DELETION && !ref_varstring(&p, end, &v)) return 0;
@@ -94,7 +93,7 @@ typedef struct check_ctx {
     const ops *want;
     size_t i;
     uint64_t seq;
-    slice rep;     /* every key and value must lie inside it (or be empty) */
+    slice rep;      /* every key and value must lie inside it (or be empty) */
     size_t stop_at; /* return ENG_INVALID at this op */
 } check_ctx;
 

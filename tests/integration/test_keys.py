@@ -414,5 +414,38 @@ def random_arguments_match_redis(srv):
 
 
 
+@test
+def watch_sees_every_kind_of_write(srv):
+    r, other = srv.client(), srv.client()
+    r.hset("big", mapping={("f%d" % i): "v" for i in range(200)})
+    r.set("s", "1")
+    writes = [
+        lambda: other.hset("big", "f1", "changed"),  # big hash, field count unchanged
+        lambda: other.expire("s", 100),
+        lambda: other.persist("s"),
+        lambda: other.rename("s", "t") and other.rename("t", "s"),
+        lambda: other.copy("s", "big", replace=True),
+        lambda: other.hset("big", "x", "1") and other.hdel("big", "x"),
+        lambda: other.flushdb(),
+    ]
+    for i, write in enumerate(writes):
+        r.set("s", "1", ex=1000)
+        if r.type("big") != b"hash":
+            r.delete("big")
+            r.hset("big", mapping={("f%d" % j): "v" for j in range(200)})
+        with r.pipeline(transaction=True) as p:
+            p.watch("big", "s")
+            p.multi()
+            p.set("marker", str(i))
+            write()
+            try:
+                p.execute()
+                assert False, "EXEC ran after write %d" % i
+            except redis.WatchError:
+                pass
+    assert other.get("marker") is None
+
+
+
 if __name__ == "__main__":
     main()

@@ -143,8 +143,9 @@ def client_kill_by_id_and_addr(srv):
     assert r.command("CLIENT", "KILL", "ID", "999999") == 0
     assert err(r, "CLIENT", "KILL", "1.2.3.4:5") == "ERR No such client"
     v2 = srv.raw()
+    v2_id = v2.command("CLIENT", "ID")  # also makes sure the server has accepted v2
     addr = [l for l in r.command("CLIENT", "LIST").decode().splitlines()
-            if "id=%d " % v2.command("CLIENT", "ID") in l][0].split()[1].split("=", 1)[1]
+            if "id=%d " % v2_id in l][0].split()[1].split("=", 1)[1]
     assert r.command("CLIENT", "KILL", addr) == "OK"
     assert v2.closed_by_server()
     assert r.command("CLIENT", "KILL", "ID", str(r.command("CLIENT", "ID"))) == 0  # SKIPME yes
