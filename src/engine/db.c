@@ -387,8 +387,6 @@ eng_status eng_open(const char *dir, const eng_options *opts, eng_db **out)
     pthread_cond_init(&db->sync_cv, NULL);
     db->cache = cache_new(db->opts.cache_size);
     version_set_init(&db->vs, dir, &db->opts, db->cache);
-    db->vs.log_fn = db->opts.log_fn;
-    db->vs.log_ctx = db->opts.log_ctx;
 
     eng_status s = ENG_OK;
     if (db->opts.create_if_missing) s = env_mkdir_p(dir);

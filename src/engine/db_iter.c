@@ -109,6 +109,9 @@ static void find_prev_user_entry(eng_iter *di)
             iter_prev(it);
         } while (iter_valid(it));
     }
+    /* An error may have cut the walk short inside the versions of
+     * saved_key, leaving an older version saved: never return it. */
+    if (iter_status(it) != ENG_OK) vt = ENG_TYPE_DELETION;
     if (vt == ENG_TYPE_DELETION) {
         di->valid = 0;
         di->saved_key.len = 0;

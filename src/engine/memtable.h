@@ -1,6 +1,7 @@
 /*
  * memtable.h -- the in-memory sorted buffer of recent writes: a skiplist of
- * internal keys (dbformat.h) in an arena.
+ * internal keys (dbformat.h) in an arena, with a hash index from each user
+ * key to its newest point entry for point lookups.
  *
  * Concurrency (Invariant M1): one writer at a time (the caller serializes
  * mem_add calls); any number of readers and iterators concurrently with the
@@ -44,18 +45,22 @@ void mem_add(memtable *m, uint64_t seq, int type, slice key, slice value);
  * (point entries only; range deletions are not consulted here).
  * Returns 1 if found and sets *type (ENG_TYPE_VALUE or ENG_TYPE_DELETION),
  * *found_seq and *value (pointing into the arena: valid while the caller
- * holds a reference); returns 0 if the memtable has no such entry. */
+ * holds a reference); returns 0 if the memtable has no such entry.
+ * Cost: one hash probe when the key is absent or its newest version is
+ * visible at seq; a skiplist descent only for an older snapshot. */
 int mem_get(memtable *m, slice key, uint64_t seq, int *type, uint64_t *found_seq, slice *value);
 
-/* Approximate bytes of memory used (arena). */
+/* Approximate bytes of memory used (the arena: entries, skiplist links and
+ * the hash index's tables). */
 size_t mem_usage(const memtable *m);
 uint64_t mem_entries(const memtable *m);
 /* Number of ENG_TYPE_RANGE_DELETION entries added. */
 uint64_t mem_range_deletions(const memtable *m);
 
 /* Debug checker, O(entries): verifies the skiplist invariants (memtable.c:
- * M2 sorted and duplicate-free at every level, M3, M4, and the entry
- * count). Returns 0 when they hold, else the number of the broken one.
+ * M2 sorted and duplicate-free at every level, M3, M4, M7, the entry count
+ * (1), and that the hash index agrees with the skiplist: M5, M6). Returns 0
+ * when they hold, else the number of the broken one.
  * REQUIRES: no concurrent mem_add. */
 int mem_check(memtable *m);
 

@@ -69,8 +69,6 @@ struct version_set {
     wal_writer *manifest;                /* owned by the manifest holder */
     buf compact_pointer[ENG_MAX_LEVELS]; /* compaction thread only */
     uint64_t bloom_useful_closed;        /* atomic: from readers already closed */
-    eng_log_fn log_fn;
-    void *log_ctx;
 };
 
 /* File metadata with refs = 1 held by the caller. */

@@ -104,6 +104,8 @@ typedef struct idx_hit {
 typedef struct idx_result {
     idx_hit *hits;
     size_t n, cap;
+    char *keys; /* the hits' keys, each NUL-terminated, back to back */
+    size_t keys_len, keys_cap;
 } idx_result;
 
 /* Runs q against ctx->db's index through one snapshot (pending batch on

@@ -11,6 +11,7 @@
  *     ascending:  MIN v -> lo = E, (v -> lo = succ(E); MAX v -> hi = succ(E), (v -> hi = E
  *     DESC:       MIN v -> hi = succ(E), (v -> hi = E; MAX v -> lo = E, (v -> lo = succ(E)
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,6 +134,9 @@ static int key_cmp(const char *a, size_t al, const idx_buf *b)
     return idx_key_cmp(a, al, b->data, b->len);
 }
 
+/* Appends a hit. Keys go into one buffer (no allocation per hit); h->key
+ * holds the offset until fix_keys turns it into a pointer, because the
+ * buffer may move while it grows. */
 static void add_hit(idx_result *out, const char *k, size_t kl)
 {
     if (out->n == out->cap) {
@@ -140,13 +144,27 @@ static void add_hit(idx_result *out, const char *k, size_t kl)
         out->hits = realloc(out->hits, out->cap * sizeof(*out->hits));
         if (!out->hits) abort();
     }
+    if (out->keys_len + kl + 1 > out->keys_cap) {
+        size_t cap = out->keys_cap ? out->keys_cap : 1024;
+        while (cap < out->keys_len + kl + 1)
+            cap *= 2;
+        out->keys = realloc(out->keys, cap);
+        if (!out->keys) abort();
+        out->keys_cap = cap;
+    }
     idx_hit *h = &out->hits[out->n++];
     memset(h, 0, sizeof(*h));
-    h->key = malloc(kl + 1);
-    if (!h->key) abort();
-    memcpy(h->key, k, kl);
-    h->key[kl] = 0;
+    memcpy(out->keys + out->keys_len, k, kl);
+    out->keys[out->keys_len + kl] = 0;
+    h->key = (char *)(uintptr_t)out->keys_len;
     h->klen = kl;
+    out->keys_len += kl + 1;
+}
+
+static void fix_keys(idx_result *out)
+{
+    for (size_t i = 0; i < out->n; i++)
+        out->hits[i].key = out->keys + (uintptr_t)out->hits[i].key;
 }
 
 /* Walks [lo, hi) forwards or backwards, collecting hits. */
@@ -231,6 +249,7 @@ ks_status idx_range(ks_ctx *ctx, const idx_query *q, idx_result *out)
         st = walk(ctx, d, q, &r, it, out);
         eng_iter_free(it);
     }
+    fix_keys(out);
     for (size_t i = 0; st == KS_OK && q->reply != IDX_REPLY_KEYS && i < out->n; i++) {
         idx_hit *h = &out->hits[i];
         ks_status rs = ks_hash_read(ctx, b ? NULL : snap, h->key, h->klen, &h->f, &h->nf);
@@ -250,10 +269,9 @@ out:
 
 void idx_result_free(idx_result *r)
 {
-    for (size_t i = 0; i < r->n; i++) {
-        free(r->hits[i].key);
+    for (size_t i = 0; i < r->n; i++)
         if (r->hits[i].f) ks_fields_free(r->hits[i].f, r->hits[i].nf);
-    }
     free(r->hits);
+    free(r->keys);
     memset(r, 0, sizeof(*r));
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -96,6 +97,28 @@ static void write_pidfile(void)
 }
 
 /* The keyspace reports each changed key, or key NULL for a whole db. */
+/* Raises the descriptor limit to fit maxclients (plus room for the engine's
+ * files and listeners), or lowers maxclients to what the limit allows, as
+ * Redis does. */
+static void adjust_open_files_limit(void)
+{
+    const rlim_t reserved = 128;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0) return;
+    rlim_t want = (rlim_t)cfg.maxclients + reserved;
+    if (rl.rlim_cur >= want) return;
+    rlim_t target = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want ? want : rl.rlim_max;
+    struct rlimit nl = {target, rl.rlim_max};
+    if (setrlimit(RLIMIT_NOFILE, &nl) < 0) target = rl.rlim_cur;
+    if (target < want) {
+        int allowed = target > reserved ? (int)(target - reserved) : 1;
+        server_log(LL_WARNING, "Open files limit %llu allows only %d clients, not the %d of "
+                               "maxclients; maxclients is now %d", (unsigned long long)target,
+                   allowed, cfg.maxclients, allowed);
+        cfg.maxclients = allowed;
+    }
+}
+
 static void touch_hook(void *tctx, int db, const char *key, size_t klen)
 {
     if (key)
@@ -171,6 +194,7 @@ int main(int argc, char **argv)
                : cfg.appendfsync == ENG_SYNC_NO   ? "no"
                                                   : "everysec");
     signal(SIGPIPE, SIG_IGN);
+    adjust_open_files_limit();
     if (open_storage() < 0) return 1;
     if (server_init() < 0) {
         server_log(LL_WARNING, "Can't listen on %s:%d", cfg.bind, cfg.port);
