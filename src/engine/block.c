@@ -77,11 +77,19 @@ static inline uint32_t decode_entry(const block *b, uint32_t off, uint32_t *shar
     const char *p = b->data + off, *limit = b->data + b->restart_offset;
     if (limit - p < 3) return 0;
     const unsigned char *u = (const unsigned char *)p;
-    if ((u[0] | u[1] | u[2]) < 128) { /* the common case: one byte each */
+    /* The common shapes: key lengths under 128 take one byte each, and the
+     * value length one byte (values under 128) or two (under 16 KiB, e.g.
+     * the 100-1000 byte values of a typical record). */
+    if ((u[0] | u[1]) < 128 && (u[2] < 128 || (limit - p >= 4 && u[3] < 128))) {
         *shared = u[0];
         *non_shared = u[1];
-        *vlen = u[2];
-        p += 3;
+        if (u[2] < 128) {
+            *vlen = u[2];
+            p += 3;
+        } else {
+            *vlen = (uint32_t)(u[2] & 0x7f) | (uint32_t)u[3] << 7;
+            p += 4;
+        }
     } else {
         if (!(p = dec_varint32(p, limit, shared))) return 0;
         if (!(p = dec_varint32(p, limit, non_shared))) return 0;

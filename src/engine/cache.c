@@ -18,6 +18,12 @@
  *       move. A hit moves e again only when more than elems/4 moves came
  *       since: e is then no longer among the newest quarter. An entry hit
  *       at least once per elems/4 insertions never reaches the old end.
+ *   C5. refs changes only by atomic operations. A handle's reference is
+ *       dropped without the mutex (a hit costs one lock, not two): that is
+ *       safe because the decrement that reaches 0 frees the entry whoever
+ *       makes it, and while in_cache the cache's own reference keeps refs
+ *       >= 1, so eviction (under the mutex, where refs only falls) may at
+ *       worst see a handle that is just going and keep the entry a while.
  * The hit and miss counters are updated with relaxed atomics per shard and
  * summed on demand: they are statistics, not synchronisation.
  */
@@ -123,13 +129,28 @@ static void table_grow(shard *s)
     s->buckets = nb;
 }
 
-/* Drops one reference; frees the entry after the last (C1). */
+/* Drops one reference; frees the entry after the last (C1). refs is
+ * atomic because cache_release drops a handle's reference without the
+ * shard mutex (C5). */
 static void unref(entry *e)
 {
-    if (--e->refs == 0) {
+    if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) == 0) {
         e->deleter(e->value);
         free(e);
     }
+}
+
+static inline uint32_t refs_of(const entry *e)
+{
+    return __atomic_load_n(&e->refs, __ATOMIC_ACQUIRE);
+}
+
+/* usage is written under the mutex but read without it by cache_release
+ * (C5), hence the relaxed atomics. */
+static inline void usage_add(shard *s, size_t delta, int sign)
+{
+    size_t u = sign > 0 ? s->usage + delta : s->usage - delta;
+    __atomic_store_n(&s->usage, u, __ATOMIC_RELAXED);
 }
 
 /* Moves e to the new end of the list. REQUIRES: s->mu, e->in_cache. */
@@ -145,7 +166,7 @@ static void finish_erase(shard *s, entry *e)
 {
     list_remove(e);
     e->in_cache = 0;
-    s->usage -= e->charge;
+    usage_add(s, e->charge, -1);
     s->elems--;
     unref(e);
 }
@@ -155,7 +176,7 @@ static void evict(shard *s)
     uint32_t budget = s->elems; /* each entry in use is passed over at most once */
     while (s->usage > s->capacity && s->lru.next != &s->lru && budget-- > 0) {
         entry *old = s->lru.next;
-        if (old->refs > 1) { /* C3 */
+        if (refs_of(old) > 1) { /* C3 */
             promote(s, old);
             continue;
         }
@@ -207,7 +228,7 @@ cache_handle *cache_lookup(block_cache *c, uint64_t file, uint64_t offset)
     pthread_mutex_lock(&s->mu);
     entry *e = *find_slot(s, file, offset, hash);
     if (e) {
-        e->refs++;
+        __atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED); /* C5: the lock orders it */
         if (s->tick - e->tick > s->elems / 4) promote(s, e); /* C4 */
     }
     pthread_mutex_unlock(&s->mu);
@@ -234,7 +255,7 @@ cache_handle *cache_insert(block_cache *c, uint64_t file, uint64_t offset, void 
         e->in_cache = 1;
         list_append(&s->lru, e);
         e->tick = ++s->tick;
-        s->usage += charge;
+        usage_add(s, charge, 1);
         entry **slot = find_slot(s, file, offset, hash);
         entry *old = *slot;
         e->next_hash = old ? old->next_hash : NULL;
@@ -258,10 +279,15 @@ void *cache_value(cache_handle *h)
 void cache_release(block_cache *c, cache_handle *h)
 {
     shard *s = shard_of(c, h->hash);
-    pthread_mutex_lock(&s->mu);
-    unref(h);
-    evict(s); /* an entry that outgrew the capacity while in use goes now */
-    pthread_mutex_unlock(&s->mu);
+    unref(h); /* C5 */
+    /* An entry passed over by evict while in use (C3) may have left the
+     * shard over capacity; it can go now. */
+    if (__atomic_load_n(&s->usage, __ATOMIC_RELAXED) >
+        __atomic_load_n(&s->capacity, __ATOMIC_RELAXED)) {
+        pthread_mutex_lock(&s->mu);
+        evict(s);
+        pthread_mutex_unlock(&s->mu);
+    }
 }
 
 void cache_erase_file(block_cache *c, uint64_t file)
@@ -292,7 +318,7 @@ void cache_set_capacity(block_cache *c, size_t capacity_bytes)
     for (int i = 0; i < CACHE_SHARDS; i++) {
         shard *s = &c->shards[i];
         pthread_mutex_lock(&s->mu);
-        s->capacity = per;
+        __atomic_store_n(&s->capacity, per, __ATOMIC_RELAXED);
         evict(s);
         pthread_mutex_unlock(&s->mu);
     }

@@ -196,8 +196,7 @@ typedef struct cstate {
     compaction *c;
     uint64_t oldest_snap, newest_snap;
     int has_snap;    /* newest_snap is meaningful (C5 makes sequence 0 common) */
-    rdel_set *rdels; /* the inputs' tombstones */
-    char *keep_rdel; /* per tombstone: carried into the outputs? */
+    rdel_set *rdels; /* the inputs' tombstones; rdel.keep: carried into the outputs */
     sst_builder *b;
     uint64_t b_number;
     buf lo; /* user key where the current output's span starts */
@@ -235,9 +234,9 @@ static eng_status open_output(cstate *cs)
 /* Finishes the current output; its span ends before user key hi (NULL: open). */
 static eng_status finish_output(cstate *cs, const slice *hi)
 {
-    for (size_t i = 0; cs->rdels && i < cs->rdels->n; i++) {
-        if (!cs->keep_rdel[i]) continue;
-        const rdel *r = &cs->rdels->v[i];
+    rdel_cursor cur;
+    for (const rdel *r = rdel_set_first(cs->rdels, &cur); r; r = rdel_next(&cur)) {
+        if (!r->keep) continue;
         slice a = rdel_start(r), z = rdel_end(r);
         if (cs->has_lo && slice_compare(a, slice_make(cs->lo.data, cs->lo.len)) < 0)
             a = slice_make(cs->lo.data, cs->lo.len);
@@ -364,13 +363,9 @@ static eng_status collect_input_rdels(cstate *cs)
             if (!cs->rdels) cs->rdels = rdel_set_new();
             sst_reader_range_dels(r, add_rdel_cb, cs->rdels);
         }
-    if (!cs->rdels) return ENG_OK;
-    cs->keep_rdel = calloc(cs->rdels->n + 1, 1);
-    if (!cs->keep_rdel) abort();
-    for (size_t i = 0; i < cs->rdels->n; i++) {
-        const rdel *r = &cs->rdels->v[i];
-        cs->keep_rdel[i] = !(r->seq <= cs->oldest_snap && !deeper(cs, rdel_start(r), rdel_end(r)));
-    }
+    rdel_cursor cur;
+    for (rdel *r = rdel_set_first(cs->rdels, &cur); r; r = rdel_next(&cur))
+        r->keep = !(r->seq <= cs->oldest_snap && !deeper(cs, rdel_start(r), rdel_end(r)));
     return ENG_OK;
 }
 
@@ -395,8 +390,9 @@ static eng_status do_compaction_work(cstate *cs)
     if (s == ENG_OK) s = compact_loop(cs, it);
     iter_free(it);
     int any_kept = 0;
-    for (size_t i = 0; cs->rdels && i < cs->rdels->n; i++)
-        any_kept |= cs->keep_rdel[i];
+    rdel_cursor cur;
+    for (const rdel *r = rdel_set_first(cs->rdels, &cur); r; r = rdel_next(&cur))
+        any_kept |= r->keep;
     if (s == ENG_OK && !cs->b && cs->nout == 0 && any_kept) s = open_output(cs);
     if (s == ENG_OK && cs->b) s = finish_output(cs, NULL);
     if (cs->b) sst_builder_abandon(cs->b);
@@ -418,8 +414,6 @@ static void discard_outputs(eng_db *db, cstate *cs)
     cs->filtered = 0;
     cs->lo.len = 0;
     cs->has_lo = 0;
-    free(cs->keep_rdel);
-    cs->keep_rdel = NULL;
     rdel_set_unref(cs->rdels);
     cs->rdels = NULL;
 }
@@ -491,7 +485,6 @@ static eng_status run_compaction(eng_db *db, compaction *c)
     }
     edit_clear(&e);
     free(cs.out);
-    free(cs.keep_rdel);
     rdel_set_unref(cs.rdels);
     buf_free(&cs.lo);
     return s;

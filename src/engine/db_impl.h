@@ -45,7 +45,7 @@ typedef struct superversion {
     memtable *imm[DB_MAX_IMM]; /* newest first */
     int nimm;
     version *v;
-    rdel_set *rdels; /* tombstones of mem, imm and v; NULL when none */
+    rdel_view rd; /* the tombstone sets of mem, imm and v (only non-empty ones) */
 } superversion;
 
 struct eng_snapshot {

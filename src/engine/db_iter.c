@@ -31,7 +31,7 @@ struct eng_iter {
     iter *it;
     uint64_t seq;      /* snapshot */
     uint64_t seek_seq; /* sequence used to build seek targets */
-    rdel_set *rdels;   /* NULL when there are no tombstones */
+    rdel_view rd;      /* the tombstone sets to consult (sv's and the batch's) */
     int dir, valid;
     buf saved_key, saved_value, target;
 };
@@ -67,7 +67,7 @@ static void find_next_user_entry(eng_iter *di, int skipping)
                 skipping = 1;
             } else if (skipping && slice_compare(uk, saved(&di->saved_key)) <= 0) {
                 /* an older version of a key already decided */
-            } else if (di->rdels && rdel_set_covers(di->rdels, uk, s, di->seq)) {
+            } else if (di->rd.n && rdel_view_covers(&di->rd, uk, s, di->seq)) {
                 save_slice(&di->saved_key, uk);
                 skipping = 1;
             } else {
@@ -96,7 +96,7 @@ static void find_prev_user_entry(eng_iter *di)
                 if (vt != ENG_TYPE_DELETION && slice_compare(uk, saved(&di->saved_key)) < 0)
                     break; /* I1: the newest entry of saved_key was seen */
                 vt = t;
-                if (t == ENG_TYPE_VALUE && di->rdels && rdel_set_covers(di->rdels, uk, s, di->seq))
+                if (t == ENG_TYPE_VALUE && di->rd.n && rdel_view_covers(&di->rd, uk, s, di->seq))
                     vt = ENG_TYPE_DELETION;
                 if (vt == ENG_TYPE_DELETION) {
                     di->saved_key.len = 0;
@@ -144,14 +144,11 @@ eng_iter *eng_iter_new(eng_db *db, const eng_snapshot *snap, eng_batch *b)
     di->it = merger_new(its, n);
     free(its);
 
+    for (int i = 0; i < sv->rd.n; i++)
+        rdel_view_add(&di->rd, sv->rd.part[i]);
     rdel_set *brd = db_batch_rdels(bm);
-    if (brd) {
-        rdel_set_add_all(brd, sv->rdels);
-        di->rdels = brd;
-    } else if (sv->rdels) {
-        rdel_set_ref(sv->rdels);
-        di->rdels = sv->rdels;
-    }
+    rdel_view_add(&di->rd, brd);
+    rdel_set_unref(brd);
     return di;
 }
 
@@ -160,7 +157,7 @@ void eng_iter_free(eng_iter *di)
     if (!di) return;
     iter_free(di->it);
     sv_unref(di->sv);
-    rdel_set_unref(di->rdels);
+    rdel_view_release(&di->rd);
     buf_free(&di->saved_key);
     buf_free(&di->saved_value);
     buf_free(&di->target);

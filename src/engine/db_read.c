@@ -12,20 +12,6 @@
 
 #include <stdlib.h>
 
-static rdel_set *sv_collect_rdels(eng_db *db, version *v)
-{
-    int any = !rdel_set_empty(db->mem_rdels) || !rdel_set_empty(v->rdels);
-    for (int i = 0; i < db->nimm; i++)
-        any |= !rdel_set_empty(db->imm[i].rdels);
-    if (!any) return NULL;
-    rdel_set *s = rdel_set_new();
-    rdel_set_add_all(s, db->mem_rdels);
-    for (int i = 0; i < db->nimm; i++)
-        rdel_set_add_all(s, db->imm[i].rdels);
-    rdel_set_add_all(s, v->rdels);
-    return s;
-}
-
 void db_install_sv(eng_db *db)
 {
     superversion *sv = calloc(1, sizeof(*sv));
@@ -39,7 +25,10 @@ void db_install_sv(eng_db *db)
     }
     sv->v = db->vs.current;
     version_ref(sv->v);
-    sv->rdels = sv_collect_rdels(db, sv->v);
+    rdel_view_add(&sv->rd, db->mem_rdels);
+    for (int i = db->nimm - 1; i >= 0; i--)
+        rdel_view_add(&sv->rd, db->imm[i].rdels);
+    rdel_view_add(&sv->rd, sv->v->rdels);
     superversion *old = db->sv;
     db->sv = sv;
     if (old) sv_unref(old);
@@ -62,7 +51,7 @@ void sv_unref(superversion *sv)
     for (int i = 0; i < sv->nimm; i++)
         mem_unref(sv->imm[i]);
     version_unref(sv->v);
-    rdel_set_unref(sv->rdels);
+    rdel_view_release(&sv->rd);
     free(sv);
 }
 
@@ -127,14 +116,14 @@ static eng_status sv_get(superversion *sv, slice key, uint64_t seq, char **val, 
         found = mem_get(sv->imm[i], key, seq, &type, &fseq, &v);
     if (found) {
         if (type != ENG_TYPE_VALUE) return ENG_NOTFOUND;
-        if (sv->rdels && rdel_set_covers(sv->rdels, key, fseq, seq)) return ENG_NOTFOUND;
+        if (sv->rd.n && rdel_view_covers(&sv->rd, key, fseq, seq)) return ENG_NOTFOUND;
         out = copy_value(v);
         if (!out) return ENG_NOMEM;
         outlen = v.size;
     } else {
         eng_status s = version_get(sv->v, key, seq, &type, &fseq, &out, &outlen);
         if (s != ENG_OK) return s;
-        if (type != ENG_TYPE_VALUE || (sv->rdels && rdel_set_covers(sv->rdels, key, fseq, seq))) {
+        if (type != ENG_TYPE_VALUE || (sv->rd.n && rdel_view_covers(&sv->rd, key, fseq, seq))) {
             free(out);
             return ENG_NOTFOUND;
         }

@@ -107,15 +107,16 @@ static eng_status sync_log_unlocked(eng_db *db)
     return s;
 }
 
-/* Adds the batch's range tombstones to mem's set and republishes the sv. */
+/* Appends the batch's range tombstones to mem's set, which readers search
+ * without locks (rangedel.h); only the first one of a memtable needs a new
+ * sv. REQUIRES: mu, and last_seq not yet covering the batch, so that no
+ * reader can see its point entries without its tombstones. */
 static void note_range_deletes(eng_db *db, eng_batch *b)
 {
-    rdel_set *s = rdel_set_new();
-    rdel_set_add_all(s, db->mem_rdels);
-    batch_iterate(b, collect_rdel_op, s);
-    rdel_set_unref(db->mem_rdels);
-    db->mem_rdels = s;
-    db_install_sv(db);
+    int fresh = db->mem_rdels == NULL;
+    if (fresh) db->mem_rdels = rdel_set_new();
+    batch_iterate(b, collect_rdel_op, db->mem_rdels);
+    if (fresh) db_install_sv(db);
 }
 
 eng_status eng_write(eng_db *db, eng_batch *b, int flags)
@@ -140,8 +141,8 @@ eng_status eng_write(eng_db *db, eng_batch *b, int flags)
         db->st.background_errors++;
         goto out;
     }
-    db->last_seq = seq + count - 1;
     if (batch_has_range_deletes(b)) note_range_deletes(db, b);
+    db->last_seq = seq + count - 1;
     if (flags & ENG_WRITE_SYNC) s = sync_log_unlocked(db);
 out:
     pthread_mutex_unlock(&db->mu);

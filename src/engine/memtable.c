@@ -13,7 +13,7 @@
  * the whole memtable is.
  *
  * Point index: beside the skiplist, an open-addressing hash table (linear
- * probing, 16-byte slots of XXH3 hash and node pointer, also in the arena)
+ * probing, 8-byte slots of node pointer and XXH3 hash tag, in the arena)
  * maps each user key to its newest point entry (VALUE or DELETION; range
  * deletions are not indexed). mem_get answers a miss, and a read at or
  * above the newest version's sequence, with one probe instead of a skiplist
@@ -40,11 +40,11 @@
  *       inserts (sequential ids, the fillseq pattern) cost one comparison.
  *   M5. The index holds exactly one slot per user key that has a point
  *       entry, pointing at that key's first point entry in M2 order (its
- *       newest). A slot is filled by storing the hash, then the node with a
- *       release store; slots are never emptied, and a slot's node is only
- *       replaced (release store) by a newer version of the same key, after
- *       that version is linked into the skiplist. So a reader that sees a
- *       node through the index sees it complete and linked (M1).
+ *       newest). A slot (node pointer and hash tag in one word) is filled
+ *       with a release store; slots are never emptied, and a slot's node is
+ *       only replaced (release store) by a newer version of the same key,
+ *       after that version is linked into the skiplist. So a reader that
+ *       sees a node through the index sees it complete and linked (M1).
  *   M6. The table is at most half full. It grows by filling a table twice
  *       the size and publishing it with a release store; older tables stay
  *       in the arena (readers may still be probing them) until the memtable
@@ -55,6 +55,7 @@
 #include "memtable.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "arena.h"
@@ -75,10 +76,14 @@ typedef struct node {
     _Atomic(struct node *) next[]; /* height entries */
 } node;
 
-typedef struct hslot {
-    _Atomic uint64_t hash;
-    _Atomic(node *) node; /* NULL: empty */
-} hslot;
+/* An index slot: a node pointer with the top 16 bits of its key's hash in
+ * the pointer's unused top 16 bits (user-space addresses on the x86-64 and
+ * AArch64 Linux hosts we build for are below 2^48; mem_add checks), so a
+ * probe past a colliding key rarely dereferences its node. 0 is empty. */
+typedef _Atomic uintptr_t hslot;
+_Static_assert(sizeof(uintptr_t) == 8, "index slots pack a tag into 64-bit pointers");
+#define TAG_SHIFT 48
+#define PTR_MASK ((UINT64_C(1) << TAG_SHIFT) - 1)
 
 typedef struct htable {
     size_t mask; /* slots - 1; slots is a power of two */
@@ -133,16 +138,30 @@ static htable *index_alloc(memtable *m, size_t slots)
     return t;
 }
 
-/* Returns key's newest point entry per the table the reader sees, or NULL. */
+static inline uintptr_t slot_make(const node *x, uint64_t h)
+{
+    return (uintptr_t)x | (uintptr_t)(h >> TAG_SHIFT) << TAG_SHIFT;
+}
+
+static inline node *slot_node(uintptr_t s)
+{
+    return (node *)(s & PTR_MASK);
+}
+
+static inline int slot_tag_eq(uintptr_t s, uint64_t h)
+{
+    return (s >> TAG_SHIFT) == (h >> TAG_SHIFT);
+}
+
+/* Returns key's newest point entry per the table the reader sees, or NULL.
+ * The home slot is chosen by the low bits of h, the tag is its top bits. */
 static node *index_find(memtable *m, slice key, uint64_t h)
 {
-    const htable *t = atomic_load_explicit(&m->index, memory_order_acquire);
+    htable *t = atomic_load_explicit(&m->index, memory_order_acquire);
     for (size_t i = h & t->mask;; i = (i + 1) & t->mask) {
-        node *x = atomic_load_explicit(&((htable *)t)->slots[i].node, memory_order_acquire);
-        if (!x) return NULL; /* M6: there is always an empty slot */
-        if (atomic_load_explicit(&((htable *)t)->slots[i].hash, memory_order_relaxed) == h &&
-            node_ukey_eq(x, key))
-            return x;
+        uintptr_t s = atomic_load_explicit(&t->slots[i], memory_order_acquire);
+        if (!s) return NULL; /* M6: there is always an empty slot */
+        if (slot_tag_eq(s, h) && node_ukey_eq(slot_node(s), key)) return slot_node(s);
     }
 }
 
@@ -151,27 +170,26 @@ static hslot *index_slot(memtable *m, slice key, uint64_t h)
 {
     htable *t = atomic_load_explicit(&m->index, memory_order_relaxed);
     for (size_t i = h & t->mask;; i = (i + 1) & t->mask) {
-        hslot *s = &t->slots[i];
-        node *x = atomic_load_explicit(&s->node, memory_order_relaxed);
-        if (!x || (atomic_load_explicit(&s->hash, memory_order_relaxed) == h && node_ukey_eq(x, key)))
-            return s;
+        uintptr_t s = atomic_load_explicit(&t->slots[i], memory_order_relaxed);
+        if (!s || (slot_tag_eq(s, h) && node_ukey_eq(slot_node(s), key))) return &t->slots[i];
     }
 }
 
-/* Writer: a table twice the size with the same entries, published (M6). */
+/* Writer: a table twice the size with the same entries, published (M6).
+ * Rehashing reads each indexed key again: about two node reads per entry
+ * over the memtable's life, against a descent's twenty. */
 static void index_grow(memtable *m)
 {
     htable *old = atomic_load_explicit(&m->index, memory_order_relaxed);
     htable *t = index_alloc(m, (old->mask + 1) * 2);
     for (size_t i = 0; i <= old->mask; i++) {
-        node *x = atomic_load_explicit(&old->slots[i].node, memory_order_relaxed);
-        if (!x) continue;
-        uint64_t h = atomic_load_explicit(&old->slots[i].hash, memory_order_relaxed);
-        size_t j = h & t->mask;
-        while (atomic_load_explicit(&t->slots[j].node, memory_order_relaxed))
+        uintptr_t s = atomic_load_explicit(&old->slots[i], memory_order_relaxed);
+        if (!s) continue;
+        const node *x = slot_node(s);
+        size_t j = key_hash(slice_make(x->key, x->klen - 8)) & t->mask;
+        while (atomic_load_explicit(&t->slots[j], memory_order_relaxed))
             j = (j + 1) & t->mask;
-        atomic_store_explicit(&t->slots[j].hash, h, memory_order_relaxed);
-        atomic_store_explicit(&t->slots[j].node, x, memory_order_relaxed);
+        atomic_store_explicit(&t->slots[j], s, memory_order_relaxed);
     }
     atomic_store_explicit(&m->index, t, memory_order_release);
 }
@@ -180,14 +198,13 @@ static void index_grow(memtable *m)
  * key if it is; s is index_slot()'s answer for that key. */
 static void index_put(memtable *m, hslot *s, uint64_t h, node *x)
 {
-    node *cur = atomic_load_explicit(&s->node, memory_order_relaxed);
+    uintptr_t cur = atomic_load_explicit(s, memory_order_relaxed);
     if (cur) {
-        if (node_trailer(x) > node_trailer(cur))
-            atomic_store_explicit(&s->node, x, memory_order_release);
+        if (node_trailer(x) > node_trailer(slot_node(cur)))
+            atomic_store_explicit(s, slot_make(x, h), memory_order_release);
         return;
     }
-    atomic_store_explicit(&s->hash, h, memory_order_relaxed);
-    atomic_store_explicit(&s->node, x, memory_order_release);
+    atomic_store_explicit(s, slot_make(x, h), memory_order_release);
     htable *t = atomic_load_explicit(&m->index, memory_order_relaxed);
     if (++m->index_used * 2 > t->mask + 1) index_grow(m);
 }
@@ -367,7 +384,7 @@ void mem_add(memtable *m, uint64_t seq, int type, slice key, slice value)
     int point = type != ENG_TYPE_RANGE_DELETION;
     uint64_t h = point ? key_hash(key) : 0;
     hslot *slot = point ? index_slot(m, key, h) : NULL;
-    node *newest = slot ? atomic_load_explicit(&slot->node, memory_order_relaxed) : NULL;
+    node *newest = slot ? slot_node(atomic_load_explicit(slot, memory_order_relaxed)) : NULL;
     int height = random_height(m);
     node *prev[MAX_HEIGHT];
     find_prev(m, key, trailer, height, newest, prev);
@@ -380,6 +397,11 @@ void mem_add(memtable *m, uint64_t seq, int type, slice key, slice value)
         atomic_store_explicit(&m->max_height, height, memory_order_relaxed);
     }
     node *x = new_node(m, height, entry_size);
+    if ((uintptr_t)x & ~PTR_MASK) {
+        fprintf(stderr, "strata: memtable node above 2^48 (%p): index tags need 48-bit addresses\n",
+                (void *)x);
+        abort();
+    }
     char *p = (char *)&x->next[height];
     p = enc_varint32(p, klen);
     x->key = p;
@@ -454,11 +476,11 @@ static int check_index(memtable *m)
     htable *t = atomic_load_explicit(&m->index, memory_order_acquire);
     size_t used = 0, keys = 0;
     for (size_t i = 0; i <= t->mask; i++) {
-        node *x = atomic_load_explicit(&t->slots[i].node, memory_order_acquire);
-        if (!x) continue;
+        uintptr_t s = atomic_load_explicit(&t->slots[i], memory_order_acquire);
+        if (!s) continue;
         used++;
-        slice k = slice_make(x->key, x->klen - 8);
-        if (atomic_load_explicit(&t->slots[i].hash, memory_order_relaxed) != key_hash(k)) return 5;
+        const node *x = slot_node(s);
+        if (!slot_tag_eq(s, key_hash(slice_make(x->key, x->klen - 8)))) return 5;
     }
     if (used != m->index_used) return 5;
     if (used * 2 > t->mask + 1) return 6;

@@ -82,6 +82,7 @@ static int build_one(void *arg, const char *key, size_t klen, const ks_field *f,
     }
     idx_entry_value(d, key, klen, exp, &bv->val);
     eng_batch_put(bv->ctx->batch, bv->key.data, bv->key.len, bv->val.data, bv->val.len);
+    d->gen++;
     return 0;
 }
 
@@ -92,8 +93,11 @@ static ks_status build_chunk(ks_ctx *ctx, idx_def *d, build_visit *bv)
     char *last = NULL;
     size_t last_len = 0;
     bv->st = KS_OK;
+    free(ctx->err); /* ks_scan_hashes reports a failed read only through ctx->err */
+    ctx->err = NULL;
     uint64_t n = ks_scan_hashes(ctx, NULL, d->prefix, d->plen, d->has_cursor ? d->cursor : NULL,
                                 d->clen, BUILD_CHUNK, build_one, bv, &last, &last_len);
+    if (bv->st == KS_OK && ctx->err) bv->st = KS_ERR_ENGINE; /* a short scan is not the end */
     if (bv->st != KS_OK) {
         free(last);
         if (bv->st == KS_ERR_ENGINE && !ctx->err)

@@ -49,6 +49,13 @@ typedef struct idx_def {
     char *cursor; /* malloc'd, the last hash key the build covered */
     size_t clen;
     uint64_t scanned; /* hashes the build has visited */
+    /* IDX.INFO's entry count is cached: gen moves on every change to the
+     * index's entries (write hook, build step, flush), and the cache holds
+     * while gen is unchanged and no counted entry has expired since. */
+    uint64_t gen, counted_gen;
+    uint64_t counted;
+    int64_t counted_until; /* the earliest expiry among counted entries; 0 none */
+    int counted_valid;
 } idx_def;
 
 /* The layer's globals, set by idx_init. */

@@ -118,16 +118,19 @@ long long idx_check(ks_ctx *ctx, void (*fn)(void *arg, const char *line), void *
         if (c.d->db != ctx->db || c.d->building) continue;
         char *last = NULL;
         size_t last_len = 0;
+        free(ctx->err); /* a failed scan shows only in ctx->err */
+        ctx->err = NULL;
         ks_scan_hashes(ctx, c.b ? NULL : c.snap, c.d->prefix, c.d->plen, NULL, 0, UINT64_MAX,
                        check_hash, &c, &last, &last_len);
         free(last);
+        if (ctx->err) c.failed = 1;
         if (!c.failed) check_entries(&c);
     }
     eng_snapshot_release(idx_g.eng, c.snap);
     idx_buf_free(&c.key);
     idx_buf_free(&c.val);
     if (c.failed) {
-        idx_fail(ctx, "ERR index check failed: %s", eng_last_error());
+        if (!ctx->err) idx_fail(ctx, "ERR index check failed: %s", eng_last_error());
         return -1;
     }
     return c.problems;

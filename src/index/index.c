@@ -116,27 +116,40 @@ void idx_list(int db, void (*fn)(void *arg, const char *name, size_t nlen), void
         if (idx_g.defs[i]->db == db) fn(arg, idx_g.defs[i]->name, idx_g.defs[i]->nlen);
 }
 
-/* Counts d's live entries through one snapshot (with the pending batch). */
-static ks_status count_entries(ks_ctx *ctx, const idx_def *d, uint64_t *n)
+/* Counts d's live entries through one view (the pending batch on top), or
+ * takes the cached count when nothing can have changed since (idx_def.gen). */
+static ks_status count_entries(ks_ctx *ctx, idx_def *d, uint64_t *n)
 {
+    if (d->counted_valid && d->counted_gen == d->gen &&
+        (d->counted_until == 0 || ctx->now_ms < d->counted_until)) {
+        *n = d->counted;
+        return KS_OK;
+    }
     idx_buf lo = {0}, hi = {0};
     idx_key_entry_prefix(&lo, d->id);
     idx_buf_append(&hi, lo.data, lo.len);
     idx_key_prefix_successor(&hi);
     eng_iter *it = eng_iter_new(idx_g.eng, NULL, eng_batch_count(ctx->batch) ? ctx->batch : NULL);
+    int64_t until = 0;
     *n = 0;
     for (eng_iter_seek(it, lo.data, lo.len); eng_iter_valid(it); eng_iter_next(it)) {
         size_t kl, vl;
         const char *k = eng_iter_key(it, &kl), *v = eng_iter_value(it, &vl);
         if (idx_key_cmp(k, kl, hi.data, hi.len) >= 0) break;
         int64_t exp = idx_entry_expire(v, vl);
-        if (exp >= 0 && !idx_expired(exp, ctx->now_ms)) (*n)++;
+        if (exp < 0 || idx_expired(exp, ctx->now_ms)) continue;
+        (*n)++;
+        if (exp > 0 && (until == 0 || exp < until)) until = exp;
     }
     eng_status es = eng_iter_status(it);
     eng_iter_free(it);
     idx_buf_free(&lo);
     idx_buf_free(&hi);
     if (es != ENG_OK) return idx_fail(ctx, "ERR index read failed: %s", eng_last_error());
+    d->counted = *n;
+    d->counted_gen = d->gen;
+    d->counted_until = until;
+    d->counted_valid = 1;
     return KS_OK;
 }
 
@@ -161,6 +174,7 @@ ks_status idx_describe(ks_ctx *ctx, const char *name, size_t nlen, idx_desc *out
         uint64_t keys = ks_dbsize(ctx);
         out->progress = keys ? 100.0 * (double)d->scanned / (double)keys : 0;
         if (out->progress > 99.9) out->progress = 99.9;
+        return KS_OK; /* entries are counted once ready: a walk per poll would not be */
     }
     return count_entries(ctx, d, &out->entries);
 }

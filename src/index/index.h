@@ -62,8 +62,9 @@ int idx_nfields(int db, const char *name, size_t nlen);
 void idx_list(int db, void (*fn)(void *arg, const char *name, size_t nlen), void *arg);
 
 /* IDX.INFO: a description of one index. Borrowed pointers stay valid until
- * the next IDX.* write command. entries counts the live entries (a walk of
- * the whole index through one snapshot: O(entries)). */
+ * the next IDX.* write command. entries counts the live entries of a ready
+ * index (0 while building): a walk of the whole index, O(entries), cached
+ * until the index or the time of its first expiring entry changes. */
 typedef struct idx_desc {
     idx_str name, prefix;
     int unique;

@@ -168,6 +168,7 @@ ks_status idx_hash_hook(void *hctx, ks_ctx *ctx, const char *key, size_t klen,
     }
     for (size_t i = 0; i < np; i++) {
         const plan *p = &plans[i];
+        if (p->has_old || p->has_new) p->d->gen++;
         if (p->has_old && !p->same) delete_old(ctx, p, key, klen);
         if (p->has_new && !(p->same && old_exp == new_expire_ms)) {
             idx_entry_value(p->d, key, klen, new_expire_ms, &hook_val);
@@ -190,6 +191,7 @@ ks_status idx_flush_hook(void *fctx, ks_ctx *ctx, int db)
         idx_buf_append(&end, start.data, start.len);
         idx_key_prefix_successor(&end);
         eng_batch_delete_range(ctx->batch, start.data, start.len, end.data, end.len);
+        d->gen++;
         if (d->building) { /* an empty db is fully built (C3) */
             d->building = 0;
             d->has_cursor = 0;

@@ -255,7 +255,7 @@ void cmd_idx_info(client *c)
         reply_ks_error(c, st);
         return;
     }
-    add_reply_map_len(c, 8);
+    add_reply_map_len(c, d.building ? 7 : 8); /* entries are counted once ready */
     add_reply_bulk_cstr(c, "name");
     add_reply_bulk(c, d.name.p, d.name.n);
     add_reply_bulk_cstr(c, "prefix");
@@ -278,8 +278,10 @@ void cmd_idx_info(client *c)
     add_reply_bulk_cstr(c, pct);
     add_reply_bulk_cstr(c, "hashes_scanned");
     add_reply_long_long(c, (long long)d.scanned);
-    add_reply_bulk_cstr(c, "num_entries");
-    add_reply_long_long(c, (long long)d.entries);
+    if (!d.building) {
+        add_reply_bulk_cstr(c, "num_entries");
+        add_reply_long_long(c, (long long)d.entries);
+    }
 }
 
 typedef struct check_acc {

@@ -112,9 +112,10 @@ static void adjust_open_files_limit(void)
     if (setrlimit(RLIMIT_NOFILE, &nl) < 0) target = rl.rlim_cur;
     if (target < want) {
         int allowed = target > reserved ? (int)(target - reserved) : 1;
-        server_log(LL_WARNING, "Open files limit %llu allows only %d clients, not the %d of "
-                               "maxclients; maxclients is now %d", (unsigned long long)target,
-                   allowed, cfg.maxclients, allowed);
+        server_log(LL_WARNING,
+                   "Open files limit %llu allows only %d clients, not the %d of "
+                   "maxclients; maxclients is now %d",
+                   (unsigned long long)target, allowed, cfg.maxclients, allowed);
         cfg.maxclients = allowed;
     }
 }

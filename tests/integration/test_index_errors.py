@@ -311,6 +311,29 @@ def drop_removes_entries_and_definition_survives_restart(srv):
 
 
 @test
+def num_entries_follows_writes_and_expiry(srv):
+    r = srv.client()
+    r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    profiles(r)
+    for i in range(3):
+        r.hset("user:%d" % i, mapping={"email": "e%d" % i, "score": str(i)})
+    assert info(r, "score")[b"num_entries"] == 3
+    assert info(r, "score")[b"num_entries"] == 3  # the cached count
+    r.delete("user:0")
+    assert info(r, "score")[b"num_entries"] == 2
+    r.pexpire("user:1", 50)
+    assert info(r, "email")[b"num_entries"] == 2
+    time.sleep(0.1)
+    assert info(r, "email")[b"num_entries"] == 1  # expired since the count
+    p = r.pipeline(transaction=True)
+    p.hset("user:5", "score", "1")
+    p.execute_command("IDX.INFO", "score")
+    res = p.execute()
+    got = dict(zip(res[1][0::2], res[1][1::2]))
+    assert got[b"num_entries"] == 2, got  # user:2 and user:5, inside EXEC
+
+
+@test
 def copy_and_select_keep_indexes_of_each_db(srv):
     r = srv.client()
     cmd(r, "IDX.CREATE", "t", "PREFIX", "h:", "SCHEMA", "t", "TAG", "n", "NUMERIC")

@@ -395,6 +395,75 @@ TEST(PrevOverAnEntryThatStraddlesARestartIsCorruption)
     block_iter_cleanup(&it);
 }
 
+TEST(TwoByteValueLengthsAroundTheFastPathBoundsRoundTrip)
+{
+    /* value lengths whose varint takes 1, 2 and 3 bytes, next to the
+     * bounds of decode_entry's fast path (127/128, 16383/16384), with key
+     * lengths on both sides of 128 */
+    static const size_t vls[] = {0, 1, 127, 128, 129, 200, 255, 256, 16383, 16384, 20000};
+    const size_t nv = sizeof(vls) / sizeof(vls[0]);
+    kv a[2 * sizeof(vls) / sizeof(vls[0])];
+    for (size_t i = 0; i < 2 * nv; i++) {
+        a[i].kl = i < nv ? 10 : 130;
+        a[i].k = malloc(a[i].kl);
+        memset(a[i].k, 'k', a[i].kl);
+        a[i].k[a[i].kl - 2] = (char)('A' + i / 10);
+        a[i].k[a[i].kl - 1] = (char)('0' + i % 10);
+        if (i >= nv) a[i].k[0] = 'm'; /* the long keys sort after the short */
+        a[i].vl = vls[i % nv];
+        a[i].v = malloc(a[i].vl + 1);
+        for (size_t j = 0; j < a[i].vl; j++)
+            a[i].v[j] = (char)(i * 31 + j);
+    }
+    for (int interval = 1; interval <= 16; interval *= 4) {
+        block_builder bb;
+        block_builder_init(&bb, interval);
+        slice c = build(&bb, a, 2 * nv);
+        block b;
+        CHECK_EQ_INT(block_parse(&b, c.data, c.size, NULL), ENG_OK);
+        block_iter it;
+        block_iter_init(&it, &b, BLOCK_CMP_BYTEWISE);
+        size_t i = 0;
+        for (block_iter_seek_first(&it); block_iter_valid(&it); block_iter_next(&it))
+            check_at(&it, a, i++);
+        CHECK_EQ_INT(i, 2 * nv);
+        for (block_iter_seek_last(&it); block_iter_valid(&it); block_iter_prev(&it))
+            check_at(&it, a, --i);
+        CHECK_EQ_INT(block_iter_status(&it), ENG_OK);
+        for (i = 0; i < 2 * nv; i++) {
+            block_iter_seek(&it, slice_make(a[i].k, a[i].kl));
+            check_at(&it, a, i);
+        }
+        block_iter_cleanup(&it);
+        block_builder_free(&bb);
+    }
+    for (size_t i = 0; i < 2 * nv; i++)
+        free(a[i].k), free(a[i].v);
+}
+
+TEST(TwoByteValueLengthCutByTheRestartArrayIsCorruption)
+{
+    /* one entry "a" whose value length's second varint byte would be the
+     * first byte of the restart array: 00 01 c8 | restart 0, count 1 */
+    const unsigned char raw[] = {0, 1, 0xc8, 0, 0, 0, 0, 1, 0, 0, 0};
+    block b;
+    CHECK_EQ_INT(block_parse(&b, (const char *)raw, sizeof(raw), NULL), ENG_OK);
+    block_iter it;
+    block_iter_init(&it, &b, BLOCK_CMP_BYTEWISE);
+    block_iter_seek_first(&it);
+    CHECK(!block_iter_valid(&it));
+    CHECK_EQ_INT(block_iter_status(&it), ENG_CORRUPTION);
+    block_iter_cleanup(&it);
+    /* the same entry with a two-byte length 200 but no value bytes */
+    const unsigned char raw2[] = {0, 1, 0xc8, 0x01, 'a', 0, 0, 0, 0, 1, 0, 0, 0};
+    CHECK_EQ_INT(block_parse(&b, (const char *)raw2, sizeof(raw2), NULL), ENG_OK);
+    block_iter_init(&it, &b, BLOCK_CMP_BYTEWISE);
+    block_iter_seek_first(&it);
+    CHECK(!block_iter_valid(&it));
+    CHECK_EQ_INT(block_iter_status(&it), ENG_CORRUPTION);
+    block_iter_cleanup(&it);
+}
+
 int main(int argc, char **argv)
 {
     return test_main(argc, argv);

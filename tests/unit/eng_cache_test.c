@@ -187,6 +187,65 @@ TEST(ConcurrentLookupsInsertsAndErasesStayConsistent)
     CHECK_EQ_INT(deleted, inserted);
 }
 
+TEST(ReleasingTheLastHandleOfAnOverfullShardEvicts)
+{
+    /* every entry lands in some shard; pinning many entries of charge 100 in
+     * a cache of 16 * 100 bytes leaves shards over capacity (C3) until the
+     * handles go, and releasing them must bring usage back under */
+    deleted = 0;
+    block_cache *c = cache_new(16 * 100);
+    cache_handle *h[200];
+    for (int i = 0; i < 200; i++)
+        h[i] = cache_insert(c, 9, (uint64_t)i * 4096, val(i), 100, del);
+    CHECK(cache_usage(c) > 16 * 100);
+    for (int i = 0; i < 200; i++) {
+        CHECK_EQ_INT(*(int *)cache_value(h[i]), i);
+        cache_release(c, h[i]);
+    }
+    CHECK(cache_usage(c) <= 16 * 100);
+    CHECK(deleted >= 200 - 16);
+    cache_free(c);
+    CHECK_EQ_INT(deleted, 200);
+}
+
+static block_cache *churn_cache;
+static void *release_churn(void *arg)
+{
+    uintptr_t id = (uintptr_t)arg;
+    for (int q = 0; q < 20000; q++) {
+        uint64_t off = (uint64_t)((q * 7 + (int)id) % 64);
+        cache_handle *h = cache_lookup(churn_cache, 1, off);
+        if (!h) h = cache_insert(churn_cache, 1, off, val((int)off), 100, del);
+        if (*(int *)cache_value(h) != (int)off) return (void *)1;
+        if (q % 97 == 0) cache_erase_file(churn_cache, 1);
+        cache_release(churn_cache, h);
+    }
+    return NULL;
+}
+
+TEST(HandlesReleasedWhileOtherThreadsEvictAndEraseAreFreedOnce)
+{
+    /* releases take no lock (C5): the last reference must free each value
+     * exactly once whether it is dropped by a release or by eviction */
+    deleted = 0;
+    churn_cache = cache_new(16 * 300);
+    pthread_t t[4];
+    for (uintptr_t i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, release_churn, (void *)i);
+    int bad = 0;
+    for (int i = 0; i < 4; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        bad |= r != NULL;
+    }
+    CHECK(!bad);
+    size_t usage = cache_usage(churn_cache);
+    CHECK(usage <= 16 * 300);
+    int before = __atomic_load_n(&deleted, __ATOMIC_RELAXED);
+    cache_free(churn_cache);
+    CHECK_EQ_INT(__atomic_load_n(&deleted, __ATOMIC_RELAXED), before + (int)(usage / 100));
+}
+
 int main(int argc, char **argv)
 {
     return test_main(argc, argv);

@@ -437,12 +437,12 @@ TEST(RandomOpsMatchOrderedMapModel)
 {
     const char *se = getenv("STRATA_SEED"), *so = getenv("STRATA_OPS");
     seed = se ? strtoull(se, NULL, 10) : 20261130;
-    uint64_t ops = so ? strtoull(so, NULL, 10) : 12000;
+    uint64_t ops = so ? strtoull(so, NULL, 10) : 10000;
     rng = seed * 2654435761u + 1;
     world w;
     memset(&w, 0, sizeof(w));
     eng_options_init(&w.o);
-    w.o.write_buffer_size = 8 << 10;
+    w.o.write_buffer_size = 16 << 10;
     w.o.target_file_size = 16 << 10;
     w.o.max_bytes_level_base = 32 << 10;
     w.o.level_size_multiplier = 4;
@@ -510,7 +510,7 @@ TEST(CompactionFilterNeverResurrectsOlderVersionsNorTouchesSnapshots)
 {
     const char *se = getenv("STRATA_SEED"), *so = getenv("STRATA_OPS");
     seed = se ? strtoull(se, NULL, 10) : 424242;
-    uint64_t ops = so ? strtoull(so, NULL, 10) / 4 : 4000;
+    uint64_t ops = so ? strtoull(so, NULL, 10) / 4 : 3000;
     rng = seed * 2654435761u + 7;
     eng_options o;
     eng_options_init(&o);

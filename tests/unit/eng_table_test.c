@@ -869,6 +869,94 @@ TEST(WrongMagicOrVersionIsCorruption)
     free(e);
 }
 
+/* Scans with fill_cache = 0 (the readahead path): every entry forwards,
+ * then a seek, some steps back (which read single blocks) and on to the
+ * end again. */
+static void readahead_scan(sst_reader *r, const ent *e, size_t n)
+{
+    iter *it = sst_reader_iter(r, 0);
+    size_t x = 0;
+    for (iter_seek_first(it); iter_valid(it); iter_next(it))
+        check_entry(it, &e[x++]);
+    CHECK_EQ_INT(x, n);
+    buf k = {0};
+    size_t at = lower_bound(e, n, e[n / 2].i, ENG_MAX_SEQUENCE);
+    ikey_of(&k, e[n / 2].i, ENG_MAX_SEQUENCE, ENG_TYPE_SEEK);
+    iter_seek(it, slice_make(k.data, k.len));
+    check_entry(it, &e[at]);
+    for (int q = 0; q < 300 && at > 0; q++) {
+        iter_prev(it);
+        check_entry(it, &e[--at]);
+    }
+    for (; iter_valid(it); iter_next(it))
+        check_entry(it, &e[at++]);
+    CHECK_EQ_INT(at, n);
+    CHECK_EQ_INT(iter_status(it), ENG_OK);
+    iter_free(it);
+    buf_free(&k);
+}
+
+TEST(CompactionScanReadsAheadAcrossManyWindows)
+{
+    size_t n;
+    ent *e = model(60000, &n); /* a few MB: the window grows to its maximum */
+    char path[300];
+    path_of(path, "ahead.sst");
+    for (int level = 0; level <= 1; level++) {
+        sst_file_info fi = build(path, e, n, opts(level, 4096));
+        CHECK(fi.file_size > (2u << 20) / (level ? 4 : 1));
+        block_cache *c = cache_new(1 << 20);
+        sst_reader *r;
+        CHECK_EQ_INT(sst_reader_open(path, 11, NULL, &r), ENG_OK);
+        readahead_scan(r, e, n);
+        sst_reader_close(r);
+        CHECK_EQ_INT(sst_reader_open(path, 12, c, &r), ENG_OK);
+        iter *it = sst_reader_iter(r, 1); /* some blocks cached, the scan mixes both */
+        size_t x = 0;
+        for (iter_seek_first(it); iter_valid(it) && x < n / 3; iter_next(it))
+            x++;
+        iter_free(it);
+        readahead_scan(r, e, n);
+        sst_reader_close(r);
+        cache_free(c);
+        sst_file_info_free(&fi);
+    }
+    free(e);
+}
+
+TEST(FlippedByteInAReadAheadWindowIsCorruption)
+{
+    size_t n;
+    ent *e = model(20000, &n);
+    char path[300], bad[300];
+    path_of(path, "ahead.sst");
+    path_of(bad, "bad.sst");
+    sst_file_info fi = build(path, e, n, opts(1, 4096));
+    size_t size;
+    char *orig = slurp(path, &size);
+    uint64_t x = 777;
+    for (int q = 0; q < 8; q++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        size_t pos = (size_t)(x >> 33) % (size / 2); /* in the data blocks */
+        orig[pos] ^= 0x04;
+        spit(bad, orig, size);
+        orig[pos] ^= 0x04;
+        sst_reader *r;
+        CHECK_EQ_INT(sst_reader_open(bad, 1, NULL, &r), ENG_OK);
+        iter *it = sst_reader_iter(r, 0);
+        size_t m = 0;
+        for (iter_seek_first(it); iter_valid(it); iter_next(it))
+            check_entry(it, &e[m++]);
+        CHECK_MSG(iter_status(it) == ENG_CORRUPTION, "flipped byte %zu went unnoticed", pos);
+        CHECK(m < n);
+        iter_free(it);
+        sst_reader_close(r);
+    }
+    free(orig);
+    sst_file_info_free(&fi);
+    free(e);
+}
+
 int main(int argc, char **argv)
 {
     return test_main(argc, argv);
