@@ -204,9 +204,10 @@ typedef struct cstate {
     file_meta **out;
     int nout, capout;
     uint64_t bytes_out;
-    int use_filter;    /* C4 enabled for this run */
-    uint64_t filtered; /* entries C4 dropped or rewrote */
-    uint64_t epoch;    /* db->snap_epoch when the snapshot bounds were read */
+    int use_filter;                /* C4 enabled for this run */
+    uint64_t filtered;             /* entries C4 dropped or rewrote */
+    uint64_t epoch;                /* db->snap_epoch when the snapshot bounds were read */
+    int level_ptr[ENG_MAX_LEVELS]; /* deeper_key's cursors */
 } cstate;
 
 static void add_rdel_cb(void *ctx, slice start, slice end, uint64_t seq)
@@ -217,6 +218,25 @@ static void add_rdel_cb(void *ctx, slice start, slice end, uint64_t seq)
 static int deeper(cstate *cs, slice lo, slice hi)
 {
     return version_deeper_overlap(cs->c->v, cs->c->out_level, lo, hi);
+}
+
+/* deeper() for one key, for keys that arrive in ascending order: a cursor
+ * per level only moves forward (LevelDB's level_ptrs), so the check is
+ * amortized O(1) instead of a binary search per level per key. */
+static int deeper_key(cstate *cs, slice uk)
+{
+    const version *v = cs->c->v;
+    for (int l = cs->c->out_level + 1; l < ENG_MAX_LEVELS; l++) {
+        while (cs->level_ptr[l] < v->nfiles[l]) {
+            const file_meta *f = v->files[l][cs->level_ptr[l]];
+            if (slice_compare(uk, fm_uhi(f)) <= 0) {
+                if (slice_compare(uk, fm_ulo(f)) >= 0) return 1;
+                break;
+            }
+            cs->level_ptr[l]++;
+        }
+    }
+    return 0;
 }
 
 static eng_status open_output(cstate *cs)
@@ -285,7 +305,7 @@ static int decide(cstate *cs, slice k, slice val, int first, uint64_t prev_seq)
     uint64_t seq = ikey_sequence(k);
     int type = ikey_type(k);
     if (prev_seq <= cs->oldest_snap) return DROP; /* C1 */
-    if (type == ENG_TYPE_DELETION && seq <= cs->oldest_snap && !deeper(cs, uk, uk)) return DROP;
+    if (type == ENG_TYPE_DELETION && seq <= cs->oldest_snap && !deeper_key(cs, uk)) return DROP;
     if (cs->rdels && rdel_set_covers(cs->rdels, uk, seq, cs->oldest_snap)) return DROP; /* C3 */
     eng_options *o = &cs->db->opts;
     if (first && type == ENG_TYPE_VALUE && cs->use_filter && o->compaction_filter &&
@@ -294,14 +314,14 @@ static int decide(cstate *cs, slice k, slice val, int first, uint64_t prev_seq)
         cs->filtered++;
         /* C4: dropping it outright is safe only when no older version can
          * be kept: none below, and none retained here for a snapshot. */
-        if (seq <= cs->oldest_snap && !deeper(cs, uk, uk)) return DROP;
+        if (seq <= cs->oldest_snap && !deeper_key(cs, uk)) return DROP;
         return KEEP_AS_DELETE;
     }
     /* C5: the only version left of a key at the bottom, seen by every
      * snapshot, needs no sequence number; zeros compress to nothing. Not
      * under a tombstone, which would then seem newer than the value. */
     if (first && type == ENG_TYPE_VALUE && seq && seq <= cs->oldest_snap &&
-        !(cs->rdels && rdel_set_covers(cs->rdels, uk, 0, ENG_MAX_SEQUENCE)) && !deeper(cs, uk, uk))
+        !(cs->rdels && rdel_set_covers(cs->rdels, uk, 0, ENG_MAX_SEQUENCE)) && !deeper_key(cs, uk))
         return KEEP_AS_SEQ0;
     return KEEP;
 }
@@ -372,6 +392,7 @@ static eng_status collect_input_rdels(cstate *cs)
 static eng_status do_compaction_work(cstate *cs)
 {
     compaction *c = cs->c;
+    memset(cs->level_ptr, 0, sizeof(cs->level_ptr));
     int n = 0, cap = 0;
     for (int l = 0; l < ENG_MAX_LEVELS; l++)
         cap += c->n[l];

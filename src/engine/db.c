@@ -121,7 +121,7 @@ static void fix_options(eng_options *o)
 
 /* ---- Directory listing ------------------------------------------------- */
 
-enum { FT_LOG, FT_SST, FT_MANIFEST, FT_OTHER };
+enum { FT_LOG, FT_SST, FT_MANIFEST, FT_LOST, FT_OTHER };
 
 static int parse_name(const char *name, uint64_t *num)
 {
@@ -134,6 +134,7 @@ static int parse_name(const char *name, uint64_t *num)
     *num = strtoull(name, &end, 10);
     if (!strcmp(end, ".log")) return FT_LOG;
     if (!strcmp(end, ".sst")) return FT_SST;
+    if (!strcmp(end, ".sst.lost")) return FT_LOST; /* set aside; its number stays used */
     return FT_OTHER;
 }
 
@@ -443,6 +444,12 @@ void eng_get_stats(eng_db *db, eng_stats *st)
         st->memtable_bytes += mem_usage(db->imm[i].mem);
     st->immutable_memtables = (uint64_t)db->nimm;
     st->log_bytes = db->log ? wal_writer_size(db->log) : 0;
+    for (int i = 0; i < db->nimm; i++) { /* logs whose memtables await a flush */
+        char path[PATH_MAX];
+        uint64_t size;
+        db_filename(path, db->dir, db->imm[i].log_number, "log");
+        if (env_file_size(path, &size) == ENG_OK) st->log_bytes += size;
+    }
     st->last_sequence = db->last_seq;
     pthread_mutex_unlock(&db->mu);
     for (int l = 0; l < ENG_MAX_LEVELS; l++) {

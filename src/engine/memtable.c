@@ -229,6 +229,11 @@ static node *find_ge(memtable *m, const char *uk, size_t ul, uint64_t trailer, n
     int level = atomic_load_explicit(&m->max_height, memory_order_relaxed) - 1;
     for (;;) {
         node *n = nx_acquire(x, level);
+        /* Whichever way the comparison goes, the next node read is n's
+         * successor or x's successor one level down: start fetching the
+         * latter now so the two cache misses overlap. */
+        if (level > 0)
+            __builtin_prefetch(atomic_load_explicit(&x->next[level - 1], memory_order_relaxed));
         if (n && n != checked && node_cmp(n, uk, ul, trailer) < 0) {
             x = n;
             continue;
@@ -376,10 +381,31 @@ static void find_prev(memtable *m, slice key, uint64_t trailer, int height, node
     find_ge(m, key.data, key.size, trailer, prev);
 }
 
-void mem_add(memtable *m, uint64_t seq, int type, slice key, slice value)
+/* A node of the given height holding (key, trailer) -> value, not linked. */
+static node *new_entry(memtable *m, int height, slice key, uint64_t trailer, slice value)
 {
     uint32_t klen = (uint32_t)key.size + 8, vlen = (uint32_t)value.size;
     size_t entry_size = (size_t)varint_length(klen) + klen + (size_t)varint_length(vlen) + vlen;
+    node *x = new_node(m, height, entry_size);
+    if ((uintptr_t)x & ~PTR_MASK) {
+        fprintf(stderr, "strata: memtable node above 2^48 (%p): index tags need 48-bit addresses\n",
+                (void *)x);
+        abort();
+    }
+    char *p = (char *)&x->next[height];
+    p = enc_varint32(p, klen);
+    x->key = p;
+    if (key.size) memcpy(p, key.data, key.size);
+    enc_fixed64(p + key.size, trailer);
+    p = enc_varint32(p + klen, vlen);
+    if (vlen) memcpy(p, value.data, vlen);
+    x->klen = klen;
+    x->vlen = vlen;
+    return x;
+}
+
+void mem_add(memtable *m, uint64_t seq, int type, slice key, slice value)
+{
     uint64_t trailer = ikey_pack_trailer(seq, type);
     int point = type != ENG_TYPE_RANGE_DELETION;
     uint64_t h = point ? key_hash(key) : 0;
@@ -396,22 +422,8 @@ void mem_add(memtable *m, uint64_t seq, int type, slice key, slice value)
         /* M3: readers seeing the new height before the links find NULL. */
         atomic_store_explicit(&m->max_height, height, memory_order_relaxed);
     }
-    node *x = new_node(m, height, entry_size);
-    if ((uintptr_t)x & ~PTR_MASK) {
-        fprintf(stderr, "strata: memtable node above 2^48 (%p): index tags need 48-bit addresses\n",
-                (void *)x);
-        abort();
-    }
-    char *p = (char *)&x->next[height];
-    p = enc_varint32(p, klen);
-    x->key = p;
-    if (key.size) memcpy(p, key.data, key.size);
-    enc_fixed64(p + key.size, trailer);
-    p = enc_varint32(p + klen, vlen);
-    if (vlen) memcpy(p, value.data, vlen);
-    x->klen = klen;
-    x->vlen = vlen;
-    x->prev0 = prev[0]; /* M7 */
+    node *x = new_entry(m, height, key, trailer, value);
+    x->prev0 = prev[0];                /* M7 */
     for (int i = 0; i < height; i++) { /* M1: bottom-up, node complete before publish */
         atomic_store_explicit(&x->next[i],
                               atomic_load_explicit(&prev[i]->next[i], memory_order_relaxed),

@@ -227,6 +227,13 @@ static ks_status count_read(ks_ctx *c, int db, uint64_t *keys, uint64_t *expires
 ks_status ks_count_add(ks_ctx *c, int db, int64_t dkeys, int64_t dexpires)
 {
     if (!dkeys && !dexpires) return KS_OK;
+    keyspace *ks = c->ks;
+    if (ks->cdefer) {
+        ks->dkeys[db] += dkeys;
+        ks->dexp[db] += dexpires;
+        ks->dmask |= 1u << db;
+        return KS_OK;
+    }
     uint64_t keys, expires;
     ks_status st = count_read(c, db, &keys, &expires);
     if (st != KS_OK) return st;
@@ -238,6 +245,27 @@ ks_status ks_count_add(ks_ctx *c, int db, int64_t dkeys, int64_t dexpires)
     ks_put_le64(v + 8, expires);
     eng_batch_put(c->batch, k, 2, v, 16);
     return KS_OK;
+}
+
+void ks_count_defer(keyspace *ks)
+{
+    ks->cdefer = 1;
+}
+
+ks_status ks_count_settle(ks_ctx *c, int apply)
+{
+    keyspace *ks = c->ks;
+    ks_status st = KS_OK;
+    ks->cdefer = 0;
+    for (int db = 0; ks->dmask; db++) {
+        if (!(ks->dmask & (1u << db))) continue;
+        ks->dmask &= ~(1u << db);
+        /* One sum, clamped once: the same as clamping each step while the
+         * counter is consistent (KS-E3), when no step goes below zero. */
+        if (apply && st == KS_OK) st = ks_count_add(c, db, ks->dkeys[db], ks->dexp[db]);
+        ks->dkeys[db] = ks->dexp[db] = 0;
+    }
+    return st;
 }
 
 uint64_t ks_dbsize(ks_ctx *c)

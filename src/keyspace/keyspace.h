@@ -179,6 +179,9 @@ void ks_val_free(ks_val *v);
 ks_status ks_type_of(ks_ctx *c, const char *key, size_t klen, ks_type *type);
 /* *deleted = 1 when the key existed. */
 ks_status ks_del(ks_ctx *c, const char *key, size_t klen, int *deleted);
+/* DEL/UNLINK of n keys (keys[i].f/fl; v unused): *deleted = how many
+ * existed. One counter update for them all. */
+ks_status ks_del_keys(ks_ctx *c, const ks_field *keys, size_t n, uint64_t *deleted);
 /* KS_NOTFOUND when src is absent; *done = 0 when nx and dst exists. Keeps
  * the TTL. */
 ks_status ks_rename(ks_ctx *c, const char *src, size_t sl, const char *dst, size_t dl, int nx,
@@ -276,6 +279,13 @@ ks_status ks_hincrbyfloat(ks_ctx *c, const char *key, size_t klen, const char *f
                           long double by, char *out, size_t *outlen);
 /* Called per field/value; non-zero stops. */
 typedef int (*ks_field_fn)(void *arg, const char *f, size_t fl, const char *v, size_t vl);
+/* HGETALL/HKEYS/HVALS: calls count_fn(arg, n) once, then fn for each of
+ * the n pairs in HGETALL order, with pointers into the engine's buffer (no
+ * copy of the hash as ks_hash_read makes); fn's return value is ignored, so
+ * the pairs always match the count. KS_NOTFOUND (no call) when absent. */
+typedef void (*ks_count_fn)(void *arg, uint64_t n);
+ks_status ks_hash_all(ks_ctx *c, const char *key, size_t klen, ks_count_fn count_fn,
+                      ks_field_fn fn, void *arg);
 /* One HSCAN step (cursor semantics as ks_scan). */
 ks_status ks_hscan(ks_ctx *c, const char *key, size_t klen, uint64_t cursor, const char *pat,
                    size_t plen, uint64_t count, ks_field_fn fn, void *arg, uint64_t *next);

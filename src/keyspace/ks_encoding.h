@@ -74,6 +74,11 @@ struct keyspace {
     char *scratch; /* value being built; reused to avoid a malloc per write */
     size_t scratch_cap;
     uint64_t rng;
+    /* Counter deltas held back by ks_count_defer (KS-E3): dkeys/dexp per db,
+     * bit i of dmask set when db i has a delta. */
+    int cdefer;
+    uint32_t dmask;
+    int64_t dkeys[KS_DATABASES], dexp[KS_DATABASES];
 };
 
 /* ---- Byte helpers ------------------------------------------------------ */
@@ -186,8 +191,18 @@ eng_status ks_eget(ks_ctx *c, const eng_snapshot *snap, const char *k, size_t kl
 uint64_t ks_cursor_save(keyspace *ks, const char *pos, size_t n);
 const ks_cursor *ks_cursor_find(keyspace *ks, uint64_t id);
 
-/* Adds deltas to db's counters in c->batch (KS-E3). */
+/* Adds deltas to db's counters in c->batch (KS-E3): one get and one put,
+ * or, between ks_count_defer and ks_count_settle, only a sum in memory. */
 ks_status ks_count_add(ks_ctx *c, int db, int64_t dkeys, int64_t dexpires);
+/* Multi-key writes (MSET, the active expire cycle) hold their counter
+ * deltas back and write each touched db's counter once at the end: one get
+ * and one put per command instead of one per key created or deleted.
+ * ks_count_settle(c, 1) writes the sums into c->batch; (c, 0) drops them
+ * (the caller failed and the server rolls the batch back, S1). Both end the
+ * deferral. REQUIRES: no nesting, and nothing reads the counters (DBSIZE)
+ * in between -- they are behind by the held-back sums. */
+void ks_count_defer(keyspace *ks);
+ks_status ks_count_settle(ks_ctx *c, int apply);
 uint64_t ks_new_version(ks_ctx *c);
 char *ks_scratch(keyspace *ks, size_t n);
 void ks_touch(ks_ctx *c, int db, const char *key, size_t klen);

@@ -127,6 +127,7 @@ uint64_t ks_active_expire(ks_ctx *c, uint64_t max_keys, uint64_t time_budget_us)
      * index, so each round starts at the front again. */
     uint64_t t0 = mono_us(), deleted = 0, visited = 0;
     due batch[64];
+    ks_count_defer(c->ks); /* one counter update for the whole step */
     for (;;) {
         uint64_t left = max_keys - visited;
         size_t want = left < 64 ? (size_t)left : 64;
@@ -139,5 +140,8 @@ uint64_t ks_active_expire(ks_ctx *c, uint64_t max_keys, uint64_t time_budget_us)
         visited += n;
         if (n < want || mono_us() - t0 >= time_budget_us) break;
     }
+    /* A failed counter read leaves the counters high, as a failed
+     * ks_count_add per key did before (the error text is not needed). */
+    if (ks_count_settle(c, 1) != KS_OK) ks_ctx_reset(c);
     return deleted;
 }

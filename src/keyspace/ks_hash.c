@@ -277,6 +277,32 @@ ks_status ks_hash_read(ks_ctx *c, const eng_snapshot *snap, const char *key, siz
     return st;
 }
 
+ks_status ks_hash_all(ks_ctx *c, const char *key, size_t klen, ks_count_fn count_fn,
+                      ks_field_fn fn, void *arg)
+{
+    ks_meta m;
+    ks_status st = ks_meta_read(c, NULL, c->db, key, klen, &m);
+    if (st != KS_OK) return st;
+    if (m.type != KS_HASH) {
+        st = m.type == KS_NONE ? KS_NOTFOUND : KS_ERR_WRONGTYPE;
+        ks_meta_free(&m);
+        return st;
+    }
+    /* Parsed (or loaded) in full before the count goes out, so a corrupt
+     * value is an error reply rather than a short array. */
+    ks_fvec fv;
+    ks_fvec_init(&fv);
+    st = ks_hash_load(c, NULL, c->db, key, klen, &m, &fv);
+    if (st == KS_OK) {
+        count_fn(arg, fv.n);
+        for (size_t i = 0; i < fv.n; i++)
+            fn(arg, fv.v[i].f, fv.v[i].fl, fv.v[i].v, fv.v[i].vl);
+    }
+    ks_fvec_free(&fv);
+    ks_meta_free(&m);
+    return st;
+}
+
 void ks_fields_free(ks_field *fields, size_t n)
 {
     (void)n;

@@ -33,6 +33,20 @@ ks_status ks_del(ks_ctx *c, const char *key, size_t klen, int *deleted)
     return st;
 }
 
+ks_status ks_del_keys(ks_ctx *c, const ks_field *keys, size_t n, uint64_t *deleted)
+{
+    ks_status st = KS_OK;
+    *deleted = 0;
+    ks_count_defer(c->ks);
+    for (size_t i = 0; i < n && st == KS_OK; i++) {
+        int d;
+        st = ks_del(c, keys[i].f, keys[i].fl, &d);
+        *deleted += (uint64_t)d;
+    }
+    ks_status cst = ks_count_settle(c, st == KS_OK);
+    return st == KS_OK ? cst : st;
+}
+
 /* Writes src's value (content in fv for a hash) at dst over dm. */
 static ks_status put_copy(ks_ctx *c, int db, const char *dst, size_t dl, const ks_meta *dm,
                           const ks_meta *sm, const ks_fvec *fv)

@@ -180,15 +180,19 @@ ks_status ks_mset(ks_ctx *c, const ks_field *kv, size_t n, int nx, int *done)
         if (st != KS_OK) return st;
         if (exists) return KS_OK;
     }
-    for (size_t i = 0; i < n; i++) {
+    /* The keys created share one counter update (ks_count_defer). */
+    ks_count_defer(c->ks);
+    ks_status st = KS_OK;
+    for (size_t i = 0; i < n && st == KS_OK; i++) {
         ks_meta m;
-        ks_status st = ks_meta_read_w(c, c->db, kv[i].f, kv[i].fl, &m);
+        st = ks_meta_read_w(c, c->db, kv[i].f, kv[i].fl, &m);
         if (st == KS_OK) st = put_string(c, kv[i].f, kv[i].fl, &m, kv[i].v, kv[i].vl, 0);
         ks_meta_free(&m);
-        if (st != KS_OK) return st;
     }
-    *done = 1;
-    return KS_OK;
+    ks_status cst = ks_count_settle(c, st == KS_OK);
+    if (st == KS_OK) st = cst;
+    *done = st == KS_OK;
+    return st;
 }
 
 ks_status ks_getdel(ks_ctx *c, const char *key, size_t klen, ks_val *out)

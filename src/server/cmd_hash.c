@@ -160,26 +160,39 @@ void cmd_hmget(client *c)
     if (items != small) free(items);
 }
 
-/* HGETALL, HKEYS, HVALS. */
+/* HGETALL, HKEYS, HVALS: replies straight from the engine's buffer. */
 enum { ALL_PAIRS, ALL_KEYS, ALL_VALS };
+typedef struct whole_reply {
+    client *c;
+    int what;
+} whole_reply;
+
+static void whole_count(void *arg, uint64_t n)
+{
+    whole_reply *w = arg;
+    if (w->what == ALL_PAIRS)
+        add_reply_map_len(w->c, (long)n);
+    else
+        add_reply_array_len(w->c, (long)n);
+}
+
+static int whole_pair(void *arg, const char *f, size_t fl, const char *v, size_t vl)
+{
+    whole_reply *w = arg;
+    if (w->what != ALL_VALS) add_reply_bulk(w->c, f, fl);
+    if (w->what != ALL_KEYS) add_reply_bulk(w->c, v, vl);
+    return 0;
+}
+
 static void whole_hash(client *c, int what)
 {
-    ks_field *f = NULL;
-    size_t n = 0;
-    ks_status st = ks_hash_read(client_ks(c), NULL, c->argv[1].ptr, c->argv[1].len, &f, &n);
-    if (st != KS_OK && st != KS_NOTFOUND) {
+    whole_reply w = {c, what};
+    ks_status st = ks_hash_all(client_ks(c), c->argv[1].ptr, c->argv[1].len, whole_count,
+                               whole_pair, &w);
+    if (st == KS_NOTFOUND)
+        whole_count(&w, 0);
+    else if (st != KS_OK)
         reply_ks_error(c, st);
-        return;
-    }
-    if (what == ALL_PAIRS)
-        add_reply_map_len(c, (long)n);
-    else
-        add_reply_array_len(c, (long)n);
-    for (size_t i = 0; i < n; i++) {
-        if (what != ALL_VALS) add_reply_bulk(c, f[i].f, f[i].fl);
-        if (what != ALL_KEYS) add_reply_bulk(c, f[i].v, f[i].vl);
-    }
-    if (st == KS_OK) ks_fields_free(f, n);
 }
 
 void cmd_hgetall(client *c)

@@ -25,17 +25,22 @@ static void reply_ks_error(client *c, ks_status st)
 
 static void del_generic(client *c)
 {
-    long long n = 0;
-    for (int j = 1; j < c->argc; j++) {
-        int deleted;
-        ks_status st = ks_del(client_ks(c), c->argv[j].ptr, c->argv[j].len, &deleted);
-        if (st != KS_OK) {
-            reply_ks_error(c, st);
-            return;
-        }
-        n += deleted;
+    ks_field small[16];
+    size_t n = (size_t)c->argc - 1;
+    ks_field *keys = n <= 16 ? small : malloc(n * sizeof(*keys));
+    if (!keys) {
+        add_reply_error(c, "ERR out of memory");
+        return;
     }
-    add_reply_long_long(c, n);
+    for (size_t j = 0; j < n; j++)
+        keys[j] = (ks_field){c->argv[j + 1].ptr, c->argv[j + 1].len, NULL, 0};
+    uint64_t deleted;
+    ks_status st = ks_del_keys(client_ks(c), keys, n, &deleted);
+    if (keys != small) free(keys);
+    if (st != KS_OK)
+        reply_ks_error(c, st);
+    else
+        add_reply_long_long(c, (long long)deleted);
 }
 
 void cmd_del(client *c)

@@ -5,7 +5,7 @@
  * Every setting is one row of config_table: name, type, where its value
  * lives, default, bounds, whether it can change at runtime, and an apply
  * hook for settings whose change must reach another part of the server
- * (appendfsync -> the engine, logfile -> the log). Immutable settings
+ * (appendfsync -> the engine). Immutable settings
  * (bind, port, dir, databases, cache-size, ...) are read once at startup.
  */
 #include "server/config.h"
@@ -54,12 +54,6 @@ static void apply_appendfsync(void)
     if (server.db) eng_set_sync_mode(server.db, cfg.appendfsync);
 }
 
-static void apply_log(void)
-{
-    server_log_reopen();
-}
-
-#define MB (1024LL * 1024)
 static const config_row config_table[] = {
     {"bind", T_STR, F_IMMUTABLE, &cfg.bind, "127.0.0.1", 0, 0, NULL, NULL},
     {"port", T_INT, F_IMMUTABLE, &cfg.port, "6379", 0, 65535, NULL, NULL},
@@ -75,7 +69,7 @@ static const config_row config_table[] = {
      NULL, NULL},
     {"compression", T_INT, F_IMMUTABLE, &cfg.compression, "1", 0, 22, NULL, NULL},
     {"loglevel", T_ENUM, 0, &cfg.loglevel, "notice", 0, 0, loglevel_enum, NULL},
-    {"logfile", T_STR, F_IMMUTABLE, &cfg.logfile, "", 0, 0, NULL, apply_log},
+    {"logfile", T_STR, F_IMMUTABLE, &cfg.logfile, "", 0, 0, NULL, NULL},
     {"pidfile", T_STR, F_IMMUTABLE, &cfg.pidfile, "", 0, 0, NULL, NULL},
     {"daemonize", T_BOOL, F_IMMUTABLE, &cfg.daemonize, "no", 0, 0, NULL, NULL},
     {"hz", T_INT, 0, &cfg.hz, "10", 1, 500, NULL, NULL},

@@ -59,7 +59,3 @@ void server_log_engine(void *ctx, int level, const char *msg)
     snprintf(buf, sizeof(buf), "engine: %s", msg);
     log_raw(level, buf);
 }
-
-/* Each line opens the file anew, so there is nothing to reopen; kept so a
- * future buffered writer has one place to hook. */
-void server_log_reopen(void) {}

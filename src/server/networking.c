@@ -343,26 +343,33 @@ void networking_flush_replies(void)
     }
 }
 
-void networking_client_timeouts(void)
+/* Gives back the input buffers of a client idle for a while: 10,000
+ * connected but quiet clients should not hold 16 KiB each. */
+static void trim_idle_buffers(client *c, int64_t now)
 {
-    if (cfg.timeout <= 0) return;
+    struct client_private *p = c->priv;
+    if (now - c->last_interaction_ms < 2000 || p->qlen != 0 || p->parser->in_multibulk) return;
+    free(p->qbuf);
+    p->qbuf = NULL;
+    p->qcap = p->qlen = p->qpos = 0;
+    if (p->parser->argcap > 1024) resp_parser_free(p->parser);
+}
+
+void networking_clients_cron(void)
+{
     int64_t now = ae_mstime();
     for (client *c = server.clients; c;) {
         client *next = c->priv->next;
-        if (c->fd >= 0 && now - c->last_interaction_ms > (int64_t)cfg.timeout * 1000 &&
+        if (c->fd >= 0 && cfg.timeout > 0 &&
+            now - c->last_interaction_ms > (int64_t)cfg.timeout * 1000 &&
             !(c->flags & CLIENT_MULTI)) {
             server_log(LL_VERBOSE, "Closing idle client id=%llu", (unsigned long long)c->id);
             client_free(c);
+        } else {
+            trim_idle_buffers(c, now);
         }
         c = next;
     }
-}
-
-client *client_by_id(uint64_t id)
-{
-    for (client *c = server.clients; c; c = c->priv->next)
-        if (c->id == id) return c;
-    return NULL;
 }
 
 char *client_info_line(client *c)

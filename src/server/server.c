@@ -255,7 +255,7 @@ static int server_cron(ae_loop *el, long long id, void *data)
             cron_write();
         }
         server.cmd_time_ms = 0;
-        networking_client_timeouts();
+        networking_clients_cron();
         uint64_t dt = (uint64_t)(now - (int64_t)server.stat_ops_sample_ms);
         if (dt >= 1000) {
             server.stat_ops_per_sec =

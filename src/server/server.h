@@ -175,7 +175,9 @@ CMD(cmd_idx_info); CMD(cmd_idx_check);
 /* ---- Server core internals (srv-net) -----------------------------------
  * Declarations below are shared by the server core's own files (ae,
  * networking, reply, server, config, cmd_conn/cmd_server/cmd_multi, main).
- * Command handlers of the data layers need none of them. */
+ * Command handlers of the data layers need none of them. Locking: none;
+ * everything here runs on the command thread (server_log excepted). Memory
+ * handed in is copied unless a comment says otherwise. */
 #include "engine/engine.h"
 
 struct ae_loop;
@@ -187,8 +189,6 @@ enum { LL_DEBUG = 0, LL_VERBOSE = 1, LL_NOTICE = 2, LL_WARNING = 3 };
  * logs from its threads through server_log_engine). */
 void server_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void server_log_engine(void *ctx, int level, const char *msg);
-/* Reopens the log file (after CONFIG SET logfile / loglevel changes). */
-void server_log_reopen(void);
 
 /* A block of the reply chain; deferred blocks hold a length header that is
  * filled in later (set_deferred_*). */
@@ -255,9 +255,8 @@ struct server_state {
     int64_t cmd_time_ms;       /* time of the running command */
     int64_t start_ms;
     int64_t lastsave_s;
-    int shutdown_asap;         /* SIGTERM: stop at the next loop iteration */
-    int shutdown_nosave;
-    int exit_code;
+    volatile int shutdown_asap; /* SIGTERM/SHUTDOWN: stop at the next loop iteration */
+    int exit_code;              /* main's exit status */
     long long cron_id;
     int64_t last_cron_ms;
     uint64_t cron_loops;
@@ -265,7 +264,6 @@ struct server_state {
     uint64_t stat_commands, stat_connections, stat_rejected_conn, stat_errors;
     uint64_t stat_net_in, stat_net_out, stat_expired, stat_commits, stat_write_errors;
     uint64_t stat_ops_sample_ms, stat_ops_sample_cmds, stat_ops_per_sec;
-    uint64_t stat_unexpected_errors;
     int active_expire_off;     /* DEBUG SET-ACTIVE-EXPIRE 0 */
     const char *config_file;   /* absolute path, or NULL */
     const char *executable;
@@ -283,11 +281,11 @@ void client_free_async(client *c);
 void networking_accept_handler(struct ae_loop *el, int fd, void *data, int mask);
 /* Writes pending replies of every client (after the group commit). */
 void networking_flush_replies(void);
-/* Disconnects clients idle for more than `timeout` seconds. */
-void networking_client_timeouts(void);
+/* Disconnects clients idle for more than `timeout` seconds and trims the
+ * buffers of idle ones (cron). */
+void networking_clients_cron(void);
 /* One "id=.. addr=.." line of CLIENT LIST / CLIENT INFO (malloc'd). */
 char *client_info_line(client *c);
-client *client_by_id(uint64_t id);
 
 /* reply.c */
 void reply_append(client *c, const char *p, size_t n);
@@ -313,9 +311,12 @@ void server_write_batch(client *c, const reply_mark *mark);
 int server_init(void);
 void server_run(void);
 void server_shutdown(void);
+/* Commits pending writes and flushes replies; with save, also flushes the
+ * memtable to a table (SHUTDOWN SAVE). Returns 0 or -1 (logged). */
 int server_prepare_shutdown(int save);
-/* Copies the current argv of c for the MULTI queue. */
+/* Forgets every key c watches and clears CLIENT_DIRTY_CAS (cmd_multi.c). */
 void server_unwatch_all(client *c);
+/* Frees c's MULTI queue and clears its MULTI flags. */
 void server_discard_multi(client *c);
 uint64_t server_used_memory(void);
 /* Commits every batch handed to the engine so far (sync per appendfsync). */

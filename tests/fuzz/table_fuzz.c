@@ -44,6 +44,7 @@
 
 #define NKEYS 120
 #define MAX_EDITS 64
+#define MAX_KEY 600 /* longest user key, plus room to extend it */
 
 typedef struct entry {
     buf ikey;
@@ -55,9 +56,13 @@ typedef struct rdel {
     uint64_t seq;
 } rdel;
 
-/* The model: entries in Invariant K1 order, and the range deletions. */
-static entry model[NKEYS * 3];
-static size_t nmodel;
+/* The model the table under test must match: entries in Invariant K1
+ * order, and how many range deletions (rdels[] or none). */
+static entry *model;
+static size_t nmodel, nmodel_rdels;
+/* The model of the two prebuilt tables. */
+static entry base_model[NKEYS * 3];
+static size_t nbase;
 static const rdel rdels[] = {
     {"k0010", "k0020", 900}, {"k0050", "k0051", 901}, {"k0100", "k9999", 902}};
 #define NRDELS (sizeof(rdels) / sizeof(rdels[0]))
@@ -93,7 +98,7 @@ static void build_model(void)
         /* newest first (K1): give the versions descending sequences */
         uint64_t top = seq + versions - 1;
         for (unsigned v = 0; v < versions; v++) {
-            entry *e = &model[nmodel++];
+            entry *e = &base_model[nbase++];
             int type = (i + v) % 5 == 0 ? ENG_TYPE_DELETION : ENG_TYPE_VALUE;
             memset(e, 0, sizeof(*e));
             ikey_append(&e->ikey, slice_make(uk, strlen(uk)), top - v, type);
@@ -187,8 +192,8 @@ static void build_variant(int which)
     sst_options o = {which ? 128 : 256, which ? 0 : 1, which ? 0 : 10};
     sst_builder *b;
     if (sst_builder_new(path, &o, &b) != ENG_OK) abort();
-    for (size_t i = 0; i < nmodel; i++) {
-        const entry *e = &model[i];
+    for (size_t i = 0; i < nbase; i++) {
+        const entry *e = &base_model[i];
         if (sst_builder_add(b, slice_make(e->ikey.data, e->ikey.len),
                             slice_make(e->value.data, e->value.len)) != ENG_OK)
             abort();
@@ -247,14 +252,56 @@ static void check_error(const ctx *c, eng_status s)
     if (s != ENG_CORRUPTION || c->unchanged) abort();
 }
 
+static size_t lower_bound(slice t)
+{
+    size_t lo = 0, hi = nmodel;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (ikey_compare(slice_make(model[mid].ikey.data, model[mid].ikey.len), t) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Sets t to the internal key (uk, seq, type); t holds uk.size + 8 bytes. */
+static slice make_ikey(char *t, slice uk, uint64_t seq, int type)
+{
+    if (uk.size) memcpy(t, uk.data, uk.size);
+    enc_fixed64(t + uk.size, ikey_pack_trailer(seq, type));
+    return slice_make(t, uk.size + 8);
+}
+
 /* The model's answer to a lookup of uk at seq: index or -1. */
 static long model_get(slice uk, uint64_t seq)
 {
-    for (size_t i = 0; i < nmodel; i++) {
-        slice k = slice_make(model[i].ikey.data, model[i].ikey.len);
-        if (slice_compare(ikey_user_key(k), uk) == 0 && ikey_sequence(k) <= seq) return (long)i;
+    char t[MAX_KEY + 8];
+    size_t i = lower_bound(make_ikey(t, uk, seq, ENG_TYPE_SEEK));
+    if (i == nmodel) return -1;
+    slice k = slice_make(model[i].ikey.data, model[i].ikey.len);
+    return slice_compare(ikey_user_key(k), uk) == 0 ? (long)i : -1;
+}
+
+/* A user key to look for: a model key, or now and then one next to it. */
+static slice pick_user_key(char *out)
+{
+    size_t n = 0;
+    if (nmodel) {
+        const entry *e = &model[rnd() % nmodel];
+        n = e->ikey.len - 8;
+        memcpy(out, e->ikey.data, n);
     }
-    return -1;
+    switch (rnd() % 8) {
+    case 0: out[n++] = '0'; break; /* between two keys */
+    case 1: out[n++] = (char)0xff; break;
+    case 2: n -= n > 0; break;
+    case 3:
+        if (n && (unsigned char)out[n - 1] < 0xff) out[n - 1]++;
+        break;
+    default: break;
+    }
+    return slice_make(out, n);
 }
 
 static void check_get(sst_reader *r, const ctx *c, slice uk, uint64_t seq)
@@ -335,30 +382,13 @@ static void check_scans(sst_reader *r, const ctx *c, int fill)
     iter_free(it);
 }
 
-static size_t lower_bound(slice t)
-{
-    size_t lo = 0, hi = nmodel;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (ikey_compare(slice_make(model[mid].ikey.data, model[mid].ikey.len), t) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 static void check_seeks(sst_reader *r, const ctx *c, int fill)
 {
     iter *it = sst_reader_iter(r, fill);
     for (int n = 0; n < 8; n++) {
-        char uk[16], t[32];
-        user_key(uk, rnd() % (NKEYS + 1));
-        size_t ul = strlen(uk);
-        if (rnd() % 4 == 0) uk[ul++] = '0'; /* between two keys */
-        memcpy(t, uk, ul);
-        enc_fixed64(t + ul, ikey_pack_trailer(rnd() % 400, ENG_TYPE_SEEK));
-        slice target = slice_make(t, ul + 8);
+        char uk[MAX_KEY], t[MAX_KEY + 8];
+        uint64_t seq = rnd() % 2 ? ENG_MAX_SEQUENCE : rnd() % 400;
+        slice target = make_ikey(t, pick_user_key(uk), seq, ENG_TYPE_SEEK);
         size_t want = lower_bound(target);
         iter_seek(it, target);
         if (!check_pos(it, c, want)) continue;
@@ -389,7 +419,7 @@ static void check_rdel(void *arg, slice start, slice end, uint64_t seq)
         sum += (unsigned char)end.data[j];
     if (!rc->c->strict) return;
     /* rdels[] is already in K1 order of its start keys */
-    if (i >= NRDELS || seq != rdels[i].seq) abort();
+    if (i >= nmodel_rdels || seq != rdels[i].seq) abort();
     if (slice_compare(start, slice_make(rdels[i].start, strlen(rdels[i].start))) != 0) abort();
     if (slice_compare(end, slice_make(rdels[i].end, strlen(rdels[i].end))) != 0) abort();
 }
@@ -398,14 +428,11 @@ static void check_table(sst_reader *r, const ctx *c, int fill)
 {
     rd_ctx rc = {c, 0};
     sst_reader_range_dels(r, check_rdel, &rc);
-    if (c->strict && rc.n != NRDELS) abort();
+    if (c->strict && rc.n != nmodel_rdels) abort();
     for (int n = 0; n < 40; n++) {
-        char uk[20];
-        user_key(uk, rnd() % (NKEYS + 2));
-        size_t ul = strlen(uk);
-        if (rnd() % 5 == 0) uk[ul++] = 'x'; /* absent */
-        uint64_t seq = rnd() % 3 ? rnd() % 400 : ENG_MAX_SEQUENCE;
-        check_get(r, c, slice_make(uk, ul), seq);
+        char uk[MAX_KEY];
+        slice k = pick_user_key(uk);
+        check_get(r, c, k, rnd() % 3 ? rnd() % 400 : ENG_MAX_SEQUENCE);
     }
     check_scans(r, c, fill);
     check_seeks(r, c, fill);

@@ -340,6 +340,21 @@ def idle_clients_time_out():
 
 
 @test
+def idle_clients_give_back_their_buffers(srv):
+    idle = srv.raw()
+    idle_id = idle.command("CLIENT", "ID")
+    r = srv.raw()
+
+    def line():
+        return [l for l in r.command("CLIENT", "LIST").decode().splitlines()
+                if "id=%d " % idle_id in l][0]
+    assert "rbs=0 " not in line()
+    time.sleep(2.6)
+    assert "rbs=0 " in line(), line()
+    assert idle.command("PING") == "PONG"  # and it still works
+
+
+@test
 def config_file_and_command_line_overrides():
     import tempfile
     d = tempfile.mkdtemp(prefix="strata-conf-")

@@ -492,6 +492,44 @@ TEST(CorruptManifestRecordFailsOpenWithCorruption)
     CHECK(db == NULL);
 }
 
+TEST(DamagedManifestSetsUnnamedTablesAsideInsteadOfDeletingThem)
+{
+    eng_options o = crash_opts();
+    o.l0_compaction_trigger = 100; /* only flushes: one edit per table */
+    o.l0_slowdown_trigger = o.l0_stop_trigger = 100;
+    eng_db *db = open_db(&o);
+    eng_batch *b = eng_batch_new(0);
+    for (long i = 0; i < 40; i++) {
+        eng_batch_clear(b);
+        fill_batch(b, i);
+        CHECK(eng_write(db, b, 0) == ENG_OK);
+        if (i % 10 == 9) CHECK(eng_flush(db) == ENG_OK);
+    }
+    eng_batch_free(b);
+    CHECK(eng_close(db) == ENG_OK);
+    char path[512];
+    manifest_path(path, sizeof(path));
+    flip_byte(path, file_size(path) - 3); /* the edit adding the last table */
+    db = open_db(&o);
+    CHECK_EQ_INT(check_batches(db), 30);
+    eng_close(db);
+    DIR *d = opendir(test_tmpdir());
+    struct dirent *e;
+    int lost = 0;
+    while ((e = readdir(d)) != NULL)
+        lost += strstr(e->d_name, ".sst.lost") != NULL;
+    closedir(d);
+    CHECK_EQ_INT(lost, 1);
+    db = open_db(&o); /* and a later open keeps it too */
+    eng_close(db);
+    d = opendir(test_tmpdir());
+    lost = 0;
+    while ((e = readdir(d)) != NULL)
+        lost += strstr(e->d_name, ".sst.lost") != NULL;
+    closedir(d);
+    CHECK_EQ_INT(lost, 1);
+}
+
 int main(int argc, char **argv)
 {
     return test_main(argc, argv);

@@ -1,7 +1,9 @@
 /*
  * eng_memtable_test.c -- the skiplist memtable against a sorted model:
- * ordering of versions, point lookups at snapshots, iterator movement, and a
- * reader thread running concurrently with the writer (Invariant M1).
+ * ordering of versions, point lookups at snapshots (through the hash index
+ * when the newest version is visible, through the skiplist for older
+ * snapshots), iterator movement, and reader threads running concurrently
+ * with the writer while the index grows (Invariant M1).
  */
 #include <pthread.h>
 #include <sched.h>
@@ -312,6 +314,128 @@ TEST(LargeValuesAndUsage)
     mem_unref(m);
 }
 
+/* Model answer for mem_get: the first point entry of k at or below seq in
+ * the sorted model, by binary search. */
+static const ment *model_get(const ment *model, int n, slice k, uint64_t seq)
+{
+    char t[48];
+    memcpy(t, k.data, k.size);
+    enc_fixed64(t + k.size, ikey_pack_trailer(seq, ENG_TYPE_SEEK));
+    slice target = slice_make(t, k.size + 8);
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (ikey_compare(slice_make(model[mid].ikey, model[mid].iklen), target) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < n; lo++) {
+        slice ik = slice_make(model[lo].ikey, model[lo].iklen);
+        if (slice_compare(ikey_user_key(ik), k) != 0) return NULL;
+        if (ikey_type(ik) != ENG_TYPE_RANGE_DELETION) return &model[lo];
+    }
+    return NULL;
+}
+
+static void check_get(memtable *m, const ment *model, int n, slice k, uint64_t seq)
+{
+    const ment *want = model_get(model, n, k, seq);
+    int type = -1;
+    uint64_t fseq = 0;
+    slice v;
+    int found = mem_get(m, k, seq, &type, &fseq, &v);
+    CHECK_EQ_INT(found, want != NULL);
+    if (!want || !found) return;
+    slice wk = slice_make(want->ikey, want->iklen);
+    CHECK_EQ_INT(type, ikey_type(wk));
+    CHECK_EQ_INT(fseq, ikey_sequence(wk));
+    CHECK(v.size == want->vlen && memcmp(v.data, want->val, v.size) == 0);
+}
+
+TEST(ShuffledSequencesKeepIndexOnNewestVersion)
+{
+    /* Many versions per key with sequences in shuffled order: an older
+     * version added after a newer one must not replace it in the index, a
+     * range deletion sorting between versions must not break the insert
+     * hint, and every snapshot must see its own version. 3000 keys make the
+     * index grow from 16 slots to 8192. */
+    int n = 24000;
+    unsigned keyspace = 3000;
+    ment *model = calloc((size_t)n, sizeof(ment));
+    uint64_t *seqs = malloc((size_t)n * sizeof(uint64_t));
+    for (int i = 0; i < n; i++)
+        seqs[i] = (uint64_t)i + 1;
+    for (int i = n - 1; i > 0; i--) { /* mostly ascending: shuffle one in four */
+        if (rnd() % 4) continue;
+        int j = (int)(rnd() % (uint64_t)(i + 1));
+        uint64_t t = seqs[i];
+        seqs[i] = seqs[j];
+        seqs[j] = t;
+    }
+    memtable *m = mem_new_sized(4096);
+    for (int i = 0; i < n; i++) {
+        ment *e = &model[i];
+        size_t kl = (size_t)snprintf(e->ikey, 24, "user:%u", (unsigned)(rnd() % keyspace));
+        int r = (int)(rnd() % 20);
+        int type = r < 15 ? ENG_TYPE_VALUE : r < 19 ? ENG_TYPE_DELETION : ENG_TYPE_RANGE_DELETION;
+        enc_fixed64(e->ikey + kl, ikey_pack_trailer(seqs[i], type));
+        e->iklen = kl + 8;
+        e->vlen = type == ENG_TYPE_DELETION ? 0 : (size_t)snprintf(e->val, 64, "v%d", i);
+        mem_add(m, seqs[i], type, slice_make(e->ikey, kl), slice_make(e->val, e->vlen));
+        if (i % 4000 == 0) CHECK_EQ_INT(mem_check(m), 0);
+    }
+    qsort(model, (size_t)n, sizeof(ment), ment_cmp);
+    CHECK_EQ_INT(mem_check(m), 0);
+    for (int i = 0; i < n; i++) {
+        slice ik = slice_make(model[i].ikey, model[i].iklen);
+        slice k = ikey_user_key(ik);
+        uint64_t s = ikey_sequence(ik);
+        check_get(m, model, n, k, ENG_MAX_SEQUENCE); /* newest: the index path */
+        check_get(m, model, n, k, s);                /* exactly this version */
+        check_get(m, model, n, k, s - 1);            /* just below: older ones */
+    }
+    for (unsigned q = 0; q < 2000; q++) { /* never written, and snapshot 0 */
+        char k[24];
+        size_t kl = (size_t)snprintf(k, sizeof(k), "user:%u", keyspace + q);
+        check_get(m, model, n, slice_make(k, kl), ENG_MAX_SEQUENCE);
+        kl = (size_t)snprintf(k, sizeof(k), "user:%u", q % keyspace);
+        check_get(m, model, n, slice_make(k, kl), 0);
+    }
+    iter *it = mem_iter_new(m);
+    iter_seek_first(it);
+    for (int i = 0; i < n; i++, iter_next(it))
+        check_at(it, &model[i]);
+    CHECK(!iter_valid(it));
+    iter_free(it);
+    mem_unref(m);
+    free(seqs);
+    free(model);
+}
+
+TEST(ResetAfterIndexGrowthForgetsEveryKey)
+{
+    memtable *m = mem_new_sized(4096);
+    int type;
+    uint64_t seq;
+    slice v;
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < 5000; i++) {
+            char k[16];
+            int kl = snprintf(k, sizeof(k), "r%d-%d", round, i);
+            mem_add(m, (uint64_t)i + 1, ENG_TYPE_VALUE, slice_make(k, (size_t)kl),
+                    slice_make(k, (size_t)kl));
+        }
+        CHECK_EQ_INT(mem_check(m), 0);
+        CHECK_EQ_INT(mem_get(m, slice_make("r0-17", 5), 100, &type, &seq, &v), round == 0);
+        mem_reset(m);
+        CHECK_EQ_INT(mem_check(m), 0);
+        CHECK_EQ_INT(mem_get(m, slice_make("r0-17", 5), 100, &type, &seq, &v), 0);
+        CHECK(mem_usage(m) <= (1u << 20) + 64); /* old index tables went with the arena */
+    }
+    mem_unref(m);
+}
+
 /* ---- Concurrency --------------------------------------------------------- */
 
 #define CONC_N 60000
@@ -406,6 +530,75 @@ TEST(ConcurrentReaderSeesNoTornEntries)
     }
     atomic_store(&c.done, 1);
     pthread_join(th, NULL);
+    CHECK_EQ_INT(mem_check(c.m), 0);
+    CHECK_MSG(!c.fail[0], "%s", c.fail);
+    mem_unref(c.m);
+}
+
+/* Gets racing the writer while keys gain versions and the index grows:
+ * key k holds the writes i with i % GETS_K == k, and write i's value names
+ * i, so every answer is checkable against what was published before. */
+#define GETS_K 20000
+#define GETS_N 60000
+
+static size_t gets_key(char *k, unsigned i)
+{
+    return (size_t)snprintf(k, 24, "g%u", i % GETS_K);
+}
+
+static void *gets_reader(void *arg)
+{
+    struct conc *c = arg;
+    uint64_t r = 0x2545F4914F6CDD1Dull;
+    atomic_store(&c->started, 1);
+    while (!atomic_load(&c->done) && !c->fail[0]) {
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        unsigned w = (unsigned)atomic_load(&c->written), k = (unsigned)(r % GETS_K);
+        unsigned snap = w ? (unsigned)((r >> 20) % w) + 1 : 0;
+        char key[24], ev[64];
+        size_t kl = gets_key(key, k);
+        /* Newest at or before w must be seen; newer ones may be. */
+        unsigned latest = w >= k ? w - (w - k) % GETS_K : 0;
+        unsigned want = snap >= k ? snap - (snap - k) % GETS_K : 0;
+        int type;
+        uint64_t fs;
+        slice v;
+        int found = mem_get(c->m, slice_make(key, kl), ENG_MAX_SEQUENCE, &type, &fs, &v);
+        if (latest && (!found || fs < latest || fs % GETS_K != k ||
+                       v.size != conc_val(ev, (unsigned)fs) || memcmp(v.data, ev, v.size)))
+            snprintf(c->fail, sizeof(c->fail),
+                     "newest get of key %u: found %d seq %llu, want >= %u", k, found,
+                     (unsigned long long)fs, latest);
+        found = mem_get(c->m, slice_make(key, kl), snap, &type, &fs, &v);
+        if (found != (want != 0) ||
+            (want && (fs != want || v.size != conc_val(ev, want) || memcmp(v.data, ev, v.size))))
+            snprintf(c->fail, sizeof(c->fail), "get of key %u at %u: found %d seq %llu, want %u", k,
+                     snap, found, (unsigned long long)fs, want);
+        kl = (size_t)snprintf(key, sizeof(key), "absent%u", k);
+        if (mem_get(c->m, slice_make(key, kl), ENG_MAX_SEQUENCE, &type, &fs, &v))
+            snprintf(c->fail, sizeof(c->fail), "found never-written key %u", k);
+    }
+    return NULL;
+}
+
+TEST(ConcurrentGetsDuringVersionsAndIndexGrowth)
+{
+    struct conc c = {0};
+    c.m = mem_new_sized(4096);
+    pthread_t th[2];
+    for (int t = 0; t < 2; t++)
+        CHECK_EQ_INT(pthread_create(&th[t], NULL, gets_reader, &c), 0);
+    while (!atomic_load(&c.started))
+        sched_yield();
+    for (unsigned i = 1; i <= GETS_N; i++) {
+        char k[24], v[64];
+        size_t kl = gets_key(k, i), vl = conc_val(v, i);
+        mem_add(c.m, i, ENG_TYPE_VALUE, slice_make(k, kl), slice_make(v, vl));
+        atomic_store(&c.written, (int)i);
+    }
+    atomic_store(&c.done, 1);
+    for (int t = 0; t < 2; t++)
+        pthread_join(th[t], NULL);
     CHECK_EQ_INT(mem_check(c.m), 0);
     CHECK_MSG(!c.fail[0], "%s", c.fail);
     mem_unref(c.m);

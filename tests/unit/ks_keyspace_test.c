@@ -415,6 +415,77 @@ TEST(CompactionDroppedMetadataIsRepairedByActiveExpiry)
     teardown();
 }
 
+/* MSET holds its counter deltas back and writes the counter once; a key
+ * met twice, an existing one, an expired one and a failure midway must
+ * still leave DBSIZE exact. */
+TEST(MsetWritesCounterOnceAndStaysExact)
+{
+    setup();
+    ks_set_hash_hook(ks, hook, wants, NULL);
+    set("old", "v");
+    set("ttl", "v");
+    int done;
+    CHECK(ks_expire_set(&ctx, "ttl", 3, ctx.now_ms + 10, 0, &done) == KS_OK && done);
+    commit();
+    CHECK_EQ_INT(ks_expires(&ctx), 1);
+    ctx.now_ms += 100;
+    ks_field kv[10];
+    char names[10][8];
+    for (int i = 0; i < 10; i++) {
+        snprintf(names[i], sizeof(names[i]), "n%d", i);
+        kv[i] = (ks_field){names[i], strlen(names[i]), "x", 1};
+    }
+    CHECK(ks_mset(&ctx, kv, 10, 0, &done) == KS_OK && done);
+    CHECK_EQ_INT(eng_batch_count(ctx.batch), 11); /* ten metadata puts, one counter put */
+    commit();
+    CHECK_EQ_INT(ks_dbsize(&ctx), 12);
+    kv[0] = (ks_field){"old", 3, "w", 1};
+    kv[1] = (ks_field){"ttl", 3, "w", 1}; /* expired: deleted, then created again */
+    kv[2] = (ks_field){"n10", 3, "a", 1};
+    kv[3] = (ks_field){"n10", 3, "b", 1};
+    CHECK(ks_mset(&ctx, kv, 4, 0, &done) == KS_OK && done);
+    commit();
+    CHECK_EQ_INT(ks_dbsize(&ctx), 13);
+    CHECK_EQ_INT(ks_expires(&ctx), 0);
+    CHECK(get_is("n10", "b") && get_is("ttl", "w") && get_is("old", "w"));
+    /* A failure midway (an index refusing to drop u:1) writes no counter,
+     * and the deferral ends with the command. */
+    hset1("u:1", "a", "1");
+    hl.reject = 1;
+    kv[0] = (ks_field){"z1", 2, "v", 1};
+    kv[1] = (ks_field){"u:1", 3, "v", 1};
+    CHECK(ks_mset(&ctx, kv, 2, 0, &done) == KS_ERR_MSG && !done);
+    eng_batch_clear(ctx.batch); /* the server's rollback (S1) */
+    ks_ctx_reset(&ctx);
+    hl.reject = 0;
+    CHECK_EQ_INT(ks_dbsize(&ctx), 14);
+    set("z2", "v");
+    CHECK_EQ_INT(ks_dbsize(&ctx), 15);
+    CHECK(get_is("z1", NULL));
+    teardown();
+}
+
+TEST(DelKeysCountsEachKeyOnceAndWritesCounterOnce)
+{
+    setup();
+    set("a", "1");
+    set("b", "2");
+    hset_many("big", 0, 200, "v");
+    set("keep", "v");
+    ks_field keys[] = {{"a", 1, NULL, 0}, {"missing", 7, NULL, 0}, {"a", 1, NULL, 0},
+                       {"b", 1, NULL, 0}, {"big", 3, NULL, 0}};
+    uint64_t deleted;
+    CHECK(ks_del_keys(&ctx, keys, 5, &deleted) == KS_OK);
+    CHECK_EQ_INT(deleted, 3);
+    /* three metadata deletes, one range delete of big's fields, one counter */
+    CHECK_EQ_INT(eng_batch_count(ctx.batch), 5);
+    commit();
+    CHECK_EQ_INT(ks_dbsize(&ctx), 1);
+    CHECK_EQ_INT(count_engine_keys('f'), 0);
+    CHECK(get_is("a", NULL) && get_is("keep", "v"));
+    teardown();
+}
+
 TEST(FlushdbClearsOnlyItsDb)
 {
     setup();
