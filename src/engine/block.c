@@ -209,9 +209,12 @@ static void seek_to_restart(block_iter *it, uint32_t index)
     it->next_off = restart_point(it->b, index);
 }
 
+static inline void block_prefetch(const block *b);
+
 void block_iter_seek_first(block_iter *it)
 {
     if (it->status != ENG_OK) return;
+    block_prefetch(it->b); /* a forward scan reads most of the block */
     seek_to_restart(it, 0);
     parse_next(it);
 }
@@ -287,21 +290,26 @@ void block_iter_seek_from(block_iter *it, uint32_t restart, slice target)
     }
 }
 
-void block_iter_seek(block_iter *it, slice target)
+/* A data block fresh from the block cache is usually not in the CPU's
+ * caches, and searching or scanning it is a chain of dependent loads
+ * (restart array, restart key, then entry after entry, each found through
+ * the one before): fetching the whole block at once overlaps them. Larger
+ * blocks get their restart array fetched, the rest follows per interval
+ * (prefetch_interval). */
+static inline void block_prefetch(const block *b)
 {
-    if (it->status != ENG_OK) return;
-    /* A data block fresh from the block cache is usually not in the CPU's
-     * caches, and the search below is a chain of dependent loads (restart
-     * array, restart key, then entry after entry): fetching the whole
-     * block at once overlaps them. Larger blocks get their restart array
-     * fetched, the rest follows per interval (prefetch_interval). */
-    const block *b = it->b;
     if (b->size <= BLOCK_PREFETCH_MAX) {
         for (uint32_t off = 0; off < b->size; off += 64)
             __builtin_prefetch(b->data + off);
     } else {
         __builtin_prefetch(b->data + b->restart_offset);
     }
+}
+
+void block_iter_seek(block_iter *it, slice target)
+{
+    if (it->status != ENG_OK) return;
+    block_prefetch(it->b);
     /* Find the last restart point whose key is < target. */
     uint32_t left = 0, right = it->b->num_restarts - 1;
     while (left < right) {

@@ -290,6 +290,20 @@ static eng_status replay_logs(eng_db *db, version_edit *e)
     return s;
 }
 
+/* Every table the manifest names must exist: a missing one is reported at
+ * open rather than as errors (or silently missing keys) later. */
+static eng_status check_tables(eng_db *db, const version *v)
+{
+    for (int l = 0; l < ENG_MAX_LEVELS; l++)
+        for (int i = 0; i < v->nfiles[l]; i++) {
+            char path[PATH_MAX];
+            db_filename(path, db->dir, v->files[l][i]->number, "sst");
+            if (!env_exists(path))
+                return env_error(ENG_CORRUPTION, "%s: named by the manifest but missing", path);
+        }
+    return ENG_OK;
+}
+
 static eng_status recover(eng_db *db)
 {
     eng_status s = manifest_recover(db);
@@ -311,6 +325,7 @@ static eng_status recover(eng_db *db)
     version *v = NULL;
     if (s == ENG_OK) s = version_apply(&db->vs, db->vs.current, &e, 1, &v);
     edit_clear(&e);
+    if (s == ENG_OK) s = check_tables(db, v);
     if (s == ENG_OK) {
         char path[PATH_MAX];
         db_filename(path, db->dir, log_number, "log");

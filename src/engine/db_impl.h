@@ -15,8 +15,10 @@
  *      writes; a log file is deleted only after its memtable's table is
  *      recorded in the manifest (the manifest's log_number passed it).
  *  D3. The superversion sv reflects mem, imm[] and vs->current; it is
- *      replaced (never mutated) whenever one of them changes, or when a range
- *      tombstone is written, so a reader that pinned it sees a stable view.
+ *      replaced (never mutated) whenever one of them changes, or when mem
+ *      gets its first range tombstone, so a reader that pinned it sees a
+ *      stable view. (Later tombstones are appended to mem's set, which
+ *      readers search without locks, as they search mem itself.)
  *  D4. Only the manifest holder (manifest_busy) changes vs->current, and
  *      only the compaction thread removes files from levels, so a compaction
  *      may build its edit from the version it picked.

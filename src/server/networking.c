@@ -237,6 +237,8 @@ static void read_handler(ae_loop *el, int fd, void *data, int mask)
     p->qlen += (size_t)n;
     server.stat_net_in += (uint64_t)n;
     c->last_interaction_ms = ae_mstime();
+    /* The commands of one read share this clock reading (server_now_ms). */
+    server.cmd_time_ms = c->last_interaction_ms;
     size_t pending = p->qlen - resp_parser_keep_from(p->parser, p->qpos);
     if (pending > (size_t)cfg.client_query_buffer_limit) {
         server_log(LL_WARNING,

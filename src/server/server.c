@@ -124,7 +124,7 @@ void server_call(client *c, const struct command *cmd)
     struct client_private *p = c->priv;
     int savepoint = cmd->proc != cmd_exec; /* EXEC's commands have their own */
     c->cmd = cmd;
-    server.cmd_time_ms = ae_mstime();
+    if (!server.cmd_time_ms) server.cmd_time_ms = ae_mstime();
     if (savepoint) eng_batch_set_savepoint(server.batch);
     c->last_cmd_errors = 0;
     p->last_cmd_name = cmd->name;

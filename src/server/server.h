@@ -216,24 +216,24 @@ typedef struct queued_cmd {
 struct watched_key;
 
 struct client_private {
-    client *prev, *next;      /* server.clients */
-    client *pw_next;          /* server.pending_write, when in_pending */
+    client *prev, *next; /* server.clients */
+    client *pw_next;     /* server.pending_write, when in_pending */
     int in_pending;
-    int close_asap;           /* freed in before-sleep (CLIENT KILL, errors) */
-    int executing;            /* a command of this client is running */
-    char *qbuf;               /* query buffer: qbuf[qpos..qlen) unparsed */
+    int close_asap; /* freed in before-sleep (CLIENT KILL, errors) */
+    int executing;  /* a command of this client is running */
+    char *qbuf;     /* query buffer: qbuf[qpos..qlen) unparsed */
     size_t qlen, qcap, qpos;
     struct resp_parser *parser;
     reply_block *reply_head, *reply_tail;
-    size_t reply_bytes;       /* unsent bytes in the chain */
-    size_t head_sent;         /* bytes of reply_head already written */
-    queued_cmd *mq;           /* MULTI queue */
+    size_t reply_bytes; /* unsent bytes in the chain */
+    size_t head_sent;   /* bytes of reply_head already written */
+    queued_cmd *mq;     /* MULTI queue */
     int mq_len, mq_cap;
     struct watched_key **watched;
     int nwatched, watched_cap;
     uint64_t last_cmd_id;
     const char *last_cmd_name;
-    int reply_off;            /* CLIENT REPLY OFF */
+    int reply_off; /* CLIENT REPLY OFF */
     int no_evict, no_touch;
 };
 
@@ -244,15 +244,15 @@ struct server_state {
     int nlisten;
     eng_db *db;
     keyspace *ks;
-    eng_batch *batch;          /* the command batch (Invariant S1) */
-    ks_ctx ctx;                /* the command context client_ks hands out */
+    eng_batch *batch; /* the command batch (Invariant S1) */
+    ks_ctx ctx;       /* the command context client_ks hands out */
     eng_batch *cron_batch;
-    int uncommitted;           /* batches written since the last eng_commit */
-    client *clients;           /* every connected client */
-    client *pending_write;     /* clients with replies to flush */
+    int uncommitted;       /* batches written since the last eng_commit */
+    client *clients;       /* every connected client */
+    client *pending_write; /* clients with replies to flush */
     uint64_t nclients;
     uint64_t next_client_id;
-    int64_t cmd_time_ms;       /* time of the running command */
+    int64_t cmd_time_ms; /* time of the running command */
     int64_t start_ms;
     int64_t lastsave_s;
     volatile int shutdown_asap; /* SIGTERM/SHUTDOWN: stop at the next loop iteration */
@@ -264,8 +264,8 @@ struct server_state {
     uint64_t stat_commands, stat_connections, stat_rejected_conn, stat_errors;
     uint64_t stat_net_in, stat_net_out, stat_expired, stat_commits, stat_write_errors;
     uint64_t stat_ops_sample_ms, stat_ops_sample_cmds, stat_ops_per_sec;
-    int active_expire_off;     /* DEBUG SET-ACTIVE-EXPIRE 0 */
-    const char *config_file;   /* absolute path, or NULL */
+    int active_expire_off;   /* DEBUG SET-ACTIVE-EXPIRE 0 */
+    const char *config_file; /* absolute path, or NULL */
     const char *executable;
     /* WATCH: every watched (db, key), see cmd_multi.c */
     struct watched_key **watch_buckets;

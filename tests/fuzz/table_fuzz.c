@@ -1,31 +1,39 @@
 /*
- * table_fuzz.c -- libFuzzer target for opening and reading damaged table
- * files (table_reader.c, block.c, bloom.c, cache.c).
+ * table_fuzz.c -- libFuzzer target for reading table files, damaged or not
+ * (table_reader.c, table_builder.c, block.c, bloom.c, cache.c).
  *
- * Once per process two small valid tables are built in-process with
- * sst_builder from a fixed model (several versions per key, deletions,
- * long values, range deletions): variant 0 with zstd blocks and a bloom
- * filter, variant 1 raw with no filter, both with small blocks so there
- * are many. The input then damages a copy of one of them:
+ *   input = flags:u8 rest
+ *   flags = bit 0 variant, bit 1 use a block cache, bit 2 iterators fill
+ *           it, bit 3 built mode
  *
- *   input = flags:u8 edit*
- *   flags = bit 0 variant, bit 1 use a block cache, bit 2 iterators fill it
+ * Damage mode (bit 3 clear). Once per process two small valid tables are
+ * built in-process with sst_builder from a fixed model (several versions
+ * per key, deletions, long values, range deletions): variant 0 with zstd
+ * blocks and a bloom filter, variant 1 raw with no filter, both with small
+ * blocks so there are many. The rest of the input damages a copy of one:
+ *
  *   edit  = op:u8 pos:u16 (little-endian) val:u8
  *           op & 3: 0 xor val, 1 set to val, 2 truncate to pos,
  *                   3 flip bit (val & 7); op & 4: pos counts from the end
  *
- * and the result is opened and read: point lookups (a pseudo-random
- * selection of present and absent keys at several snapshots), full forward
- * and backward scans, seeks with next/prev, and the range deletions.
- * Errors are fine once the file differs from the original; crashes,
- * overreads and leaks are not. And wrong data is not: every answer given
- * must be the model's -- a lookup says OK or NOTFOUND exactly as the model
- * does, a scan yields a prefix of the model (all of it if it ends without
- * an error), a seek lands on the model's lower bound. The one exception is
- * an input that forges a block: when a block (or the footer) whose bytes
- * changed still passes its checksum -- libFuzzer can learn checksum values
- * from comparisons -- or the file was truncated, the file may legitimately
- * hold other data, so only the memory-safety checks apply.
+ * Built mode (bit 3 set). The rest describes the entries of a table (see
+ * fuzz_built), which is built with options from the input and read back
+ * undamaged, so the reader's and builder's logic (index separators, the
+ * index prefix search, prefix compression across blocks, the bloom
+ * filter) meets arbitrary keys.
+ *
+ * The table is then opened and read: point lookups (present and absent
+ * keys at several snapshots), full forward and backward scans, seeks with
+ * next/prev, and the range deletions. Errors are fine once the file
+ * differs from the original; crashes, overreads and leaks are not. And
+ * wrong data is not: every answer given must be the model's -- a lookup
+ * says OK or NOTFOUND exactly as the model does, a scan yields a prefix of
+ * the model (all of it if it ends without an error), a seek lands on the
+ * model's lower bound. The one exception is an input that forges a block:
+ * when a block (or the footer) whose bytes changed still passes its
+ * checksum -- libFuzzer can learn checksum values from comparisons -- or
+ * the file was truncated, the file may legitimately hold other data, so
+ * only the memory-safety checks apply.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -293,13 +301,20 @@ static slice pick_user_key(char *out)
         memcpy(out, e->ikey.data, n);
     }
     switch (rnd() % 8) {
-    case 0: out[n++] = '0'; break; /* between two keys */
-    case 1: out[n++] = (char)0xff; break;
-    case 2: n -= n > 0; break;
+    case 0:
+        out[n++] = '0';
+        break; /* between two keys */
+    case 1:
+        out[n++] = (char)0xff;
+        break;
+    case 2:
+        n -= n > 0;
+        break;
     case 3:
         if (n && (unsigned char)out[n - 1] < 0xff) out[n - 1]++;
         break;
-    default: break;
+    default:
+        break;
     }
     return slice_make(out, n);
 }
@@ -467,11 +482,36 @@ static void write_file(const char *m, size_t n)
     close(fd);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void seed_rng(const uint8_t *data, size_t size)
 {
-    init();
-    if (size == 0) return 0;
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < size; i++)
+        h = (h ^ data[i]) * 1099511628211ULL;
+    rng_state = h | 1;
+}
+
+/* Opens the table at path and runs every check; frees nothing of c's. */
+static void open_and_check(const ctx *c, uint8_t flags, size_t n)
+{
+    block_cache *cache = flags & 2 ? cache_new(64 << 10) : NULL;
+    sst_reader *r;
+    eng_status s = sst_reader_open(path, 1, cache, &r);
+    if (s != ENG_OK) {
+        check_error(c, s);
+    } else {
+        if (sst_reader_file_size(r) != n) abort();
+        check_table(r, c, (flags >> 2) & 1);
+        sst_reader_close(r);
+    }
+    if (cache) cache_free(cache);
+}
+
+static void fuzz_edits(const uint8_t *data, size_t size)
+{
     const variant *v = &variants[data[0] & 1];
+    model = base_model;
+    nmodel = nbase;
+    nmodel_rdels = NRDELS;
     char *m = malloc(v->len);
     if (!m) abort();
     memcpy(m, v->bytes, v->len);
@@ -499,23 +539,139 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     c.unchanged = n == v->len && memcmp(m, v->bytes, n) == 0;
     c.strict = n == v->len && !forged(v, m, n);
     write_file(m, n);
+    open_and_check(&c, data[0], n);
+    free(m);
+}
 
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < size; i++)
-        h = (h ^ data[i]) * 1099511628211ULL;
-    rng_state = h | 1;
+/* ---- tables built from the input ------------------------------------------ */
 
+typedef struct item {
+    char *uk, *val;
+    size_t ul, vl;
+    uint8_t meta;
+    uint64_t top_seq; /* the newest version's sequence */
+} item;
+
+static int item_order(const void *a, const void *b)
+{
+    const item *x = a, *y = b;
+    return slice_compare(slice_make(x->uk, x->ul), slice_make(y->uk, y->ul));
+}
+
+/* Reads a length byte and that many bytes (or a long filler key). */
+static char *take(const uint8_t **p, const uint8_t *end, size_t *len, size_t mod, int allow_long)
+{
+    size_t n = *p < end ? *(*p)++ : 0;
+    char *s;
+    if (allow_long && n >= 0xc0) {
+        n = (n - 0xc0) * 8 + 1;
+        s = malloc(n);
+        if (!s) abort();
+        memset(s, 'u', n);
+        s[n - 1] = *p < end ? (char)*(*p)++ : 0;
+    } else {
+        n %= mod;
+        if (n > (size_t)(end - *p)) n = (size_t)(end - *p);
+        s = malloc(n + 1);
+        if (!s) abort();
+        if (n) memcpy(s, *p, n);
+        *p += n;
+    }
+    *len = n;
+    return s;
+}
+
+/* Input (after the flags byte): options:u8, then per user key: key length,
+ * key, meta:u8 (versions = 1 + meta % 3; bit 2 + v makes version v a
+ * deletion), value length, value. Builds the table and checks it against
+ * the entries with no damage: every answer must be exact. */
+static void fuzz_built(const uint8_t *data, size_t size)
+{
+    if (size < 2) return;
+    uint8_t opt = data[1];
+    sst_options o = {32 + (opt & 7) * 48, (opt >> 3) & 1, opt >> 4};
+    const uint8_t *p = data + 2, *end = data + size;
+    item *items = NULL;
+    size_t ni = 0, cap = 0, nent = 0;
+    uint64_t seq = 1;
+    while (p < end) {
+        item it;
+        it.uk = take(&p, end, &it.ul, 24, 1);
+        it.meta = p < end ? *p++ : 0;
+        it.val = take(&p, end, &it.vl, 48, 0);
+        it.top_seq = seq + it.meta % 3;
+        seq += 1 + it.meta % 3;
+        if (ni == cap) {
+            cap = cap ? 2 * cap : 32;
+            items = realloc(items, cap * sizeof(item));
+            if (!items) abort();
+        }
+        items[ni++] = it;
+    }
+    if (ni) qsort(items, ni, sizeof(item), item_order);
+    entry *ents = calloc(3 * ni + 1, sizeof(entry));
+    if (!ents) abort();
+    for (size_t i = 0; i < ni; i++) {
+        if (i && item_order(&items[i - 1], &items[i]) == 0) continue; /* first wins */
+        for (unsigned v = 0; v <= items[i].meta % 3u; v++) {
+            entry *e = &ents[nent++];
+            int type = (items[i].meta >> (2 + v)) & 1 ? ENG_TYPE_DELETION : ENG_TYPE_VALUE;
+            ikey_append(&e->ikey, slice_make(items[i].uk, items[i].ul), items[i].top_seq - v, type);
+            if (type == ENG_TYPE_VALUE) {
+                buf_append(&e->value, items[i].val, items[i].vl);
+                char tag = (char)('0' + v); /* versions differ */
+                buf_append(&e->value, &tag, 1);
+            }
+        }
+    }
+    sst_builder *b;
+    if (sst_builder_new(path, &o, &b) != ENG_OK) abort();
+    for (size_t i = 0; i < nent; i++)
+        if (sst_builder_add(b, slice_make(ents[i].ikey.data, ents[i].ikey.len),
+                            slice_make(ents[i].value.data, ents[i].value.len)) != ENG_OK)
+            abort();
+    sst_file_info info;
+    if (sst_builder_finish(b, &info) != ENG_OK) abort();
+    if (info.entries != nent) abort();
+    sst_file_info_free(&info);
+
+    model = ents;
+    nmodel = nent;
+    nmodel_rdels = 0;
+    ctx c = {1, 1};
     block_cache *cache = data[0] & 2 ? cache_new(64 << 10) : NULL;
     sst_reader *r;
-    eng_status s = sst_reader_open(path, 1, cache, &r);
-    if (s != ENG_OK) {
-        check_error(&c, s);
-    } else {
-        if (sst_reader_file_size(r) != n) abort();
-        check_table(r, &c, (data[0] >> 2) & 1);
-        sst_reader_close(r);
+    if (sst_reader_open(path, 1, cache, &r) != ENG_OK) abort();
+    for (size_t i = 0; i < nent; i++) { /* every version, and just below it */
+        slice k = slice_make(ents[i].ikey.data, ents[i].ikey.len);
+        check_get(r, &c, ikey_user_key(k), ikey_sequence(k));
+        check_get(r, &c, ikey_user_key(k), ikey_sequence(k) - 1);
+        check_get(r, &c, ikey_user_key(k), ENG_MAX_SEQUENCE);
     }
+    check_table(r, &c, (data[0] >> 2) & 1);
+    sst_reader_close(r);
     if (cache) cache_free(cache);
-    free(m);
+
+    for (size_t i = 0; i < nent; i++) {
+        buf_free(&ents[i].ikey);
+        buf_free(&ents[i].value);
+    }
+    free(ents);
+    for (size_t i = 0; i < ni; i++) {
+        free(items[i].uk);
+        free(items[i].val);
+    }
+    free(items);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    init();
+    if (size == 0) return 0;
+    seed_rng(data, size);
+    if (data[0] & 8)
+        fuzz_built(data, size);
+    else
+        fuzz_edits(data, size);
     return 0;
 }

@@ -530,6 +530,24 @@ TEST(DamagedManifestSetsUnnamedTablesAsideInsteadOfDeletingThem)
     CHECK_EQ_INT(lost, 1);
 }
 
+TEST(MissingTableFileFailsOpenWithCorruption)
+{
+    write_flushed_batches(20);
+    DIR *d = opendir(test_tmpdir());
+    struct dirent *e;
+    char sst[512] = "";
+    while ((e = readdir(d)) != NULL)
+        if (strstr(e->d_name, ".sst"))
+            snprintf(sst, sizeof(sst), "%s/%s", test_tmpdir(), e->d_name);
+    closedir(d);
+    CHECK(sst[0] && unlink(sst) == 0);
+    eng_options o = crash_opts();
+    eng_db *db = NULL;
+    CHECK_EQ_INT(eng_open(test_tmpdir(), &o, &db), ENG_CORRUPTION);
+    CHECK(db == NULL);
+    CHECK(strstr(eng_last_error(), "missing"));
+}
+
 int main(int argc, char **argv)
 {
     return test_main(argc, argv);
