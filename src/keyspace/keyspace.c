@@ -204,7 +204,10 @@ void ks_ekey_free(ks_ekey *k)
 eng_status ks_eget(ks_ctx *c, const eng_snapshot *snap, const char *k, size_t kl, char **v,
                    size_t *vl)
 {
-    if (c->batch) return eng_get_batch(c->ks->db, snap, c->batch, k, kl, v, vl);
+    /* ks_read_batch: the first read of most commands finds the batch empty
+     * and skips its index and range-delete check. */
+    eng_batch *b = ks_read_batch(c);
+    if (b) return eng_get_batch(c->ks->db, snap, b, k, kl, v, vl);
     return eng_get(c->ks->db, snap, k, kl, v, vl);
 }
 

@@ -183,6 +183,12 @@ ks_status ks_meta_write(ks_ctx *c, int db, const char *key, size_t klen, const k
 ks_status ks_meta_remove(ks_ctx *c, int db, const char *key, size_t klen, const ks_meta *old,
                          int call_hook);
 
+/* The batch reads must layer over: c->batch, or NULL when it is empty (an
+ * empty batch shadows nothing, and skipping it saves a merge layer). */
+static inline eng_batch *ks_read_batch(const ks_ctx *c)
+{
+    return c->batch && eng_batch_count(c->batch) ? c->batch : NULL;
+}
 /* eng_get through c->batch when there is one. */
 eng_status ks_eget(ks_ctx *c, const eng_snapshot *snap, const char *k, size_t kl, char **v,
                    size_t *vl);

@@ -70,7 +70,7 @@ static size_t collect_due(ks_ctx *c, int db, due *out, size_t max)
 {
     char start[2] = {KS_NS_EXPIRE, (char)db};
     size_t n = 0;
-    eng_iter *it = eng_iter_new(c->ks->db, NULL, c->batch);
+    eng_iter *it = eng_iter_new(c->ks->db, NULL, ks_read_batch(c));
     for (eng_iter_seek(it, start, 2); eng_iter_valid(it) && n < max; eng_iter_next(it)) {
         size_t kl, vl;
         const char *k = eng_iter_key(it, &kl), *v = eng_iter_value(it, &vl);

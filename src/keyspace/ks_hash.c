@@ -127,7 +127,7 @@ static ks_status big_load(ks_ctx *c, const eng_snapshot *snap, int db, const cha
 {
     ks_ekey pre;
     ks_ekey_fields(&pre, db, key, klen, version);
-    eng_iter *it = eng_iter_new(c->ks->db, snap, c->batch);
+    eng_iter *it = eng_iter_new(c->ks->db, snap, ks_read_batch(c));
     ks_status st = KS_OK;
     for (eng_iter_seek(it, pre.p, pre.n); eng_iter_valid(it); eng_iter_next(it)) {
         size_t kl, vl;
@@ -347,7 +347,7 @@ static ks_status scan_collect(ks_ctx *c, const eng_snapshot *snap, const char *p
     h->fields = malloc(cap * sizeof(ks_field *));
     h->nfields = malloc(cap * sizeof(size_t));
     ks_status st = (h->keys && h->klens && h->fields && h->nfields) ? KS_OK : ks_oom(c);
-    eng_iter *it = eng_iter_new(c->ks->db, snap, c->batch);
+    eng_iter *it = eng_iter_new(c->ks->db, snap, ks_read_batch(c));
     for (eng_iter_seek(it, start.p, start.n); st == KS_OK && eng_iter_valid(it) && h->n < max;
          eng_iter_next(it)) {
         size_t kl;

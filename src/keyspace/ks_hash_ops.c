@@ -538,7 +538,7 @@ ks_status ks_hscan(ks_ctx *c, const char *key, size_t klen, uint64_t cursor, con
     /* A cursor names the next field key to visit (ks_scan does the same). */
     const ks_cursor *cur = cursor ? ks_cursor_find(c->ks, cursor) : NULL;
     int resume = cur && cur->plen >= pre.n && memcmp(cur->pos, pre.p, pre.n) == 0;
-    eng_iter *it = eng_iter_new(c->ks->db, NULL, c->batch);
+    eng_iter *it = eng_iter_new(c->ks->db, NULL, ks_read_batch(c));
     if (resume)
         eng_iter_seek(it, cur->pos, cur->plen);
     else

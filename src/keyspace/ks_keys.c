@@ -273,7 +273,7 @@ ks_status ks_keys(ks_ctx *c, const char *pat, size_t plen, ks_key_fn fn, void *a
         lit++;
     ks_ekey start;
     ks_ekey_meta(&start, c->db, pat, lit);
-    eng_iter *it = eng_iter_new(c->ks->db, NULL, c->batch);
+    eng_iter *it = eng_iter_new(c->ks->db, NULL, ks_read_batch(c));
     ks_status st = KS_OK;
     for (eng_iter_seek(it, start.p, start.n); eng_iter_valid(it); eng_iter_next(it)) {
         size_t kl, vl;
@@ -296,7 +296,7 @@ ks_status ks_scan(ks_ctx *c, uint64_t cursor, const char *pat, size_t plen, uint
     *next = 0;
     char start[2] = {KS_NS_META, (char)c->db};
     const ks_cursor *cur = cursor ? ks_cursor_find(c->ks, cursor) : NULL;
-    eng_iter *it = eng_iter_new(c->ks->db, NULL, c->batch);
+    eng_iter *it = eng_iter_new(c->ks->db, NULL, ks_read_batch(c));
     /* The cursor names the next key to visit (KS-E1 is not needed here). */
     if (cur && in_db(cur->pos, cur->plen, c->db))
         eng_iter_seek(it, cur->pos, cur->plen);
@@ -373,7 +373,7 @@ static void seek_random(ks_ctx *c, eng_iter *it)
 
 ks_status ks_randomkey(ks_ctx *c, char **key, size_t *klen)
 {
-    eng_iter *it = eng_iter_new(c->ks->db, NULL, c->batch);
+    eng_iter *it = eng_iter_new(c->ks->db, NULL, ks_read_batch(c));
     char start[2] = {KS_NS_META, (char)c->db};
     ks_status st = KS_NOTFOUND;
     int wrapped = 0;

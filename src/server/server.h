@@ -97,9 +97,10 @@ ks_ctx *client_ks(client *c);
  * the event loop has committed the batch (group commit). */
 void add_reply_ok(client *c);                        /* +OK */
 void add_reply_status(client *c, const char *s);     /* +<s> */
-void add_reply_error(client *c, const char *msg);    /* -<msg>; msg without the leading '-'.
-                                                        A msg without an upper-case code word
-                                                        gets "ERR " prepended, as Redis does */
+/* -<msg>. msg starting with a known Redis error code (WRONGTYPE, NOAUTH,
+ * WRONGPASS, EXECABORT, ...) or with '-' is sent as is; any other msg gets
+ * "ERR " prepended, so "DB index is out of range" becomes Redis's exact text. */
+void add_reply_error(client *c, const char *msg);
 void add_reply_error_fmt(client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void add_reply_bulk(client *c, const char *p, size_t n);
 void add_reply_bulk_cstr(client *c, const char *s);
@@ -146,7 +147,7 @@ void server_touch_db(int db); /* -1: every db (FLUSHALL) */
  * dispatch-time "unknown command" rather than a link error; the unit test
  * command_table_test checks that every row has its handler. */
 #define CMD(name) void name(client *c) __attribute__((weak))
-/* connection & server: cmd_conn.c, cmd_server.c, cmd_config.c, cmd_info.c */
+/* connection & server: cmd_conn.c, cmd_server.c (CONFIG and INFO too) */
 CMD(cmd_ping); CMD(cmd_echo); CMD(cmd_quit); CMD(cmd_hello); CMD(cmd_auth); CMD(cmd_select);
 CMD(cmd_client); CMD(cmd_command); CMD(cmd_info); CMD(cmd_config); CMD(cmd_dbsize);
 CMD(cmd_flushdb); CMD(cmd_flushall); CMD(cmd_time); CMD(cmd_save); CMD(cmd_bgsave);

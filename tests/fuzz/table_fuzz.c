@@ -581,18 +581,12 @@ static char *take(const uint8_t **p, const uint8_t *end, size_t *len, size_t mod
     return s;
 }
 
-/* Input (after the flags byte): options:u8, then per user key: key length,
- * key, meta:u8 (versions = 1 + meta % 3; bit 2 + v makes version v a
- * deletion), value length, value. Builds the table and checks it against
- * the entries with no damage: every answer must be exact. */
-static void fuzz_built(const uint8_t *data, size_t size)
+/* Parses the per-key descriptions in [p, end) into *n items, sorted by
+ * user key; sequences are handed out in input order. */
+static item *parse_items(const uint8_t *p, const uint8_t *end, size_t *n)
 {
-    if (size < 2) return;
-    uint8_t opt = data[1];
-    sst_options o = {32 + (opt & 7) * 48, (opt >> 3) & 1, opt >> 4};
-    const uint8_t *p = data + 2, *end = data + size;
     item *items = NULL;
-    size_t ni = 0, cap = 0, nent = 0;
+    size_t ni = 0, cap = 0;
     uint64_t seq = 1;
     while (p < end) {
         item it;
@@ -609,10 +603,19 @@ static void fuzz_built(const uint8_t *data, size_t size)
         items[ni++] = it;
     }
     if (ni) qsort(items, ni, sizeof(item), item_order);
+    *n = ni;
+    return items;
+}
+
+/* The entries of the items in Invariant K1 order (a repeated user key
+ * keeps its first item). */
+static entry *make_entries(const item *items, size_t ni, size_t *n)
+{
     entry *ents = calloc(3 * ni + 1, sizeof(entry));
+    size_t nent = 0;
     if (!ents) abort();
     for (size_t i = 0; i < ni; i++) {
-        if (i && item_order(&items[i - 1], &items[i]) == 0) continue; /* first wins */
+        if (i && item_order(&items[i - 1], &items[i]) == 0) continue;
         for (unsigned v = 0; v <= items[i].meta % 3u; v++) {
             entry *e = &ents[nent++];
             int type = (items[i].meta >> (2 + v)) & 1 ? ENG_TYPE_DELETION : ENG_TYPE_VALUE;
@@ -624,16 +627,47 @@ static void fuzz_built(const uint8_t *data, size_t size)
             }
         }
     }
+    *n = nent;
+    return ents;
+}
+
+static int same_buf(const buf *a, const buf *b)
+{
+    return a->len == b->len && (a->len == 0 || memcmp(a->data, b->data, a->len) == 0);
+}
+
+/* Writes the entries to a table at path and checks what finish reports. */
+static void build_table(const sst_options *o, const entry *ents, size_t nent)
+{
     sst_builder *b;
-    if (sst_builder_new(path, &o, &b) != ENG_OK) abort();
+    if (sst_builder_new(path, o, &b) != ENG_OK) abort();
     for (size_t i = 0; i < nent; i++)
         if (sst_builder_add(b, slice_make(ents[i].ikey.data, ents[i].ikey.len),
                             slice_make(ents[i].value.data, ents[i].value.len)) != ENG_OK)
             abort();
     sst_file_info info;
     if (sst_builder_finish(b, &info) != ENG_OK) abort();
-    if (info.entries != nent) abort();
+    if (info.entries != nent || info.range_deletions != 0) abort();
+    if (nent && (!same_buf(&info.smallest, &ents[0].ikey) ||
+                 !same_buf(&info.largest, &ents[nent - 1].ikey)))
+        abort();
     sst_file_info_free(&info);
+}
+
+/* Input (after the flags byte): options:u8 (block size 32 + (o & 7) * 48,
+ * bit 3 zstd, bits 4..7 bloom bits per key), then per user key: key length
+ * (>= 0xc0: a long key), key, meta:u8 (versions = 1 + meta % 3; bit 2 + v
+ * makes version v a deletion), value length, value. Builds the table and
+ * checks it undamaged: every answer must be exact and no error is allowed. */
+static void fuzz_built(const uint8_t *data, size_t size)
+{
+    if (size < 2) return;
+    uint8_t opt = data[1];
+    sst_options o = {32 + (opt & 7) * 48, (opt >> 3) & 1, opt >> 4};
+    size_t ni, nent;
+    item *items = parse_items(data + 2, data + size, &ni);
+    entry *ents = make_entries(items, ni, &nent);
+    build_table(&o, ents, nent);
 
     model = ents;
     nmodel = nent;
