@@ -89,11 +89,19 @@ $(BUILD)/tests-asan/%: $(call asanobj,tests/unit/%.c) $(ASAN_LIB_ENG)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -O1 $(ASAN_FLAGS) -o $@ $^ $(LIBS)
 
-# Fuzz targets: clang + libFuzzer + ASan, over every layer's sources.
-FUZZ_CFLAGS := -O1 -g -std=gnu11 -D_GNU_SOURCE -pthread -Isrc -fsanitize=fuzzer,address,undefined
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(SRC_engine) $(SRC_keyspace) $(SRC_index) $(SRC_server)
+# Fuzz targets: clang + libFuzzer + ASan + UBSan. Every layer is compiled once
+# into $(BUILD)/fuzzobj (fuzzer-no-link), then each target links against it.
+FUZZ_SAN    := -fsanitize=address,undefined
+FUZZ_CFLAGS := -O1 -g -std=gnu11 -D_GNU_SOURCE -pthread -Isrc $(FUZZ_SAN)
+FUZZ_LIB_SRC := $(SRC_engine) $(SRC_keyspace) $(SRC_index) $(SRC_server)
+$(BUILD)/fuzzobj/%.o: %.c
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< $(SRC_engine) $(SRC_keyspace) $(SRC_index) $(SRC_server) $(LIBS)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+$(BUILD)/fuzzobj/libfuzzall.a: $(patsubst %.c,$(BUILD)/fuzzobj/%.o,$(FUZZ_LIB_SRC))
+	rm -f $@ && ar rcs $@ $^
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/fuzzobj/libfuzzall.a
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(BUILD)/fuzzobj/libfuzzall.a $(LIBS)
 
 tests: all $(ENG_TESTS) $(ALL_TESTS) $(ASAN_TESTS) $(FUZZERS)
 
@@ -124,3 +132,4 @@ clean:
 	rm -rf $(BUILD) $(BINDIR)/strata-server $(BINDIR)/strata-bench
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+.SECONDARY:

@@ -228,7 +228,7 @@ cache_handle *cache_lookup(block_cache *c, uint64_t file, uint64_t offset)
     pthread_mutex_lock(&s->mu);
     entry *e = *find_slot(s, file, offset, hash);
     if (e) {
-        __atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED); /* C5: the lock orders it */
+        __atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED);   /* C5: releases race with it */
         if (s->tick - e->tick > s->elems / 4) promote(s, e); /* C4 */
     }
     pthread_mutex_unlock(&s->mu);

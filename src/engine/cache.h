@@ -26,6 +26,8 @@ cache_handle *cache_insert(block_cache *c, uint64_t file, uint64_t offset, void 
                            size_t charge, void (*deleter)(void *value));
 
 void *cache_value(cache_handle *h);
+/* Drops the handle's reference. Takes no lock unless the entry's shard is
+ * over capacity (an entry that was in use when eviction passed it). */
 void cache_release(block_cache *c, cache_handle *h);
 
 /* Drops the entries of a file (called when a table file is deleted). */

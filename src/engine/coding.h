@@ -49,7 +49,11 @@ static inline const char *dec_varint64(const char *p, const char *limit, uint64_
     for (unsigned shift = 0; shift <= 63 && p < limit; shift += 7) {
         uint64_t b = (unsigned char)*p++;
         r |= (b & 127) << shift;
-        if (!(b & 128)) { *v = r; return p; }
+        if (!(b & 128)) {
+            if (shift == 63 && b > 1) return NULL; /* bits beyond 64: corrupt */
+            *v = r;
+            return p;
+        }
     }
     return NULL;
 }

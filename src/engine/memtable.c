@@ -213,12 +213,25 @@ static void index_put(memtable *m, hslot *s, uint64_t h, node *x)
     if (++m->index_used * 2 > t->mask + 1) index_grow(m);
 }
 
+/* memcmp's sign for n bytes, inline: user keys are short and share long
+ * prefixes (keyspace tags, "user:..."), so eight bytes a step beat a call. */
+static inline int bytes_cmp(const char *a, const char *b, size_t n)
+{
+    for (; n >= 8; a += 8, b += 8, n -= 8) {
+        uint64_t x = dec_fixed64(a), y = dec_fixed64(b);
+        if (x != y) return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : 1;
+    }
+    for (; n; a++, b++, n--)
+        if (*a != *b) return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+    return 0;
+}
+
 /* Compares node x's ikey with the ikey (uk, trailer) in K1 order. */
 static inline int node_cmp(const node *x, const char *uk, size_t ul, uint64_t trailer)
 {
     size_t xl = x->klen - 8;
     size_t n = xl < ul ? xl : ul;
-    int r = n ? memcmp(x->key, uk, n) : 0; /* uk may be NULL when ul is 0 */
+    int r = bytes_cmp(x->key, uk, n); /* uk may be NULL when ul (so n) is 0 */
     if (r) return r;
     if (xl != ul) return xl < ul ? -1 : 1;
     uint64_t t = dec_fixed64(x->key + xl);

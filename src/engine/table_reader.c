@@ -18,7 +18,11 @@
  * Data blocks are read on demand with pread (no shared file offset, so
  * threads share a reader freely), their checksum verified on every read
  * from disk, inflated with a per-thread zstd context, and shared through
- * the block cache keyed by (file number, block offset).
+ * the block cache keyed by (file number, block offset). A data block and
+ * its bytes are one allocation (make_block), so a cache hit reaches the
+ * bytes without a second cache miss. Iterators that do not fill the cache
+ * (compaction inputs) read ahead: one pread of up to READAHEAD_MAX bytes
+ * serves the blocks that follow (ra_get_block), each still checksummed.
  *
  * Trust: nothing read from the file is used before it is checked. A handle
  * must lie inside the file before the footer; a block must pass its
@@ -64,6 +68,7 @@ struct sst_reader {
      * of its user key after the ix_lcp bytes all of them share, big-endian
      * so that integer order is bytewise order. NULL: search the block. */
     uint64_t *ix_prefix;
+    sst_handle *ix_handles; /* with ix_prefix: the handle of index entry i */
     uint32_t ix_n;
     size_t ix_lcp;
     const char *ix_lcp_data; /* the shared bytes, inside the index block */
@@ -302,12 +307,20 @@ static void build_index_prefixes(sst_reader *r)
         return;
     block_iter it;
     uint32_t entries = 0;
+    sst_handle *hs = malloc((size_t)n * sizeof(sst_handle));
+    if (!hs) return;
     block_iter_init(&it, ix, BLOCK_CMP_IKEY);
-    for (block_iter_seek_first(&it); block_iter_valid(&it); block_iter_next(&it))
-        entries++;
-    int ok = block_iter_status(&it) == ENG_OK && entries == n;
+    int ok = 1;
+    for (block_iter_seek_first(&it); ok && block_iter_valid(&it); block_iter_next(&it)) {
+        slice v = block_iter_value(&it);
+        ok = entries < n && sst_handle_get(v.data, v.data + v.size, &hs[entries++]);
+    }
+    ok = ok && block_iter_status(&it) == ENG_OK && entries == n;
     block_iter_cleanup(&it);
-    if (!ok || !(r->ix_prefix = malloc((size_t)n * sizeof(uint64_t)))) return;
+    if (!ok || !(r->ix_prefix = malloc((size_t)n * sizeof(uint64_t)))) {
+        free(hs); /* a damaged index is searched (and reported) the slow way */
+        return;
+    }
     slice a = ikey_user_key(first), b = ikey_user_key(last);
     size_t lcp = 0;
     while (lcp < a.size && lcp < b.size && a.data[lcp] == b.data[lcp])
@@ -315,48 +328,65 @@ static void build_index_prefixes(sst_reader *r)
     for (uint32_t i = 0; i < n; i++) {
         if (!block_restart_key(ix, i, BLOCK_CMP_IKEY, &k)) {
             free(r->ix_prefix);
+            free(hs);
             r->ix_prefix = NULL;
             return;
         }
         r->ix_prefix[i] = key_prefix(ikey_user_key(k), lcp);
     }
+    r->ix_handles = hs;
     r->ix_n = n;
     r->ix_lcp = lcp;
     r->ix_lcp_data = a.data;
 }
 
-/* Positions ii (over r->index) at the first index entry >= target: a
- * binary search for the last entry < target over the prefix array, full
- * keys compared only where prefixes tie, then block_iter_seek_from. */
+/* Whether index entry i is < target: by its prefix (p, target's) alone
+ * unless the two tie, then by the whole key. REQUIRES: ix_prefix. */
+static int index_entry_lt(const sst_reader *r, uint32_t i, uint64_t p, slice target)
+{
+    uint64_t q = r->ix_prefix[i];
+    slice k;
+    if (q != p) return q < p;
+    return block_restart_key(&r->index, i, BLOCK_CMP_IKEY, &k) && ikey_compare(k, target) < 0;
+}
+
+/* The position of the first index entry >= target, ix_n when there is
+ * none. REQUIRES: ix_prefix. A binary search for the last entry < target
+ * over the prefix array, comparing full keys only where prefixes tie. */
+static uint32_t index_find(const sst_reader *r, slice target)
+{
+    slice tu = ikey_user_key(target);
+    size_t m = tu.size < r->ix_lcp ? tu.size : r->ix_lcp;
+    int c = m ? memcmp(tu.data, r->ix_lcp_data, m) : 0;
+    if (c == 0 && tu.size < r->ix_lcp) c = -1;
+    if (c != 0) /* below or above every index key */
+        return c < 0 ? 0 : r->ix_n;
+    uint64_t p = key_prefix(tu, r->ix_lcp);
+    uint32_t left = 0, right = r->ix_n - 1;
+    while (left < right) {
+        uint32_t mid = left + (right - left + 1) / 2;
+        if (index_entry_lt(r, mid, p, target))
+            left = mid;
+        else
+            right = mid - 1;
+    }
+    return index_entry_lt(r, left, p, target) ? left + 1 : left;
+}
+
+/* Positions ii (over r->index) at the first index entry >= target. */
 static void index_seek(const sst_reader *r, block_iter *ii, slice target)
 {
     if (!r->ix_prefix) {
         block_iter_seek(ii, target);
         return;
     }
-    slice tu = ikey_user_key(target);
-    size_t m = tu.size < r->ix_lcp ? tu.size : r->ix_lcp;
-    int c = m ? memcmp(tu.data, r->ix_lcp_data, m) : 0;
-    if (c == 0 && tu.size < r->ix_lcp) c = -1;
-    if (c != 0) { /* below or above every index key */
-        block_iter_seek_from(ii, c < 0 ? 0 : r->ix_n - 1, target);
-        return;
+    uint32_t i = index_find(r, target);
+    if (i == 0) {
+        block_iter_seek_first(ii);
+    } else {
+        /* entry i - 1 is < target: the scan from it stops at entry i */
+        block_iter_seek_from(ii, i - 1, target);
     }
-    uint64_t p = key_prefix(tu, r->ix_lcp);
-    uint32_t left = 0, right = r->ix_n - 1;
-    while (left < right) {
-        uint32_t mid = left + (right - left + 1) / 2;
-        uint64_t q = r->ix_prefix[mid];
-        slice k;
-        int lt = q != p ? q < p
-                        : block_restart_key(&r->index, mid, BLOCK_CMP_IKEY, &k) &&
-                              ikey_compare(k, target) < 0;
-        if (lt)
-            left = mid;
-        else
-            right = mid - 1;
-    }
-    block_iter_seek_from(ii, left, target);
 }
 
 /* ---- open and close ---------------------------------------------------- */
@@ -468,6 +498,7 @@ void sst_reader_close(sst_reader *r)
     if (r->fd >= 0) close(r->fd);
     block_release(&r->index);
     free(r->ix_prefix);
+    free(r->ix_handles);
     block_release(&r->range_dels);
     free(r->filter);
     free(r->path);
@@ -498,52 +529,71 @@ void sst_reader_range_dels(sst_reader *r,
 
 /* ---- point lookups ----------------------------------------------------- */
 
-/* Finds the first entry >= target in the block at the index iterator (or,
- * should that block end first, the blocks after it). ENG_OK with the
- * outputs filled when that entry belongs to user key `key`, else
- * ENG_NOTFOUND; ENG_CORRUPTION for a damaged index or block. */
-static eng_status get_from_blocks(sst_reader *r, block_iter *ii, slice key, slice target, int *type,
-                                  uint64_t *found_seq, char **value, size_t *vlen)
+/* The outputs of a point lookup (sst_reader_get). */
+typedef struct get_out {
+    int *type;
+    uint64_t *found_seq;
+    char **value;
+    size_t *vlen;
+} get_out;
+
+/* Finds the first entry >= target in the data block at h. ENG_OK with the
+ * outputs filled when that entry belongs to user key `key`, ENG_NOTFOUND
+ * when it belongs to another, ENG_CORRUPTION for a damaged block; and
+ * ENG_NOTFOUND with *past_end set when every entry of the block is below
+ * target (the answer, if any, is in the next block). */
+static eng_status get_in_block(sst_reader *r, sst_handle h, slice key, slice target, get_out o,
+                               int *past_end)
+{
+    block_ref br;
+    eng_status s = get_data_block(r, h, 1, &br);
+    *past_end = 0;
+    if (s != ENG_OK) return s;
+    block_iter bi;
+    block_iter_init(&bi, br.b, BLOCK_CMP_IKEY);
+    block_iter_seek(&bi, target);
+    s = ENG_NOTFOUND;
+    if (block_iter_valid(&bi)) {
+        slice k = block_iter_key(&bi);
+        int t = ikey_type(k);
+        if (slice_compare(ikey_user_key(k), key) != 0) {
+            /* the newest visible version would have been here */
+        } else if (t != ENG_TYPE_VALUE && t != ENG_TYPE_DELETION) {
+            s = corrupt(r, h.offset, "bad entry type in data block");
+        } else {
+            slice v = block_iter_value(&bi);
+            *o.type = t;
+            *o.found_seq = ikey_sequence(k);
+            *o.value = NULL;
+            *o.vlen = 0;
+            if (t == ENG_TYPE_VALUE) {
+                *o.value = malloc(v.size ? v.size : 1);
+                if (!*o.value) abort();
+                if (v.size) memcpy(*o.value, v.data, v.size);
+                *o.vlen = v.size;
+            }
+            s = ENG_OK;
+        }
+    } else if (block_iter_status(&bi) != ENG_OK) {
+        s = corrupt(r, h.offset, "bad entry in data block");
+    } else {
+        *past_end = 1;
+    }
+    block_iter_cleanup(&bi);
+    ref_release(r, &br);
+    return s;
+}
+
+/* The lookup through the index block: the block the index iterator points
+ * at, or should it end first, the blocks after it. */
+static eng_status get_from_blocks(sst_reader *r, block_iter *ii, slice key, slice target, get_out o)
 {
     for (; block_iter_valid(ii); block_iter_next(ii)) {
         sst_handle h;
-        block_ref br;
+        int past_end;
         eng_status s = index_handle(r, ii, &h);
-        if (s == ENG_OK) s = get_data_block(r, h, 1, &br);
-        if (s != ENG_OK) return s;
-        block_iter bi;
-        block_iter_init(&bi, br.b, BLOCK_CMP_IKEY);
-        block_iter_seek(&bi, target);
-        if (block_iter_valid(&bi)) {
-            slice k = block_iter_key(&bi);
-            s = ENG_NOTFOUND;
-            int t = ikey_type(k);
-            if (slice_compare(ikey_user_key(k), key) != 0) {
-                /* the newest visible version would have been here */
-            } else if (t != ENG_TYPE_VALUE && t != ENG_TYPE_DELETION) {
-                s = corrupt(r, h.offset, "bad entry type in data block");
-            } else {
-                slice v = block_iter_value(&bi);
-                *type = t;
-                *found_seq = ikey_sequence(k);
-                *value = NULL;
-                *vlen = 0;
-                if (t == ENG_TYPE_VALUE) {
-                    *value = malloc(v.size ? v.size : 1);
-                    if (!*value) abort();
-                    if (v.size) memcpy(*value, v.data, v.size);
-                    *vlen = v.size;
-                }
-                s = ENG_OK;
-            }
-            block_iter_cleanup(&bi);
-            ref_release(r, &br);
-            return s;
-        }
-        s = block_iter_status(&bi);
-        block_iter_cleanup(&bi);
-        ref_release(r, &br);
-        if (s != ENG_OK) return corrupt(r, h.offset, "bad entry in data block");
+        if (s == ENG_OK) s = get_in_block(r, h, key, target, o, &past_end);
+        if (!past_end) return s;
     }
     if (block_iter_status(ii) != ENG_OK) return corrupt(r, r->index.size, "bad index block");
     return ENG_NOTFOUND;
@@ -563,12 +613,20 @@ eng_status sst_reader_get(sst_reader *r, slice key, uint64_t seq, int *type, uin
     if (key.size) memcpy(t, key.data, key.size);
     enc_fixed64(t + key.size, ikey_pack_trailer(seq, ENG_TYPE_SEEK));
     slice target = slice_make(t, key.size + 8);
-
-    block_iter ii;
-    block_iter_init(&ii, &r->index, BLOCK_CMP_IKEY);
-    index_seek(r, &ii, target);
-    eng_status s = get_from_blocks(r, &ii, key, target, type, found_seq, value, vlen);
-    block_iter_cleanup(&ii);
+    get_out o = {type, found_seq, value, vlen};
+    eng_status s = ENG_NOTFOUND;
+    if (r->ix_handles) {
+        /* the handle array spares a visit to the index block */
+        int past_end = 1;
+        for (uint32_t i = index_find(r, target); past_end && i < r->ix_n; i++)
+            s = get_in_block(r, r->ix_handles[i], key, target, o, &past_end);
+    } else {
+        block_iter ii;
+        block_iter_init(&ii, &r->index, BLOCK_CMP_IKEY);
+        index_seek(r, &ii, target);
+        s = get_from_blocks(r, &ii, key, target, o);
+        block_iter_cleanup(&ii);
+    }
     if (t != stack) free(t);
     return s;
 }
@@ -631,7 +689,8 @@ static eng_status ra_get_block(sst_iter *it, sst_handle h, block_ref *br)
     eng_status s = check_handle(r, h);
     if (s != ENG_OK) return s;
     size_t need = (size_t)h.size + SST_BLOCK_TRAILER_SIZE;
-    if (h.offset < ra->off || h.offset - ra->off > ra->len || need > ra->len - (h.offset - ra->off)) {
+    if (h.offset < ra->off || h.offset - ra->off > ra->len ||
+        need > ra->len - (h.offset - ra->off)) {
         size_t want = ra->next_size > need ? ra->next_size : need;
         if (want > r->data_end - h.offset) want = (size_t)(r->data_end - h.offset); /* >= need */
         if (want > ra->cap) {

@@ -131,10 +131,28 @@ double idx_key_get_num(const char *p, int desc)
     return d;
 }
 
+/* The common NUMERIC value, a plain decimal integer such as a timestamp:
+ * up to 15 digits is below 2^53, so the double is exact and equal to what
+ * strtod returns (-0 included). Returns 0, or -1 to leave it to strtod. */
+static int parse_small_int(const char *v, size_t n, double *d)
+{
+    size_t i = v[0] == '-';
+    if (n - i == 0 || n - i > 15) return -1;
+    uint64_t u = 0;
+    for (; i < n; i++) {
+        unsigned dig = (unsigned)(unsigned char)v[i] - '0';
+        if (dig > 9) return -1;
+        u = u * 10 + dig;
+    }
+    *d = v[0] == '-' ? -(double)u : (double)u;
+    return 0;
+}
+
 int idx_parse_num(const char *v, size_t n, double *d)
 {
     char tmp[128];
     if (n == 0 || n >= sizeof(tmp)) return -1;
+    if (parse_small_int(v, n, d) == 0) return 0; /* the hook parses every NUMERIC value */
     if (v[0] == ' ' || (v[0] >= '\t' && v[0] <= '\r')) return -1;
     memcpy(tmp, v, n);
     tmp[n] = 0;

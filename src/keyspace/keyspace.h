@@ -284,8 +284,8 @@ typedef int (*ks_field_fn)(void *arg, const char *f, size_t fl, const char *v, s
  * copy of the hash as ks_hash_read makes); fn's return value is ignored, so
  * the pairs always match the count. KS_NOTFOUND (no call) when absent. */
 typedef void (*ks_count_fn)(void *arg, uint64_t n);
-ks_status ks_hash_all(ks_ctx *c, const char *key, size_t klen, ks_count_fn count_fn,
-                      ks_field_fn fn, void *arg);
+ks_status ks_hash_all(ks_ctx *c, const char *key, size_t klen, ks_count_fn count_fn, ks_field_fn fn,
+                      void *arg);
 /* One HSCAN step (cursor semantics as ks_scan). */
 ks_status ks_hscan(ks_ctx *c, const char *key, size_t klen, uint64_t cursor, const char *pat,
                    size_t plen, uint64_t count, ks_field_fn fn, void *arg, uint64_t *next);

@@ -277,8 +277,8 @@ ks_status ks_hash_read(ks_ctx *c, const eng_snapshot *snap, const char *key, siz
     return st;
 }
 
-ks_status ks_hash_all(ks_ctx *c, const char *key, size_t klen, ks_count_fn count_fn,
-                      ks_field_fn fn, void *arg)
+ks_status ks_hash_all(ks_ctx *c, const char *key, size_t klen, ks_count_fn count_fn, ks_field_fn fn,
+                      void *arg)
 {
     ks_meta m;
     ks_status st = ks_meta_read(c, NULL, c->db, key, klen, &m);

@@ -187,8 +187,8 @@ static int whole_pair(void *arg, const char *f, size_t fl, const char *v, size_t
 static void whole_hash(client *c, int what)
 {
     whole_reply w = {c, what};
-    ks_status st = ks_hash_all(client_ks(c), c->argv[1].ptr, c->argv[1].len, whole_count,
-                               whole_pair, &w);
+    ks_status st =
+        ks_hash_all(client_ks(c), c->argv[1].ptr, c->argv[1].len, whole_count, whole_pair, &w);
     if (st == KS_NOTFOUND)
         whole_count(&w, 0);
     else if (st != KS_OK)

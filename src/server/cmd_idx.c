@@ -10,6 +10,7 @@
  * EQ takes at most as many values as the index has fields and stops early at
  * the next option word (MIN, MAX, REV, LIMIT, HASHES, FIELDS, EQ).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +181,44 @@ static void reply_fields(client *c, const idx_hit *h, const arg *want, long long
     set_deferred_map_len(c, len, n);
 }
 
+static void stream_count(void *arg, uint64_t n)
+{
+    add_reply_map_len(arg, (long)n);
+}
+
+static int stream_pair(void *arg, const char *f, size_t fl, const char *v, size_t vl)
+{
+    add_reply_bulk(arg, f, fl);
+    add_reply_bulk(arg, v, vl);
+    return 0;
+}
+
+/* HASHES: the reply streams each hash straight from the engine's buffer
+ * (ks_hash_all) instead of copying it into the result first. idx_range has
+ * released its snapshot by then, but this is still the view it read the
+ * entries in: one command thread runs commands, so nothing wrote since, and
+ * ks_hash_all reads ctx->batch over the latest data as idx_range does when
+ * the batch holds writes (inside EXEC). A failed read takes back the
+ * partial reply, so the client gets the error alone, as before. */
+static void reply_hashes(client *c, const idx_result *r)
+{
+    reply_mark mark;
+    reply_mark_get(c, &mark);
+    add_reply_map_len(c, (long)r->n);
+    for (size_t i = 0; i < r->n; i++) {
+        add_reply_bulk(c, r->hits[i].key, r->hits[i].klen);
+        ks_status st = ks_hash_all(client_ks(c), r->hits[i].key, r->hits[i].klen, stream_count,
+                                   stream_pair, c);
+        if (st == KS_NOTFOUND || st == KS_ERR_WRONGTYPE) {
+            add_reply_map_len(c, 0); /* gone or replaced by another type */
+        } else if (st != KS_OK) {
+            reply_truncate(c, &mark);
+            reply_ks_error(c, st);
+            return;
+        }
+    }
+}
+
 void cmd_idx_range(client *c)
 {
     idx_str eq[IDX_MAX_SCHEMA];
@@ -192,13 +231,17 @@ void cmd_idx_range(client *c)
         return;
     }
     if (parse_range(c, &q, eq, nfields, &fields, &nf) < 0) return;
+    int hashes = q.reply == IDX_REPLY_HASHES;
+    if (hashes) q.reply = IDX_REPLY_KEYS; /* the hashes are read by reply_hashes */
     idx_result r;
     ks_status st = idx_range(client_ks(c), &q, &r);
     if (st != KS_OK) {
         reply_ks_error(c, st);
         return;
     }
-    if (q.reply == IDX_REPLY_KEYS) {
+    if (hashes) {
+        reply_hashes(c, &r);
+    } else if (q.reply == IDX_REPLY_KEYS) {
         add_reply_array_len(c, (long)r.n);
         for (size_t i = 0; i < r.n; i++)
             add_reply_bulk(c, r.hits[i].key, r.hits[i].klen);

@@ -286,7 +286,8 @@ TEST(BigHashReadCopiesLargeAndEmptyPairs)
         if (all[i].fl == 5 && memcmp(all[i].f, "large", 5) == 0)
             seen += all[i].vl == sizeof(large) && memcmp(all[i].v, large, sizeof(large)) == 0;
         if (all[i].fl == 5 && memcmp(all[i].f, "after", 5) == 0) seen += all[i].v[0] == 'a';
-        if (all[i].fl == 6 && memcmp(all[i].f, "f00129", 6) == 0) seen += memcmp(all[i].v, "v129", 4) == 0;
+        if (all[i].fl == 6 && memcmp(all[i].f, "f00129", 6) == 0)
+            seen += memcmp(all[i].v, "v129", 4) == 0;
     }
     CHECK_EQ_INT(seen, 4);
     ks_fields_free(all, n);
@@ -472,8 +473,11 @@ TEST(DelKeysCountsEachKeyOnceAndWritesCounterOnce)
     set("b", "2");
     hset_many("big", 0, 200, "v");
     set("keep", "v");
-    ks_field keys[] = {{"a", 1, NULL, 0}, {"missing", 7, NULL, 0}, {"a", 1, NULL, 0},
-                       {"b", 1, NULL, 0}, {"big", 3, NULL, 0}};
+    ks_field keys[] = {{"a", 1, NULL, 0},
+                       {"missing", 7, NULL, 0},
+                       {"a", 1, NULL, 0},
+                       {"b", 1, NULL, 0},
+                       {"big", 3, NULL, 0}};
     uint64_t deleted;
     CHECK(ks_del_keys(&ctx, keys, 5, &deleted) == KS_OK);
     CHECK_EQ_INT(deleted, 3);
