@@ -380,7 +380,8 @@ static void set_deferred(client *c, void *node, char type, long n)
 {
     reply_block *b = node;
     if (!b) return;
-    b->used = fmt_header(b->buf, type, n); /* 24 bytes fit (add_reply_deferred_len) */
+    /* 24 bytes hold any header (add_reply_deferred_len) */
+    b->used = fmt_header(b->buf, type, n);
     c->priv->reply_bytes += b->used; /* R2 */
 }
 
