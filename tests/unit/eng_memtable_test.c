@@ -61,7 +61,7 @@ static void fill_model(memtable *m, ment *model, int n, unsigned keyspace)
             type == ENG_TYPE_DELETION
                 ? 0
                 : (size_t)snprintf(e->val, 64, "v%llu-%.*s", (unsigned long long)seq,
-                                   (int)(rnd() % 40), "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+                                   (int)(rnd() % 40), "vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv");
         mem_add(m, seq, type, slice_make(k, kl), slice_make(e->val, e->vlen));
     }
     qsort(model, (size_t)n, sizeof(ment), ment_cmp);

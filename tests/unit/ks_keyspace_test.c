@@ -107,7 +107,7 @@ TEST(SetThenGetReturnsValueAndWrongTypeOnHash)
     teardown();
 }
 
-TEST(SetNxXxKeepTtlAndGetOption)
+TEST(SetWithNxOrXxKeepTtlAndGetOption)
 {
     setup();
     ks_set_opts o = {.nx = 1};

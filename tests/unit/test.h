@@ -63,7 +63,11 @@ static inline int test_main(int argc, char **argv)
     for (int i = 0; i < test_count; i++) {
         if (filter && !strstr(test_cases[i].name, filter)) continue;
         const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-        snprintf(test_dir, sizeof(test_dir), "%s/strata-test-XXXXXX", base);
+        /* mkdtemp's template: the name ends in six 'X' it replaces. */
+        int tn_ = snprintf(test_dir, sizeof(test_dir) - 7, "%s/strata-test-", base);
+        if (tn_ < 0 || (size_t)tn_ >= sizeof(test_dir) - 7) { fprintf(stderr, "TMPDIR too long\n"); return 2; }
+        memset(test_dir + tn_, 'X', 6);
+        test_dir[tn_ + 6] = 0;
         if (!mkdtemp(test_dir)) { perror("mkdtemp"); return 2; }
         if (setjmp(test_jmp) == 0) {
             test_cases[i].fn();
