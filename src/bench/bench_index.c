@@ -46,6 +46,7 @@
 #include <hiredis/hiredis.h>
 
 #include "bench/bench.h"
+#include "bench/bench_util.h"
 #include "bench/profiles/workload.h"
 
 #define ROUNDS 10
@@ -82,13 +83,6 @@ typedef struct phase_stat {
     double secs;
     uint64_t ops, cpu_ns, results;
 } phase_stat;
-
-static double now_sec(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* utime + stime of pid (all its threads, live or exited) in nanoseconds,
  * from /proc/<pid>/stat; 0 when unreadable. Clock-tick resolution (10 ms). */
@@ -271,16 +265,6 @@ static void set_doomed(int i, pid_t pid, const char *dir)
     sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
-static void catch_fatal_signals(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_fatal_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-}
-
 /* Starts bin on a free port in a fresh temporary directory and waits up to
  * 20 s for it to answer PING. */
 static int server_start(server *s, int slot, const char *bin)
@@ -436,7 +420,7 @@ static int run_pipelined(server *s, const workload *w, int64_t from, int64_t to,
                          phase_stat *st)
 {
     uint64_t c0 = cpu_ns(s->pid);
-    double w0 = now_sec();
+    double w0 = bench_now_sec();
     int64_t sent = from;
     for (int64_t got = from; got < to; got++) {
         for (; sent < to && sent - got < depth; sent++) {
@@ -458,7 +442,7 @@ static int run_pipelined(server *s, const workload *w, int64_t from, int64_t to,
         }
         st->results += (uint64_t)n;
     }
-    st->secs += now_sec() - w0;
+    st->secs += bench_now_sec() - w0;
     uint64_t c1 = cpu_ns(s->pid);
     st->cpu_ns += c1 > c0 ? c1 - c0 : 0; /* a thread that exited takes its time along */
     st->ops += (uint64_t)(to - from);
@@ -684,7 +668,7 @@ int bench_index_main(int argc, char **argv)
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
-    catch_fatal_signals();
+    bench_catch_fatal_signals(on_fatal_signal);
     server srv[2];
     int rc = open_servers(&cfg, srv);
     server *plain = &srv[0], *indexed = cfg.port ? &srv[0] : &srv[1];

@@ -31,8 +31,7 @@ eng_status block_parse(block *b, const char *data, size_t size, char *owned);
 /* Frees b->owned; b itself is the caller's. */
 void block_release(block *b);
 
-/* Frees a heap block and its contents (the block cache's deleter). The
- * contents may share the block's allocation (then owned is NULL). */
+/* Frees a heap block and its contents (the block cache's deleter). */
 void block_free(void *b);
 
 /* Sets *key to the whole key stored at restart point i (Invariant B1) and

@@ -18,11 +18,10 @@
  * Data blocks are read on demand with pread (no shared file offset, so
  * threads share a reader freely), their checksum verified on every read
  * from disk, inflated with a per-thread zstd context, and shared through
- * the block cache keyed by (file number, block offset). A data block and
- * its bytes are one allocation (make_block), so a cache hit reaches the
- * bytes without a second cache miss. Iterators that do not fill the cache
- * (compaction inputs) read ahead: one pread of up to READAHEAD_MAX bytes
- * serves the blocks that follow (ra_get_block), each still checksummed.
+ * the block cache keyed by (file number, block offset). Iterators that do
+ * not fill the cache (compaction inputs) read ahead: one pread of up to
+ * READAHEAD_MAX bytes serves the blocks that follow (ra_get_block), each
+ * still checksummed.
  *
  * Trust: nothing read from the file is used before it is checked. A handle
  * must lie inside the file before the footer; a block must pass its
@@ -68,7 +67,6 @@ struct sst_reader {
      * of its user key after the ix_lcp bytes all of them share, big-endian
      * so that integer order is bytewise order. NULL: search the block. */
     uint64_t *ix_prefix;
-    sst_handle *ix_handles; /* with ix_prefix: the handle of index entry i */
     uint32_t ix_n;
     size_t ix_lcp;
     const char *ix_lcp_data; /* the shared bytes, inside the index block */
@@ -119,14 +117,12 @@ static eng_status check_handle(const sst_reader *r, sst_handle h)
 }
 
 /* Checks the stored bytes and trailer of the block at h, found at raw
- * (h.size + SST_BLOCK_TRAILER_SIZE bytes), and returns its contents at
- * *out + head (*out malloc'd with head spare bytes in front, owned by the
- * caller) and their size in *len. raw_owned is the malloc'd buffer holding
- * raw at raw_owned + head when the caller hands it over (it is freed or
- * becomes *out), or NULL when raw is borrowed (then a raw block is
- * copied). */
+ * (h.size + SST_BLOCK_TRAILER_SIZE bytes), and returns its contents in *out
+ * (malloc'd, owned by the caller) and their size in *len. raw_owned is raw
+ * when the caller hands the malloc'd bytes over (they are freed or become
+ * *out), or NULL when raw is borrowed (then a raw block is copied). */
 static eng_status decode_contents(const sst_reader *r, sst_handle h, const char *raw,
-                                  char *raw_owned, size_t head, char **out, size_t *len)
+                                  char *raw_owned, char **out, size_t *len)
 {
     size_t n = (size_t)h.size;
     eng_status s;
@@ -138,9 +134,9 @@ static eng_status decode_contents(const sst_reader *r, sst_handle h, const char 
     int type = (unsigned char)raw[n];
     if (type == SST_COMPRESSION_NONE) {
         if (!raw_owned) {
-            if (!(raw_owned = malloc(head + n + 1)))
+            if (!(raw_owned = malloc(n + 1)))
                 return env_error(ENG_NOMEM, "table %s: out of memory", r->path);
-            memcpy(raw_owned + head, raw, n);
+            memcpy(raw_owned, raw, n);
         }
         *out = raw_owned;
         *len = n;
@@ -157,12 +153,12 @@ static eng_status decode_contents(const sst_reader *r, sst_handle h, const char 
         goto fail;
     }
     unsigned long long full = zfh.frameContentSize; /* UNKNOWN is above the maximum */
-    char *plain = malloc(head + (size_t)full + 1);
+    char *plain = malloc((size_t)full + 1);
     if (!plain) {
         s = env_error(ENG_NOMEM, "table %s: out of memory", r->path);
         goto fail;
     }
-    size_t got = ZSTD_decompressDCtx(thread_dctx(), plain + head, (size_t)full, raw, n);
+    size_t got = ZSTD_decompressDCtx(thread_dctx(), plain, (size_t)full, raw, n);
     free(raw_owned);
     if (ZSTD_isError(got) || got != full) {
         free(plain);
@@ -177,22 +173,21 @@ fail:
 }
 
 /* Reads the stored bytes and trailer at h, checks them and returns the
- * block contents at *out + head (as decode_contents) and *len. */
-static eng_status read_contents(const sst_reader *r, sst_handle h, size_t head, char **out,
-                                size_t *len)
+ * block contents in *out (malloc'd, owned by the caller) and *len. */
+static eng_status read_contents(const sst_reader *r, sst_handle h, char **out, size_t *len)
 {
     *out = NULL;
     eng_status s = check_handle(r, h);
     if (s != ENG_OK) return s;
     size_t n = (size_t)h.size;
-    char *raw = malloc(head + n + SST_BLOCK_TRAILER_SIZE);
+    char *raw = malloc(n + SST_BLOCK_TRAILER_SIZE);
     if (!raw) return env_error(ENG_NOMEM, "table %s: out of memory", r->path);
-    s = env_pread_all(r->fd, raw + head, n + SST_BLOCK_TRAILER_SIZE, h.offset, r->path);
+    s = env_pread_all(r->fd, raw, n + SST_BLOCK_TRAILER_SIZE, h.offset, r->path);
     if (s != ENG_OK) {
         free(raw);
         return s;
     }
-    return decode_contents(r, h, raw + head, raw, head, out, len);
+    return decode_contents(r, h, raw, raw, out, len);
 }
 
 /* Reads and parses the block at h into *b (which then owns its bytes). */
@@ -200,25 +195,10 @@ static eng_status read_block(const sst_reader *r, sst_handle h, block *b)
 {
     char *data;
     size_t len;
-    eng_status s = read_contents(r, h, 0, &data, &len);
+    eng_status s = read_contents(r, h, &data, &len);
     if (s != ENG_OK) return s;
     if (block_parse(b, data, len, data) != ENG_OK)
         return corrupt(r, h.offset, "bad block restart array");
-    return ENG_OK;
-}
-
-/* Makes a heap block of contents decoded at mem + sizeof(block) (as
- * decode_contents with head = sizeof(block)): the block and its bytes are
- * one allocation, so reaching a cached block's bytes from the block costs
- * no second cache miss. block_free frees both. Takes mem in every case. */
-static eng_status make_block(const sst_reader *r, sst_handle h, char *mem, size_t len, block **out)
-{
-    block *b = (block *)(void *)mem;
-    if (block_parse(b, mem + sizeof(block), len, NULL) != ENG_OK) {
-        free(mem);
-        return corrupt(r, h.offset, "bad block restart array");
-    }
-    *out = b;
     return ENG_OK;
 }
 
@@ -250,12 +230,13 @@ static eng_status get_data_block(const sst_reader *r, sst_handle h, int fill_cac
             return ENG_OK;
         }
     }
-    char *mem;
-    size_t len;
-    block *b;
-    eng_status s = read_contents(r, h, sizeof(block), &mem, &len);
-    if (s == ENG_OK) s = make_block(r, h, mem, len, &b);
-    if (s != ENG_OK) return s;
+    block *b = malloc(sizeof(*b));
+    if (!b) return env_error(ENG_NOMEM, "table %s: out of memory", r->path);
+    eng_status s = read_block(r, h, b);
+    if (s != ENG_OK) {
+        free(b);
+        return s;
+    }
     if (r->cache && fill_cache)
         br->h = cache_insert(r->cache, r->file_number, h.offset, b, block_charge(b), block_free);
     else
@@ -307,20 +288,12 @@ static void build_index_prefixes(sst_reader *r)
         return;
     block_iter it;
     uint32_t entries = 0;
-    sst_handle *hs = malloc((size_t)n * sizeof(sst_handle));
-    if (!hs) return;
     block_iter_init(&it, ix, BLOCK_CMP_IKEY);
-    int ok = 1;
-    for (block_iter_seek_first(&it); ok && block_iter_valid(&it); block_iter_next(&it)) {
-        slice v = block_iter_value(&it);
-        ok = entries < n && sst_handle_get(v.data, v.data + v.size, &hs[entries++]);
-    }
-    ok = ok && block_iter_status(&it) == ENG_OK && entries == n;
+    for (block_iter_seek_first(&it); block_iter_valid(&it); block_iter_next(&it))
+        entries++;
+    int ok = block_iter_status(&it) == ENG_OK && entries == n;
     block_iter_cleanup(&it);
-    if (!ok || !(r->ix_prefix = malloc((size_t)n * sizeof(uint64_t)))) {
-        free(hs); /* a damaged index is searched (and reported) the slow way */
-        return;
-    }
+    if (!ok || !(r->ix_prefix = malloc((size_t)n * sizeof(uint64_t)))) return;
     slice a = ikey_user_key(first), b = ikey_user_key(last);
     size_t lcp = 0;
     while (lcp < a.size && lcp < b.size && a.data[lcp] == b.data[lcp])
@@ -328,13 +301,11 @@ static void build_index_prefixes(sst_reader *r)
     for (uint32_t i = 0; i < n; i++) {
         if (!block_restart_key(ix, i, BLOCK_CMP_IKEY, &k)) {
             free(r->ix_prefix);
-            free(hs);
             r->ix_prefix = NULL;
             return;
         }
         r->ix_prefix[i] = key_prefix(ikey_user_key(k), lcp);
     }
-    r->ix_handles = hs;
     r->ix_n = n;
     r->ix_lcp = lcp;
     r->ix_lcp_data = a.data;
@@ -483,7 +454,7 @@ eng_status sst_reader_open(const char *path, uint64_t file_number, block_cache *
     if (s == ENG_OK) s = read_properties(r, hs[2]);
     if (s == ENG_OK) s = read_block(r, hs[0], &r->range_dels);
     if (s == ENG_OK) s = check_range_dels(r, hs[0]);
-    if (s == ENG_OK) s = read_contents(r, hs[1], 0, &r->filter, &r->filter_len);
+    if (s == ENG_OK) s = read_contents(r, hs[1], &r->filter, &r->filter_len);
     if (s != ENG_OK) {
         sst_reader_close(r);
         return s;
@@ -498,7 +469,6 @@ void sst_reader_close(sst_reader *r)
     if (r->fd >= 0) close(r->fd);
     block_release(&r->index);
     free(r->ix_prefix);
-    free(r->ix_handles);
     block_release(&r->range_dels);
     free(r->filter);
     free(r->path);
@@ -614,19 +584,11 @@ eng_status sst_reader_get(sst_reader *r, slice key, uint64_t seq, int *type, uin
     enc_fixed64(t + key.size, ikey_pack_trailer(seq, ENG_TYPE_SEEK));
     slice target = slice_make(t, key.size + 8);
     get_out o = {type, found_seq, value, vlen};
-    eng_status s = ENG_NOTFOUND;
-    if (r->ix_handles) {
-        /* the handle array spares a visit to the index block */
-        int past_end = 1;
-        for (uint32_t i = index_find(r, target); past_end && i < r->ix_n; i++)
-            s = get_in_block(r, r->ix_handles[i], key, target, o, &past_end);
-    } else {
-        block_iter ii;
-        block_iter_init(&ii, &r->index, BLOCK_CMP_IKEY);
-        index_seek(r, &ii, target);
-        s = get_from_blocks(r, &ii, key, target, o);
-        block_iter_cleanup(&ii);
-    }
+    block_iter ii;
+    block_iter_init(&ii, &r->index, BLOCK_CMP_IKEY);
+    index_seek(r, &ii, target);
+    eng_status s = get_from_blocks(r, &ii, key, target, o);
+    block_iter_cleanup(&ii);
     if (t != stack) free(t);
     return s;
 }
@@ -707,12 +669,19 @@ static eng_status ra_get_block(sst_iter *it, sst_handle h, block_ref *br)
         ra->len = want;
         ra->next_size = ra->next_size >= READAHEAD_MAX / 2 ? READAHEAD_MAX : ra->next_size * 2;
     }
-    char *mem;
+    char *data;
     size_t len;
-    block *b;
-    s = decode_contents(r, h, ra->buf + (h.offset - ra->off), NULL, sizeof(block), &mem, &len);
-    if (s == ENG_OK) s = make_block(r, h, mem, len, &b);
+    s = decode_contents(r, h, ra->buf + (h.offset - ra->off), NULL, &data, &len);
     if (s != ENG_OK) return s;
+    block *b = malloc(sizeof(*b));
+    if (!b) {
+        free(data);
+        return env_error(ENG_NOMEM, "table %s: out of memory", r->path);
+    }
+    if (block_parse(b, data, len, data) != ENG_OK) {
+        free(b);
+        return corrupt(r, h.offset, "bad block restart array");
+    }
     br->b = br->owned = b;
     br->h = NULL;
     return ENG_OK;

@@ -148,6 +148,19 @@ out:
     return st;
 }
 
+/* Reads the metadata of hash key for a read-only command (no snapshot).
+ * Returns KS_OK with *m filled (the caller frees it with ks_meta_free), or
+ * KS_NOTFOUND / KS_ERR_WRONGTYPE / an engine error with nothing to free. */
+static ks_status read_hash(ks_ctx *c, const char *key, size_t klen, ks_meta *m)
+{
+    ks_status st = ks_meta_read(c, NULL, c->db, key, klen, m);
+    if (st != KS_OK) return st;
+    if (m->type == KS_HASH) return KS_OK;
+    st = m->type == KS_NONE ? KS_NOTFOUND : KS_ERR_WRONGTYPE;
+    ks_meta_free(m);
+    return st;
+}
+
 static ks_status read_hash_w(ks_ctx *c, const char *key, size_t klen, ks_meta *m)
 {
     ks_status st = ks_meta_read_w(c, c->db, key, klen, m);
@@ -222,13 +235,8 @@ ks_status ks_hmget(ks_ctx *c, const char *key, size_t klen, ks_field *items, siz
     *owner = NULL;
     for (size_t j = 0; j < n; j++)
         items[j].v = NULL, items[j].vl = 0;
-    ks_status st = ks_meta_read(c, NULL, c->db, key, klen, &m);
+    ks_status st = read_hash(c, key, klen, &m);
     if (st != KS_OK) return st;
-    if (m.type != KS_HASH) {
-        st = m.type == KS_NONE ? KS_NOTFOUND : KS_ERR_WRONGTYPE;
-        ks_meta_free(&m);
-        return st;
-    }
     hmget_owner *o = calloc(1, sizeof(*o));
     if (!o) {
         ks_meta_free(&m);
@@ -264,13 +272,9 @@ ks_status ks_hlen(ks_ctx *c, const char *key, size_t klen, uint64_t *n)
 {
     ks_meta m;
     *n = 0;
-    ks_status st = ks_meta_read(c, NULL, c->db, key, klen, &m);
+    ks_status st = read_hash(c, key, klen, &m);
     if (st != KS_OK) return st;
-    if (m.type == KS_NONE)
-        st = KS_NOTFOUND;
-    else if (m.type != KS_HASH)
-        st = KS_ERR_WRONGTYPE;
-    else if (m.big)
+    if (m.big)
         *n = m.count;
     else if (!ks_get_varint(m.payload, m.payload + m.plen, n))
         st = KS_ERR_ENGINE;
@@ -446,6 +450,16 @@ static ks_status set_err(ks_ctx *c, const char *msg)
     return KS_ERR_MSG;
 }
 
+/* Stores v as the new value of field f of the hash whose metadata is *m
+ * (HINCRBY, HINCRBYFLOAT); same returns as hset_meta. */
+static ks_status put_field(ks_ctx *c, const char *key, size_t klen, const ks_meta *m, const char *f,
+                           size_t fl, const char *v, size_t vl)
+{
+    ks_field p = {f, fl, v, vl};
+    uint64_t added;
+    return hset_meta(c, key, klen, m, &p, 1, 0, &added);
+}
+
 ks_status ks_hincrby(ks_ctx *c, const char *key, size_t klen, const char *f, size_t fl,
                      long long by, long long *out)
 {
@@ -468,9 +482,7 @@ ks_status ks_hincrby(ks_ctx *c, const char *key, size_t klen, const char *f, siz
         char num[24];
         *out = cur + by;
         int n = snprintf(num, sizeof(num), "%lld", *out);
-        ks_field p = {f, fl, num, (size_t)n};
-        uint64_t added;
-        st = hset_meta(c, key, klen, &m, &p, 1, 0, &added);
+        st = put_field(c, key, klen, &m, f, fl, num, (size_t)n);
     }
     ks_meta_free(&m);
     return st;
@@ -498,11 +510,7 @@ ks_status ks_hincrbyfloat(ks_ctx *c, const char *key, size_t klen, const char *f
         else
             *outlen = ks_ld2string(out, KS_LD_BUF, r);
     }
-    if (st == KS_OK) {
-        ks_field p = {f, fl, out, *outlen};
-        uint64_t added;
-        st = hset_meta(c, key, klen, &m, &p, 1, 0, &added);
-    }
+    if (st == KS_OK) st = put_field(c, key, klen, &m, f, fl, out, *outlen);
     ks_meta_free(&m);
     return st;
 }
@@ -514,13 +522,8 @@ ks_status ks_hscan(ks_ctx *c, const char *key, size_t klen, uint64_t cursor, con
 {
     ks_meta m;
     *next = 0;
-    ks_status st = ks_meta_read(c, NULL, c->db, key, klen, &m);
+    ks_status st = read_hash(c, key, klen, &m);
     if (st != KS_OK) return st;
-    if (m.type != KS_HASH) {
-        st = m.type == KS_NONE ? KS_NOTFOUND : KS_ERR_WRONGTYPE;
-        ks_meta_free(&m);
-        return st;
-    }
     if (!m.big) { /* small hashes come back whole, as Redis's listpack */
         ks_fvec fv;
         ks_fvec_init(&fv);

@@ -40,17 +40,24 @@ static void reply_invalid_expire(client *c)
     add_reply_error_fmt(c, "invalid expire time in '%s' command", c->cmd->name);
 }
 
-void cmd_get(client *c)
+/* Replies the outcome of a keyspace read of one string: its value, nil
+ * when absent, or the error; then frees *v. */
+static void reply_value(client *c, ks_status st, ks_val *v)
 {
-    ks_val v;
-    ks_status st = ks_get(client_ks(c), c->argv[1].ptr, c->argv[1].len, &v);
     if (st == KS_OK)
-        add_reply_bulk(c, v.p, v.n);
+        add_reply_bulk(c, v->p, v->n);
     else if (st == KS_NOTFOUND)
         add_reply_null(c);
     else
         reply_ks_error(c, st);
-    ks_val_free(&v);
+    ks_val_free(v);
+}
+
+void cmd_get(client *c)
+{
+    ks_val v;
+    ks_status st = ks_get(client_ks(c), c->argv[1].ptr, c->argv[1].len, &v);
+    reply_value(c, st, &v);
 }
 
 enum {
@@ -257,13 +264,7 @@ void cmd_getdel(client *c)
 {
     ks_val v;
     ks_status st = ks_getdel(client_ks(c), c->argv[1].ptr, c->argv[1].len, &v);
-    if (st == KS_OK)
-        add_reply_bulk(c, v.p, v.n);
-    else if (st == KS_NOTFOUND)
-        add_reply_null(c);
-    else
-        reply_ks_error(c, st);
-    ks_val_free(&v);
+    reply_value(c, st, &v);
 }
 
 /* GETEX checks the expire value only after the key (Redis order): a
@@ -294,13 +295,7 @@ void cmd_getex(client *c)
                                           : KS_GETEX_KEEP;
     ks_val v;
     ks_status st = ks_getex(k, key->ptr, key->len, mode, expire, &v);
-    if (st == KS_OK)
-        add_reply_bulk(c, v.p, v.n);
-    else if (st == KS_NOTFOUND)
-        add_reply_null(c);
-    else
-        reply_ks_error(c, st);
-    ks_val_free(&v);
+    reply_value(c, st, &v);
 }
 
 static void incr_generic(client *c, long long by)

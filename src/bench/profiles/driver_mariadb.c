@@ -22,39 +22,23 @@
 #include <unistd.h>
 
 #include "bench/profiles/driver.h"
+#include "bench/profiles/sql_stmt.h"
 #include "bench/profiles/util.h"
 
-#define COLS                                                                                       \
-    "user_id, email, country, status, created_at, last_login, reputation, display_name, bio"
-
-enum {
-    ST_INSERT,
-    ST_UPDATE,
-    ST_GET,
-    ST_EMAIL,
-    ST_CS_IDS,
-    ST_CS,
-    ST_CA_IDS,
-    ST_CA,
-    ST_TOP_IDS,
-    ST_TOP,
-    ST_COUNT,
-    NST
-};
 static const char *const sql_text[NST] = {
-    "INSERT INTO profiles (" COLS ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO profiles (" SQL_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     "UPDATE profiles SET email = ?, country = ?, status = ?, created_at = ?, last_login = ?, "
     "reputation = ?, display_name = ?, bio = ? WHERE user_id = ?",
-    "SELECT " COLS " FROM profiles WHERE user_id = ?",
-    "SELECT " COLS " FROM profiles WHERE email = ?",
+    "SELECT " SQL_COLS " FROM profiles WHERE user_id = ?",
+    "SELECT " SQL_COLS " FROM profiles WHERE email = ?",
     "SELECT user_id FROM profiles WHERE country = ? AND status = ? ORDER BY user_id LIMIT 100",
-    "SELECT " COLS " FROM profiles WHERE country = ? AND status = ? ORDER BY user_id LIMIT 100",
+    "SELECT " SQL_COLS " FROM profiles WHERE country = ? AND status = ? ORDER BY user_id LIMIT 100",
     "SELECT user_id FROM profiles WHERE created_at BETWEEN ? AND ? "
     "ORDER BY created_at, user_id LIMIT 100",
-    "SELECT " COLS " FROM profiles WHERE created_at BETWEEN ? AND ? "
+    "SELECT " SQL_COLS " FROM profiles WHERE created_at BETWEEN ? AND ? "
     "ORDER BY created_at, user_id LIMIT 100",
     "SELECT user_id FROM profiles ORDER BY reputation DESC, user_id LIMIT 100",
-    "SELECT " COLS " FROM profiles ORDER BY reputation DESC, user_id LIMIT 100",
+    "SELECT " SQL_COLS " FROM profiles ORDER BY reputation DESC, user_id LIMIT 100",
     "SELECT COUNT(*) FROM profiles",
 };
 

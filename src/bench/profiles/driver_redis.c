@@ -339,14 +339,12 @@ static int rd_settle(drv_engine *e, char *err, size_t cap)
 
 static int64_t rd_storage(drv_engine *e)
 {
-    int64_t all = util_dir_bytes(e->srv.dir), log = util_dir_bytes(e->srv.log);
-    return all < 0 ? -1 : all - (log > 0 ? log : 0);
+    return rc_server_storage(&e->srv);
 }
 
 static int rd_reopen(drv_engine *e, char *err, size_t cap)
 {
-    rc_server_stop(&e->srv);
-    return rc_server_start(&e->srv, err, cap);
+    return rc_server_restart(&e->srv, err, cap);
 }
 
 static int64_t rd_count(drv_conn *c, char *err, size_t cap)

@@ -17,39 +17,24 @@
 #include <string.h>
 
 #include "bench/profiles/driver.h"
+#include "bench/profiles/sql_stmt.h"
 #include "bench/profiles/util.h"
 
-#define COLS                                                                                       \
-    "user_id, email, country, status, created_at, last_login, reputation, display_name, bio"
-
-enum {
-    ST_INSERT,
-    ST_UPDATE,
-    ST_GET,
-    ST_EMAIL,
-    ST_CS_IDS,
-    ST_CS,
-    ST_CA_IDS,
-    ST_CA,
-    ST_TOP_IDS,
-    ST_TOP,
-    ST_COUNT,
-    NST
-};
 static const char *const sql_text[NST] = {
-    "INSERT INTO profiles (" COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    "INSERT INTO profiles (" SQL_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     "UPDATE profiles SET email = ?2, country = ?3, status = ?4, created_at = ?5, "
     "last_login = ?6, reputation = ?7, display_name = ?8, bio = ?9 WHERE user_id = ?1",
-    "SELECT " COLS " FROM profiles WHERE user_id = ?1",
-    "SELECT " COLS " FROM profiles WHERE email = ?1",
+    "SELECT " SQL_COLS " FROM profiles WHERE user_id = ?1",
+    "SELECT " SQL_COLS " FROM profiles WHERE email = ?1",
     "SELECT user_id FROM profiles WHERE country = ?1 AND status = ?2 ORDER BY user_id LIMIT 100",
-    "SELECT " COLS " FROM profiles WHERE country = ?1 AND status = ?2 ORDER BY user_id LIMIT 100",
+    "SELECT " SQL_COLS " FROM profiles WHERE country = ?1 AND status = ?2 "
+    "ORDER BY user_id LIMIT 100",
     "SELECT user_id FROM profiles WHERE created_at BETWEEN ?1 AND ?2 "
     "ORDER BY created_at, user_id LIMIT 100",
-    "SELECT " COLS " FROM profiles WHERE created_at BETWEEN ?1 AND ?2 "
+    "SELECT " SQL_COLS " FROM profiles WHERE created_at BETWEEN ?1 AND ?2 "
     "ORDER BY created_at, user_id LIMIT 100",
     "SELECT user_id FROM profiles ORDER BY reputation DESC, user_id LIMIT 100",
-    "SELECT " COLS " FROM profiles ORDER BY reputation DESC, user_id LIMIT 100",
+    "SELECT " SQL_COLS " FROM profiles ORDER BY reputation DESC, user_id LIMIT 100",
     "SELECT count(*) FROM profiles",
 };
 

@@ -99,6 +99,18 @@ void rc_server_stop(rc_server *s)
     s->pid = 0;
 }
 
+int rc_server_restart(rc_server *s, char *err, size_t cap)
+{
+    rc_server_stop(s);
+    return rc_server_start(s, err, cap);
+}
+
+int64_t rc_server_storage(const rc_server *s)
+{
+    int64_t all = util_dir_bytes(s->dir), log = util_dir_bytes(s->log);
+    return all < 0 ? -1 : all - (log > 0 ? log : 0);
+}
+
 void rc_reset(rc_cmd *c)
 {
     c->argc = 0;

@@ -11,6 +11,7 @@
 
 #include <hiredis/hiredis.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "bench/profiles/workload.h"
@@ -30,6 +31,12 @@ typedef struct rc_server {
 int rc_server_start(rc_server *s, char *err, size_t cap);
 /* SHUTDOWN (or SIGTERM if that fails), then reaps. */
 void rc_server_stop(rc_server *s);
+/* Stops s and starts it again on the same directory (a fresh port).
+ * Returns 0 or -1 with err. */
+int rc_server_restart(rc_server *s, char *err, size_t cap);
+/* Bytes of s's data: every file under s->dir except its log. -1 when
+ * s->dir cannot be read. */
+int64_t rc_server_storage(const rc_server *s);
 
 redisContext *rc_connect(int port, char *err, size_t cap);
 
