@@ -18,11 +18,12 @@
  *       move. A hit moves e again only when more than elems/4 moves came
  *       since: e is then no longer among the newest quarter. An entry hit
  *       at least once per elems/4 insertions never reaches the old end.
- *   C5. refs changes only by atomic operations. A handle's reference is
- *       dropped without the mutex (a hit costs one lock, not two): that is
- *       safe because the decrement that reaches 0 frees the entry whoever
- *       makes it, and while in_cache the cache's own reference keeps refs
- *       >= 1, so eviction (under the mutex, where refs only falls) may at
+ *   C5. refs changes only by atomic operations. It rises only under the
+ *       mutex (lookup, insert) but a handle's reference is dropped without
+ *       it (a hit costs one lock, not two). That is safe: the decrement
+ *       that reaches 0 frees the entry whoever makes it; while in_cache the
+ *       cache's own reference keeps refs >= 1, so a lookup never revives a
+ *       dying entry; and eviction, which reads refs under the mutex, may at
  *       worst see a handle that is just going and keep the entry a while.
  * The hit and miss counters are updated with relaxed atomics per shard and
  * summed on demand: they are statistics, not synchronisation.

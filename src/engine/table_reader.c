@@ -560,7 +560,7 @@ static eng_status get_from_blocks(sst_reader *r, block_iter *ii, slice key, slic
 {
     for (; block_iter_valid(ii); block_iter_next(ii)) {
         sst_handle h;
-        int past_end;
+        int past_end = 0;
         eng_status s = index_handle(r, ii, &h);
         if (s == ENG_OK) s = get_in_block(r, h, key, target, o, &past_end);
         if (!past_end) return s;

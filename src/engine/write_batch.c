@@ -16,10 +16,19 @@
  *   B1. rep always holds a complete, valid encoding whose count field equals
  *       b->count and whose op count is b->count; n_range equals the number
  *       of delete-range ops in it.
- *   B2. For an indexed batch, index (when not NULL) holds exactly one entry
- *       per op, op i at sequence ENG_BATCH_SEQ_BASE + i; index == NULL means
- *       "no entries yet" (created lazily on the first op after a clear).
+ *   B2. The private index of an indexed batch is built lazily: writers only
+ *       append to rep, and batch_index() catches the index up when a reader
+ *       asks for it. index (when not NULL) holds exactly one entry per op
+ *       0 .. n_indexed-1, op i at sequence ENG_BATCH_SEQ_BASE + i, and
+ *       indexed_len is the byte offset in rep where op n_indexed begins;
+ *       n_indexed <= count, and n_indexed == 0 when index == NULL. Ops
+ *       n_indexed .. count-1 are in rep only.
  *   B3. Savepoints are nested: saves[k].len <= saves[k+1].len <= rep.len.
+ *
+ * Why lazy: the server runs every command through an indexed batch, but most
+ * commands never read through it while it holds ops, so indexing each op as
+ * it is added would insert every write into two skiplists (this one and the
+ * db memtable at eng_write) for nothing.
  */
 #include "write_batch.h"
 
@@ -43,7 +52,9 @@ struct eng_batch {
     uint32_t count;
     uint32_t n_range;
     int indexed;
-    memtable *index; /* B2 */
+    memtable *index;    /* B2 */
+    uint32_t n_indexed; /* B2: ops already in index */
+    size_t indexed_len; /* B2: rep offset of op n_indexed */
     savepoint *saves;
     size_t n_saves, cap_saves;
 };
@@ -62,15 +73,20 @@ eng_batch *eng_batch_new(int indexed)
     eng_batch *b = calloc(1, sizeof(*b));
     if (!b) abort();
     b->indexed = indexed != 0;
+    b->indexed_len = BATCH_HEADER_SIZE;
     reset_rep(b);
     return b;
 }
 
-/* Drops the batch's index entries: reused in place when nobody else holds
- * it, otherwise released (an iterator over the old entries keeps them). */
+/* Drops the batch's index entries (B2: nothing indexed afterwards): the
+ * memtable is reused in place when nobody else holds it, otherwise released
+ * (an iterator over the old entries keeps them). */
 static void index_drop(eng_batch *b)
 {
-    if (!b->index) return;
+    uint32_t had = b->n_indexed;
+    b->n_indexed = 0;
+    b->indexed_len = BATCH_HEADER_SIZE;
+    if (!b->index || had == 0) return; /* already empty: clear stays O(1) */
     if (mem_refs(b->index) == 1) {
         mem_reset(b->index);
         return;
@@ -96,7 +112,7 @@ void eng_batch_clear(eng_batch *b)
     index_drop(b);
 }
 
-/* Appends one op to rep and, for an indexed batch, to the index (B1, B2). */
+/* Appends one op to rep (B1); the index catches up in batch_index() (B2). */
 static void add_op(eng_batch *b, int type, const char *k, size_t kl, const char *v, size_t vl)
 {
     buf *r = &b->rep;
@@ -105,11 +121,6 @@ static void add_op(eng_batch *b, int type, const char *k, size_t kl, const char 
     r->data[r->len++] = (char)type;
     buf_put_slice(r, slice_make(k, kl));
     if (type != ENG_TYPE_DELETION) buf_put_slice(r, slice_make(v, vl));
-    if (b->indexed) {
-        if (!b->index) b->index = mem_new_sized(INDEX_FIRST_BLOCK);
-        mem_add(b->index, ENG_BATCH_SEQ_BASE + b->count, type, slice_make(k, kl),
-                slice_make(v, type == ENG_TYPE_DELETION ? 0 : vl));
-    }
     b->count++;
     if (type == ENG_TYPE_RANGE_DELETION) b->n_range++;
     enc_fixed32(r->data + 8, b->count);
@@ -142,12 +153,6 @@ void eng_batch_set_savepoint(eng_batch *b)
     b->saves[b->n_saves++] = (savepoint){b->rep.len, b->count, b->n_range};
 }
 
-static eng_status reindex_op(void *ctx, uint64_t seq, int type, slice key, slice value)
-{
-    mem_add(ctx, ENG_BATCH_SEQ_BASE + seq, type, key, value);
-    return ENG_OK;
-}
-
 eng_status eng_batch_rollback(eng_batch *b)
 {
     if (b->n_saves == 0) return ENG_NOTFOUND;
@@ -157,19 +162,10 @@ eng_status eng_batch_rollback(eng_batch *b)
     b->count = sp.count;
     b->n_range = sp.n_range;
     enc_fixed32(b->rep.data + 8, b->count);
-    if (b->index) {
-        /* Skiplists cannot drop entries: rebuild from the ops that remain.
-         * Numbering from 0 keeps op i at ENG_BATCH_SEQ_BASE + i (B2). */
-        index_drop(b);
-        if (b->count) {
-            if (!b->index) b->index = mem_new_sized(INDEX_FIRST_BLOCK);
-            uint64_t saved_seq = batch_sequence(b);
-            batch_set_sequence(b, 0);
-            eng_status s = batch_iterate(b, reindex_op, b->index);
-            batch_set_sequence(b, saved_seq);
-            if (s != ENG_OK) return s;
-        }
-    }
+    /* Skiplists cannot drop entries: if the index covers ops that are gone,
+     * empty it and let the next batch_index() rebuild from the ops that
+     * remain (B2). An index that stops at or below the new end stays. */
+    if (b->n_indexed > b->count) index_drop(b);
     return ENG_OK;
 }
 
@@ -201,10 +197,6 @@ uint64_t batch_sequence(const eng_batch *b)
 {
     return dec_fixed64(b->rep.data);
 }
-memtable *batch_index(const eng_batch *b)
-{
-    return b->indexed ? b->index : NULL;
-}
 int batch_has_range_deletes(const eng_batch *b)
 {
     return b->n_range > 0;
@@ -228,6 +220,33 @@ static int parse_op(const char **p, const char *limit, int *type, slice *k, slic
     }
     *p = q;
     return 1;
+}
+
+/* Adds ops n_indexed .. count-1 to the index (B2). rep was built by add_op
+ * (an indexed batch never comes from batch_from_contents), so it parses. */
+static void index_catch_up(eng_batch *b)
+{
+    if (!b->index) b->index = mem_new_sized(INDEX_FIRST_BLOCK);
+    const char *p = b->rep.data + b->indexed_len, *limit = b->rep.data + b->rep.len;
+    while (p < limit) {
+        int type;
+        slice k, v;
+        if (!parse_op(&p, limit, &type, &k, &v)) abort(); /* B1 broken */
+        mem_add(b->index, ENG_BATCH_SEQ_BASE + b->n_indexed, type, k, v);
+        b->n_indexed++;
+    }
+    b->indexed_len = b->rep.len;
+}
+
+/* Logically const: the index is a cache of rep, and bringing it up to date
+ * changes no observable state of the batch. Every eng_batch comes from
+ * eng_batch_new (never defined const), so writing through it is sound. */
+memtable *batch_index(const eng_batch *cb)
+{
+    eng_batch *b = (eng_batch *)cb;
+    if (!b->indexed || b->count == 0) return NULL;
+    if (b->n_indexed < b->count) index_catch_up(b);
+    return b->index;
 }
 
 /* Checks a whole encoding; counts its range deletes. */

@@ -40,10 +40,19 @@ eng_status batch_iterate(const eng_batch *b, batch_op_fn fn, void *ctx);
 /* Inserts every op into mem with sequence numbers from batch_sequence(b). */
 eng_status batch_insert_into(const eng_batch *b, struct memtable *mem);
 
-/* For an indexed batch: its private memtable of pending entries, numbered
- * from ENG_BATCH_SEQ_BASE (so they shadow committed data); NULL if the batch
- * is not indexed. Owned by the batch; valid until the batch is cleared or
- * freed. */
+/* For an indexed batch: its private memtable of pending entries, op i at
+ * sequence ENG_BATCH_SEQ_BASE + i (so they shadow committed data), holding
+ * every op added so far; NULL if the batch is not indexed or holds no ops
+ * (both mean "nothing pending"). The index is built lazily: ops are only
+ * encoded when added, and this call first indexes the ops added since its
+ * last call (O(new ops)); after a rollback below the indexed point it
+ * rebuilds from the ops that remain. Owned by the batch; valid until the
+ * batch is cleared, rolled back or freed (take a reference to keep it longer:
+ * an iterator does). Entries added by later calls become visible to
+ * existing holders only as a memtable's concurrent readers see inserts.
+ * REQUIRES: no concurrent call on the same batch, and no concurrent
+ * eng_batch_* call on it (the batch belongs to one thread: the command
+ * thread). Logically const: it updates the batch's cached index only. */
 struct memtable *batch_index(const eng_batch *b);
 
 /* Does the batch contain any delete-range op? */

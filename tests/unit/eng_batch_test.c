@@ -1,7 +1,8 @@
 /*
  * eng_batch_test.c -- write batches: encoding round trips, rejection of
  * corrupt encodings before any op is applied, the private index of an
- * indexed batch, and nested savepoints.
+ * indexed batch (built lazily, on the first read after appends), and nested
+ * savepoints, including rollbacks below and above the indexed point.
  */
 #include <stdint.h>
 
@@ -350,6 +351,242 @@ TEST(ClearedBatchIsReusable)
         CHECK_EQ_INT(batch_sequence(b), 0);
         /* The reused index stays small: no megabytes per clear. */
         CHECK(batch_index(b) == NULL || mem_usage(batch_index(b)) < (64u << 10));
+    }
+    eng_batch_free(b);
+}
+
+/* Reads through a batch see ops added without any read in between. */
+TEST(IndexCatchesUpWithOpsAddedSinceLastRead)
+{
+    eng_batch *b = eng_batch_new(1);
+    char k[16], val[16];
+    CHECK(batch_index(b) == NULL);
+    for (int i = 0; i < 100; i++) {
+        int kl = snprintf(k, sizeof(k), "k%d", i % 40);
+        int vl = snprintf(val, sizeof(val), "v%d", i);
+        eng_batch_put(b, k, (size_t)kl, val, (size_t)vl);
+    }
+    eng_batch_delete(b, "k7", 2);
+    memtable *m = batch_index(b);
+    CHECK(m != NULL);
+    CHECK_EQ_INT(mem_entries(m), 101);
+    CHECK_EQ_INT(mem_check(m), 0);
+    int type;
+    uint64_t seq;
+    slice v;
+    CHECK_EQ_INT(mem_get(m, slice_make("k3", 2), ENG_MAX_SEQUENCE, &type, &seq, &v), 1);
+    CHECK_EQ_INT(seq, ENG_BATCH_SEQ_BASE + 83); /* third write of k3: i = 83 */
+    CHECK_MEM(v.data, v.size, "v83");
+    CHECK_EQ_INT(mem_get(m, slice_make("k7", 2), ENG_MAX_SEQUENCE, &type, &seq, &v), 1);
+    CHECK_EQ_INT(type, ENG_TYPE_DELETION);
+    CHECK_EQ_INT(seq, ENG_BATCH_SEQ_BASE + 100);
+    /* A second read with nothing new returns the same index unchanged. */
+    CHECK(batch_index(b) == m);
+    CHECK_EQ_INT(mem_entries(m), 101);
+    eng_batch_free(b);
+}
+
+TEST(InterleavedAppendsAndReadsIndexEachOpOnce)
+{
+    eng_batch *b = eng_batch_new(1);
+    int type;
+    slice v;
+    eng_batch_put(b, "a", 1, "1", 1);
+    CHECK_EQ_INT(index_get(b, "a", &type, &v), 1);
+    CHECK_EQ_INT(mem_entries(batch_index(b)), 1);
+    eng_batch_put(b, "b", 1, "2", 1);
+    eng_batch_delete_range(b, "c", 1, "e", 1);
+    eng_batch_put(b, "a", 1, "3", 1);
+    CHECK_EQ_INT(index_get(b, "a", &type, &v), 1);
+    CHECK_MEM(v.data, v.size, "3");
+    CHECK_EQ_INT(mem_entries(batch_index(b)), 4);
+    CHECK_EQ_INT(mem_range_deletions(batch_index(b)), 1);
+    /* An iterator taken now still reads the index after more ops are added
+     * and indexed under it. */
+    iter *it = mem_iter_new(batch_index(b));
+    eng_batch_delete(b, "a", 1);
+    CHECK_EQ_INT(index_get(b, "a", &type, &v), 1);
+    CHECK_EQ_INT(type, ENG_TYPE_DELETION);
+    CHECK_EQ_INT(mem_entries(batch_index(b)), 5);
+    int n = 0;
+    for (iter_seek_first(it); iter_valid(it); iter_next(it))
+        n++;
+    CHECK_EQ_INT(n, 5);
+    iter_free(it);
+    CHECK_EQ_INT(mem_check(batch_index(b)), 0);
+    eng_batch_free(b);
+}
+
+TEST(RollbackAboveIndexedPointKeepsIndex)
+{
+    eng_batch *b = eng_batch_new(1);
+    int type;
+    uint64_t seq;
+    slice v;
+    eng_batch_put(b, "a", 1, "1", 1);
+    eng_batch_put(b, "b", 1, "2", 1);
+    memtable *m = batch_index(b); /* indexes 2 ops */
+    eng_batch_put(b, "c", 1, "3", 1);
+    eng_batch_set_savepoint(b); /* at 3 ops, above the indexed point */
+    eng_batch_put(b, "d", 1, "4", 1);
+    eng_batch_delete_range(b, "a", 1, "z", 1);
+    CHECK_EQ_INT(eng_batch_rollback(b), ENG_OK);
+    CHECK(batch_index(b) == m);
+    CHECK_EQ_INT(mem_entries(m), 3);
+    CHECK_EQ_INT(mem_range_deletions(m), 0);
+    CHECK_EQ_INT(index_get(b, "c", &type, &v), 1);
+    CHECK_EQ_INT(index_get(b, "d", &type, &v), 0);
+    /* Rollback exactly to the indexed point keeps it too. */
+    eng_batch_set_savepoint(b);
+    eng_batch_put(b, "e", 1, "5", 1);
+    CHECK_EQ_INT(eng_batch_rollback(b), ENG_OK);
+    CHECK(batch_index(b) == m);
+    CHECK_EQ_INT(mem_entries(m), 3);
+    eng_batch_put(b, "f", 1, "6", 1);
+    CHECK_EQ_INT(mem_get(batch_index(b), slice_make("f", 1), ENG_MAX_SEQUENCE, &type, &seq, &v),
+                 1);
+    CHECK_EQ_INT(seq, ENG_BATCH_SEQ_BASE + 3);
+    CHECK_EQ_INT(index_get(b, "e", &type, &v), 0);
+    CHECK_MSG(strcmp(trace_of(b), "0:1:a=1;1:1:b=2;2:1:c=3;3:1:f=6;") == 0, "got %s",
+              trace_of(b));
+    eng_batch_free(b);
+}
+
+TEST(RollbackBelowIndexedPointRebuildsIndex)
+{
+    eng_batch *b = eng_batch_new(1);
+    int type;
+    uint64_t seq;
+    slice v;
+    eng_batch_put(b, "a", 1, "1", 1);
+    eng_batch_set_savepoint(b); /* at 1 op */
+    eng_batch_put(b, "a", 1, "2", 1);
+    eng_batch_delete_range(b, "b", 1, "d", 1);
+    CHECK_EQ_INT(index_get(b, "a", &type, &v), 1); /* indexes 3 ops */
+    CHECK_MEM(v.data, v.size, "2");
+    /* An iterator holding the index keeps the rolled-back entries. */
+    iter *it = mem_iter_new(batch_index(b));
+    eng_batch_put(b, "c", 1, "3", 1); /* not yet indexed */
+    CHECK_EQ_INT(eng_batch_rollback(b), ENG_OK);
+    CHECK_EQ_INT(eng_batch_count(b), 1);
+    memtable *m = batch_index(b);
+    CHECK_EQ_INT(mem_entries(m), 1);
+    CHECK_EQ_INT(mem_range_deletions(m), 0);
+    CHECK_EQ_INT(index_get(b, "a", &type, &v), 1);
+    CHECK_MEM(v.data, v.size, "1");
+    CHECK_EQ_INT(index_get(b, "c", &type, &v), 0);
+    int n = 0;
+    for (iter_seek_first(it); iter_valid(it); iter_next(it))
+        n++;
+    CHECK_EQ_INT(n, 3);
+    iter_free(it);
+    /* Without an iterator, a rollback below the indexed point reuses the
+     * memtable in place. */
+    eng_batch_set_savepoint(b);
+    eng_batch_put(b, "x", 1, "9", 1);
+    CHECK_EQ_INT(index_get(b, "x", &type, &v), 1);
+    CHECK_EQ_INT(eng_batch_rollback(b), ENG_OK);
+    CHECK_EQ_INT(index_get(b, "x", &type, &v), 0);
+    eng_batch_put(b, "y", 1, "8", 1);
+    CHECK_EQ_INT(mem_get(batch_index(b), slice_make("y", 1), ENG_MAX_SEQUENCE, &type, &seq, &v),
+                 1);
+    CHECK_EQ_INT(seq, ENG_BATCH_SEQ_BASE + 1);
+    CHECK_EQ_INT(mem_entries(batch_index(b)), 2);
+    /* Rolling back to empty reads as nothing pending. */
+    eng_batch_clear(b);
+    eng_batch_set_savepoint(b);
+    eng_batch_put(b, "z", 1, "0", 1);
+    CHECK(batch_index(b) != NULL);
+    CHECK_EQ_INT(eng_batch_rollback(b), ENG_OK);
+    CHECK(batch_index(b) == NULL);
+    eng_batch_free(b);
+}
+
+TEST(ClearAfterPartlyIndexedBatchStartsFresh)
+{
+    eng_batch *b = eng_batch_new(1);
+    int type;
+    uint64_t seq;
+    slice v;
+    eng_batch_put(b, "a", 1, "1", 1);
+    CHECK_EQ_INT(index_get(b, "a", &type, &v), 1);
+    eng_batch_put(b, "b", 1, "2", 1); /* never indexed */
+    eng_batch_clear(b);
+    CHECK(batch_index(b) == NULL);
+    eng_batch_put(b, "c", 1, "3", 1);
+    eng_batch_put(b, "d", 1, "4", 1);
+    CHECK_EQ_INT(mem_get(batch_index(b), slice_make("d", 1), ENG_MAX_SEQUENCE, &type, &seq, &v),
+                 1);
+    CHECK_EQ_INT(seq, ENG_BATCH_SEQ_BASE + 1);
+    CHECK_EQ_INT(mem_entries(batch_index(b)), 2);
+    CHECK_EQ_INT(index_get(b, "a", &type, &v), 0);
+    CHECK_EQ_INT(index_get(b, "b", &type, &v), 0);
+    /* A batch cleared without ever being read stays unindexed. */
+    eng_batch_clear(b);
+    eng_batch_put(b, "e", 1, "5", 1);
+    eng_batch_clear(b);
+    CHECK(batch_index(b) == NULL);
+    eng_batch_free(b);
+}
+
+/* Random puts, deletes, savepoints, rollbacks, pops, clears and reads,
+ * checked against a model: after each read the index holds exactly one entry
+ * per op and each key's newest entry is the model's last op on that key. */
+#define MODEL_OPS 64
+TEST(RandomOpsReadsAndRollbacksMatchModel)
+{
+    eng_batch *b = eng_batch_new(1);
+    int ops[MODEL_OPS]; /* key*1000 + value, value 0 = delete */
+    int n = 0, saves[MODEL_OPS], n_saves = 0;
+    uint32_t rng = 12345;
+    for (int step = 0; step < 20000; step++) {
+        rng = rng * 1103515245u + 12345u;
+        int r = (int)((rng >> 8) % 100), key = (int)((rng >> 20) % 8);
+        int val = (int)((rng >> 4) % 5);
+        char k[4] = {'k', (char)('0' + key), 0, 0};
+        char vb[4] = {'v', (char)('0' + val), 0, 0};
+        if (r < 45 && n < MODEL_OPS) {
+            if (val == 0)
+                eng_batch_delete(b, k, 2);
+            else
+                eng_batch_put(b, k, 2, vb, 2);
+            ops[n++] = key * 1000 + val;
+        } else if (r < 55 && n_saves < MODEL_OPS) {
+            eng_batch_set_savepoint(b);
+            saves[n_saves++] = n;
+        } else if (r < 65) {
+            int want = n_saves ? ENG_OK : ENG_NOTFOUND;
+            CHECK_EQ_INT(eng_batch_rollback(b), want);
+            if (n_saves) n = saves[--n_saves];
+        } else if (r < 68) {
+            if (n_saves) n_saves--;
+            eng_batch_pop_savepoint(b);
+        } else if (r < 71 || n == MODEL_OPS) {
+            eng_batch_clear(b);
+            n = n_saves = 0;
+        } else {
+            CHECK_EQ_INT(eng_batch_count(b), n);
+            memtable *m = batch_index(b);
+            CHECK(n == 0 ? m == NULL : m != NULL);
+            if (!m) continue;
+            CHECK_EQ_INT(mem_entries(m), n);
+            for (int kk = 0; kk < 8; kk++) {
+                int last = -1;
+                for (int i = 0; i < n; i++)
+                    if (ops[i] / 1000 == kk) last = i;
+                int type;
+                uint64_t seq;
+                slice v;
+                char q[2] = {'k', (char)('0' + kk)};
+                int found = mem_get(m, slice_make(q, 2), ENG_MAX_SEQUENCE, &type, &seq, &v);
+                CHECK_EQ_INT(found, last >= 0);
+                if (last < 0) continue;
+                CHECK_EQ_INT(seq, ENG_BATCH_SEQ_BASE + (uint64_t)last);
+                int val_want = ops[last] % 1000;
+                CHECK_EQ_INT(type, val_want ? ENG_TYPE_VALUE : ENG_TYPE_DELETION);
+                if (val_want) CHECK_EQ_INT(v.data[1], '0' + val_want);
+            }
+        }
     }
     eng_batch_free(b);
 }
