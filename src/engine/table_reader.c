@@ -18,10 +18,11 @@
  * Data blocks are read on demand with pread (no shared file offset, so
  * threads share a reader freely), their checksum verified on every read
  * from disk, inflated with a per-thread zstd context, and shared through
- * the block cache keyed by (file number, block offset). Iterators that do
- * not fill the cache (compaction inputs) read ahead: one pread of up to
- * READAHEAD_MAX bytes serves the blocks that follow (ra_get_block), each
- * still checksummed.
+ * the block cache keyed by (file number, block offset). The table iterator
+ * lives in table_iter.c; iterators that do not fill the cache (compaction
+ * inputs) read ahead there: one pread of up to READAHEAD_MAX bytes serves
+ * the blocks that follow (ra_get_block), each still checksummed. What the
+ * two files share is in table_internal.h.
  *
  * Trust: nothing read from the file is used before it is checked. A handle
  * must lie inside the file before the footer; a block must pass its
@@ -30,7 +31,7 @@
  * every entry. Any failure is ENG_CORRUPTION with a message naming the file
  * and offset, never a wrong answer.
  */
-#include "table.h"
+#include "table_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -44,33 +45,10 @@
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
-#include "block.h"
 #include "bloom.h"
 #include "dbformat.h"
 #include "env.h"
 #include "table_format.h"
-
-struct sst_reader {
-    int fd;
-    char *path;
-    uint64_t file_number;
-    block_cache *cache;
-    uint64_t file_size;
-    uint64_t data_end; /* where the footer begins; every block lies below */
-    block index;       /* owned, in memory while open */
-    block range_dels;  /* owned */
-    char *filter;      /* owned; filter_len 0: no filter */
-    size_t filter_len;
-    uint64_t entries, range_deletion_count;
-    uint64_t bloom_useful; /* relaxed atomic */
-    /* The index search array (see index_seek): for index entry i, 8 bytes
-     * of its user key after the ix_lcp bytes all of them share, big-endian
-     * so that integer order is bytewise order. NULL: search the block. */
-    uint64_t *ix_prefix;
-    uint32_t ix_n;
-    size_t ix_lcp;
-    const char *ix_lcp_data; /* the shared bytes, inside the index block */
-};
 
 /* ---- per-thread zstd decompression context ----------------------------- */
 
@@ -101,18 +79,18 @@ static ZSTD_DCtx *thread_dctx(void)
 
 /* ---- reading blocks ---------------------------------------------------- */
 
-static eng_status corrupt(const sst_reader *r, uint64_t off, const char *what)
+eng_status sst_corrupt(const sst_reader *r, uint64_t off, const char *what)
 {
     return env_error(ENG_CORRUPTION, "table %s: %s at offset %llu", r->path, what,
                      (unsigned long long)off);
 }
 
 /* Whether h lies inside the file before the footer with a sane size. */
-static eng_status check_handle(const sst_reader *r, sst_handle h)
+eng_status sst_check_handle(const sst_reader *r, sst_handle h)
 {
     if (h.size > SST_MAX_BLOCK_SIZE || h.offset > r->data_end ||
         h.size + SST_BLOCK_TRAILER_SIZE > r->data_end - h.offset)
-        return corrupt(r, h.offset, "block handle out of range");
+        return sst_corrupt(r, h.offset, "block handle out of range");
     return ENG_OK;
 }
 
@@ -121,14 +99,14 @@ static eng_status check_handle(const sst_reader *r, sst_handle h)
  * (malloc'd, owned by the caller) and their size in *len. raw_owned is raw
  * when the caller hands the malloc'd bytes over (they are freed or become
  * *out), or NULL when raw is borrowed (then a raw block is copied). */
-static eng_status decode_contents(const sst_reader *r, sst_handle h, const char *raw,
-                                  char *raw_owned, char **out, size_t *len)
+eng_status sst_decode_contents(const sst_reader *r, sst_handle h, const char *raw, char *raw_owned,
+                               char **out, size_t *len)
 {
     size_t n = (size_t)h.size;
     eng_status s;
     *out = NULL;
     if (eng_checksum(raw, n + 1) != dec_fixed32(raw + n + 1)) {
-        s = corrupt(r, h.offset, "block checksum mismatch");
+        s = sst_corrupt(r, h.offset, "block checksum mismatch");
         goto fail;
     }
     int type = (unsigned char)raw[n];
@@ -143,13 +121,13 @@ static eng_status decode_contents(const sst_reader *r, sst_handle h, const char 
         return ENG_OK;
     }
     if (type != SST_COMPRESSION_ZSTD) {
-        s = corrupt(r, h.offset, "unknown block compression type");
+        s = sst_corrupt(r, h.offset, "unknown block compression type");
         goto fail;
     }
     ZSTD_frameHeader zfh;
     if (ZSTD_getFrameHeader_advanced(&zfh, raw, n, ZSTD_f_zstd1_magicless) != 0 ||
         zfh.frameType != ZSTD_frame || zfh.frameContentSize > SST_MAX_BLOCK_SIZE) {
-        s = corrupt(r, h.offset, "bad zstd frame header");
+        s = sst_corrupt(r, h.offset, "bad zstd frame header");
         goto fail;
     }
     unsigned long long full = zfh.frameContentSize; /* UNKNOWN is above the maximum */
@@ -162,7 +140,7 @@ static eng_status decode_contents(const sst_reader *r, sst_handle h, const char 
     free(raw_owned);
     if (ZSTD_isError(got) || got != full) {
         free(plain);
-        return corrupt(r, h.offset, "bad zstd frame");
+        return sst_corrupt(r, h.offset, "bad zstd frame");
     }
     *out = plain;
     *len = (size_t)full;
@@ -177,7 +155,7 @@ fail:
 static eng_status read_contents(const sst_reader *r, sst_handle h, char **out, size_t *len)
 {
     *out = NULL;
-    eng_status s = check_handle(r, h);
+    eng_status s = sst_check_handle(r, h);
     if (s != ENG_OK) return s;
     size_t n = (size_t)h.size;
     char *raw = malloc(n + SST_BLOCK_TRAILER_SIZE);
@@ -187,7 +165,7 @@ static eng_status read_contents(const sst_reader *r, sst_handle h, char **out, s
         free(raw);
         return s;
     }
-    return decode_contents(r, h, raw, raw, out, len);
+    return sst_decode_contents(r, h, raw, raw, out, len);
 }
 
 /* Reads and parses the block at h into *b (which then owns its bytes). */
@@ -198,19 +176,11 @@ static eng_status read_block(const sst_reader *r, sst_handle h, block *b)
     eng_status s = read_contents(r, h, &data, &len);
     if (s != ENG_OK) return s;
     if (block_parse(b, data, len, data) != ENG_OK)
-        return corrupt(r, h.offset, "bad block restart array");
+        return sst_corrupt(r, h.offset, "bad block restart array");
     return ENG_OK;
 }
 
-/* A data block in use: from the cache (handle set) or owned (no cache, or
- * a miss with fill_cache == 0). */
-typedef struct block_ref {
-    const block *b;
-    cache_handle *h;
-    block *owned;
-} block_ref;
-
-static void ref_release(const sst_reader *r, block_ref *br)
+void sst_block_ref_release(const sst_reader *r, block_ref *br)
 {
     if (br->h) cache_release(r->cache, br->h);
     if (br->owned) block_free(br->owned);
@@ -219,7 +189,7 @@ static void ref_release(const sst_reader *r, block_ref *br)
     br->owned = NULL;
 }
 
-static eng_status get_data_block(const sst_reader *r, sst_handle h, int fill_cache, block_ref *br)
+eng_status sst_get_data_block(const sst_reader *r, sst_handle h, int fill_cache, block_ref *br)
 {
     br->h = NULL;
     br->owned = NULL;
@@ -246,11 +216,11 @@ static eng_status get_data_block(const sst_reader *r, sst_handle h, int fill_cac
 }
 
 /* Decodes the handle the index iterator points at. */
-static eng_status index_handle(const sst_reader *r, const block_iter *ii, sst_handle *h)
+eng_status sst_index_handle(const sst_reader *r, const block_iter *ii, sst_handle *h)
 {
     slice v = block_iter_value(ii);
     if (!sst_handle_get(v.data, v.data + v.size, h))
-        return corrupt(r, r->index.size, "bad block handle in index");
+        return sst_corrupt(r, r->index.size, "bad block handle in index");
     return ENG_OK;
 }
 
@@ -345,7 +315,7 @@ static uint32_t index_find(const sst_reader *r, slice target)
 }
 
 /* Positions ii (over r->index) at the first index entry >= target. */
-static void index_seek(const sst_reader *r, block_iter *ii, slice target)
+void sst_index_seek(const sst_reader *r, block_iter *ii, slice target)
 {
     if (!r->ix_prefix) {
         block_iter_seek(ii, target);
@@ -364,17 +334,17 @@ static void index_seek(const sst_reader *r, block_iter *ii, slice target)
 
 static eng_status read_footer(sst_reader *r, sst_handle hs[4])
 {
-    if (r->file_size < SST_FOOTER_SIZE) return corrupt(r, 0, "file too short for a footer");
+    if (r->file_size < SST_FOOTER_SIZE) return sst_corrupt(r, 0, "file too short for a footer");
     char f[SST_FOOTER_SIZE];
     uint64_t off = r->file_size - SST_FOOTER_SIZE;
     eng_status s = env_pread_all(r->fd, f, sizeof(f), off, r->path);
     if (s != ENG_OK) return s;
     if (dec_fixed64(f + SST_FOOTER_MAGIC_OFFSET) != SST_MAGIC)
-        return corrupt(r, off + SST_FOOTER_MAGIC_OFFSET, "bad magic number (not a table file)");
+        return sst_corrupt(r, off + SST_FOOTER_MAGIC_OFFSET, "bad magic number (not a table file)");
     if (eng_checksum(f, SST_FOOTER_CHECKSUM_OFFSET) != dec_fixed32(f + SST_FOOTER_CHECKSUM_OFFSET))
-        return corrupt(r, off, "footer checksum mismatch");
+        return sst_corrupt(r, off, "footer checksum mismatch");
     if (dec_fixed32(f + SST_FOOTER_VERSION_OFFSET) != SST_FORMAT_VERSION)
-        return corrupt(r, off + SST_FOOTER_VERSION_OFFSET, "unsupported table format version");
+        return sst_corrupt(r, off + SST_FOOTER_VERSION_OFFSET, "unsupported table format version");
     for (int i = 0; i < 4; i++) {
         hs[i].offset = dec_fixed64(f + 16 * i);
         hs[i].size = dec_fixed64(f + 16 * i + 8);
@@ -394,7 +364,7 @@ static eng_status read_properties(sst_reader *r, sst_handle h)
         slice k = block_iter_key(&it), v = block_iter_value(&it);
         uint64_t x;
         if (!dec_varint64(v.data, v.data + v.size, &x)) {
-            s = corrupt(r, h.offset, "bad properties block");
+            s = sst_corrupt(r, h.offset, "bad properties block");
             break;
         }
         if (slice_compare(k, slice_make(SST_PROP_ENTRIES, strlen(SST_PROP_ENTRIES))) == 0)
@@ -404,7 +374,7 @@ static eng_status read_properties(sst_reader *r, sst_handle h)
             r->range_deletion_count = x;
     }
     if (s == ENG_OK && block_iter_status(&it) != ENG_OK)
-        s = corrupt(r, h.offset, "bad properties block");
+        s = sst_corrupt(r, h.offset, "bad properties block");
     block_iter_cleanup(&it);
     block_release(&b);
     return s;
@@ -421,7 +391,7 @@ static eng_status check_range_dels(sst_reader *r, sst_handle h)
         bad |= ikey_type(block_iter_key(&it)) != ENG_TYPE_RANGE_DELETION;
     bad |= block_iter_status(&it) != ENG_OK || n != r->range_deletion_count;
     block_iter_cleanup(&it);
-    return bad ? corrupt(r, h.offset, "bad range deletion block") : ENG_OK;
+    return bad ? sst_corrupt(r, h.offset, "bad range deletion block") : ENG_OK;
 }
 
 eng_status sst_reader_open(const char *path, uint64_t file_number, block_cache *cache,
@@ -516,7 +486,7 @@ static eng_status get_in_block(sst_reader *r, sst_handle h, slice key, slice tar
                                int *past_end)
 {
     block_ref br;
-    eng_status s = get_data_block(r, h, 1, &br);
+    eng_status s = sst_get_data_block(r, h, 1, &br);
     *past_end = 0;
     if (s != ENG_OK) return s;
     block_iter bi;
@@ -529,7 +499,7 @@ static eng_status get_in_block(sst_reader *r, sst_handle h, slice key, slice tar
         if (slice_compare(ikey_user_key(k), key) != 0) {
             /* the newest visible version would have been here */
         } else if (t != ENG_TYPE_VALUE && t != ENG_TYPE_DELETION) {
-            s = corrupt(r, h.offset, "bad entry type in data block");
+            s = sst_corrupt(r, h.offset, "bad entry type in data block");
         } else {
             slice v = block_iter_value(&bi);
             *o.type = t;
@@ -545,12 +515,12 @@ static eng_status get_in_block(sst_reader *r, sst_handle h, slice key, slice tar
             s = ENG_OK;
         }
     } else if (block_iter_status(&bi) != ENG_OK) {
-        s = corrupt(r, h.offset, "bad entry in data block");
+        s = sst_corrupt(r, h.offset, "bad entry in data block");
     } else {
         *past_end = 1;
     }
     block_iter_cleanup(&bi);
-    ref_release(r, &br);
+    sst_block_ref_release(r, &br);
     return s;
 }
 
@@ -561,11 +531,11 @@ static eng_status get_from_blocks(sst_reader *r, block_iter *ii, slice key, slic
     for (; block_iter_valid(ii); block_iter_next(ii)) {
         sst_handle h;
         int past_end = 0;
-        eng_status s = index_handle(r, ii, &h);
+        eng_status s = sst_index_handle(r, ii, &h);
         if (s == ENG_OK) s = get_in_block(r, h, key, target, o, &past_end);
         if (!past_end) return s;
     }
-    if (block_iter_status(ii) != ENG_OK) return corrupt(r, r->index.size, "bad index block");
+    if (block_iter_status(ii) != ENG_OK) return sst_corrupt(r, r->index.size, "bad index block");
     return ENG_NOTFOUND;
 }
 
@@ -586,294 +556,9 @@ eng_status sst_reader_get(sst_reader *r, slice key, uint64_t seq, int *type, uin
     get_out o = {type, found_seq, value, vlen};
     block_iter ii;
     block_iter_init(&ii, &r->index, BLOCK_CMP_IKEY);
-    index_seek(r, &ii, target);
+    sst_index_seek(r, &ii, target);
     eng_status s = get_from_blocks(r, &ii, key, target, o);
     block_iter_cleanup(&ii);
     if (t != stack) free(t);
     return s;
-}
-
-/* ---- the table iterator ------------------------------------------------ */
-
-/* A two-level iterator: index_it walks the index block, data_it the data
- * block it points at. Invariants:
- *   T1. have_data iff data.b is set and data_it iterates it; then
- *       data_offset is the offset of that block's handle.
- *   T2. After any move, either data_it is valid or index_it is exhausted or
- *       status != ENG_OK: empty blocks are skipped (skip_forward/backward).
- */
-/* Readahead for iterators that do not fill the cache (compaction inputs,
- * which read every block once in file order): one pread fetches a window
- * of consecutive blocks and later blocks are decoded from it, instead of
- * one pread per 4 KiB block. The window starts at READAHEAD_MIN and
- * doubles with each refill up to READAHEAD_MAX, so a short scan reads
- * little more than it needs. */
-#define READAHEAD_MIN (64u << 10)
-#define READAHEAD_MAX (2u << 20)
-
-typedef struct ra_window {
-    char *buf;
-    size_t cap, len;
-    uint64_t off;     /* file offset of buf[0] */
-    size_t next_size; /* bytes the next refill reads */
-} ra_window;
-
-typedef struct sst_iter {
-    iter base;
-    sst_reader *r;
-    int fill_cache;
-    ra_window ra; /* used only when fill_cache == 0 */
-    eng_status status;
-    block_iter index_it;
-    block_iter data_it;
-    int have_data;
-    uint64_t data_offset;
-    block_ref data;
-} sst_iter;
-
-static void set_error(sst_iter *it, eng_status s)
-{
-    if (it->status == ENG_OK) it->status = s;
-}
-
-static void clear_data(sst_iter *it)
-{
-    if (it->have_data) ref_release(it->r, &it->data);
-    it->have_data = 0;
-}
-
-/* Like get_data_block for an uncached block, but served from the
- * iterator's readahead window, refilled from h.offset when h is not in it. */
-static eng_status ra_get_block(sst_iter *it, sst_handle h, block_ref *br)
-{
-    const sst_reader *r = it->r;
-    ra_window *ra = &it->ra;
-    eng_status s = check_handle(r, h);
-    if (s != ENG_OK) return s;
-    size_t need = (size_t)h.size + SST_BLOCK_TRAILER_SIZE;
-    if (h.offset < ra->off || h.offset - ra->off > ra->len ||
-        need > ra->len - (h.offset - ra->off)) {
-        size_t want = ra->next_size > need ? ra->next_size : need;
-        if (want > r->data_end - h.offset) want = (size_t)(r->data_end - h.offset); /* >= need */
-        if (want > ra->cap) {
-            char *nb = malloc(want);
-            if (!nb) return env_error(ENG_NOMEM, "table %s: out of memory", r->path);
-            free(ra->buf);
-            ra->buf = nb;
-            ra->cap = want;
-        }
-        ra->len = 0;
-        s = env_pread_all(r->fd, ra->buf, want, h.offset, r->path);
-        if (s != ENG_OK) return s;
-        ra->off = h.offset;
-        ra->len = want;
-        ra->next_size = ra->next_size >= READAHEAD_MAX / 2 ? READAHEAD_MAX : ra->next_size * 2;
-    }
-    char *data;
-    size_t len;
-    s = decode_contents(r, h, ra->buf + (h.offset - ra->off), NULL, &data, &len);
-    if (s != ENG_OK) return s;
-    block *b = malloc(sizeof(*b));
-    if (!b) {
-        free(data);
-        return env_error(ENG_NOMEM, "table %s: out of memory", r->path);
-    }
-    if (block_parse(b, data, len, data) != ENG_OK) {
-        free(b);
-        return corrupt(r, h.offset, "bad block restart array");
-    }
-    br->b = br->owned = b;
-    br->h = NULL;
-    return ENG_OK;
-}
-
-/* Reads the data block at h for the iterator: a cached copy if there is
- * one, else through the readahead window when the iterator does not fill
- * the cache and is moving forwards (a backward step reads one block). */
-static eng_status iter_get_block(sst_iter *it, sst_handle h, block_ref *br)
-{
-    int forward = !it->have_data || h.offset > it->data_offset;
-    if (it->fill_cache || !forward) return get_data_block(it->r, h, it->fill_cache, br);
-    if (it->r->cache) {
-        br->owned = NULL;
-        br->h = cache_lookup(it->r->cache, it->r->file_number, h.offset);
-        if (br->h) {
-            br->b = cache_value(br->h);
-            return ENG_OK;
-        }
-    }
-    return ra_get_block(it, h, br);
-}
-
-/* Loads the data block the index iterator points at (T1). */
-static void init_data(sst_iter *it)
-{
-    if (!block_iter_valid(&it->index_it)) {
-        if (block_iter_status(&it->index_it) != ENG_OK)
-            set_error(it, corrupt(it->r, it->r->index.size, "bad index block"));
-        clear_data(it);
-        return;
-    }
-    sst_handle h;
-    eng_status s = index_handle(it->r, &it->index_it, &h);
-    if (s != ENG_OK) {
-        set_error(it, s);
-        clear_data(it);
-        return;
-    }
-    if (it->have_data && it->data_offset == h.offset) return;
-    block_ref br;
-    s = iter_get_block(it, h, &br);
-    clear_data(it);
-    if (s != ENG_OK) {
-        set_error(it, s);
-        return;
-    }
-    it->data = br;
-    it->data_offset = h.offset;
-    it->have_data = 1;
-    block_iter_reset(&it->data_it, br.b);
-}
-
-/* Records a corrupt data block and stops (the iterator becomes invalid). */
-static int data_failed(sst_iter *it)
-{
-    if (!it->have_data || block_iter_status(&it->data_it) == ENG_OK) return 0;
-    set_error(it, corrupt(it->r, it->data_offset, "bad entry in data block"));
-    clear_data(it);
-    return 1;
-}
-
-/* Whether the index iterator has run off either end (or failed, which is
- * recorded); then the data block is dropped. */
-static int index_exhausted(sst_iter *it)
-{
-    if (block_iter_valid(&it->index_it)) return 0;
-    if (block_iter_status(&it->index_it) != ENG_OK)
-        set_error(it, corrupt(it->r, it->r->index.size, "bad index block"));
-    clear_data(it);
-    return 1;
-}
-
-static void skip_forward(sst_iter *it)
-{
-    while (it->status == ENG_OK && (!it->have_data || !block_iter_valid(&it->data_it))) {
-        if (data_failed(it)) return;
-        if (index_exhausted(it)) return;
-        block_iter_next(&it->index_it);
-        init_data(it);
-        if (it->have_data) block_iter_seek_first(&it->data_it);
-    }
-}
-
-static void skip_backward(sst_iter *it)
-{
-    while (it->status == ENG_OK && (!it->have_data || !block_iter_valid(&it->data_it))) {
-        if (data_failed(it)) return;
-        if (index_exhausted(it)) return;
-        block_iter_prev(&it->index_it);
-        init_data(it);
-        if (it->have_data) block_iter_seek_last(&it->data_it);
-    }
-}
-
-static int si_valid(const iter *base)
-{
-    const sst_iter *it = (const sst_iter *)base;
-    return it->status == ENG_OK && it->have_data && block_iter_valid(&it->data_it);
-}
-
-static void si_seek_first(iter *base)
-{
-    sst_iter *it = (sst_iter *)base;
-    if (it->status != ENG_OK) return;
-    block_iter_seek_first(&it->index_it);
-    init_data(it);
-    if (it->have_data) block_iter_seek_first(&it->data_it);
-    skip_forward(it);
-}
-
-static void si_seek_last(iter *base)
-{
-    sst_iter *it = (sst_iter *)base;
-    if (it->status != ENG_OK) return;
-    block_iter_seek_last(&it->index_it);
-    init_data(it);
-    if (it->have_data) block_iter_seek_last(&it->data_it);
-    skip_backward(it);
-}
-
-static void si_seek(iter *base, slice target)
-{
-    sst_iter *it = (sst_iter *)base;
-    if (it->status != ENG_OK) return;
-    if (target.size < 8) { /* not an internal key: every key is >= it */
-        si_seek_first(base);
-        return;
-    }
-    index_seek(it->r, &it->index_it, target);
-    init_data(it);
-    if (it->have_data) block_iter_seek(&it->data_it, target);
-    skip_forward(it);
-}
-
-static void si_next(iter *base)
-{
-    sst_iter *it = (sst_iter *)base;
-    block_iter_next(&it->data_it);
-    skip_forward(it);
-}
-
-static void si_prev(iter *base)
-{
-    sst_iter *it = (sst_iter *)base;
-    block_iter_prev(&it->data_it);
-    skip_backward(it);
-}
-
-static slice si_key(const iter *base)
-{
-    return block_iter_key(&((const sst_iter *)base)->data_it);
-}
-
-static slice si_value(const iter *base)
-{
-    return block_iter_value(&((const sst_iter *)base)->data_it);
-}
-
-static eng_status si_status(const iter *base)
-{
-    return ((const sst_iter *)base)->status;
-}
-
-static void si_destroy(iter *base)
-{
-    sst_iter *it = (sst_iter *)base;
-    clear_data(it);
-    block_iter_cleanup(&it->index_it);
-    block_iter_cleanup(&it->data_it);
-    free(it->ra.buf);
-    free(it);
-}
-
-static const struct iter_ops sst_iter_ops = {
-    si_valid, si_seek_first, si_seek_last, si_seek,   si_next,
-    si_prev,  si_key,        si_value,     si_status, si_destroy,
-};
-
-/* An empty block for data_it to point at before the first block loads. */
-static const char empty_block_bytes[8] = {0, 0, 0, 0, 1, 0, 0, 0};
-static const block empty_block = {empty_block_bytes, 8, 0, 1, NULL};
-
-iter *sst_reader_iter(sst_reader *r, int fill_cache)
-{
-    sst_iter *it = calloc(1, sizeof(*it));
-    if (!it) return iter_new_error(env_error(ENG_NOMEM, "table iterator: out of memory"));
-    it->base.ops = &sst_iter_ops;
-    it->r = r;
-    it->fill_cache = fill_cache;
-    it->ra.next_size = READAHEAD_MIN;
-    block_iter_init(&it->index_it, &r->index, BLOCK_CMP_IKEY);
-    block_iter_init(&it->data_it, &empty_block, BLOCK_CMP_IKEY);
-    return &it->base;
 }

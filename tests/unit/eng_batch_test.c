@@ -443,12 +443,10 @@ TEST(RollbackAboveIndexedPointKeepsIndex)
     CHECK(batch_index(b) == m);
     CHECK_EQ_INT(mem_entries(m), 3);
     eng_batch_put(b, "f", 1, "6", 1);
-    CHECK_EQ_INT(mem_get(batch_index(b), slice_make("f", 1), ENG_MAX_SEQUENCE, &type, &seq, &v),
-                 1);
+    CHECK_EQ_INT(mem_get(batch_index(b), slice_make("f", 1), ENG_MAX_SEQUENCE, &type, &seq, &v), 1);
     CHECK_EQ_INT(seq, ENG_BATCH_SEQ_BASE + 3);
     CHECK_EQ_INT(index_get(b, "e", &type, &v), 0);
-    CHECK_MSG(strcmp(trace_of(b), "0:1:a=1;1:1:b=2;2:1:c=3;3:1:f=6;") == 0, "got %s",
-              trace_of(b));
+    CHECK_MSG(strcmp(trace_of(b), "0:1:a=1;1:1:b=2;2:1:c=3;3:1:f=6;") == 0, "got %s", trace_of(b));
     eng_batch_free(b);
 }
 
@@ -488,8 +486,7 @@ TEST(RollbackBelowIndexedPointRebuildsIndex)
     CHECK_EQ_INT(eng_batch_rollback(b), ENG_OK);
     CHECK_EQ_INT(index_get(b, "x", &type, &v), 0);
     eng_batch_put(b, "y", 1, "8", 1);
-    CHECK_EQ_INT(mem_get(batch_index(b), slice_make("y", 1), ENG_MAX_SEQUENCE, &type, &seq, &v),
-                 1);
+    CHECK_EQ_INT(mem_get(batch_index(b), slice_make("y", 1), ENG_MAX_SEQUENCE, &type, &seq, &v), 1);
     CHECK_EQ_INT(seq, ENG_BATCH_SEQ_BASE + 1);
     CHECK_EQ_INT(mem_entries(batch_index(b)), 2);
     /* Rolling back to empty reads as nothing pending. */
@@ -515,8 +512,7 @@ TEST(ClearAfterPartlyIndexedBatchStartsFresh)
     CHECK(batch_index(b) == NULL);
     eng_batch_put(b, "c", 1, "3", 1);
     eng_batch_put(b, "d", 1, "4", 1);
-    CHECK_EQ_INT(mem_get(batch_index(b), slice_make("d", 1), ENG_MAX_SEQUENCE, &type, &seq, &v),
-                 1);
+    CHECK_EQ_INT(mem_get(batch_index(b), slice_make("d", 1), ENG_MAX_SEQUENCE, &type, &seq, &v), 1);
     CHECK_EQ_INT(seq, ENG_BATCH_SEQ_BASE + 1);
     CHECK_EQ_INT(mem_entries(batch_index(b)), 2);
     CHECK_EQ_INT(index_get(b, "a", &type, &v), 0);
