@@ -16,22 +16,6 @@
 #include "keyspace/keyspace.h"
 #include "server/server.h"
 
-static void reply_ks_error(client *c, ks_status st)
-{
-    ks_ctx *k = client_ks(c);
-    switch (st) {
-    case KS_ERR_WRONGTYPE:
-        add_reply_error(c, ERR_WRONGTYPE);
-        break;
-    case KS_ERR_OVERFLOW:
-        add_reply_error(c, ERR_OVERFLOW);
-        break;
-    default:
-        add_reply_error(c, k->err ? k->err : "ERR internal keyspace error");
-        break;
-    }
-}
-
 /* The argv pairs from argv[first] as fields (no copies). small has room
  * for 16 pairs; larger lists are malloc'd (free when != small). */
 static ks_field *argv_pairs(client *c, int first, ks_field *small, size_t *n)
@@ -61,7 +45,7 @@ static void hset_generic(client *c, int reply_ok)
     ks_status st = ks_hset(client_ks(c), c->argv[1].ptr, c->argv[1].len, p, n, 0, &added);
     if (p != small) free(p);
     if (st != KS_OK)
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
     else if (reply_ok)
         add_reply_ok(c);
     else
@@ -83,7 +67,7 @@ void cmd_hsetnx(client *c)
     uint64_t added;
     ks_status st = ks_hset(client_ks(c), c->argv[1].ptr, c->argv[1].len, &p, 1, 1, &added);
     if (st != KS_OK)
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
     else
         add_reply_long_long(c, (long long)added);
 }
@@ -102,7 +86,7 @@ static ks_field *lookup_fields(client *c, int first, ks_field *small, void **own
         items[i] = (ks_field){c->argv[first + i].ptr, c->argv[first + i].len, NULL, 0};
     ks_status st = ks_hmget(client_ks(c), c->argv[1].ptr, c->argv[1].len, items, *n, owner);
     if (st != KS_OK && st != KS_NOTFOUND) {
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
         if (items != small) free(items);
         return NULL;
     }
@@ -192,7 +176,7 @@ static void whole_hash(client *c, int what)
     if (st == KS_NOTFOUND)
         whole_count(&w, 0);
     else if (st != KS_OK)
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
 }
 
 void cmd_hgetall(client *c)
@@ -213,7 +197,7 @@ void cmd_hlen(client *c)
     uint64_t n;
     ks_status st = ks_hlen(client_ks(c), c->argv[1].ptr, c->argv[1].len, &n);
     if (st != KS_OK && st != KS_NOTFOUND)
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
     else
         add_reply_long_long(c, (long long)n);
 }
@@ -232,7 +216,7 @@ void cmd_hdel(client *c)
     ks_status st = ks_hdel(client_ks(c), c->argv[1].ptr, c->argv[1].len, f, n, &deleted);
     if (f != small) free(f);
     if (st != KS_OK && st != KS_NOTFOUND)
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
     else
         add_reply_long_long(c, (long long)deleted);
 }
@@ -244,7 +228,7 @@ void cmd_hincrby(client *c)
     ks_status st = ks_hincrby(client_ks(c), c->argv[1].ptr, c->argv[1].len, c->argv[2].ptr,
                               c->argv[2].len, by, &out);
     if (st != KS_OK)
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
     else
         add_reply_long_long(c, out);
 }
@@ -269,7 +253,7 @@ void cmd_hincrbyfloat(client *c)
     ks_status st = ks_hincrbyfloat(client_ks(c), c->argv[1].ptr, c->argv[1].len, c->argv[2].ptr,
                                    c->argv[2].len, by, buf, &n);
     if (st != KS_OK)
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
     else
         add_reply_bulk(c, buf, n);
     free(buf);
@@ -353,7 +337,7 @@ void cmd_hscan(client *c)
         ks_type t;
         ks_status st = ks_type_of(client_ks(c), c->argv[1].ptr, c->argv[1].len, &t);
         if (st != KS_OK) {
-            reply_ks_error(c, st);
+            add_reply_ks_error(c, st, client_ks(c));
         } else if (t == KS_NONE) {
             add_reply_array_len(c, 2);
             add_reply_bulk(c, "0", 1);
@@ -368,7 +352,7 @@ void cmd_hscan(client *c)
     ks_status st = ks_hscan(client_ks(c), c->argv[1].ptr, c->argv[1].len, cursor, pat, plen, count,
                             collect_pair, &l, &next);
     if (st != KS_OK && st != KS_NOTFOUND) {
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
     } else if (l.oom) {
         add_reply_error(c, "ERR out of memory");
     } else {
@@ -444,7 +428,7 @@ static void hrandfield_count(client *c)
     size_t n = 0;
     ks_status st = ks_hash_read(client_ks(c), NULL, c->argv[1].ptr, c->argv[1].len, &f, &n);
     if (st != KS_OK && st != KS_NOTFOUND) {
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
         return;
     }
     if (n == 0 || count == 0) {
@@ -478,7 +462,7 @@ void cmd_hrandfield(client *c)
     size_t n = 0;
     ks_status st = ks_hash_read(client_ks(c), NULL, c->argv[1].ptr, c->argv[1].len, &f, &n);
     if (st != KS_OK && st != KS_NOTFOUND)
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
     else if (n == 0)
         add_reply_null(c);
     else {

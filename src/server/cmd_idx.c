@@ -20,22 +20,6 @@
 
 #define IDX_MAX_SCHEMA 16
 
-static void reply_ks_error(client *c, ks_status st)
-{
-    ks_ctx *ctx = client_ks(c);
-    switch (st) {
-    case KS_ERR_WRONGTYPE:
-        add_reply_error(c, ERR_WRONGTYPE);
-        break;
-    case KS_ERR_MSG:
-    case KS_ERR_ENGINE:
-        add_reply_error(c, ctx->err ? ctx->err : "ERR index operation failed");
-        break;
-    default:
-        add_reply_error(c, "ERR index operation failed");
-    }
-}
-
 static idx_str arg_str(const arg *a)
 {
     return (idx_str){a->ptr, a->len};
@@ -95,7 +79,7 @@ void cmd_idx_create(client *c)
     if (spec.nfields == 0) goto syntax;
     ks_status st = idx_create(client_ks(c), &spec);
     if (st != KS_OK) {
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
         return;
     }
     add_reply_ok(c);
@@ -213,7 +197,7 @@ static void reply_hashes(client *c, const idx_result *r)
             add_reply_map_len(c, 0); /* gone or replaced by another type */
         } else if (st != KS_OK) {
             reply_truncate(c, &mark);
-            reply_ks_error(c, st);
+            add_reply_ks_error(c, st, client_ks(c));
             return;
         }
     }
@@ -236,7 +220,7 @@ void cmd_idx_range(client *c)
     idx_result r;
     ks_status st = idx_range(client_ks(c), &q, &r);
     if (st != KS_OK) {
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
         return;
     }
     if (hashes) {
@@ -261,7 +245,7 @@ void cmd_idx_drop(client *c)
     if (st == KS_NOTFOUND)
         reply_no_such_index(c, &c->argv[1]);
     else if (st != KS_OK)
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
     else
         add_reply_ok(c);
 }
@@ -295,7 +279,7 @@ void cmd_idx_info(client *c)
         return;
     }
     if (st != KS_OK) {
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
         return;
     }
     add_reply_map_len(c, d.building ? 7 : 8); /* entries are counted once ready */

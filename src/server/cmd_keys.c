@@ -14,15 +14,6 @@
 #include "keyspace/keyspace.h"
 #include "server/server.h"
 
-static void reply_ks_error(client *c, ks_status st)
-{
-    ks_ctx *k = client_ks(c);
-    if (st == KS_ERR_WRONGTYPE)
-        add_reply_error(c, ERR_WRONGTYPE);
-    else
-        add_reply_error(c, k->err ? k->err : "ERR internal keyspace error");
-}
-
 static void del_generic(client *c)
 {
     ks_field small[16];
@@ -38,7 +29,7 @@ static void del_generic(client *c)
     ks_status st = ks_del_keys(client_ks(c), keys, n, &deleted);
     if (keys != small) free(keys);
     if (st != KS_OK)
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
     else
         add_reply_long_long(c, (long long)deleted);
 }
@@ -77,7 +68,7 @@ void cmd_type(client *c)
     ks_type t;
     ks_status st = ks_type_of(client_ks(c), c->argv[1].ptr, c->argv[1].len, &t);
     if (st != KS_OK) {
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
         return;
     }
     add_reply_status(c, t == KS_STRING ? "string" : t == KS_HASH ? "hash" : "none");
@@ -205,7 +196,7 @@ void cmd_keys(client *c)
     const arg *p = &c->argv[1];
     ks_status st = ks_keys(client_ks(c), match_all(p) ? NULL : p->ptr, p->len, collect_key, &l);
     if (st != KS_OK)
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
     else if (l.oom)
         add_reply_error(c, "ERR out of memory");
     else
@@ -223,7 +214,7 @@ void cmd_scan(client *c)
     ks_status st =
         ks_scan(client_ks(c), cursor, o.pat, o.plen, o.count, o.type, collect_key, &l, &next);
     if (st != KS_OK)
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
     else if (l.oom)
         add_reply_error(c, "ERR out of memory");
     else {
@@ -242,7 +233,7 @@ static void rename_generic(client *c, int nx)
     if (st == KS_NOTFOUND)
         add_reply_error(c, ERR_NO_SUCH_KEY);
     else if (st != KS_OK)
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
     else if (nx)
         add_reply_long_long(c, done);
     else
@@ -285,7 +276,7 @@ void cmd_copy(client *c)
     ks_status st =
         ks_copy(client_ks(c), src->ptr, src->len, (int)db, dst->ptr, dst->len, replace, &done);
     if (st != KS_OK)
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
     else
         add_reply_long_long(c, done);
 }
@@ -300,7 +291,7 @@ void cmd_randomkey(client *c)
         return;
     }
     if (st != KS_OK) {
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
         return;
     }
     add_reply_bulk(c, key, klen);
@@ -348,7 +339,7 @@ static void expire_generic(client *c, int seconds, int relative)
     int done;
     ks_status st = ks_expire_set(client_ks(c), c->argv[1].ptr, c->argv[1].len, when, flags, &done);
     if (st != KS_OK)
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
     else
         add_reply_long_long(c, done);
 }
@@ -381,7 +372,7 @@ static void ttl_generic(client *c, int ms, int absolute)
         return;
     }
     if (st != KS_OK) {
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
         return;
     }
     if (!when) {
@@ -415,7 +406,7 @@ void cmd_persist(client *c)
     int done;
     ks_status st = ks_persist(client_ks(c), c->argv[1].ptr, c->argv[1].len, &done);
     if (st != KS_OK)
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
     else
         add_reply_long_long(c, done);
 }

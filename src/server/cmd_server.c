@@ -25,17 +25,6 @@
 #define STRATA_VERSION "0.1.0"
 #define REDIS_COMPAT_VERSION "7.2.0"
 
-/* Replies the error of a failed keyspace call. */
-static void reply_ks_error(client *c, ks_status st, ks_ctx *ctx)
-{
-    if (st == KS_ERR_WRONGTYPE)
-        add_reply_error(c, ERR_WRONGTYPE);
-    else if (ctx->err)
-        add_reply_error(c, ctx->err);
-    else
-        add_reply_error_fmt(c, "keyspace error %d", (int)st);
-}
-
 /* ---- COMMAND ------------------------------------------------------------ */
 
 static void reply_flags(client *c, uint32_t f)
@@ -532,7 +521,7 @@ static void flush(client *c, int all)
     ks_ctx *ctx = client_ks(c);
     ks_status st = ks_flush(ctx, all);
     if (st != KS_OK) {
-        reply_ks_error(c, st, ctx);
+        add_reply_ks_error(c, st, ctx);
         return;
     }
     server_touch_db(all ? -1 : c->db);

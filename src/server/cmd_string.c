@@ -12,29 +12,6 @@
 #include "keyspace/keyspace.h"
 #include "server/server.h"
 
-/* Replies the error for a failed keyspace call. */
-static void reply_ks_error(client *c, ks_status st)
-{
-    ks_ctx *k = client_ks(c);
-    switch (st) {
-    case KS_ERR_WRONGTYPE:
-        add_reply_error(c, ERR_WRONGTYPE);
-        break;
-    case KS_ERR_NOTINT:
-        add_reply_error(c, ERR_NOT_INTEGER);
-        break;
-    case KS_ERR_NOTFLOAT:
-        add_reply_error(c, ERR_NOT_FLOAT);
-        break;
-    case KS_ERR_OVERFLOW:
-        add_reply_error(c, ERR_OVERFLOW);
-        break;
-    default:
-        add_reply_error(c, k->err ? k->err : "ERR internal keyspace error");
-        break;
-    }
-}
-
 static void reply_invalid_expire(client *c)
 {
     add_reply_error_fmt(c, "invalid expire time in '%s' command", c->cmd->name);
@@ -49,7 +26,7 @@ static void reply_value(client *c, ks_status st, ks_val *v)
     else if (st == KS_NOTFOUND)
         add_reply_null(c);
     else
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
     ks_val_free(v);
 }
 
@@ -157,7 +134,7 @@ static void set_generic(client *c, const arg *key, const arg *val, int flags, in
     int done;
     ks_status st = ks_set(client_ks(c), key->ptr, key->len, val->ptr, val->len, &o, &done, &old);
     if (st != KS_OK)
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
     else if (reply_int)
         add_reply_long_long(c, done);
     else if (o.get && old.p)
@@ -244,7 +221,7 @@ static void mset_generic(client *c, int nx)
     ks_status st = ks_mset(client_ks(c), kv, n, nx, &done);
     if (kv != small) free(kv);
     if (st != KS_OK)
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
     else if (nx)
         add_reply_long_long(c, done);
     else
@@ -281,11 +258,11 @@ void cmd_getex(client *c)
         ks_type t;
         ks_status st = ks_type_of(k, key->ptr, key->len, &t);
         if (st != KS_OK)
-            reply_ks_error(c, st);
+            add_reply_ks_error(c, st, client_ks(c));
         else if (t == KS_NONE)
             add_reply_null(c);
         else if (t != KS_STRING)
-            reply_ks_error(c, KS_ERR_WRONGTYPE);
+            add_reply_ks_error(c, KS_ERR_WRONGTYPE, client_ks(c));
         else
             reply_expire_error(c, err);
         return;
@@ -305,7 +282,7 @@ static void incr_generic(client *c, long long by)
     if (st == KS_OK)
         add_reply_long_long(c, out);
     else
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
 }
 
 void cmd_incr(client *c)
@@ -343,9 +320,11 @@ void cmd_incrbyfloat(client *c)
         /* Redis checks the key's type before the increment. */
         ks_type t;
         ks_status st = ks_type_of(k, c->argv[1].ptr, c->argv[1].len, &t);
-        reply_ks_error(c, st != KS_OK                        ? st
-                          : (t != KS_NONE && t != KS_STRING) ? KS_ERR_WRONGTYPE
-                                                             : KS_ERR_NOTFLOAT);
+        add_reply_ks_error(c,
+                           st != KS_OK                        ? st
+                           : (t != KS_NONE && t != KS_STRING) ? KS_ERR_WRONGTYPE
+                                                              : KS_ERR_NOTFLOAT,
+                           client_ks(c));
         return;
     }
     char *buf = malloc(KS_LD_BUF);
@@ -358,7 +337,7 @@ void cmd_incrbyfloat(client *c)
     if (st == KS_OK)
         add_reply_bulk(c, buf, n);
     else
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
     free(buf);
 }
 
@@ -370,7 +349,7 @@ void cmd_append(client *c)
     if (st == KS_OK)
         add_reply_long_long(c, (long long)n);
     else
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
 }
 
 void cmd_strlen(client *c)
@@ -380,7 +359,7 @@ void cmd_strlen(client *c)
     if (st == KS_OK || st == KS_NOTFOUND)
         add_reply_long_long(c, (long long)v.n);
     else
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
     ks_val_free(&v);
 }
 
@@ -391,7 +370,7 @@ void cmd_getrange(client *c)
     ks_val v;
     ks_status st = ks_get(client_ks(c), c->argv[1].ptr, c->argv[1].len, &v);
     if (st != KS_OK && st != KS_NOTFOUND) {
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
         return;
     }
     long long len = (long long)v.n;
@@ -430,5 +409,5 @@ void cmd_setrange(client *c)
     if (st == KS_OK)
         add_reply_long_long(c, (long long)n);
     else
-        reply_ks_error(c, st);
+        add_reply_ks_error(c, st, client_ks(c));
 }

@@ -472,3 +472,24 @@ int arg_is(const arg *a, const char *w)
 {
     return strcasecmp(a->ptr, w) == 0 && strlen(w) == a->len;
 }
+
+void add_reply_ks_error(client *c, ks_status st, const ks_ctx *ctx)
+{
+    switch (st) {
+    case KS_ERR_WRONGTYPE:
+        add_reply_error(c, ERR_WRONGTYPE);
+        break;
+    case KS_ERR_NOTINT:
+        add_reply_error(c, ERR_NOT_INTEGER);
+        break;
+    case KS_ERR_NOTFLOAT:
+        add_reply_error(c, ERR_NOT_FLOAT);
+        break;
+    case KS_ERR_OVERFLOW:
+        add_reply_error(c, ERR_OVERFLOW);
+        break;
+    default:
+        add_reply_error(c, ctx->err ? ctx->err : "ERR internal keyspace error");
+        break;
+    }
+}

@@ -128,6 +128,10 @@ void set_deferred_map_len(client *c, void *node, long n);
 #define ERR_OVERFLOW "increment or decrement would overflow"
 #define ERR_DB_INDEX "DB index is out of range"
 void add_reply_wrong_arity(client *c); /* ERR wrong number of arguments for '<cmd>' command */
+/* The reply for a failed keyspace or index call: Redis's fixed text for
+ * WRONGTYPE, not-an-integer, not-a-float and overflow, else ctx->err (the
+ * full message of KS_ERR_MSG / KS_ERR_ENGINE). ctx is the call's context. */
+void add_reply_ks_error(client *c, ks_status st, const ks_ctx *ctx);
 
 /* ---- Argument parsing helpers (reply the Redis error and return -1) ---- */
 int arg_to_ll(client *c, const arg *a, long long *out);      /* ERR_NOT_INTEGER */
