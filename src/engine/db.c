@@ -37,6 +37,7 @@ void eng_options_init(eng_options *o)
     memset(o, 0, sizeof(*o));
     o->write_buffer_size = 64u << 20;
     o->cache_size = 256u << 20;
+    o->row_cache_size = 0;
     o->block_size = 4096;
     o->compression_level = 1;
     o->bloom_bits_per_key = 10;
@@ -371,6 +372,7 @@ static void db_free(eng_db *db)
     }
     version_set_destroy(&db->vs);
     if (db->cache) cache_free(db->cache);
+    row_cache_free(db->vs.row_cache);
     if (db->lock_fd >= 0) close(db->lock_fd);
     pthread_mutex_destroy(&db->mu);
     pthread_cond_destroy(&db->bg_cv);
@@ -403,6 +405,7 @@ eng_status eng_open(const char *dir, const eng_options *opts, eng_db **out)
     pthread_cond_init(&db->sync_cv, NULL);
     db->cache = cache_new(db->opts.cache_size);
     version_set_init(&db->vs, dir, &db->opts, db->cache);
+    db->vs.row_cache = row_cache_new(db->opts.row_cache_size);
 
     eng_status s = ENG_OK;
     if (db->opts.create_if_missing) s = env_mkdir_p(dir);
@@ -477,6 +480,10 @@ void eng_get_stats(eng_db *db, eng_stats *st)
     st->cache_usage = cache_usage(db->cache);
     st->cache_hits = cache_hits(db->cache);
     st->cache_misses = cache_misses(db->cache);
+    st->row_cache_capacity = row_cache_capacity(db->vs.row_cache);
+    st->row_cache_usage = row_cache_usage(db->vs.row_cache);
+    st->row_cache_hits = row_cache_hits(db->vs.row_cache);
+    st->row_cache_misses = row_cache_misses(db->vs.row_cache);
 }
 
 typedef struct usage_ctx {

@@ -74,6 +74,7 @@ typedef void (*eng_log_fn)(void *ctx, int level, const char *msg);
 typedef struct eng_options {
     size_t write_buffer_size;    /* memtable size before it is frozen; 64 MiB */
     size_t cache_size;           /* block cache bytes, shared by all tables; 256 MiB */
+    size_t row_cache_size;       /* row cache bytes for point lookups (row_cache.h); 0 = off */
     size_t block_size;           /* target uncompressed data block size; 4096 */
     int compression_level;       /* zstd level; 0 turns compression off; 1 */
     int bloom_bits_per_key;      /* 0 disables bloom filters; 10 */
@@ -223,6 +224,10 @@ typedef struct eng_stats {
     uint64_t cache_usage;
     uint64_t cache_hits;
     uint64_t cache_misses;
+    uint64_t row_cache_capacity;  /* 0 when the row cache is off */
+    uint64_t row_cache_usage;
+    uint64_t row_cache_hits;      /* table lookups answered by the row cache */
+    uint64_t row_cache_misses;    /* table lookups it passed on to the table */
     uint64_t bloom_useful;        /* table reads avoided by a bloom filter */
     uint64_t stall_slowdowns;     /* writes delayed because L0 was behind */
     uint64_t stall_stops;         /* writes that waited for a compaction */

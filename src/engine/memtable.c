@@ -166,7 +166,7 @@ static node *index_find(memtable *m, slice key, uint64_t h)
 }
 
 /* Writer: the slot for key in the current table, holding its node or empty. */
-static hslot *index_slot(memtable *m, slice key, uint64_t h)
+static inline hslot *index_slot(memtable *m, slice key, uint64_t h)
 {
     htable *t = atomic_load_explicit(&m->index, memory_order_relaxed);
     for (size_t i = h & t->mask;; i = (i + 1) & t->mask) {
@@ -376,26 +376,26 @@ static int random_height(memtable *m)
     return h;
 }
 
-/* Fills prev[0..height) with the predecessors of a new entry (key, trailer)
- * whose user key's newest indexed entry is newest (or NULL): the tails when
- * it appends (M4); newest's level-0 predecessor when it is a height-1 newer
- * version of that key (M7), which spares the descent for every overwrite;
- * else what a descent finds. */
-static void find_prev(memtable *m, slice key, uint64_t trailer, int height, node *newest,
-                      node **prev)
+/* Fills prev[0..height) without a search when a hint applies and returns
+ * 1: the tails when (key, trailer) appends (M4); newest's level-0
+ * predecessor when the entry is a height-1 newer version of newest's user
+ * key (M7), which spares the descent for every overwrite. Returns 0 when a
+ * descent is needed. */
+static inline int prev_from_hint(memtable *m, slice key, uint64_t trailer, int height, node *newest,
+                                 node **prev)
 {
     if (m->tail[0] != m->head && node_cmp(m->tail[0], key.data, key.size, trailer) < 0) {
         memcpy(prev, m->tail, sizeof(m->tail));
-        return;
+        return 1;
     }
     if (height == 1 && newest && trailer > node_trailer(newest)) {
         node *p = newest->prev0; /* < newest; a range deletion of key may sort above us */
         if (p == m->head || node_cmp(p, key.data, key.size, trailer) < 0) {
             prev[0] = p;
-            return;
+            return 1;
         }
     }
-    find_ge(m, key.data, key.size, trailer, prev);
+    return 0;
 }
 
 /* A node of the given height holding (key, trailer) -> value, not linked. */
@@ -421,25 +421,17 @@ static node *new_entry(memtable *m, int height, slice key, uint64_t trailer, sli
     return x;
 }
 
-void mem_add(memtable *m, uint64_t seq, int type, slice key, slice value)
+/* Links a new node for e at the given height, with prev[i] the last node
+ * below e at level i (M2), and records it in the point index (M5).
+ * REQUIRES: Invariant M1; levels at or above max_height have prev[i] = head
+ * or a node linked there by this writer. */
+static inline void link_entry(memtable *m, const mem_entry *e, uint64_t trailer, uint64_t h,
+                              hslot *slot, int height, node **prev)
 {
-    uint64_t trailer = ikey_pack_trailer(seq, type);
-    int point = type != ENG_TYPE_RANGE_DELETION;
-    uint64_t h = point ? key_hash(key) : 0;
-    hslot *slot = point ? index_slot(m, key, h) : NULL;
-    node *newest = slot ? slot_node(atomic_load_explicit(slot, memory_order_relaxed)) : NULL;
-    int height = random_height(m);
-    node *prev[MAX_HEIGHT];
-    find_prev(m, key, trailer, height, newest, prev);
-
-    int max_h = atomic_load_explicit(&m->max_height, memory_order_relaxed);
-    if (height > max_h) {
-        for (int i = max_h; i < height; i++)
-            prev[i] = m->head;
-        /* M3: readers seeing the new height before the links find NULL. */
+    /* M3: readers seeing the new height before the links find NULL. */
+    if (height > atomic_load_explicit(&m->max_height, memory_order_relaxed))
         atomic_store_explicit(&m->max_height, height, memory_order_relaxed);
-    }
-    node *x = new_entry(m, height, key, trailer, value);
+    node *x = new_entry(m, height, e->key, trailer, e->value);
     x->prev0 = prev[0];                /* M7 */
     for (int i = 0; i < height; i++) { /* M1: bottom-up, node complete before publish */
         atomic_store_explicit(&x->next[i],
@@ -452,10 +444,172 @@ void mem_add(memtable *m, uint64_t seq, int type, slice key, slice value)
     node *after = atomic_load_explicit(&x->next[0], memory_order_relaxed);
     if (after) after->prev0 = x; /* M7 */
     atomic_fetch_add_explicit(&m->entries, 1, memory_order_relaxed);
-    if (point)
-        index_put(m, slot, h, x); /* M5: after linking */
+    if (e->type != ENG_TYPE_RANGE_DELETION)
+        index_put(m, slot ? slot : index_slot(m, e->key, h), h, x); /* M5: after linking */
     else
         atomic_fetch_add_explicit(&m->range_dels, 1, memory_order_relaxed);
+}
+
+/* The newest point entry of e's user key (hash h), or NULL (also for range
+ * deletions, which take no overwrite hint); *slot is its index slot, which
+ * stays valid until the index next grows (index_put). */
+static node *newest_of(memtable *m, const mem_entry *e, uint64_t h, hslot **slot)
+{
+    *slot = NULL;
+    if (e->type == ENG_TYPE_RANGE_DELETION) return NULL;
+    *slot = index_slot(m, e->key, h);
+    return slot_node(atomic_load_explicit(*slot, memory_order_relaxed));
+}
+
+void mem_add(memtable *m, uint64_t seq, int type, slice key, slice value)
+{
+    mem_entry e = {seq, type, key, value};
+    uint64_t trailer = ikey_pack_trailer(seq, type);
+    uint64_t h = type != ENG_TYPE_RANGE_DELETION ? key_hash(key) : 0;
+    int height = random_height(m);
+    node *prev[MAX_HEIGHT];
+    for (int i = atomic_load_explicit(&m->max_height, memory_order_relaxed); i < height; i++)
+        prev[i] = m->head; /* M3: levels at or above max_height are empty */
+    hslot *slot;
+    if (!prev_from_hint(m, key, trailer, height, newest_of(m, &e, h, &slot), prev))
+        find_ge(m, key.data, key.size, trailer, prev);
+    link_entry(m, &e, trailer, h, slot, height, prev);
+}
+
+/* ---- Batched inserts ------------------------------------------------------
+ *
+ * A random insert is a chain of dependent cache misses, one per node the
+ * descent visits (about 20 at 1M entries). The entries of one write batch
+ * are independent, so mem_add_many runs their descents interleaved: each
+ * step of one descent prefetches the node its next step reads, and the
+ * other descents' steps run while that miss is outstanding. The descents
+ * search the list as it was before the chunk (readers and the writer never
+ * modify existing nodes except their links), then the entries are linked
+ * in K1 order; an entry's predecessor at a level can only have moved right
+ * over nodes of the same chunk linked before it, so a short forward walk
+ * per level (over nodes the chunk just touched) makes prev[] exact again. */
+
+#define CHUNK 16
+
+typedef struct pending {
+    const mem_entry *e;
+    uint64_t trailer, h; /* h: the user key's hash (point entries) */
+    int height;
+    int level;         /* the descent's current level */
+    node *x, *checked; /* the descent's position, as in find_ge */
+    node *prev[MAX_HEIGHT];
+} pending;
+
+/* One step of find_ge for d; returns 1 when d's prev[] is complete. */
+static int descend_step(pending *d)
+{
+    const mem_entry *e = d->e;
+    node *n = nx_acquire(d->x, d->level);
+    if (n && n != d->checked && node_cmp(n, e->key.data, e->key.size, d->trailer) < 0) {
+        d->x = n;
+    } else {
+        d->prev[d->level] = d->x;
+        if (d->level == 0) return 1;
+        d->checked = n;
+        d->level--;
+    }
+    /* The next step reads this node: fetch it while other descents step. */
+    __builtin_prefetch(atomic_load_explicit(&d->x->next[d->level], memory_order_relaxed));
+    return 0;
+}
+
+/* Finds prev[] for p[0..n) against the list as it is now, their descents
+ * interleaved. */
+static void descend_all(memtable *m, pending *p, size_t n)
+{
+    int top = atomic_load_explicit(&m->max_height, memory_order_relaxed) - 1;
+    pending *active[CHUNK];
+    for (size_t i = 0; i < n; i++) {
+        pending *d = &p[i];
+        for (int l = 0; l < MAX_HEIGHT; l++)
+            d->prev[l] = m->head; /* levels above top are empty (M3) */
+        d->x = m->head;
+        d->checked = NULL;
+        d->level = top;
+        active[i] = d;
+    }
+    for (size_t na = n; na;) {
+        for (size_t i = 0; i < na;) {
+            if (descend_step(active[i]))
+                active[i] = active[--na];
+            else
+                i++;
+        }
+    }
+}
+
+/* K1 order of two pending entries. */
+static int pending_cmp(const pending *a, const pending *b)
+{
+    slice ka = a->e->key, kb = b->e->key;
+    size_t n = ka.size < kb.size ? ka.size : kb.size;
+    int r = n ? bytes_cmp(ka.data, kb.data, n) : 0;
+    if (r) return r;
+    if (ka.size != kb.size) return ka.size < kb.size ? -1 : 1;
+    return a->trailer > b->trailer ? -1 : a->trailer < b->trailer ? 1 : 0;
+}
+
+/* Inserts e[0..n) (n <= CHUNK). An entry a hint places (prev_from_hint) is
+ * linked at once, as mem_add would; the others' descents run interleaved
+ * afterwards and they are linked in K1 order, each prev[] first moved
+ * forward over nodes of this group linked before it. */
+static void add_chunk(memtable *m, const mem_entry *e, size_t n)
+{
+    pending p[CHUNK], *order[CHUNK];
+    size_t nd = 0;
+    for (size_t i = 0; i < n; i++) {
+        pending *d = &p[nd];
+        d->e = &e[i];
+        d->trailer = ikey_pack_trailer(e[i].seq, e[i].type);
+        d->h = e[i].type != ENG_TYPE_RANGE_DELETION ? key_hash(e[i].key) : 0;
+        d->height = random_height(m);
+        for (int l = atomic_load_explicit(&m->max_height, memory_order_relaxed); l < d->height; l++)
+            d->prev[l] = m->head; /* M3: levels at or above max_height are empty */
+        hslot *slot;
+        if (prev_from_hint(m, e[i].key, d->trailer, d->height, newest_of(m, d->e, d->h, &slot),
+                           d->prev))
+            link_entry(m, d->e, d->trailer, d->h, slot, d->height, d->prev);
+        else
+            nd++;
+    }
+    if (nd == 1) {
+        find_ge(m, p[0].e->key.data, p[0].e->key.size, p[0].trailer, p[0].prev);
+        link_entry(m, p[0].e, p[0].trailer, p[0].h, NULL, p[0].height, p[0].prev);
+        return;
+    }
+    descend_all(m, p, nd);
+    for (size_t i = 0; i < nd; i++) { /* insertion sort: nd is small */
+        size_t j = i;
+        for (; j > 0 && pending_cmp(order[j - 1], &p[i]) > 0; j--)
+            order[j] = order[j - 1];
+        order[j] = &p[i];
+    }
+    for (size_t i = 0; i < nd; i++) {
+        pending *d = order[i];
+        const mem_entry *x = d->e;
+        for (int l = 0; l < d->height; l++) { /* step over this chunk's nodes */
+            node *nx;
+            while ((nx = atomic_load_explicit(&d->prev[l]->next[l], memory_order_relaxed)) &&
+                   node_cmp(nx, x->key.data, x->key.size, d->trailer) < 0)
+                d->prev[l] = nx;
+        }
+        link_entry(m, x, d->trailer, d->h, NULL, d->height, d->prev);
+    }
+}
+
+void mem_add_many(memtable *m, const mem_entry *e, size_t n)
+{
+    if (n == 1) { /* nothing to overlap with */
+        mem_add(m, e->seq, e->type, e->key, e->value);
+        return;
+    }
+    for (size_t i = 0; i < n; i += CHUNK)
+        add_chunk(m, e + i, n - i < CHUNK ? n - i : CHUNK);
 }
 
 static int get_result(const node *x, int *type, uint64_t *found_seq, slice *value)

@@ -41,6 +41,23 @@ void mem_reset(memtable *m);
  * (key, seq) pair is new. */
 void mem_add(memtable *m, uint64_t seq, int type, slice key, slice value);
 
+/* One entry for mem_add_many: as mem_add's arguments. */
+typedef struct mem_entry {
+    uint64_t seq;
+    int type;
+    slice key, value;
+} mem_entry;
+
+/* Adds e[0..n), as n mem_add calls would, but runs the skiplist descents of
+ * up to 16 entries at a time interleaved, so their cache misses overlap (a
+ * write batch's keys are independent). Each entry is published as mem_add
+ * publishes it (M1), though not necessarily in the order given: a reader
+ * must not rely on seeing a group's entries in sequence order before the
+ * call returns (the engine publishes a batch's sequence numbers only after
+ * inserting all of it). e's slices need only live for the call.
+ * REQUIRES: Invariant M1; every (key, seq) pair is new and distinct. */
+void mem_add_many(memtable *m, const mem_entry *e, size_t n);
+
 /* Looks up the newest entry for user key `key` with sequence <= seq
  * (point entries only; range deletions are not consulted here).
  * Returns 1 if found and sets *type (ENG_TYPE_VALUE or ENG_TYPE_DELETION),

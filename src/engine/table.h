@@ -76,6 +76,14 @@ void sst_reader_close(sst_reader *r);
 eng_status sst_reader_get(sst_reader *r, slice key, uint64_t seq, int *type,
                           uint64_t *found_seq, char **value, size_t *vlen);
 
+/* sst_reader_get split in two, for callers that hash the key once for
+ * several tables (version_get): may_match is the bloom filter's verdict
+ * for hash = bloom_hash(key) (0: certainly absent, counted as useful), and
+ * get_unfiltered the lookup without it. */
+int sst_reader_may_match(sst_reader *r, uint64_t hash);
+eng_status sst_reader_get_unfiltered(sst_reader *r, slice key, uint64_t seq, int *type,
+                                     uint64_t *found_seq, char **value, size_t *vlen);
+
 /* An internal iterator over the point entries. fill_cache = 0 for
  * compaction reads, which should not evict hot blocks. A corrupt block
  * makes the iterator invalid with status ENG_CORRUPTION. The iterator

@@ -539,13 +539,23 @@ static eng_status get_from_blocks(sst_reader *r, block_iter *ii, slice key, slic
     return ENG_NOTFOUND;
 }
 
+int sst_reader_may_match(sst_reader *r, uint64_t hash)
+{
+    if (!r->filter_len || bloom_may_match(r->filter, r->filter_len, hash)) return 1;
+    __atomic_fetch_add(&r->bloom_useful, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
 eng_status sst_reader_get(sst_reader *r, slice key, uint64_t seq, int *type, uint64_t *found_seq,
                           char **value, size_t *vlen)
 {
-    if (r->filter_len && !bloom_may_match(r->filter, r->filter_len, bloom_hash(key))) {
-        __atomic_fetch_add(&r->bloom_useful, 1, __ATOMIC_RELAXED);
-        return ENG_NOTFOUND;
-    }
+    if (!sst_reader_may_match(r, bloom_hash(key))) return ENG_NOTFOUND;
+    return sst_reader_get_unfiltered(r, key, seq, type, found_seq, value, vlen);
+}
+
+eng_status sst_reader_get_unfiltered(sst_reader *r, slice key, uint64_t seq, int *type,
+                                     uint64_t *found_seq, char **value, size_t *vlen)
+{
     if (seq > ENG_MAX_SEQUENCE) seq = ENG_MAX_SEQUENCE;
     char stack[256];
     char *t = key.size + 8 <= sizeof(stack) ? stack : malloc(key.size + 8);

@@ -4,6 +4,7 @@
  */
 #include "version.h"
 
+#include "bloom.h"
 #include "env.h"
 
 #include <assert.h>
@@ -41,6 +42,7 @@ void file_unref(file_meta *f)
         char path[PATH_MAX];
         snprintf(path, sizeof(path), "%s/%06" PRIu64 ".sst", vs->dir, f->number);
         if (vs->cache) cache_erase_file(vs->cache, f->number);
+        row_cache_erase_file(vs->row_cache, f->number);
         unlink(path);
     }
     buf_free(&f->smallest);
@@ -277,25 +279,40 @@ static int find_file(file_meta *const *files, int n, slice ukey, uint64_t traile
     return lo;
 }
 
-static eng_status table_get(file_meta *f, slice key, uint64_t seq, int *type, uint64_t *fseq,
-                            char **val, size_t *vlen)
+/* The lookup in one table; hash is bloom_hash(key). The bloom filter comes
+ * first because it is cheaper than a row cache probe and rejects most
+ * tables, so the cache holds ROW_ABSENT only for its false positives. */
+static eng_status table_get(file_meta *f, slice key, uint64_t hash, uint64_t seq, int *type,
+                            uint64_t *fseq, char **val, size_t *vlen)
 {
     sst_reader *r;
     eng_status s = version_table(f, &r);
     if (s != ENG_OK) return s;
-    return sst_reader_get(r, key, seq, type, fseq, val, vlen);
+    if (!sst_reader_may_match(r, hash)) return ENG_NOTFOUND;
+    row_cache *rc = f->vs ? f->vs->row_cache : NULL;
+    if (row_cache_get(rc, f->number, hash, key, seq, type, fseq, val, vlen)) /* RC2 */
+        return *type == ROW_ABSENT ? ENG_NOTFOUND : ENG_OK;
+    s = sst_reader_get_unfiltered(r, key, seq, type, fseq, val, vlen);
+    if (rc && seq >= f->largest_seq) { /* RC1: the answer is the table's newest */
+        if (s == ENG_OK)
+            row_cache_put(rc, f->number, hash, key, *type, *fseq, slice_make(*val, *vlen));
+        else if (s == ENG_NOTFOUND)
+            row_cache_put(rc, f->number, hash, key, ROW_ABSENT, 0, slice_make(NULL, 0));
+    }
+    return s;
 }
 
 eng_status version_get(version *v, slice key, uint64_t seq, int *type, uint64_t *found_seq,
                        char **val, size_t *vlen)
 {
+    uint64_t hash = bloom_hash(key);
     /* V1: level 0 newest first; the first file holding the key wins. */
     for (int i = 0; i < v->nfiles[0]; i++) {
         file_meta *f = v->files[0][i];
         if (slice_compare(key, ikey_user_key(fm_small(f))) < 0 ||
             slice_compare(key, ikey_user_key(fm_large(f))) > 0)
             continue;
-        eng_status s = table_get(f, key, seq, type, found_seq, val, vlen);
+        eng_status s = table_get(f, key, hash, seq, type, found_seq, val, vlen);
         if (s != ENG_NOTFOUND) return s;
     }
     uint64_t trailer = ikey_pack_trailer(seq, ENG_TYPE_SEEK);
@@ -306,7 +323,7 @@ eng_status version_get(version *v, slice key, uint64_t seq, int *type, uint64_t 
         if (i >= n) continue;
         file_meta *f = v->files[l][i];
         if (slice_compare(key, ikey_user_key(fm_small(f))) < 0) continue;
-        eng_status s = table_get(f, key, seq, type, found_seq, val, vlen);
+        eng_status s = table_get(f, key, hash, seq, type, found_seq, val, vlen);
         if (s != ENG_NOTFOUND) return s;
     }
     return ENG_NOTFOUND;

@@ -29,6 +29,7 @@
 #include "iter.h"
 #include "log.h"
 #include "rangedel.h"
+#include "row_cache.h"
 #include "table.h"
 #include "version_edit.h"
 
@@ -58,6 +59,7 @@ struct version_set {
     char *dir;
     const eng_options *opts;
     block_cache *cache;
+    row_cache *row_cache;     /* NULL: off; set by the owner after init */
     pthread_mutex_t table_mu; /* serializes opening readers */
     int deletions_enabled;    /* atomic; V4 */
     version *current;         /* read under db->mu; replaced by the manifest holder */
@@ -97,7 +99,10 @@ eng_status version_apply(version_set *vs, const version *base, const version_edi
 void version_ref(version *v);
 void version_unref(version *v); /* thread-safe; frees at zero */
 
-/* The newest point entry for key with sequence <= seq in v's tables.
+/* The newest point entry for key with sequence <= seq in v's tables,
+ * through the row cache when there is one (row_cache.h, RC1-RC3); range
+ * tombstones are the caller's to apply. Point lookups only: iterators and
+ * compaction never come here, so they never fill the row cache.
  * ENG_OK sets *type, *found_seq and, for a value, *val (malloc'd, caller's);
  * ENG_NOTFOUND; or the table's error. */
 eng_status version_get(version *v, slice key, uint64_t seq, int *type, uint64_t *found_seq,

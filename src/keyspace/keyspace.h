@@ -286,6 +286,14 @@ typedef int (*ks_field_fn)(void *arg, const char *f, size_t fl, const char *v, s
 typedef void (*ks_count_fn)(void *arg, uint64_t n);
 ks_status ks_hash_all(ks_ctx *c, const char *key, size_t klen, ks_count_fn count_fn, ks_field_fn fn,
                       void *arg);
+/* As ks_hash_all, but hands every pair over in one call, fn(arg, f, n),
+ * so a reply writer can size and write the whole hash at once. f[0..n)
+ * point into the engine's buffer (or a copy owned by ks) and are valid
+ * only during the call. Returns KS_OK after the call, KS_NOTFOUND (no
+ * call) when absent, KS_ERR_WRONGTYPE, or an engine/corruption error (no
+ * call: the hash is parsed in full first). No lock: command thread. */
+typedef void (*ks_fields_fn)(void *arg, const ks_field *f, size_t n);
+ks_status ks_hash_fields(ks_ctx *c, const char *key, size_t klen, ks_fields_fn fn, void *arg);
 /* One HSCAN step (cursor semantics as ks_scan). */
 ks_status ks_hscan(ks_ctx *c, const char *key, size_t klen, uint64_t cursor, const char *pat,
                    size_t plen, uint64_t count, ks_field_fn fn, void *arg, uint64_t *next);

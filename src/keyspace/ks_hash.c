@@ -303,6 +303,65 @@ ks_status ks_hash_all(ks_ctx *c, const char *key, size_t klen, ks_count_fn count
     return st;
 }
 
+/* A varint whose first byte ends it (below 128: nearly every field name
+ * and value length) without the general loop. */
+static inline const char *get_len(const char *p, const char *end, uint64_t *v)
+{
+    if (p < end && !((unsigned char)*p & 128)) {
+        *v = (unsigned char)*p;
+        return p + 1;
+    }
+    return ks_get_varint(p, end, v);
+}
+
+/* ks_packed_parse for a freshly initialised fv, writing the pairs straight
+ * into its array. A hash with more pairs than the array holds goes through
+ * ks_packed_parse, which grows it. Returns 0, or -1 when corrupt. */
+static int packed_parse_fast(const char *p, size_t n, ks_fvec *fv)
+{
+    const char *start = p, *end = p + n;
+    uint64_t cnt, fl, vl;
+    if (!(p = get_len(p, end, &cnt))) return -1;
+    if (cnt > fv->cap) return ks_packed_parse(start, n, fv);
+    ks_field *out = fv->v;
+    for (uint64_t i = 0; i < cnt; i++) {
+        if (!(p = get_len(p, end, &fl)) || fl > (uint64_t)(end - p)) return -1;
+        out[i].f = p;
+        out[i].fl = fl;
+        p += fl;
+        if (!(p = get_len(p, end, &vl)) || vl > (uint64_t)(end - p)) return -1;
+        out[i].v = p;
+        out[i].vl = vl;
+        p += vl;
+    }
+    fv->n = cnt;
+    return p == end ? 0 : -1;
+}
+
+ks_status ks_hash_fields(ks_ctx *c, const char *key, size_t klen, ks_fields_fn fn, void *arg)
+{
+    ks_meta m;
+    ks_status st = ks_meta_read(c, NULL, c->db, key, klen, &m);
+    if (st != KS_OK) return st;
+    if (m.type != KS_HASH) {
+        st = m.type == KS_NONE ? KS_NOTFOUND : KS_ERR_WRONGTYPE;
+        ks_meta_free(&m);
+        return st;
+    }
+    /* Parsed (or loaded) in full before fn runs, so a corrupt value is an
+     * error reply rather than a short one. */
+    ks_fvec fv;
+    ks_fvec_init(&fv);
+    if (m.big)
+        st = ks_hash_load(c, NULL, c->db, key, klen, &m, &fv);
+    else if (packed_parse_fast(m.payload, m.plen, &fv) != 0)
+        st = corrupt(c);
+    if (st == KS_OK) fn(arg, fv.v, fv.n);
+    ks_fvec_free(&fv);
+    ks_meta_free(&m);
+    return st;
+}
+
 void ks_fields_free(ks_field *fields, size_t n)
 {
     (void)n;

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "keyspace/keyspace.h"
+#include "server/reply.h"
 #include "server/server.h"
 
 /* The argv pairs from argv[first] as fields (no copies). small has room
@@ -144,52 +145,40 @@ void cmd_hmget(client *c)
     if (items != small) free(items);
 }
 
-/* HGETALL, HKEYS, HVALS: replies straight from the engine's buffer. */
-enum { ALL_PAIRS, ALL_KEYS, ALL_VALS };
+/* HGETALL, HKEYS, HVALS: replies straight from the engine's buffer, the
+ * whole hash in one pass (add_reply_hash). */
 typedef struct whole_reply {
     client *c;
-    int what;
+    reply_hash_part what;
 } whole_reply;
 
-static void whole_count(void *arg, uint64_t n)
+static void whole_fields(void *arg, const ks_field *f, size_t n)
 {
     whole_reply *w = arg;
-    if (w->what == ALL_PAIRS)
-        add_reply_map_len(w->c, (long)n);
-    else
-        add_reply_array_len(w->c, (long)n);
+    add_reply_hash(w->c, f, n, w->what);
 }
 
-static int whole_pair(void *arg, const char *f, size_t fl, const char *v, size_t vl)
-{
-    whole_reply *w = arg;
-    if (w->what != ALL_VALS) add_reply_bulk(w->c, f, fl);
-    if (w->what != ALL_KEYS) add_reply_bulk(w->c, v, vl);
-    return 0;
-}
-
-static void whole_hash(client *c, int what)
+static void whole_hash(client *c, reply_hash_part what)
 {
     whole_reply w = {c, what};
-    ks_status st =
-        ks_hash_all(client_ks(c), c->argv[1].ptr, c->argv[1].len, whole_count, whole_pair, &w);
+    ks_status st = ks_hash_fields(client_ks(c), c->argv[1].ptr, c->argv[1].len, whole_fields, &w);
     if (st == KS_NOTFOUND)
-        whole_count(&w, 0);
+        add_reply_hash(c, NULL, 0, what);
     else if (st != KS_OK)
         add_reply_ks_error(c, st, client_ks(c));
 }
 
 void cmd_hgetall(client *c)
 {
-    whole_hash(c, ALL_PAIRS);
+    whole_hash(c, REPLY_HASH_PAIRS);
 }
 void cmd_hkeys(client *c)
 {
-    whole_hash(c, ALL_KEYS);
+    whole_hash(c, REPLY_HASH_FIELDS);
 }
 void cmd_hvals(client *c)
 {
-    whole_hash(c, ALL_VALS);
+    whole_hash(c, REPLY_HASH_VALUES);
 }
 
 void cmd_hlen(client *c)

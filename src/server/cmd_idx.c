@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "index/index.h"
+#include "server/reply.h"
 #include "server/server.h"
 
 #define IDX_MAX_SCHEMA 16
@@ -165,36 +166,36 @@ static void reply_fields(client *c, const idx_hit *h, const arg *want, long long
     set_deferred_map_len(c, len, n);
 }
 
-static void stream_count(void *arg, uint64_t n)
-{
-    add_reply_map_len(arg, (long)n);
-}
+typedef struct hash_reply {
+    client *c;
+    const idx_hit *h;
+} hash_reply;
 
-static int stream_pair(void *arg, const char *f, size_t fl, const char *v, size_t vl)
+static void stream_hash(void *arg, const ks_field *f, size_t n)
 {
-    add_reply_bulk(arg, f, fl);
-    add_reply_bulk(arg, v, vl);
-    return 0;
+    hash_reply *hr = arg;
+    add_reply_keyed_hash(hr->c, hr->h->key, hr->h->klen, f, n);
 }
 
 /* HASHES: the reply streams each hash straight from the engine's buffer
- * (ks_hash_all) instead of copying it into the result first. idx_range has
- * released its snapshot by then, but this is still the view it read the
- * entries in: one command thread runs commands, so nothing wrote since, and
- * ks_hash_all reads ctx->batch over the latest data as idx_range does when
- * the batch holds writes (inside EXEC). A failed read takes back the
- * partial reply, so the client gets the error alone, as before. */
+ * (ks_hash_fields), key and hash in one pass, instead of copying it into
+ * the result first. idx_range has released its snapshot by then, but this
+ * is still the view it read the entries in: one command thread runs
+ * commands, so nothing wrote since, and ks_hash_fields reads ctx->batch
+ * over the latest data as idx_range does when the batch holds writes
+ * (inside EXEC). A failed read takes back the partial reply, so the client
+ * gets the error alone, as before. */
 static void reply_hashes(client *c, const idx_result *r)
 {
     reply_mark mark;
     reply_mark_get(c, &mark);
     add_reply_map_len(c, (long)r->n);
     for (size_t i = 0; i < r->n; i++) {
-        add_reply_bulk(c, r->hits[i].key, r->hits[i].klen);
-        ks_status st = ks_hash_all(client_ks(c), r->hits[i].key, r->hits[i].klen, stream_count,
-                                   stream_pair, c);
+        hash_reply hr = {c, &r->hits[i]};
+        ks_status st = ks_hash_fields(client_ks(c), hr.h->key, hr.h->klen, stream_hash, &hr);
         if (st == KS_NOTFOUND || st == KS_ERR_WRONGTYPE) {
-            add_reply_map_len(c, 0); /* gone or replaced by another type */
+            /* gone or replaced by another type */
+            add_reply_keyed_hash(c, hr.h->key, hr.h->klen, NULL, 0);
         } else if (st != KS_OK) {
             reply_truncate(c, &mark);
             add_reply_ks_error(c, st, client_ks(c));

@@ -324,6 +324,10 @@ static void info_engine(sbuf *b)
     F(cache_usage);
     F(cache_hits);
     F(cache_misses);
+    F(row_cache_capacity);
+    F(row_cache_usage);
+    F(row_cache_hits);
+    F(row_cache_misses);
     F(bloom_useful);
     F(stall_slowdowns);
     F(stall_stops);

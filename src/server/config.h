@@ -25,6 +25,7 @@ typedef struct server_config {
     int timeout; /* seconds idle before a client is closed; 0 = never */
     int tcp_keepalive;
     long long cache_size;
+    long long row_cache_size;
     long long write_buffer_size;
     int compression; /* zstd level; 0 = off */
     int loglevel;    /* LL_* */

@@ -133,6 +133,7 @@ static int open_storage(void)
     eng_options o;
     eng_options_init(&o);
     o.cache_size = (size_t)cfg.cache_size;
+    o.row_cache_size = (size_t)cfg.row_cache_size;
     o.write_buffer_size = (size_t)cfg.write_buffer_size;
     o.compression_level = cfg.compression;
     o.sync_mode = cfg.appendfsync;

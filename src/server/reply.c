@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "server/reply.h"
 #include "server/server.h"
 
 #define BLOCK_SIZE (16 * 1024)
@@ -263,6 +264,88 @@ void add_reply_bulk(client *c, const char *p, size_t n)
     add_header(c, '$', (long long)n);
     reply_append(c, p, n);
     reply_append(c, "\r\n", 2);
+}
+
+/* ---- Whole hashes in one pass (reply.h) --------------------------------- */
+
+/* The most bytes a bulk string of n bytes takes: '$', 20 digits, CRLF, the
+ * bytes, CRLF. */
+#define BULK_MAX(n) (25 + (n))
+
+/* Writes "$<n>\r\n<p>\r\n" to dst (room for BULK_MAX(n)); returns the end.
+ * Field names and small values are short: the one- and two-digit lengths
+ * skip the general formatter. */
+static inline char *put_bulk(char *dst, const char *p, size_t n)
+{
+    *dst++ = '$';
+    if (n < 10) {
+        *dst++ = (char)('0' + n);
+    } else if (n < 100) {
+        memcpy(dst, digits2 + 2 * n, 2);
+        dst += 2;
+    } else {
+        dst += fmt_ull(dst, n);
+    }
+    dst[0] = '\r';
+    dst[1] = '\n';
+    if (n) memcpy(dst + 2, p, n);
+    dst[n + 2] = '\r';
+    dst[n + 3] = '\n';
+    return dst + n + 4;
+}
+
+/* Room for need bytes in one piece at the end of the chain: the tail block
+ * when it has them (R1), else a new block of at least need bytes. The
+ * caller writes at most need bytes and commits what it wrote. */
+static char *reserve(client *c, size_t need)
+{
+    char *dst = tail_room(c, need);
+    if (dst) return dst;
+    reply_block *b = block_new(need > BLOCK_SIZE ? need : BLOCK_SIZE);
+    link_block(c, b);
+    return b->buf;
+}
+
+/* Worst-case bytes of the hash's header and bulk strings. */
+static size_t hash_max(const ks_field *f, size_t n, reply_hash_part what)
+{
+    size_t need = 24;
+    for (size_t i = 0; i < n; i++) {
+        if (what != REPLY_HASH_VALUES) need += BULK_MAX(f[i].fl);
+        if (what != REPLY_HASH_FIELDS) need += BULK_MAX(f[i].vl);
+    }
+    return need;
+}
+
+static char *put_hash(client *c, char *dst, const ks_field *f, size_t n, reply_hash_part what)
+{
+    if (what == REPLY_HASH_PAIRS)
+        dst += c->resp >= 3 ? fmt_header(dst, '%', (long long)n)
+                            : fmt_header(dst, '*', 2 * (long long)n);
+    else
+        dst += fmt_header(dst, '*', (long long)n);
+    for (size_t i = 0; i < n; i++) {
+        if (what != REPLY_HASH_VALUES) dst = put_bulk(dst, f[i].f, f[i].fl);
+        if (what != REPLY_HASH_FIELDS) dst = put_bulk(dst, f[i].v, f[i].vl);
+    }
+    return dst;
+}
+
+void add_reply_hash(client *c, const ks_field *f, size_t n, reply_hash_part what)
+{
+    struct client_private *p = c->priv;
+    if (p->reply_off || p->close_asap) return; /* R3 */
+    char *start = reserve(c, hash_max(f, n, what));
+    reply_commit(c, (size_t)(put_hash(c, start, f, n, what) - start));
+}
+
+void add_reply_keyed_hash(client *c, const char *key, size_t klen, const ks_field *f, size_t n)
+{
+    struct client_private *p = c->priv;
+    if (p->reply_off || p->close_asap) return; /* R3 */
+    char *start = reserve(c, BULK_MAX(klen) + hash_max(f, n, REPLY_HASH_PAIRS));
+    char *dst = put_bulk(start, key, klen);
+    reply_commit(c, (size_t)(put_hash(c, dst, f, n, REPLY_HASH_PAIRS) - start));
 }
 
 void add_reply_bulk_cstr(client *c, const char *s)

@@ -438,6 +438,136 @@ TEST(ResetAfterIndexGrowthForgetsEveryKey)
 
 /* ---- Concurrency --------------------------------------------------------- */
 
+/* ---- mem_add_many: interleaved descents, K1-order linking ---------------- */
+
+enum { ORDER_RANDOM, ORDER_ASCENDING, ORDER_DESCENDING, ORDER_OVERWRITE };
+
+/* The key of write i of n in the given order: ascending and descending keys
+ * take the append hint or the full descent at every step; random keys from
+ * a small keyspace repeat inside a group; overwrites of existing keys take
+ * the newest-version hint. */
+static void group_key(char *k, size_t *kl, int order, int i, int n)
+{
+    if (order == ORDER_ASCENDING || order == ORDER_DESCENDING)
+        *kl = (size_t)snprintf(k, 24, "s%08d", order == ORDER_ASCENDING ? i : n - i);
+    else
+        make_key(k, kl, (unsigned)(rnd() % (order == ORDER_RANDOM ? 300u : 40u)));
+}
+
+/* Adds n writes in groups of `group` through mem_add_many, sequence numbers
+ * shuffled inside each group, and leaves model sorted. */
+static void fill_grouped(memtable *m, ment *model, int n, int order, int group)
+{
+    char keys[64][24];
+    mem_entry es[64];
+    for (int i = 0; i < n; i += group) {
+        int g = n - i < group ? n - i : group;
+        uint64_t seqs[64];
+        for (int j = 0; j < g; j++)
+            seqs[j] = (uint64_t)(i + j) + 1;
+        for (int j = g - 1; j > 0; j--) {
+            int r = (int)(rnd() % (uint64_t)(j + 1));
+            uint64_t t = seqs[j];
+            seqs[j] = seqs[r];
+            seqs[r] = t;
+        }
+        for (int j = 0; j < g; j++) {
+            ment *e = &model[i + j];
+            size_t kl;
+            group_key(keys[j], &kl, order, i + j, n);
+            int r = (int)(rnd() % 10);
+            int type = r < 7 ? ENG_TYPE_VALUE : r < 9 ? ENG_TYPE_DELETION : ENG_TYPE_RANGE_DELETION;
+            memcpy(e->ikey, keys[j], kl);
+            enc_fixed64(e->ikey + kl, ikey_pack_trailer(seqs[j], type));
+            e->iklen = kl + 8;
+            e->vlen = type == ENG_TYPE_DELETION
+                          ? 0
+                          : (size_t)snprintf(e->val, 64, "v%llu", (unsigned long long)seqs[j]);
+            es[j] =
+                (mem_entry){seqs[j], type, slice_make(keys[j], kl), slice_make(e->val, e->vlen)};
+        }
+        mem_add_many(m, es, (size_t)g);
+    }
+    qsort(model, (size_t)n, sizeof(ment), ment_cmp);
+}
+
+TEST(GroupedInsertsInEveryOrderMatchSortedModel)
+{
+    int n = 3000;
+    ment *model = calloc((size_t)n, sizeof(ment));
+    static const int groups[] = {1, 2, 3, 6, 16, 17, 40};
+    for (int order = ORDER_RANDOM; order <= ORDER_OVERWRITE; order++) {
+        for (size_t gi = 0; gi < sizeof(groups) / sizeof(groups[0]); gi++) {
+            memtable *m = mem_new_sized(4096);
+            fill_grouped(m, model, n, order, groups[gi]);
+            CHECK_MSG(mem_check(m) == 0, "order %d group %d: invariant %d broken", order,
+                      groups[gi], mem_check(m));
+            CHECK_EQ_INT(mem_entries(m), n);
+            iter *it = mem_iter_new(m);
+            iter_seek_first(it);
+            for (int i = 0; i < n; i++, iter_next(it))
+                check_at(it, &model[i]);
+            CHECK(!iter_valid(it));
+            iter_free(it);
+            for (int i = 0; i < n; i++) /* the newest point entry of every key */
+                check_get(m, model, n, slice_make(model[i].ikey, model[i].iklen - 8),
+                          ENG_MAX_SEQUENCE);
+            mem_unref(m);
+        }
+    }
+    free(model);
+}
+
+TEST(GroupedInsertsOverExistingEntriesKeepVersionsOrdered)
+{
+    /* The chunk's nodes land between nodes found by descents run before any
+     * of them was linked, and between versions of keys already present. */
+    int half = 1000, n = half + 64 * 16;
+    ment *model = calloc((size_t)n, sizeof(ment));
+    memtable *m = mem_new();
+    for (int i = 0; i < half; i++) {
+        ment *e = &model[i];
+        size_t kl;
+        make_key(e->ikey, &kl, (unsigned)(rnd() % 60));
+        enc_fixed64(e->ikey + kl, ikey_pack_trailer((uint64_t)i + 1, ENG_TYPE_VALUE));
+        e->iklen = kl + 8;
+        e->vlen = (size_t)snprintf(e->val, 64, "old%d", i);
+        mem_add(m, (uint64_t)i + 1, ENG_TYPE_VALUE, slice_make(e->ikey, kl),
+                slice_make(e->val, e->vlen));
+    }
+    ment *rest = model + half;
+    char keys[16][24];
+    mem_entry es[16];
+    for (int i = 0; i < n - half; i += 16) {
+        for (int j = 0; j < 16; j++) {
+            ment *e = &rest[i + j];
+            size_t kl;
+            make_key(keys[j], &kl, (unsigned)(rnd() % 60));
+            uint64_t seq = (uint64_t)(half + i + 16 - j); /* descending inside the group */
+            memcpy(e->ikey, keys[j], kl);
+            enc_fixed64(e->ikey + kl, ikey_pack_trailer(seq, ENG_TYPE_VALUE));
+            e->iklen = kl + 8;
+            e->vlen = (size_t)snprintf(e->val, 64, "new%llu", (unsigned long long)seq);
+            es[j] = (mem_entry){seq, ENG_TYPE_VALUE, slice_make(keys[j], kl),
+                                slice_make(e->val, e->vlen)};
+        }
+        mem_add_many(m, es, 16);
+        CHECK_EQ_INT(mem_check(m), 0);
+    }
+    qsort(model, (size_t)n, sizeof(ment), ment_cmp);
+    iter *it = mem_iter_new(m);
+    iter_seek_first(it);
+    for (int i = 0; i < n; i++, iter_next(it))
+        check_at(it, &model[i]);
+    CHECK(!iter_valid(it));
+    iter_free(it);
+    for (int i = 0; i < n; i++) /* every version, at its own and older snapshots */
+        check_get(m, model, n, slice_make(model[i].ikey, model[i].iklen - 8),
+                  ikey_sequence(slice_make(model[i].ikey, model[i].iklen)));
+    mem_unref(m);
+    free(model);
+}
+
 #define CONC_N 60000
 
 struct conc {
@@ -527,6 +657,35 @@ TEST(ConcurrentReaderSeesNoTornEntries)
         size_t kl = conc_key(k, i), vl = conc_val(v, i);
         mem_add(c.m, i, ENG_TYPE_VALUE, slice_make(k, kl), slice_make(v, vl));
         atomic_store(&c.written, (int)i);
+    }
+    atomic_store(&c.done, 1);
+    pthread_join(th, NULL);
+    CHECK_EQ_INT(mem_check(c.m), 0);
+    CHECK_MSG(!c.fail[0], "%s", c.fail);
+    mem_unref(c.m);
+}
+
+TEST(ConcurrentReaderDuringGroupedInserts)
+{
+    struct conc c = {0};
+    c.m = mem_new();
+    pthread_t th;
+    CHECK_EQ_INT(pthread_create(&th, NULL, conc_reader, &c), 0);
+    while (!atomic_load(&c.started))
+        sched_yield();
+    char keys[20][24], vals[20][64];
+    mem_entry es[20];
+    for (unsigned i = 1; i <= CONC_N;) {
+        unsigned g = 1 + (unsigned)(rnd() % 20);
+        if (g > CONC_N + 1 - i) g = CONC_N + 1 - i;
+        for (unsigned j = 0; j < g; j++) {
+            size_t kl = conc_key(keys[j], i + j), vl = conc_val(vals[j], i + j);
+            es[j] = (mem_entry){i + j, ENG_TYPE_VALUE, slice_make(keys[j], kl),
+                                slice_make(vals[j], vl)};
+        }
+        mem_add_many(c.m, es, g);
+        i += g;
+        atomic_store(&c.written, (int)i - 1); /* the whole group is published */
     }
     atomic_store(&c.done, 1);
     pthread_join(th, NULL);

@@ -278,6 +278,8 @@ const drv_ops drv_strata_ops = {
     .remote = 1,
     .settings = "Server: strata-server over loopback TCP (hiredis, RESP2)\n"
                 "Durability: appendfsync everysec (WAL group commit, synced once a second)\n"
+                "Memory: server defaults (block cache 256 MB, row cache 64 MB, write buffer "
+                "64 MB, zstd level 1)\n"
                 "Indexes: server-side, kept in the same atomic batch as the hash: email (UNIQUE "
                 "TAG), country_status (TAG TAG NUMERIC), created_at (NUMERIC NUMERIC), "
                 "reputation (NUMERIC DESC, NUMERIC)\n"

@@ -1,0 +1,74 @@
+/*
+ * row_cache.h -- the row cache: for one table file and one user key, the
+ * table's newest point entry for that key (a value with its bytes and
+ * sequence, a deletion with its sequence) or the fact that the table holds
+ * no entry for it. It lets a hot point lookup skip the table's index
+ * search, block cache probe and block decode (version_get). Bounded by a
+ * byte capacity, LRU, sharded; built on a private block_cache (cache.h)
+ * keyed by (file number, XXH3 of the user key) with the full key stored in
+ * the entry, so a hash collision is a miss, never a wrong answer.
+ *
+ * Only point lookups use it (eng_get, and eng_get_batch reading through to
+ * the db); iterators and compaction never read or fill it. Table files are
+ * immutable and file numbers never reused, so entries need no
+ * invalidation; those of a deleted table are dropped with it.
+ *
+ * Invariants (relied on by version.c, table_get):
+ *  RC1. An entry for (T, k) holds the newest point entry of k in table T
+ *       over all sequences, or ROW_ABSENT when T has no point entry for k.
+ *       It is inserted only from a lookup at a sequence >= T's largest_seq,
+ *       whose answer is then exactly that.
+ *  RC2. An entry answers a lookup at snapshot sequence S only when it is
+ *       ROW_ABSENT or its sequence <= S: then the newest entry of k in T is
+ *       visible at S and so is the newest visible one. Otherwise the lookup
+ *       goes to the table and the (older) answer is not cached.
+ *  RC3. Range tombstones are not part of an entry: the caller applies them
+ *       above the table lookup (sv_get), exactly as without the cache.
+ *
+ * Thread-safe: any number of threads may look up and insert at once.
+ */
+#ifndef STRATA_ROW_CACHE_H
+#define STRATA_ROW_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coding.h"
+
+typedef struct row_cache row_cache;
+
+/* The "no entry in this table" answer; the other types are ENG_TYPE_VALUE
+ * and ENG_TYPE_DELETION (dbformat.h). */
+#define ROW_ABSENT (-1)
+
+/* A cache of capacity_bytes, or NULL when capacity_bytes is 0 (off). Every
+ * function below accepts NULL as an empty, disabled cache. */
+row_cache *row_cache_new(size_t capacity_bytes);
+void row_cache_free(row_cache *rc); /* REQUIRES: no call in progress */
+
+/* Looks up (file, key); hash is bloom_hash(key). Returns 1 when the entry
+ * answers a lookup at sequence seq (RC2): *type is ENG_TYPE_VALUE,
+ * ENG_TYPE_DELETION or ROW_ABSENT; for the first two *found_seq is set and,
+ * for a value, *val (malloc'd, owned by the caller) and *vlen. Returns 0 on
+ * a miss or when the cached entry is newer than seq; outputs untouched. */
+int row_cache_get(row_cache *rc, uint64_t file, uint64_t hash, slice key, uint64_t seq, int *type,
+                  uint64_t *found_seq, char **val, size_t *vlen);
+
+/* Records the answer of table `file` for key (RC1: REQUIRES the lookup was
+ * made at a sequence >= the table's largest_seq). type as above; seq and
+ * val are ignored for ROW_ABSENT, val for a deletion. Copies what it keeps.
+ * Admission: the first put of a (file, key) not put lately only marks it;
+ * a second put inserts (row_cache.c), so a key read once costs no insert.
+ * A row over 1/8 of a shard (capacity / 128) is not cached. */
+void row_cache_put(row_cache *rc, uint64_t file, uint64_t hash, slice key, int type, uint64_t seq,
+                   slice val);
+
+/* Drops every entry of a table (called when the table file is deleted). */
+void row_cache_erase_file(row_cache *rc, uint64_t file);
+
+size_t row_cache_capacity(const row_cache *rc);
+size_t row_cache_usage(const row_cache *rc);
+uint64_t row_cache_hits(const row_cache *rc);   /* lookups answered */
+uint64_t row_cache_misses(const row_cache *rc); /* lookups passed to the table */
+
+#endif

@@ -1,0 +1,404 @@
+/*
+ * eng_row_cache_test.c -- the row cache (engine/row_cache.h): on its own
+ * (collisions, RC2, capacity) and under eng_get, where every answer must
+ * be the one the engine gives without it: older snapshots, deletions and
+ * range deletions in newer tables, compactions that rewrite the tables.
+ */
+#include "engine/dbformat.h"
+#include "engine/engine.h"
+#include "engine/row_cache.h"
+#include "test.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static eng_db *open_at(const char *dir, size_t row_cache_size)
+{
+    eng_options o;
+    eng_options_init(&o);
+    o.write_buffer_size = 16 << 10;
+    o.target_file_size = 16 << 10;
+    o.max_bytes_level_base = 32 << 10;
+    o.block_size = 512;
+    o.l0_compaction_trigger = 100; /* tables stay where the test puts them */
+    o.l0_slowdown_trigger = 200;
+    o.l0_stop_trigger = 300;
+    o.sync_mode = ENG_SYNC_NO;
+    o.row_cache_size = row_cache_size;
+    eng_db *db = NULL;
+    eng_status s = eng_open(dir, &o, &db);
+    CHECK_MSG(s == ENG_OK, "open: %s %s", eng_status_str(s), eng_last_error());
+    return db;
+}
+
+static eng_db *open_db(size_t row_cache_size)
+{
+    return open_at(test_tmpdir(), row_cache_size);
+}
+
+static void write_op(eng_db *db, int del, const char *k, const char *v)
+{
+    eng_batch *b = eng_batch_new(0);
+    if (del)
+        eng_batch_delete(b, k, strlen(k));
+    else
+        eng_batch_put(b, k, strlen(k), v, strlen(v));
+    CHECK(eng_write(db, b, 0) == ENG_OK);
+    eng_batch_free(b);
+}
+#define put(db, k, v) write_op(db, 0, k, v)
+#define del(db, k) write_op(db, 1, k, NULL)
+
+static void del_range(eng_db *db, const char *a, const char *z)
+{
+    eng_batch *b = eng_batch_new(0);
+    eng_batch_delete_range(b, a, strlen(a), z, strlen(z));
+    CHECK(eng_write(db, b, 0) == ENG_OK);
+    eng_batch_free(b);
+}
+
+/* A static copy of the value at snap, or NULL when absent. */
+static const char *get_at(eng_db *db, const eng_snapshot *snap, const char *k)
+{
+    static char out[4096];
+    char *v;
+    size_t vl;
+    eng_status s = eng_get(db, snap, k, strlen(k), &v, &vl);
+    if (s == ENG_NOTFOUND) return NULL;
+    CHECK_MSG(s == ENG_OK, "get %s: %s", k, eng_status_str(s));
+    CHECK(vl < sizeof(out));
+    memcpy(out, v, vl);
+    out[vl] = 0;
+    eng_free(v);
+    return out;
+}
+
+#define CHECK_GET_AT(db, snap, k, want)                                                            \
+    do {                                                                                           \
+        const char *got_ = get_at(db, snap, k);                                                    \
+        const char *want_ = (want);                                                                \
+        if (!want_)                                                                                \
+            CHECK_MSG(got_ == NULL, "get %s: want absent, got %s", k, got_);                       \
+        else                                                                                       \
+            CHECK_MSG(got_ && !strcmp(got_, want_), "get %s: want %s, got %s", k, want_,           \
+                      got_ ? got_ : "(absent)");                                                   \
+    } while (0)
+#define CHECK_GET(db, k, want) CHECK_GET_AT(db, NULL, k, want)
+
+static eng_stats stats(eng_db *db)
+{
+    eng_stats st;
+    eng_get_stats(db, &st);
+    return st;
+}
+
+/* ---- The cache alone --------------------------------------------------- */
+
+/* Admission takes two puts (row_cache.h): the first only marks the key. */
+static void put2(row_cache *rc, uint64_t file, uint64_t hash, const char *k, int type, uint64_t seq,
+                 slice val)
+{
+    row_cache_put(rc, file, hash, slice_make(k, strlen(k)), type, seq, val);
+    row_cache_put(rc, file, hash, slice_make(k, strlen(k)), type, seq, val);
+}
+
+TEST(FirstPutOnlyMarksTheKeySecondInserts)
+{
+    row_cache *rc = row_cache_new(1 << 20);
+    int type;
+    uint64_t fs;
+    char *v = NULL;
+    size_t vl;
+    row_cache_put(rc, 1, 5, slice_make("a", 1), ENG_TYPE_DELETION, 3, slice_make(NULL, 0));
+    CHECK_EQ_INT(row_cache_usage(rc), 0);
+    CHECK(!row_cache_get(rc, 1, 5, slice_make("a", 1), 10, &type, &fs, &v, &vl));
+    row_cache_put(rc, 1, 5, slice_make("a", 1), ENG_TYPE_DELETION, 3, slice_make(NULL, 0));
+    CHECK(row_cache_usage(rc) > 0);
+    CHECK(row_cache_get(rc, 1, 5, slice_make("a", 1), 10, &type, &fs, &v, &vl));
+    CHECK(type == ENG_TYPE_DELETION && fs == 3);
+    row_cache_free(rc);
+}
+
+TEST(CollidingHashWithAnotherKeyIsAMiss)
+{
+    row_cache *rc = row_cache_new(1 << 20);
+    put2(rc, 7, 42, "a", ENG_TYPE_VALUE, 5, slice_make("va", 2));
+    int type = 99;
+    uint64_t fs = 0;
+    char *v = NULL;
+    size_t vl = 0;
+    CHECK(!row_cache_get(rc, 7, 42, slice_make("b", 1), 100, &type, &fs, &v, &vl));
+    CHECK(!row_cache_get(rc, 8, 42, slice_make("a", 1), 100, &type, &fs, &v, &vl));
+    CHECK(row_cache_get(rc, 7, 42, slice_make("a", 1), 100, &type, &fs, &v, &vl));
+    CHECK_EQ_INT(type, ENG_TYPE_VALUE);
+    CHECK_EQ_INT(fs, 5);
+    CHECK(vl == 2 && memcmp(v, "va", 2) == 0);
+    free(v);
+    CHECK_EQ_INT(row_cache_hits(rc), 1);
+    CHECK_EQ_INT(row_cache_misses(rc), 2);
+    row_cache_free(rc);
+}
+
+TEST(RowNewerThanTheSnapshotDoesNotAnswerButAbsentDoes)
+{
+    row_cache *rc = row_cache_new(1 << 20);
+    put2(rc, 1, 1, "k", ENG_TYPE_DELETION, 10, slice_make(NULL, 0));
+    put2(rc, 1, 2, "x", ROW_ABSENT, 0, slice_make(NULL, 0));
+    int type = 99;
+    uint64_t fs = 0;
+    char *v = NULL;
+    size_t vl = 0;
+    CHECK(!row_cache_get(rc, 1, 1, slice_make("k", 1), 9, &type, &fs, &v, &vl));
+    CHECK(row_cache_get(rc, 1, 1, slice_make("k", 1), 10, &type, &fs, &v, &vl));
+    CHECK(type == ENG_TYPE_DELETION && fs == 10 && v == NULL);
+    CHECK(row_cache_get(rc, 1, 2, slice_make("x", 1), 0, &type, &fs, &v, &vl));
+    CHECK_EQ_INT(type, ROW_ABSENT);
+    row_cache_erase_file(rc, 1);
+    CHECK(!row_cache_get(rc, 1, 2, slice_make("x", 1), 0, &type, &fs, &v, &vl));
+    CHECK_EQ_INT(row_cache_usage(rc), 0);
+    row_cache_free(rc);
+}
+
+TEST(CapacityIsRespectedAndOversizedRowsAreNotCached)
+{
+    size_t cap = 64 << 10;
+    row_cache *rc = row_cache_new(cap);
+    char key[32], val[200];
+    memset(val, 'v', sizeof(val));
+    for (int i = 0; i < 5000; i++) {
+        snprintf(key, sizeof(key), "key%05d", i);
+        put2(rc, 3, (uint64_t)i * 0x9E3779B97F4A7C15u, key, ENG_TYPE_VALUE, 1,
+             slice_make(val, sizeof(val)));
+        CHECK(row_cache_usage(rc) <= cap);
+    }
+    CHECK(row_cache_usage(rc) > cap / 2);
+    char *big = calloc(1, cap / 16);
+    row_cache_erase_file(rc, 3);
+    put2(rc, 3, 1, "big", ENG_TYPE_VALUE, 1, slice_make(big, cap / 16));
+    CHECK_EQ_INT(row_cache_usage(rc), 0);
+    free(big);
+    CHECK(row_cache_new(0) == NULL);
+    row_cache_free(rc);
+}
+
+/* ---- Through the engine ------------------------------------------------ */
+
+/* Reads keys k000..k409 from db and ref (at their snapshots, which may be
+ * NULL) three times: enough for a key to pass admission and then hit. */
+static void check_all(eng_db *db, const eng_snapshot *ds, eng_db *ref, const eng_snapshot *rs)
+{
+    char k[32], w[4096];
+    for (int pass = 0; pass < 3; pass++) {
+        for (int i = 0; i < 410; i++) {
+            snprintf(k, sizeof(k), "k%03d", i);
+            const char *want = get_at(ref, rs, k);
+            if (want) snprintf(w, sizeof(w), "%s", want);
+            CHECK_GET_AT(db, ds, k, want ? w : NULL);
+        }
+    }
+}
+
+/* Applies the same pseudo-random puts, deletes, range deletes, flushes and
+ * compactions to db (cache on) and ref (off), reading every key from both,
+ * now and at a snapshot taken a few rounds back, after each round. */
+TEST(GetThroughTheCacheEqualsGetWithoutIt)
+{
+    char d1[300], d2[300];
+    snprintf(d1, sizeof(d1), "%s/on", test_tmpdir());
+    snprintf(d2, sizeof(d2), "%s/off", test_tmpdir());
+    eng_db *db = open_at(d1, 1 << 20), *ref = open_at(d2, 0);
+    const eng_snapshot *ds = NULL, *rs = NULL;
+    uint32_t x = 12345;
+    char k[32], v[32], a[32];
+    for (int round = 0; round < 12; round++) {
+        for (int i = 0; i < 300; i++) {
+            x = x * 1103515245u + 12345u;
+            snprintf(k, sizeof(k), "k%03u", (x >> 8) % 400);
+            snprintf(v, sizeof(v), "v%d.%d", round, i);
+            int op = (int)((x >> 20) % 16);
+            eng_db *both[2] = {db, ref};
+            for (int j = 0; j < 2; j++) {
+                if (op == 0) {
+                    snprintf(a, sizeof(a), "k%03u", (x >> 8) % 400 + 7);
+                    del_range(both[j], k, a);
+                } else {
+                    write_op(both[j], op < 4, k, v);
+                }
+            }
+        }
+        if (round % 4 == 1) { /* a new snapshot pair every few rounds */
+            eng_snapshot_release(db, ds);
+            eng_snapshot_release(ref, rs);
+            ds = eng_snapshot_new(db);
+            rs = eng_snapshot_new(ref);
+        }
+        if (round % 3 != 2) {
+            CHECK(eng_flush(db) == ENG_OK);
+            CHECK(eng_flush(ref) == ENG_OK);
+        }
+        if (round % 5 == 4) {
+            CHECK(eng_compact_range(db, NULL, 0, NULL, 0) == ENG_OK);
+            CHECK(eng_compact_range(ref, NULL, 0, NULL, 0) == ENG_OK);
+        }
+        check_all(db, NULL, ref, NULL);
+        if (ds) check_all(db, ds, ref, rs);
+    }
+    CHECK(stats(db).row_cache_hits > 1000);
+    CHECK_EQ_INT(stats(ref).row_cache_capacity, 0);
+    CHECK_EQ_INT(stats(ref).row_cache_hits, 0);
+    eng_snapshot_release(db, ds);
+    eng_snapshot_release(ref, rs);
+    eng_close(db);
+    eng_close(ref);
+}
+
+TEST(OlderSnapshotBypassesNewerCachedVersion)
+{
+    eng_db *db = open_db(1 << 20);
+    put(db, "k", "v1");
+    const eng_snapshot *s1 = eng_snapshot_new(db);
+    put(db, "k", "v2");
+    CHECK(eng_flush(db) == ENG_OK); /* one table holding both versions */
+    CHECK_GET(db, "k", "v2");
+    CHECK_GET(db, "k", "v2"); /* caches v2 (admitted at the second miss) */
+    CHECK_GET(db, "k", "v2");
+    CHECK(stats(db).row_cache_hits >= 1);
+    CHECK_GET_AT(db, s1, "k", "v1");
+    CHECK_GET_AT(db, s1, "k", "v1");
+    CHECK_GET(db, "k", "v2");
+    eng_snapshot_release(db, s1);
+    eng_close(db);
+}
+
+TEST(OlderSnapshotLookupDoesNotCacheItsOlderVersion)
+{
+    eng_db *db = open_db(1 << 20);
+    put(db, "k", "v1");
+    const eng_snapshot *s1 = eng_snapshot_new(db);
+    put(db, "k", "v2");
+    CHECK(eng_flush(db) == ENG_OK);
+    CHECK_GET_AT(db, s1, "k", "v1"); /* must not leave v1 behind as the table's answer */
+    CHECK_GET(db, "k", "v2");
+    CHECK_GET(db, "k", "v2");
+    eng_snapshot_release(db, s1);
+    eng_close(db);
+}
+
+TEST(DeletionInNewerTableHidesCachedValueInOlderOne)
+{
+    eng_db *db = open_db(1 << 20);
+    put(db, "k", "v");
+    CHECK(eng_flush(db) == ENG_OK);
+    CHECK_GET(db, "k", "v");
+    CHECK_GET(db, "k", "v");
+    CHECK_GET(db, "k", "v");
+    const eng_snapshot *s = eng_snapshot_new(db);
+    del(db, "k");
+    CHECK_GET(db, "k", NULL); /* from the memtable */
+    CHECK(eng_flush(db) == ENG_OK);
+    CHECK_GET(db, "k", NULL); /* the newer table's deletion, then cached */
+    CHECK_GET(db, "k", NULL);
+    CHECK_GET_AT(db, s, "k", "v");
+    eng_snapshot_release(db, s);
+    eng_close(db);
+}
+
+TEST(RangeDeletionOverCachedKeyHidesIt)
+{
+    eng_db *db = open_db(1 << 20);
+    put(db, "b", "vb");
+    put(db, "m", "vm");
+    CHECK(eng_flush(db) == ENG_OK);
+    CHECK_GET(db, "b", "vb");
+    CHECK_GET(db, "b", "vb");
+    CHECK_GET(db, "b", "vb");
+    uint64_t hits = stats(db).row_cache_hits;
+    CHECK(hits >= 1);
+    del_range(db, "a", "c");
+    CHECK_GET(db, "b", NULL); /* the tombstone in the memtable */
+    CHECK(eng_flush(db) == ENG_OK);
+    CHECK_GET(db, "b", NULL); /* the tombstone in a newer table */
+    CHECK(stats(db).row_cache_hits > hits);
+    CHECK_GET(db, "m", "vm");
+    CHECK(eng_compact_range(db, NULL, 0, NULL, 0) == ENG_OK);
+    CHECK_GET(db, "b", NULL);
+    CHECK_GET(db, "m", "vm");
+    eng_close(db);
+}
+
+TEST(CapacityIsRespectedUnderLookups)
+{
+    size_t cap = 64 << 10;
+    eng_db *db = open_db(cap);
+    char k[32], v[128];
+    memset(v, 'x', sizeof(v) - 1);
+    v[sizeof(v) - 1] = 0;
+    for (int i = 0; i < 3000; i++) {
+        snprintf(k, sizeof(k), "key%05d", i);
+        put(db, k, v);
+    }
+    CHECK(eng_flush(db) == ENG_OK);
+    for (int i = 0; i < 6000; i++) {
+        snprintf(k, sizeof(k), "key%05d", i % 3000);
+        CHECK_GET(db, k, v);
+        CHECK(stats(db).row_cache_usage <= cap);
+    }
+    CHECK_EQ_INT(stats(db).row_cache_capacity, cap);
+    CHECK(stats(db).row_cache_usage > cap / 2);
+    eng_close(db);
+}
+
+TEST(CompactionRewritingTablesLeavesAnswersRight)
+{
+    eng_db *db = open_db(1 << 20);
+    char k[32], v[32];
+    for (int i = 0; i < 500; i++) {
+        snprintf(k, sizeof(k), "k%04d", i);
+        snprintf(v, sizeof(v), "a%d", i);
+        put(db, k, v);
+    }
+    CHECK(eng_flush(db) == ENG_OK);
+    for (int i = 0; i < 1000; i++) {
+        snprintf(k, sizeof(k), "k%04d", i % 500);
+        snprintf(v, sizeof(v), "a%d", i % 500);
+        CHECK_GET(db, k, v);
+    }
+    for (int i = 0; i < 500; i += 2) {
+        snprintf(k, sizeof(k), "k%04d", i);
+        snprintf(v, sizeof(v), "b%d", i);
+        if (i % 10 == 0)
+            del(db, k);
+        else
+            put(db, k, v);
+    }
+    CHECK(eng_flush(db) == ENG_OK);
+    CHECK(stats(db).row_cache_usage > 0);
+    CHECK(eng_compact_range(db, NULL, 0, NULL, 0) == ENG_OK);
+    /* the rewritten tables are gone and their rows with them */
+    CHECK_EQ_INT(stats(db).row_cache_usage, 0);
+    for (int pass = 0; pass < 3; pass++) {
+        for (int i = 0; i < 500; i++) {
+            snprintf(k, sizeof(k), "k%04d", i);
+            snprintf(v, sizeof(v), "%c%d", i % 2 ? 'a' : 'b', i);
+            CHECK_GET(db, k, i % 10 == 0 ? NULL : v);
+        }
+    }
+    eng_close(db);
+    db = open_db(1 << 20); /* reopened: largest_seq comes from the manifest */
+    for (int pass = 0; pass < 3; pass++) {
+        for (int i = 0; i < 500; i++) {
+            snprintf(k, sizeof(k), "k%04d", i);
+            snprintf(v, sizeof(v), "%c%d", i % 2 ? 'a' : 'b', i);
+            CHECK_GET(db, k, i % 10 == 0 ? NULL : v);
+        }
+    }
+    eng_close(db);
+}
+
+int main(int argc, char **argv)
+{
+    return test_main(argc, argv);
+}
