@@ -277,32 +277,6 @@ ks_status ks_hash_read(ks_ctx *c, const eng_snapshot *snap, const char *key, siz
     return st;
 }
 
-ks_status ks_hash_all(ks_ctx *c, const char *key, size_t klen, ks_count_fn count_fn, ks_field_fn fn,
-                      void *arg)
-{
-    ks_meta m;
-    ks_status st = ks_meta_read(c, NULL, c->db, key, klen, &m);
-    if (st != KS_OK) return st;
-    if (m.type != KS_HASH) {
-        st = m.type == KS_NONE ? KS_NOTFOUND : KS_ERR_WRONGTYPE;
-        ks_meta_free(&m);
-        return st;
-    }
-    /* Parsed (or loaded) in full before the count goes out, so a corrupt
-     * value is an error reply rather than a short array. */
-    ks_fvec fv;
-    ks_fvec_init(&fv);
-    st = ks_hash_load(c, NULL, c->db, key, klen, &m, &fv);
-    if (st == KS_OK) {
-        count_fn(arg, fv.n);
-        for (size_t i = 0; i < fv.n; i++)
-            fn(arg, fv.v[i].f, fv.v[i].fl, fv.v[i].v, fv.v[i].vl);
-    }
-    ks_fvec_free(&fv);
-    ks_meta_free(&m);
-    return st;
-}
-
 /* A varint whose first byte ends it (below 128: nearly every field name
  * and value length) without the general loop. */
 static inline const char *get_len(const char *p, const char *end, uint64_t *v)
@@ -360,6 +334,28 @@ ks_status ks_hash_fields(ks_ctx *c, const char *key, size_t klen, ks_fields_fn f
     ks_fvec_free(&fv);
     ks_meta_free(&m);
     return st;
+}
+
+/* ks_hash_all streams the pairs ks_hash_fields hands over at once. */
+typedef struct all_adapter {
+    ks_count_fn count_fn;
+    ks_field_fn fn;
+    void *arg;
+} all_adapter;
+
+static void all_fields(void *arg, const ks_field *v, size_t n)
+{
+    all_adapter *a = arg;
+    a->count_fn(a->arg, n);
+    for (size_t i = 0; i < n; i++)
+        a->fn(a->arg, v[i].f, v[i].fl, v[i].v, v[i].vl);
+}
+
+ks_status ks_hash_all(ks_ctx *c, const char *key, size_t klen, ks_count_fn count_fn, ks_field_fn fn,
+                      void *arg)
+{
+    all_adapter a = {count_fn, fn, arg};
+    return ks_hash_fields(c, key, klen, all_fields, &a);
 }
 
 void ks_fields_free(ks_field *fields, size_t n)
