@@ -10,6 +10,7 @@
 #include "engine/version.h"
 #include "engine/version_edit.h"
 #include "test.h"
+#include "eng_db_util.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -24,62 +25,6 @@ static eng_db *open_db(eng_options *o)
     CHECK_MSG(s == ENG_OK, "open: %s %s", eng_status_str(s), eng_last_error());
     return db;
 }
-
-static void put(eng_db *db, const char *k, const char *v)
-{
-    eng_batch *b = eng_batch_new(0);
-    eng_batch_put(b, k, strlen(k), v, strlen(v));
-    eng_status s = eng_write(db, b, 0);
-    eng_batch_free(b);
-    CHECK_MSG(s == ENG_OK, "write: %s", eng_status_str(s));
-}
-
-static void del(eng_db *db, const char *k)
-{
-    eng_batch *b = eng_batch_new(0);
-    eng_batch_delete(b, k, strlen(k));
-    CHECK(eng_write(db, b, 0) == ENG_OK);
-    eng_batch_free(b);
-}
-
-static void del_range(eng_db *db, const char *a, const char *z)
-{
-    eng_batch *b = eng_batch_new(0);
-    eng_batch_delete_range(b, a, strlen(a), z, strlen(z));
-    CHECK(eng_write(db, b, 0) == ENG_OK);
-    eng_batch_free(b);
-}
-
-/* Returns a static copy of the value, or NULL when absent. */
-static const char *get_at(eng_db *db, const eng_snapshot *snap, const char *k)
-{
-    static char out[4096];
-    char *v;
-    size_t vl;
-    eng_status s = eng_get(db, snap, k, strlen(k), &v, &vl);
-    if (s == ENG_NOTFOUND) return NULL;
-    CHECK_MSG(s == ENG_OK, "get %s: %s %s", k, eng_status_str(s), eng_last_error());
-    CHECK(vl < sizeof(out));
-    memcpy(out, v, vl);
-    out[vl] = 0;
-    eng_free(v);
-    return out;
-}
-static const char *get(eng_db *db, const char *k)
-{
-    return get_at(db, NULL, k);
-}
-
-#define CHECK_GET(db, k, want)                                                                     \
-    do {                                                                                           \
-        const char *got_ = get(db, k);                                                             \
-        const char *want_ = (want);                                                                \
-        if (!want_)                                                                                \
-            CHECK_MSG(got_ == NULL, "get %s: want absent, got %s", k, got_);                       \
-        else                                                                                       \
-            CHECK_MSG(got_ && !strcmp(got_, want_), "get %s: want %s, got %s", k, want_,           \
-                      got_ ? got_ : "(absent)");                                                   \
-    } while (0)
 
 /* Concatenates "k=v," for every key, forward, into out. */
 static void scan(eng_db *db, const eng_snapshot *snap, eng_batch *b, char *out, size_t cap)

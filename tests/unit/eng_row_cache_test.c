@@ -8,6 +8,7 @@
 #include "engine/engine.h"
 #include "engine/row_cache.h"
 #include "test.h"
+#include "eng_db_util.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -38,55 +39,6 @@ static eng_db *open_db(size_t row_cache_size)
 {
     return open_at(test_tmpdir(), row_cache_size);
 }
-
-static void write_op(eng_db *db, int del, const char *k, const char *v)
-{
-    eng_batch *b = eng_batch_new(0);
-    if (del)
-        eng_batch_delete(b, k, strlen(k));
-    else
-        eng_batch_put(b, k, strlen(k), v, strlen(v));
-    CHECK(eng_write(db, b, 0) == ENG_OK);
-    eng_batch_free(b);
-}
-#define put(db, k, v) write_op(db, 0, k, v)
-#define del(db, k) write_op(db, 1, k, NULL)
-
-static void del_range(eng_db *db, const char *a, const char *z)
-{
-    eng_batch *b = eng_batch_new(0);
-    eng_batch_delete_range(b, a, strlen(a), z, strlen(z));
-    CHECK(eng_write(db, b, 0) == ENG_OK);
-    eng_batch_free(b);
-}
-
-/* A static copy of the value at snap, or NULL when absent. */
-static const char *get_at(eng_db *db, const eng_snapshot *snap, const char *k)
-{
-    static char out[4096];
-    char *v;
-    size_t vl;
-    eng_status s = eng_get(db, snap, k, strlen(k), &v, &vl);
-    if (s == ENG_NOTFOUND) return NULL;
-    CHECK_MSG(s == ENG_OK, "get %s: %s", k, eng_status_str(s));
-    CHECK(vl < sizeof(out));
-    memcpy(out, v, vl);
-    out[vl] = 0;
-    eng_free(v);
-    return out;
-}
-
-#define CHECK_GET_AT(db, snap, k, want)                                                            \
-    do {                                                                                           \
-        const char *got_ = get_at(db, snap, k);                                                    \
-        const char *want_ = (want);                                                                \
-        if (!want_)                                                                                \
-            CHECK_MSG(got_ == NULL, "get %s: want absent, got %s", k, got_);                       \
-        else                                                                                       \
-            CHECK_MSG(got_ && !strcmp(got_, want_), "get %s: want %s, got %s", k, want_,           \
-                      got_ ? got_ : "(absent)");                                                   \
-    } while (0)
-#define CHECK_GET(db, k, want) CHECK_GET_AT(db, NULL, k, want)
 
 static eng_stats stats(eng_db *db)
 {

@@ -10,39 +10,7 @@
 #include "engine/engine.h"
 #include "keyspace/keyspace.h"
 #include "test.h"
-
-static eng_db *edb;
-static keyspace *ks;
-static ks_ctx ctx;
-
-static void setup(void)
-{
-    eng_options o;
-    eng_options_init(&o);
-    o.compaction_filter = ks_compaction_filter;
-    CHECK(eng_open(test_tmpdir(), &o, &edb) == ENG_OK);
-    CHECK(ks_open(edb, &ks) == KS_OK);
-    memset(&ctx, 0, sizeof(ctx));
-    ctx.ks = ks;
-    ctx.batch = eng_batch_new(1);
-    ctx.now_ms = 1700000000000;
-}
-
-/* Ends one "command": commits its batch as the server does. */
-static void commit(void)
-{
-    CHECK(eng_write(edb, ctx.batch, 0) == ENG_OK);
-    eng_batch_clear(ctx.batch);
-    ks_ctx_reset(&ctx);
-}
-
-static void teardown(void)
-{
-    ks_ctx_reset(&ctx);
-    eng_batch_free(ctx.batch);
-    ks_close(ks);
-    eng_close(edb);
-}
+#include "ks_fixture.h"
 
 static void set(const char *k, const char *v)
 {
