@@ -34,8 +34,8 @@ enum {
     CMD_READONLY = 1 << 1,
     CMD_ADMIN = 1 << 2,
     CMD_FAST = 1 << 3,
-    CMD_NOAUTH = 1 << 4,   /* allowed before AUTH (AUTH, HELLO, QUIT ...) */
-    CMD_NOMULTI = 1 << 5,  /* executed at once inside MULTI (EXEC, DISCARD, MULTI, WATCH, QUIT) */
+    CMD_NOAUTH = 1 << 4,  /* allowed before AUTH (AUTH, HELLO, QUIT ...) */
+    CMD_NOMULTI = 1 << 5, /* executed at once inside MULTI (EXEC, DISCARD, MULTI, WATCH, QUIT) */
     CMD_LOADING = 1 << 6,
     CMD_STALE = 1 << 7,
     CMD_PUBSUB = 1 << 8,
@@ -45,12 +45,13 @@ enum {
 
 /* One row of the command table (command_table.c): commands are data. */
 struct command {
-    const char *name;   /* lower case, e.g. "hset", "idx.range" */
+    const char *name; /* lower case, e.g. "hset", "idx.range" */
     command_proc proc;
-    int arity;          /* argc including the name; -N means at least N */
-    uint32_t flags;     /* CMD_* */
+    int arity;                         /* argc including the name; -N means at least N */
+    uint32_t flags;                    /* CMD_* */
     int first_key, last_key, key_step; /* as COMMAND INFO; last_key -1 = last arg */
-    const char *group;  /* "string", "hash", "generic", "connection", "server", "transactions", "index" */
+    const char
+        *group; /* "string", "hash", "generic", "connection", "server", "transactions", "index" */
     const char *summary;
 };
 
@@ -62,9 +63,9 @@ const struct command *command_lookup(const char *name, size_t len);
 /* ---- Client state handlers may read ----------------------------------- */
 
 enum {
-    CLIENT_MULTI = 1 << 0,       /* between MULTI and EXEC */
-    CLIENT_DIRTY_CAS = 1 << 1,   /* a WATCHed key changed: EXEC fails */
-    CLIENT_DIRTY_EXEC = 1 << 2,  /* a queued command was rejected: EXEC fails */
+    CLIENT_MULTI = 1 << 0,      /* between MULTI and EXEC */
+    CLIENT_DIRTY_CAS = 1 << 1,  /* a WATCHed key changed: EXEC fails */
+    CLIENT_DIRTY_EXEC = 1 << 2, /* a queued command was rejected: EXEC fails */
     CLIENT_CLOSE_AFTER_REPLY = 1 << 3,
     CLIENT_AUTHENTICATED = 1 << 4,
     CLIENT_IN_EXEC = 1 << 5,
@@ -73,17 +74,17 @@ enum {
 struct client {
     uint64_t id;
     int fd;
-    int resp;          /* 2 or 3 */
-    int db;            /* SELECTed database, 0..15 */
-    uint32_t flags;    /* CLIENT_* */
+    int resp;       /* 2 or 3 */
+    int db;         /* SELECTed database, 0..15 */
+    uint32_t flags; /* CLIENT_* */
     int argc;
     arg *argv;
     const struct command *cmd; /* the command running now */
-    char *name;        /* CLIENT SETNAME, or NULL */
+    char *name;                /* CLIENT SETNAME, or NULL */
     char *lib_name, *lib_ver;
     char addr[64], laddr[64];
     int64_t ctime_ms, last_interaction_ms;
-    uint64_t last_cmd_errors; /* errors replied by the running command */
+    uint64_t last_cmd_errors;    /* errors replied by the running command */
     struct client_private *priv; /* buffers, multi queue, watched keys: networking.c */
 };
 
@@ -95,8 +96,8 @@ ks_ctx *client_ks(client *c);
 /* ---- Replies ------------------------------------------------------------ */
 /* All append to c's output buffer; nothing is written to the socket until
  * the event loop has committed the batch (group commit). */
-void add_reply_ok(client *c);                        /* +OK */
-void add_reply_status(client *c, const char *s);     /* +<s> */
+void add_reply_ok(client *c);                    /* +OK */
+void add_reply_status(client *c, const char *s); /* +<s> */
 /* -<msg>. msg starting with a known Redis error code (WRONGTYPE, NOAUTH,
  * WRONGPASS, EXECABORT, ...) or with '-' is sent as is; any other msg gets
  * "ERR " prepended, so "DB index is out of range" becomes Redis's exact text. */
@@ -104,14 +105,14 @@ void add_reply_error(client *c, const char *msg);
 void add_reply_error_fmt(client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void add_reply_bulk(client *c, const char *p, size_t n);
 void add_reply_bulk_cstr(client *c, const char *s);
-void add_reply_null(client *c);                      /* $-1 in RESP2, _ in RESP3 */
-void add_reply_null_array(client *c);                /* *-1 in RESP2, _ in RESP3 */
-void add_reply_long_long(client *c, long long v);    /* :v */
-void add_reply_double(client *c, double d);          /* bulk in RESP2, , in RESP3 */
-void add_reply_bool(client *c, int b);               /* :0/:1 in RESP2, #t/#f in RESP3 */
-void add_reply_array_len(client *c, long n);         /* *n */
-void add_reply_map_len(client *c, long n);           /* %n in RESP3, *2n in RESP2 */
-void add_reply_set_len(client *c, long n);           /* ~n in RESP3, *n in RESP2 */
+void add_reply_null(client *c);                   /* $-1 in RESP2, _ in RESP3 */
+void add_reply_null_array(client *c);             /* *-1 in RESP2, _ in RESP3 */
+void add_reply_long_long(client *c, long long v); /* :v */
+void add_reply_double(client *c, double d);       /* bulk in RESP2, , in RESP3 */
+void add_reply_bool(client *c, int b);            /* :0/:1 in RESP2, #t/#f in RESP3 */
+void add_reply_array_len(client *c, long n);      /* *n */
+void add_reply_map_len(client *c, long n);        /* %n in RESP3, *2n in RESP2 */
+void add_reply_set_len(client *c, long n);        /* ~n in RESP3, *n in RESP2 */
 void add_reply_verbatim(client *c, const char *p, size_t n, const char *ext); /* =, or bulk */
 /* For replies whose length is known only at the end (KEYS, SCAN ...):
  * reserve a header, then set it. */
@@ -134,12 +135,12 @@ void add_reply_wrong_arity(client *c); /* ERR wrong number of arguments for '<cm
 void add_reply_ks_error(client *c, ks_status st, const ks_ctx *ctx);
 
 /* ---- Argument parsing helpers (reply the Redis error and return -1) ---- */
-int arg_to_ll(client *c, const arg *a, long long *out);      /* ERR_NOT_INTEGER */
-int arg_to_double(client *c, const arg *a, double *out);     /* ERR_NOT_FLOAT */
-int arg_is(const arg *a, const char *lowercase_word);        /* case-insensitive */
+int arg_to_ll(client *c, const arg *a, long long *out);  /* ERR_NOT_INTEGER */
+int arg_to_double(client *c, const arg *a, double *out); /* ERR_NOT_FLOAT */
+int arg_is(const arg *a, const char *lowercase_word);    /* case-insensitive */
 
 /* ---- Server-wide ------------------------------------------------------- */
-int64_t server_now_ms(void);          /* cached at each event-loop iteration */
+int64_t server_now_ms(void); /* cached at each event-loop iteration */
 keyspace *server_keyspace(void);
 /* Marks key in db as modified: WATCHers of it get CLIENT_DIRTY_CAS.
  * Also wired as the keyspace touch hook. */
@@ -150,32 +151,9 @@ void server_touch_db(int db); /* -1: every db (FLUSHALL) */
  * Declared weak while the tree is being built up, so a missing handler is a
  * dispatch-time "unknown command" rather than a link error; the unit test
  * command_table_test checks that every row has its handler. */
-#define CMD(name) void name(client *c) __attribute__((weak))
-/* connection & server: cmd_conn.c, cmd_server.c (CONFIG and INFO too) */
-CMD(cmd_ping); CMD(cmd_echo); CMD(cmd_quit); CMD(cmd_hello); CMD(cmd_auth); CMD(cmd_select);
-CMD(cmd_client); CMD(cmd_command); CMD(cmd_info); CMD(cmd_config); CMD(cmd_dbsize);
-CMD(cmd_flushdb); CMD(cmd_flushall); CMD(cmd_time); CMD(cmd_save); CMD(cmd_bgsave);
-CMD(cmd_lastsave); CMD(cmd_shutdown); CMD(cmd_debug); CMD(cmd_reset);
-/* transactions: cmd_multi.c */
-CMD(cmd_multi); CMD(cmd_exec); CMD(cmd_discard); CMD(cmd_watch); CMD(cmd_unwatch);
-/* generic keyspace: cmd_keys.c */
-CMD(cmd_del); CMD(cmd_unlink); CMD(cmd_exists); CMD(cmd_type); CMD(cmd_keys); CMD(cmd_scan);
-CMD(cmd_rename); CMD(cmd_renamenx); CMD(cmd_expire); CMD(cmd_pexpire); CMD(cmd_expireat);
-CMD(cmd_pexpireat); CMD(cmd_ttl); CMD(cmd_pttl); CMD(cmd_persist); CMD(cmd_randomkey);
-CMD(cmd_copy); CMD(cmd_expiretime); CMD(cmd_pexpiretime); CMD(cmd_touch);
-/* strings: cmd_string.c */
-CMD(cmd_get); CMD(cmd_set); CMD(cmd_setnx); CMD(cmd_setex); CMD(cmd_psetex); CMD(cmd_mget);
-CMD(cmd_mset); CMD(cmd_msetnx); CMD(cmd_getset); CMD(cmd_getdel); CMD(cmd_getex);
-CMD(cmd_incr); CMD(cmd_incrby); CMD(cmd_decr); CMD(cmd_decrby); CMD(cmd_incrbyfloat);
-CMD(cmd_append); CMD(cmd_strlen); CMD(cmd_getrange); CMD(cmd_setrange); CMD(cmd_substr);
-/* hashes: cmd_hash.c */
-CMD(cmd_hset); CMD(cmd_hsetnx); CMD(cmd_hmset); CMD(cmd_hget); CMD(cmd_hmget); CMD(cmd_hgetall);
-CMD(cmd_hdel); CMD(cmd_hexists); CMD(cmd_hlen); CMD(cmd_hkeys); CMD(cmd_hvals);
-CMD(cmd_hincrby); CMD(cmd_hincrbyfloat); CMD(cmd_hstrlen); CMD(cmd_hscan); CMD(cmd_hrandfield);
-/* secondary indexes: cmd_idx.c */
-CMD(cmd_idx_create); CMD(cmd_idx_range); CMD(cmd_idx_drop); CMD(cmd_idx_list);
-CMD(cmd_idx_info); CMD(cmd_idx_check);
-#undef CMD
+#define COMMAND(name, proc, ...) void proc(client *c) __attribute__((weak));
+#include "server/commands.def"
+#undef COMMAND
 
 /* ---- Server core internals (srv-net) -----------------------------------
  * Declarations below are shared by the server core's own files (ae,
