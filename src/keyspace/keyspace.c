@@ -64,7 +64,7 @@ uint64_t ks_rand(keyspace *ks)
 
 void ks_limits_init(ks_limits *l)
 {
-    *l = (ks_limits){.hash_max_listpack_entries = 128,
+    *l = (ks_limits){.hash_max_listpack_entries = 512,
                      .hash_max_listpack_value = 64,
                      .set_max_intset_entries = 512,
                      .zset_max_listpack_entries = 128,

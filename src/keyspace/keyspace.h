@@ -388,9 +388,9 @@ ks_status ks_smove(ks_ctx *c, const char *src, size_t sl, const char *dst, size_
 enum { KS_SINTER = 0, KS_SUNION = 1, KS_SDIFF = 2 };
 ks_status ks_setop(ks_ctx *c, int op, const ks_field *keys, size_t n, const char *dst, size_t dl,
                    uint64_t limit, ks_fields_fn fn, void *arg, uint64_t *card);
-/* One SSCAN step (cursor semantics as ks_scan; fn gets members as f, v
- * NULL). KS_NOTFOUND when absent. */
+/* One SSCAN step (cursor semantics as ks_scan): *next is set before fn
+ * gets the members of this step. KS_NOTFOUND when absent. */
 ks_status ks_sscan(ks_ctx *c, const char *key, size_t klen, uint64_t cursor, const char *pat,
-                   size_t plen, uint64_t count, ks_field_fn fn, void *arg, uint64_t *next);
+                   size_t plen, uint64_t count, ks_fields_fn fn, void *arg, uint64_t *next);
 
 #endif

@@ -97,7 +97,7 @@ int ks_filter_generic(const char *v, size_t vl, int64_t now_ms);
 int ks_check_no_ext(const ks_meta *m);
 
 /* The rows (defined in their type's file). */
-extern const ks_type_ops ks_string_type, ks_hash_type;
+extern const ks_type_ops ks_string_type, ks_hash_type, ks_set_type;
 
 /* ---- Reading a key --------------------------------------------------------- */
 

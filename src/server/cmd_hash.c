@@ -284,14 +284,12 @@ static int collect_pair(void *arg, const char *f, size_t fl, const char *v, size
     return 0;
 }
 
-/* HSCAN's MATCH/COUNT; returns NULL or the error to reply (not replied
- * here: Redis looks the key up before it parses the options). */
-static const char *parse_hscan_opts(client *c, const char **pat, size_t *plen, uint64_t *count)
+const char *scan_parse_opts(client *c, int first, const char **pat, size_t *plen, uint64_t *count)
 {
     *pat = NULL;
     *plen = 0;
     *count = 10;
-    for (int j = 3; j < c->argc; j += 2) {
+    for (int j = first; j < c->argc; j += 2) {
         long long n;
         const arg *a = &c->argv[j], *v = j + 1 < c->argc ? &c->argv[j + 1] : NULL;
         if (v && arg_is(a, "count")) {
@@ -321,7 +319,7 @@ void cmd_hscan(client *c)
     const char *pat;
     size_t plen;
     uint64_t count;
-    const char *bad = parse_hscan_opts(c, &pat, &plen, &count);
+    const char *bad = scan_parse_opts(c, 3, &pat, &plen, &count);
     if (bad) {
         ks_type t;
         ks_status st = ks_type_of(client_ks(c), c->argv[1].ptr, c->argv[1].len, &t);

@@ -17,6 +17,7 @@
 #define NA CMD_NOAUTH
 #define NM CMD_NOMULTI
 #define LS (CMD_LOADING | CMD_STALE)
+#define NT CMD_NOTOUCH
 
 const struct command command_table[] = {
 #define COMMAND(name, proc, arity, flags, fk, lk, ks, group, summary)                              \

@@ -57,6 +57,11 @@ int config_get_value(const char *name, char *buf, size_t cap);
 typedef void (*config_visit_fn)(void *ctx, const char *name, const char *value);
 void config_match(const char *pattern, config_visit_fn fn, void *ctx);
 
+/* Hands the settings behind packing, OBJECT ENCODING and OBJECT
+ * IDLETIME/FREQ to the keyspace and key_access.c (after the keyspace is
+ * open, and whenever CONFIG SET changes one). */
+void config_apply_keyspace(void);
+
 /* Redis's glob matcher (stringmatchlen): * ? [a-z] [^x] \x. Returns 1 on a
  * match. */
 int strata_glob_match(const char *pat, size_t plen, const char *s, size_t slen, int nocase);

@@ -41,6 +41,7 @@ enum {
     CMD_PUBSUB = 1 << 8,
     CMD_NOSCRIPT = 1 << 9,
     CMD_BLOCKING = 1 << 10,
+    CMD_NOTOUCH = 1 << 11, /* looks keys up without touching their access time (TYPE, TTL ...) */
 };
 
 /* One row of the command table (command_table.c): commands are data. */
@@ -138,6 +139,11 @@ void add_reply_ks_error(client *c, ks_status st, const ks_ctx *ctx);
 int arg_to_ll(client *c, const arg *a, long long *out);  /* ERR_NOT_INTEGER */
 int arg_to_double(client *c, const arg *a, double *out); /* ERR_NOT_FLOAT */
 int arg_is(const arg *a, const char *lowercase_word);    /* case-insensitive */
+/* HSCAN/SSCAN's MATCH and COUNT from argv[first]: NULL, or the error to
+ * reply (not replied: Redis looks the key up before it parses them). pat
+ * NULL matches everything. */
+const char *scan_parse_opts(client *c, int first, const char **pat, size_t *plen,
+                            uint64_t *count);
 
 /* ---- Server-wide ------------------------------------------------------- */
 int64_t server_now_ms(void); /* cached at each event-loop iteration */
@@ -146,6 +152,25 @@ keyspace *server_keyspace(void);
  * Also wired as the keyspace touch hook. */
 void server_touch_key(int db, const char *key, size_t len);
 void server_touch_db(int db); /* -1: every db (FLUSHALL) */
+
+/* ---- Key access times (key_access.c) -----------------------------------
+ * OBJECT IDLETIME / FREQ without a copy of every key: a fixed table of
+ * recent accesses by key hash (key_access.c says what it can answer).
+ * server_call touches the key arguments of every command whose row is not
+ * CMD_NOTOUCH. Command thread only. */
+void key_access_touch(int db, const char *key, size_t klen);
+void key_access_touch_args(client *c); /* c->cmd's key positions */
+/* Milliseconds since key's last access: exact while the key holds its
+ * slot, else a lower bound. */
+int64_t key_access_idle_ms(int db, const char *key, size_t klen);
+/* The LFU counter (Redis's LFUDecrAndReturn). */
+unsigned key_access_freq(int db, const char *key, size_t klen);
+/* Sets key's access state (RESTORE IDLETIME / FREQ; freq < 0 keeps the
+ * initial counter). */
+void key_access_set(int db, const char *key, size_t klen, int64_t idle_ms, int freq);
+/* maxmemory-policy is an LFU one / lfu-log-factor / lfu-decay-time. */
+void key_access_config(int lfu, long long log_factor, long long decay_minutes);
+int key_access_lfu(void);
 
 /* ---- Handlers (implemented in cmd_*.c) ---------------------------------
  * Declared weak while the tree is being built up, so a missing handler is a
