@@ -558,9 +558,10 @@ ks_status ks_smove(ks_ctx *c, const char *src, size_t sl, const char *dst, size_
         ks_write_end(&sw);
         return st;
     }
-    st = ks_set_remove(&sw, &f, 1, &n);
-    if (st == KS_OK && n) st = ks_set_add(&dw, &f, 1, &n);
-    *moved = st == KS_OK && n;
+    uint64_t removed;
+    st = ks_set_remove(&sw, &f, 1, &removed);
+    if (st == KS_OK && removed) st = ks_set_add(&dw, &f, 1, &n); /* 1 even if dst had it */
+    *moved = st == KS_OK && removed;
     ks_write_end(&dw);
     ks_write_end(&sw);
     return st;
