@@ -7,12 +7,13 @@
 # and no RDB snapshots -- then runs, for each test in turn, first against
 # strata and then against redis:
 #   redis-benchmark -t <test> -n $BENCH_N -r 1000000 -c 50 -P 16 -q --csv
-# Alternating test by test (rather than one -t set,get,incr,hset,mset run per
+# Alternating test by test (rather than one -t set,get,incr,hset,mset,sadd,spop run per
 # server) keeps both servers under the same machine noise; each test still
 # sees the data the earlier tests left, exactly as in a single run.
 # Prints a table of requests per second and strata/redis per test; the last
 # line is
-#   strata/redis ratios: set=A get=B incr=C hset=D mset=E
+#   strata/redis ratios: set=A get=B incr=C hset=D mset=E sadd=F spop=G
+# (spop pops from the set sadd filled, as in one redis-benchmark run).
 # Stops both servers and removes the directories, also on failure or ^C.
 #
 # Environment: BINDIR (where strata-server is; default src), STRATA_SERVER
@@ -24,7 +25,7 @@ BINDIR=${BINDIR:-src}
 STRATA_SERVER=${STRATA_SERVER:-$BINDIR/strata-server}
 N=${BENCH_N:-1000000}
 TIMEOUT=${BENCH_TIMEOUT:-900}
-TESTS="set get incr hset mset"
+TESTS="set get incr hset mset sadd spop"
 PY=/usr/bin/python3
 
 die() { echo "bench-redis: $*" >&2; exit 1; }

@@ -240,6 +240,10 @@ ks_status ks_rename(ks_ctx *c, const char *src, size_t sl, const char *dst, size
                     int *done);
 /* Copies src of c->db to dst of dst_db with its TTL; *done = 0 when dst
  * exists and !replace, or src is absent. */
+/* MOVE: key to db dst_db when dst_db has no such key (*done = 0
+ * otherwise, or when key is absent), keeping its TTL. A big value's
+ * members are copied under a new version (they are keyed by db). */
+ks_status ks_move(ks_ctx *c, const char *key, size_t klen, int dst_db, int *done);
 ks_status ks_copy(ks_ctx *c, const char *src, size_t sl, int dst_db, const char *dst, size_t dl,
                   int replace, int *done);
 

@@ -137,11 +137,15 @@ static void reply_one_fn(void *arg, const ks_field *f, size_t n)
 }
 
 /* Redis's getRangeLongFromObjectOrReply: an integer in [min, max], else
- * msg (or its default range text). Replies and returns -1 on error. */
+ * msg (also for a non-integer), or without msg the default texts.
+ * Replies and returns -1 on error. */
 static int arg_range(client *c, const arg *a, long long min, long long max, const char *msg,
                      long long *out)
 {
-    if (arg_to_ll(c, a, out) < 0) return -1;
+    if (!ks_string2ll(a->ptr, a->len, out)) {
+        add_reply_error(c, msg ? msg : ERR_NOT_INTEGER);
+        return -1;
+    }
     if (*out >= min && *out <= max) return 0;
     if (msg)
         add_reply_error(c, msg);

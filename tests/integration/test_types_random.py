@@ -1,7 +1,7 @@
 """test_types_random.py -- a differential test of the value types against a
 real redis-server: thousands of random commands over a small key space, so
 that strings, hashes and sets collide on the same keys, mixed with the key
-commands (DEL, UNLINK, EXISTS, TYPE, RENAME[NX], COPY [DB] [REPLACE], the
+commands (DEL, UNLINK, EXISTS, TYPE, RENAME[NX], COPY [DB] [REPLACE], MOVE, the
 EXPIRE family, PERSIST, KEYS, SCAN TYPE, RANDOMKEY, DBSIZE, OBJECT ENCODING,
 FLUSHDB, MULTI/EXEC with WATCH), sent to both servers over RESP2 and RESP3
 connections and compared reply by reply (raw bytes where Redis's order is
@@ -183,6 +183,7 @@ def key_commands(g):
         (("COPY", k, k2), EXACT),
         (("COPY", k, k2, "REPLACE"), EXACT),
         (("COPY", k, k2, "DB", 1, "REPLACE"), EXACT),
+        (("MOVE", k, g.choice([0, 1])), EXACT),
         (("PEXPIRE", k, FAR), EXACT),
         (("PEXPIREAT", k, T0 + g.randint(0, 1000)), EXACT),
         (("PEXPIREAT", k, T0 + g.randint(0, 1000), g.choice(["NX", "XX", "GT", "LT"])), EXACT),
