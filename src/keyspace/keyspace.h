@@ -183,7 +183,7 @@ int ks_compaction_filter(void *ctx, const char *key, size_t klen, const char *va
  * ks_write_put / ks_write_del, members with ks_member_* and ks_miter_*,
  * packed bodies with ks_strs_*), which also defines the type's row
  * (ks_type_ops: name, OBJECT ENCODING, count, check, copy, drop, repair,
- * filter); the row goes into rows[] in ks_type.c, and the format into
+ * filter); the row goes into ks_type_rows[] in ks_type.c, and the format into
  * ENCODING.md (already laid out for lists, sorted sets and streams). Its
  * public functions get a section below (ks_lpush ..., ks_zadd ...) with
  * the same conventions; nothing else in the keyspace changes, and DEL,

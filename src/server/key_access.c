@@ -20,7 +20,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xxhash.h>
 
 #include "server/server.h"
 
@@ -51,9 +50,36 @@ int key_access_lfu(void)
     return lfu_on;
 }
 
-static uint64_t key_hash(int db, const char *key, size_t klen)
+/* A short multiply-xorshift hash over every byte of (db, key): every
+ * command pays for it, so it is inline and reads 8 bytes at a time, the
+ * tail with overlapping loads (given the length, still every byte). */
+static inline uint64_t mix(uint64_t h)
 {
-    uint64_t h = XXH3_64bits_withSeed(key, klen, (uint64_t)db + 1);
+    h *= 0xff51afd7ed558ccdull;
+    return h ^ (h >> 32);
+}
+
+static inline uint64_t key_hash(int db, const char *p, size_t n)
+{
+    uint64_t h = (0x9E3779B97F4A7C15ull * (uint64_t)(db + 1)) ^ n, w = 0;
+    const char *end = p + n;
+    if (n >= 8) {
+        for (; n > 8; p += 8, n -= 8) {
+            memcpy(&w, p, 8);
+            h = mix(h ^ w);
+        }
+        memcpy(&w, end - 8, 8);
+    } else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, p, 4);
+        memcpy(&b, end - 4, 4);
+        w = (uint64_t)a << 32 | b;
+    } else if (n) {
+        w = (uint64_t)(unsigned char)p[0] << 16 | (uint64_t)(unsigned char)p[n >> 1] << 8 |
+            (unsigned char)end[-1];
+    }
+    h = mix(h ^ w) * 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 29;
     return h ? h : 1;
 }
 
@@ -83,27 +109,37 @@ static uint32_t lfu_incr(uint32_t counter)
     return r < 1.0 / (base * (double)lfu_log_factor + 1) ? counter + 1 : counter;
 }
 
-void key_access_touch(int db, const char *key, size_t klen)
+static inline void touch(access_slot *s, uint64_t h, int64_t now)
 {
-    uint64_t h = key_hash(db, key, klen);
-    access_slot *s = slot_of(h);
-    if (!s) return;
-    int64_t now = server_now_ms();
-    if (s->h != h) *s = (access_slot){h, now, now, LFU_INIT_VAL};
-    s->ms = now;
+    if (s->h != h) {
+        *s = (access_slot){h, now, now, LFU_INIT_VAL};
+    } else {
+        s->ms = now;
+    }
     if (lfu_on) {
         s->counter = lfu_incr(lfu_decayed(s->counter, s->lfu_ms, now));
         s->lfu_ms = now;
     }
 }
 
+void key_access_touch(int db, const char *key, size_t klen)
+{
+    uint64_t h = key_hash(db, key, klen);
+    access_slot *s = slot_of(h);
+    if (s) touch(s, h, server_now_ms());
+}
+
 void key_access_touch_args(client *c)
 {
     const struct command *cmd = c->cmd;
     if (!cmd || !cmd->first_key || (cmd->flags & CMD_NOTOUCH)) return;
+    if (!slots && !slot_of(0)) return;
     int last = cmd->last_key < 0 ? c->argc + cmd->last_key : cmd->last_key;
-    for (int i = cmd->first_key; i <= last && i < c->argc; i += cmd->key_step)
-        key_access_touch(c->db, c->argv[i].ptr, c->argv[i].len);
+    int64_t now = server_now_ms();
+    for (int i = cmd->first_key; i <= last && i < c->argc; i += cmd->key_step) {
+        uint64_t h = key_hash(c->db, c->argv[i].ptr, c->argv[i].len);
+        touch(&slots[h & (KEY_ACCESS_SLOTS - 1)], h, now);
+    }
 }
 
 /* The slot for key, or NULL when another key (or none) holds it; *since
