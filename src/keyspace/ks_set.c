@@ -132,13 +132,13 @@ static ks_status view_parse(ks_ctx *c, ks_sview *v)
     return ks_corrupt(c, "set encoding");
 }
 
-ks_status ks_sview_open(ks_ctx *c, const char *key, size_t klen, ks_sview *v)
+ks_status ks_sview_open(ks_ctx *c, const char *key, size_t klen, int absent_ok, ks_sview *v)
 {
     ks_fvec_init(&v->items);
     v->probing = 0;
     v->own = 1;
     ks_status st = ks_key_read(c, NULL, c->db, key, klen, KS_SET, &v->m);
-    if (st == KS_NOTFOUND) {
+    if (st == KS_NOTFOUND && absent_ok) {
         memset(&v->m, 0, sizeof(v->m));
         return KS_OK;
     }
@@ -460,9 +460,8 @@ ks_status ks_sismember(ks_ctx *c, const char *key, size_t klen, const ks_field *
     ks_sview v;
     for (size_t i = 0; i < n; i++)
         out[i] = 0;
-    ks_status st = ks_sview_open(c, key, klen, &v);
+    ks_status st = ks_sview_open(c, key, klen, 0, &v);
     if (st != KS_OK) return st;
-    if (v.m.type == KS_NONE) st = KS_NOTFOUND;
     for (size_t i = 0; st == KS_OK && i < n; i++)
         if ((out[i] = ks_sview_has(c, &v, mem[i].f, mem[i].fl)) < 0) st = KS_ERR_ENGINE;
     ks_sview_close(&v);
@@ -472,12 +471,8 @@ ks_status ks_sismember(ks_ctx *c, const char *key, size_t klen, const ks_field *
 ks_status ks_smembers(ks_ctx *c, const char *key, size_t klen, ks_fields_fn fn, void *arg)
 {
     ks_sview v;
-    ks_status st = ks_sview_open(c, key, klen, &v);
+    ks_status st = ks_sview_open(c, key, klen, 0, &v);
     if (st != KS_OK) return st;
-    if (v.m.type == KS_NONE) {
-        ks_sview_close(&v);
-        return KS_NOTFOUND;
-    }
     ks_fvec all;
     ks_fvec_init(&all);
     if (!v.m.big)
@@ -494,13 +489,11 @@ ks_status ks_sscan(ks_ctx *c, const char *key, size_t klen, uint64_t cursor, con
 {
     ks_sview v;
     *next = 0;
-    ks_status st = ks_sview_open(c, key, klen, &v);
+    ks_status st = ks_sview_open(c, key, klen, 0, &v);
     if (st != KS_OK) return st;
     ks_fvec out;
     ks_fvec_init(&out);
-    if (v.m.type == KS_NONE) {
-        st = KS_NOTFOUND;
-    } else if (!v.m.big) { /* small sets come back whole, as Redis's intset */
+    if (!v.m.big) { /* small sets come back whole, as Redis's intset */
         for (size_t i = 0; st == KS_OK && i < v.items.n; i++)
             if ((!pat || ks_glob_match(pat, plen, v.items.v[i].f, v.items.v[i].fl, 0)) &&
                 ks_fvec_push(&out, v.items.v[i].f, v.items.v[i].fl, NULL, 0) != 0)

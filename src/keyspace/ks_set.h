@@ -37,9 +37,10 @@ typedef struct ks_sview {
     int probing;
     int own; /* m is the view's (else borrowed from a ks_write) */
 } ks_sview;
-/* Reads key as a set: KS_OK (absent keys read as empty sets, type
- * KS_NONE), KS_ERR_WRONGTYPE or an engine error (nothing to close). */
-ks_status ks_sview_open(ks_ctx *c, const char *key, size_t klen, ks_sview *v);
+/* Reads key as a set: KS_OK, KS_NOTFOUND (or, with absent_ok, KS_OK and
+ * an empty set of type KS_NONE), KS_ERR_WRONGTYPE or an engine error; on
+ * anything but KS_OK there is nothing to close. */
+ks_status ks_sview_open(ks_ctx *c, const char *key, size_t klen, int absent_ok, ks_sview *v);
 /* A view of the live set record m (borrowed: it must outlive the view). */
 ks_status ks_sview_of(ks_ctx *c, const ks_meta *m, ks_sview *v);
 uint64_t ks_sview_count(const ks_sview *v);

@@ -180,12 +180,8 @@ ks_status ks_srandmember(ks_ctx *c, const char *key, size_t klen, uint64_t count
                          ks_fields_fn fn, void *arg)
 {
     ks_sview v;
-    ks_status st = ks_sview_open(c, key, klen, &v);
+    ks_status st = ks_sview_open(c, key, klen, 0, &v);
     if (st != KS_OK) return st;
-    if (v.m.type == KS_NONE) {
-        ks_sview_close(&v);
-        return KS_NOTFOUND;
-    }
     uint64_t size = ks_sview_count(&v);
     ks_fvec out;
     ks_fvec_init(&out);
@@ -339,7 +335,7 @@ ks_status ks_setop(ks_ctx *c, int op, const ks_field *keys, size_t n, const char
     if (!o.views) return ks_oom(c);
     ks_status st = KS_OK;
     for (; o.n < n && st == KS_OK; o.n++)
-        st = ks_sview_open(c, keys[o.n].f, keys[o.n].fl, &o.views[o.n]);
+        st = ks_sview_open(c, keys[o.n].f, keys[o.n].fl, 1, &o.views[o.n]);
     if (st != KS_OK) o.n--; /* that view failed to open: nothing to close */
     if (st == KS_OK) st = compute(&o, op);
     if (st == KS_OK) *card = o.card_only ? o.card : o.out.n;

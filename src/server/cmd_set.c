@@ -5,8 +5,6 @@
  * Redis 7.0 (t_set.c): whole sets reply as sets (RESP3 ~), SRANDMEMBER's
  * counted form as an array. The data work is in src/keyspace/ks_set*.c.
  */
-#include <ctype.h>
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -326,32 +324,15 @@ static void sscan_fn(void *arg, const ks_field *f, size_t n)
 
 void cmd_sscan(client *c)
 {
-    char *end;
-    const arg *ca = &c->argv[2];
-    errno = 0;
-    unsigned long long cursor = strtoull(ca->ptr, &end, 10);
-    if (isspace((unsigned char)ca->ptr[0]) || errno == ERANGE || end != ca->ptr + ca->len) {
-        add_reply_error(c, "ERR invalid cursor");
-        return;
-    }
+    uint64_t cursor, count, next = 0;
     const char *pat;
     size_t plen;
-    uint64_t count, next = 0;
-    const char *bad = scan_parse_opts(c, 3, &pat, &plen, &count);
-    ks_ctx *k = client_ks(c);
-    ks_type t = KS_NONE;
-    ks_status st = bad ? ks_type_of(k, c->argv[1].ptr, c->argv[1].len, &t) : KS_OK;
-    if (st == KS_OK && bad && t != KS_NONE) {
-        add_reply_error(c, t == KS_SET ? bad : ERR_WRONGTYPE);
-        return;
-    }
+    if (!scan_collection_args(c, KS_SET, &cursor, &pat, &plen, &count)) return;
     sscan_reply r = {c, &next};
-    if (st == KS_OK && !bad)
-        st = ks_sscan(k, c->argv[1].ptr, c->argv[1].len, cursor, pat, plen, count, sscan_fn, &r,
-                      &next);
-    if (st == KS_NOTFOUND || (st == KS_OK && bad)) {
+    ks_status st = ks_sscan(client_ks(c), c->argv[1].ptr, c->argv[1].len, cursor, pat, plen, count,
+                            sscan_fn, &r, &next);
+    if (st == KS_NOTFOUND)
         sscan_fn(&r, NULL, 0); /* Redis's empty scan: cursor 0, no members */
-    } else if (st != KS_OK) {
-        add_reply_ks_error(c, st, k);
-    }
+    else if (st != KS_OK)
+        add_reply_ks_error(c, st, client_ks(c));
 }

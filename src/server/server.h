@@ -139,11 +139,13 @@ void add_reply_ks_error(client *c, ks_status st, const ks_ctx *ctx);
 int arg_to_ll(client *c, const arg *a, long long *out);  /* ERR_NOT_INTEGER */
 int arg_to_double(client *c, const arg *a, double *out); /* ERR_NOT_FLOAT */
 int arg_is(const arg *a, const char *lowercase_word);    /* case-insensitive */
-/* HSCAN/SSCAN's MATCH and COUNT from argv[first]: NULL, or the error to
- * reply (not replied: Redis looks the key up before it parses them). pat
- * NULL matches everything. */
-const char *scan_parse_opts(client *c, int first, const char **pat, size_t *plen,
-                            uint64_t *count);
+/* HSCAN / SSCAN / ZSCAN key cursor [MATCH pat] [COUNT n]: parses cursor
+ * and options (pat NULL matches everything) and returns 1; or replies as
+ * Redis does (invalid cursor; for bad options, after looking the key up:
+ * the empty scan when absent, WRONGTYPE when not of type, else the option
+ * error) and returns 0. */
+int scan_collection_args(client *c, ks_type type, uint64_t *cursor, const char **pat,
+                         size_t *plen, uint64_t *count);
 
 /* ---- Server-wide ------------------------------------------------------- */
 int64_t server_now_ms(void); /* cached at each event-loop iteration */
