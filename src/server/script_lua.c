@@ -16,12 +16,14 @@
  * weak table from each proxy to its real table. The builtins that would
  * see through a proxy or write it raw are wrapped: rawset, setmetatable,
  * table.insert/remove/sort refuse a proxy; rawget, next, pairs and ipairs
- * read the real table; getfenv answers the proxy where it would hand out
- * the real globals. Reading an undefined global raises Redis's "Script
- * attempted to access nonexistent global variable" (the real globals'
+ * read the real table; getmetatable of a string answers a read-only proxy
+ * of the strings' metatable. getfenv, setfenv and newproxy are not offered
+ * (Redis 7.0.15 as Debian ships it, with the 2025 Lua fixes). Reading an undefined global raises
+ * Redis's "Script attempted to access nonexistent global variable" (the real globals'
  * __index). The thread's globals are the proxy, so loadstring'd chunks and
  * the functions a script defines see the same sandbox.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,14 +44,13 @@ int luaopen_cmsgpack(lua_State *L);
 
 /* Globals a script may see (Redis's allow lists); the rest is removed. */
 static const char *const allowed_globals[] = {
-    "string",    "cjson",          "bit",          "cmsgpack",   "math",
-    "table",     "struct",         "redis",        "xpcall",     "tostring",
-    "getfenv",   "setmetatable",   "next",         "assert",     "tonumber",
-    "rawequal",  "collectgarbage", "getmetatable", "rawset",     "pcall",
-    "coroutine", "type",           "_G",           "select",     "unpack",
-    "gcinfo",    "pairs",          "rawget",       "loadstring", "ipairs",
-    "_VERSION",  "setfenv",        "load",         "error",      "newproxy",
-    NULL};
+    "string",         "cjson",        "bit",        "cmsgpack", "math",
+    "table",          "struct",       "redis",      "xpcall",   "tostring",
+    "setmetatable",   "next",         "assert",     "tonumber", "rawequal",
+    "collectgarbage", "getmetatable", "rawset",     "pcall",    "coroutine",
+    "type",           "_G",           "select",     "unpack",   "gcinfo",
+    "pairs",          "rawget",       "loadstring", "ipairs",   "_VERSION",
+    "load",           "error",        NULL};
 
 /* ---- Errors --------------------------------------------------------------- */
 
@@ -293,20 +294,34 @@ static int b_guard_first(lua_State *L)
     return lua_gettop(L);
 }
 
-/* getfenv: C functions' environment is the real globals; show the proxy. */
-static int b_getfenv(lua_State *L)
+/* getmetatable: strings share one metatable, which must stay as it is. */
+static int b_getmetatable(lua_State *L)
 {
+    if (lua_type(L, 1) == LUA_TSTRING) {
+        lua_getfield(L, LUA_REGISTRYINDEX, "strata.string_mt");
+        return 1;
+    }
     lua_pushvalue(L, lua_upvalueindex(1));
     lua_insert(L, 1);
     lua_call(L, lua_gettop(L) - 1, 1);
-    lua_getfield(L, LUA_REGISTRYINDEX, SCRIPT_REG_GLOBALS);
-    if (lua_rawequal(L, -1, -2)) {
-        lua_pop(L, 2);
-        lua_pushvalue(L, LUA_GLOBALSINDEX);
-    } else {
-        lua_pop(L, 1);
-    }
     return 1;
+}
+
+/* unpack(t [, i [, j]]) counting the range without int overflow (a huge
+ * range is Lua 5.1's "too many results" error, not a crash). */
+static int b_unpack(lua_State *L)
+{
+    if (push_real(L, 1)) lua_replace(L, 1);
+    luaL_checktype(L, 1, LUA_TTABLE);
+    int i = luaL_optint(L, 2, 1);
+    int e = luaL_opt(L, luaL_checkint, 3, luaL_getn(L, 1));
+    if (i > e) return 0;
+    long long n = (long long)e - (long long)i + 1;
+    if (n >= INT_MAX || !lua_checkstack(L, (int)n))
+        return luaL_error(L, "too many results to unpack");
+    for (long long k = 0; k < n; k++)
+        lua_rawgeti(L, 1, (int)(i + k));
+    return (int)n;
 }
 
 /* Replaces t[name] (t at idx) by a closure of fn over the old value. */
@@ -322,9 +337,11 @@ static void install_wrappers(lua_State *L)
     int g = lua_gettop(L); /* the real globals */
     wrap(L, g, "rawset", b_rawset);
     wrap(L, g, "setmetatable", b_guard_first);
-    wrap(L, g, "getfenv", b_getfenv);
+    wrap(L, g, "getmetatable", b_getmetatable);
     lua_pushcfunction(L, b_rawget);
     lua_setfield(L, g, "rawget");
+    lua_pushcfunction(L, b_unpack);
+    lua_setfield(L, g, "unpack");
     lua_pushcfunction(L, b_next);
     lua_pushvalue(L, -1);
     lua_setfield(L, g, "next");
@@ -624,12 +641,19 @@ lua_State *script_lua_new(int kind, int (*register_fn)(lua_State *L))
     lua_pushcfunction(L, nonexistent_global);
     lua_setfield(L, -2, "__index");
     lua_setmetatable(L, g);
-    /* Strings' methods go through the read-only string table too. */
+    /* Strings' methods go through the read-only string table too, and
+     * getmetatable('') shows a read-only proxy of their metatable. */
     lua_pushliteral(L, "");
     lua_getmetatable(L, -1);
     lua_getfield(L, g, "string");
     lua_setfield(L, -2, "__index");
-    lua_pop(L, 2);
+    script_lua_protect(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, "strata.string_mt");
+    lua_pop(L, 1);
+    if (kind == SCRIPT_LUA_EVAL) { /* as Redis, the handler is also a global */
+        lua_pushcfunction(L, error_handler);
+        lua_setfield(L, g, "__redis__err__handler");
+    }
     lua_replace(L, LUA_GLOBALSINDEX); /* the thread sees the proxy */
     lua_pop(L, 1);
 

@@ -235,11 +235,6 @@ void script_run_call(script_run *r, lua_State *L, const arg *keys, int nkeys, co
     if (err) lua_pop(L, 1);
     lua_sethook(L, NULL, 0, 0);
     lua_pop(L, 1); /* the error handler */
-    /* setfenv(0, t) in a script would swap the thread's globals: undo it. */
-    lua_getfield(L, LUA_REGISTRYINDEX, SCRIPT_REG_GLOBALS);
-    lua_getfield(L, -1, "_G");
-    lua_replace(L, LUA_GLOBALSINDEX);
-    lua_pop(L, 1);
 }
 
 /* ---- redis.call / redis.pcall --------------------------------------------- */
