@@ -126,6 +126,16 @@ static void command_getkeys(client *c)
     if (!cmd) return add_reply_error(c, "Invalid command specified");
     if ((cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity)
         return add_reply_error(c, "Invalid number of arguments specified for command");
+    if (cmd->flags & CMD_SCRIPT) { /* EVAL/FCALL: numkeys keys after it (none when invalid) */
+        long long nk;
+        if (argc < 3 || !ks_string2ll(c->argv[4].ptr, c->argv[4].len, &nk) || nk < 0 ||
+            nk > argc - 3)
+            nk = 0;
+        add_reply_array_len(c, (long)nk);
+        for (long long i = 0; i < nk; i++)
+            add_reply_bulk(c, c->argv[5 + i].ptr, c->argv[5 + i].len);
+        return;
+    }
     if (cmd->first_key == 0) return add_reply_error(c, "The command has no key arguments");
     int last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
     long n = 0;

@@ -324,6 +324,56 @@ static int b_unpack(lua_State *L)
     return (int)n;
 }
 
+/* loadstring(s [, name]) and load(f [, name]) without binary chunks (as
+ * Redis's Lua, which parses every chunk as text): precompiled bytecode
+ * could break the sandbox. Returns nil and a message for one. */
+static int load_text(lua_State *L, const char *s, size_t n, const char *name)
+{
+    if (n && s[0] == '\033') {
+        lua_pushnil(L);
+        lua_pushstring(L, "binary chunks can not be loaded");
+        return 2;
+    }
+    if (luaL_loadbuffer(L, s, n, name) == 0) return 1;
+    lua_pushnil(L);
+    lua_insert(L, -2);
+    return 2;
+}
+
+static int b_loadstring(lua_State *L)
+{
+    size_t n;
+    const char *s = luaL_checklstring(L, 1, &n);
+    return load_text(L, s, n, luaL_optstring(L, 2, s));
+}
+
+static int b_load(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    const char *name = luaL_optstring(L, 2, "=(load)");
+    luaL_Buffer b;
+    lua_settop(L, 2);
+    luaL_buffinit(L, &b);
+    for (;;) { /* the pieces, as lua_load would read them */
+        lua_pushvalue(L, 1);
+        lua_call(L, 0, 1);
+        if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            break;
+        }
+        if (!lua_isstring(L, -1)) return luaL_error(L, "reader function must return a string");
+        if (lua_objlen(L, -1) == 0) {
+            lua_pop(L, 1);
+            break;
+        }
+        luaL_addvalue(&b);
+    }
+    luaL_pushresult(&b);
+    size_t n;
+    const char *s = lua_tolstring(L, -1, &n);
+    return load_text(L, s, n, name);
+}
+
 /* Replaces t[name] (t at idx) by a closure of fn over the old value. */
 static void wrap(lua_State *L, int idx, const char *name, lua_CFunction fn)
 {
@@ -342,6 +392,10 @@ static void install_wrappers(lua_State *L)
     lua_setfield(L, g, "rawget");
     lua_pushcfunction(L, b_unpack);
     lua_setfield(L, g, "unpack");
+    lua_pushcfunction(L, b_loadstring);
+    lua_setfield(L, g, "loadstring");
+    lua_pushcfunction(L, b_load);
+    lua_setfield(L, g, "load");
     lua_pushcfunction(L, b_next);
     lua_pushvalue(L, -1);
     lua_setfield(L, g, "next");

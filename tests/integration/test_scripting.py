@@ -194,6 +194,10 @@ ERRORS = [
     ("EVAL", "table.insert(redis, 1)", 0),
     ("EVAL", "return loadstring('return 7')()", 0),
     ("EVAL", "return loadstring('x = 1')()", 0),
+    ("EVAL", "return loadstring(string.dump(function() return 1 end))()", 0),
+    ("EVAL", "return type(loadstring(string.dump(function() return 1 end)))", 0),
+    ("EVAL", "local n = 0; return load(function() n = n + 1; if n == 1 then return 'return 5' end end)()", 0),
+    ("EVAL", "return {loadstring('return +')}", 0),
     ("EVAL", "local n = 0 for k, v in pairs(redis) do n = n + 1 end return n > 5", 0),
     ("EVAL", "return type(getfenv)", 0),
     ("EVAL", "return type(setfenv)", 0),
@@ -282,6 +286,15 @@ FUNCTIONS = [
 ]
 
 SCRIPT_CMDS = [
+    ("COMMAND", "GETKEYS", "EVAL", "return 1", 2, "k1", "k2", "a"),
+    ("COMMAND", "GETKEYS", "EVAL", "return 1", 0),
+    ("COMMAND", "GETKEYS", "EVAL", "return 1", 3, "k1"),
+    ("COMMAND", "GETKEYS", "FCALL_RO", "f", 1, "k1", "a"),
+    ("MULTI",),
+    ("SET", "tx", "1"),
+    ("EVAL", "return redis.call('incr', 'tx')", 0),
+    ("EVAL", "return redis.call('nosuch')", 0),
+    ("EXEC",),
     ("SCRIPT", "FLUSH"),
     ("SCRIPT", "LOAD", "return 'loaded'"),
     ("EVALSHA", "b534286061d4b9e4026607613b95c06c06015ae8", 0),
