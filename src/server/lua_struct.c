@@ -94,6 +94,11 @@ static size_t item_size(lua_State *L, int opt, const char **f)
     }
 }
 
+static int is_int_opt(int opt)
+{
+    return opt && strchr("bBhHlLTiI", opt) != NULL;
+}
+
 static size_t padding(size_t pos, const fmt_state *st, int opt, size_t size)
 {
     if (size == 0 || opt == 'c') return 0;
@@ -163,18 +168,12 @@ static int s_pack(lua_State *L)
         total += pad;
         while (pad--)
             luaL_addchar(&b, '\0');
-        switch (opt) {
-        case 'b':
-        case 'B':
-        case 'h':
-        case 'H':
-        case 'l':
-        case 'L':
-        case 'T':
-        case 'i':
-        case 'I':
+        if (is_int_opt(opt)) {
             pack_int(L, &b, argi++, st.little, size);
-            break;
+            total += size;
+            continue;
+        }
+        switch (opt) {
         case 'x':
             luaL_addchar(&b, '\0');
             break;
@@ -245,19 +244,13 @@ static int s_unpack(lua_State *L)
         pos += padding(pos, &st, opt, size);
         luaL_argcheck(L, size <= ld && pos <= ld - size, 2, "data string too short");
         luaL_checkstack(L, 2, "too many results");
-        switch (opt) {
-        case 'b':
-        case 'B':
-        case 'h':
-        case 'H':
-        case 'l':
-        case 'L':
-        case 'T':
-        case 'i':
-        case 'I':
+        if (is_int_opt(opt)) {
             lua_pushnumber(L, unpack_int(data + pos, st.little, islower(opt), size));
             n++;
-            break;
+            pos += size;
+            continue;
+        }
+        switch (opt) {
         case 'x':
             break;
         case 'f': {

@@ -183,6 +183,22 @@ ERRORS = [
     ("EVAL", "return struct.size('>ihd')", 0),
     ("EVAL", "return struct.pack('>s', 'abc')", 0),
     ("EVAL", "return struct.pack('q', 1)", 0),
+    ("EVAL", "local s = struct.pack('<!4bhi3I5xdfc3Ts', -1, 300, -70000, 2^33, 1.5, 0.25, 'abc', 7, 'zz') return {s, struct.unpack('<!4bhi3I5xdfc3Ts', s)}", 0),
+    ("EVAL", "return {struct.unpack('>i2c0', struct.pack('>i2', 3) .. 'abcdef')}", 0),
+    ("EVAL", "return {struct.unpack('>i', 'ab')}", 0),
+    ("EVAL", "return struct.unpack('>i', struct.pack('>i', 5), 0)", 0),
+    ("EVAL", "return struct.size('s')", 0),
+    ("EVAL", "return struct.pack('!3i', 1)", 0),
+    ("EVAL", "return struct.pack('i33', 1)", 0),
+    ("EVAL", "return struct.pack('>I16', 1)", 0),
+    ("EVAL", "local t = {} for i = 1, 20 do t[i] = i * 1000 end local s = cmsgpack.pack(t, {x = {y = {1, 2}}}, string.rep('a', 40), string.rep('b', 300), -200, -40000, 2^40) return {#s, cmsgpack.unpack(s)}", 0),
+    ("EVAL", "local t = {} for i = 1, 20 do t['k' .. i] = i end return #cmsgpack.pack(t)", 0),
+    ("EVAL", "return cmsgpack.pack()", 0),
+    ("EVAL", "return cmsgpack.unpack_one('abc', 10)", 0),
+    ("EVAL", "return {cmsgpack.unpack_one(cmsgpack.pack(1, 2), 1)}", 0),
+    ("EVAL", "return cmsgpack.pack({1, 2, nil, 4})", 0),
+    ("EVAL", "return cmsgpack.pack({[1] = 1, [3] = 3})", 0),
+    ("EVAL", "return cmsgpack.pack(1.5, 3.0e40, -0.0)", 0),
     ("EVAL", "return {math.random(), math.random(10), math.random(5, 6)}", 0),
     ("EVAL", "math.randomseed(42); return {math.random(1000), math.random(1000)}", 0),
     ("EVAL", "return {string.format('%5.2f', 3.14159), string.rep('ab', 3), ('x'):upper()}", 0),
@@ -344,39 +360,17 @@ def compare(srv, cases, resp=2):
         len(diffs), len(cases), resp, "\n".join(diffs[:40]))
 
 
-@test
-def conversions_match_redis_resp2(srv):
-    compare(srv, CONVERSIONS, 2)
+def comparison(cases, resp):
+    return lambda srv: compare(srv, cases, resp)
 
 
-@test
-def conversions_match_redis_resp3(srv):
-    compare(srv, CONVERSIONS, 3)
-
-
-@test
-def error_paths_and_sandbox_match_redis(srv):
-    compare(srv, ERRORS, 2)
-
-
-@test
-def error_paths_match_redis_resp3(srv):
-    compare(srv, ERRORS, 3)
-
-
-@test
-def functions_match_redis(srv):
-    compare(srv, FUNCTIONS, 2)
-
-
-@test
-def functions_match_redis_resp3(srv):
-    compare(srv, FUNCTIONS, 3)
-
-
-@test
-def script_cache_commands_match_redis(srv):
-    compare(srv, SCRIPT_CMDS, 2)
+# One test per list and protocol, named after what it compares.
+for _name, _cases in (("conversions", CONVERSIONS), ("error_paths_and_sandbox", ERRORS),
+                      ("functions", FUNCTIONS), ("script_cache_and_multi", SCRIPT_CMDS)):
+    for _resp in (2, 3):
+        _fn = comparison(_cases, _resp)
+        _fn.__name__ = "%s_match_redis_resp%d" % (_name, _resp)
+        test(_fn)
 
 
 if __name__ == "__main__":
