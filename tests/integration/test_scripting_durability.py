@@ -302,8 +302,13 @@ def script_cache_is_not_persisted(srv):
     r = srv.client()
     sha = r.script_load("return 1")
     assert r.script_exists(sha) == [True]
+    info = r.info("memory")
+    assert info["number_of_cached_scripts"] == 1 and info["used_memory_lua"] > 0, info
+    assert info["used_memory_vm_total"] >= info["used_memory_lua"], info
     srv.restart()
-    assert srv.client().script_exists(sha) == [False]
+    r = srv.client()
+    assert r.script_exists(sha) == [False]
+    assert r.info("memory")["number_of_cached_scripts"] == 0
 
 
 @test
