@@ -132,6 +132,9 @@ static const config_row config_table[] = {
     {"client-query-buffer-limit", T_MEM, 0, &cfg.client_query_buffer_limit, "1gb", 1024 * 1024,
      LLONG_MAX, NULL, NULL},
     {"databases", T_INT, F_IMMUTABLE, &cfg.databases, "16", 16, 16, NULL, NULL},
+    /* lua-time-limit is Redis's older name of the same setting */
+    {"busy-reply-threshold", T_INT, 0, &cfg.busy_reply_threshold, "5000", 0, INT_MAX, NULL, NULL},
+    {"lua-time-limit", T_INT, 0, &cfg.busy_reply_threshold, "5000", 0, INT_MAX, NULL, NULL},
     /* Every other Redis 7.0 name (README lists what they change). Aliases
      * are rows sharing their name's storage. */
     {"rdbchecksum", T_BOOL, F_IMMUTABLE, &(int){0}, "yes", 0, 0, NULL, NULL},
@@ -272,8 +275,6 @@ static const config_row config_table[] = {
     {"active-defrag-max-scan-fields", T_MEM, 0, &(long long){0}, "1000", 1, LLONG_MAX, NULL, NULL},
     {"slowlog-max-len", T_MEM, 0, &(long long){0}, "128", 0, LLONG_MAX, NULL, NULL},
     {"acllog-max-len", T_MEM, 0, &(long long){0}, "128", 0, LLONG_MAX, NULL, NULL},
-    {"busy-reply-threshold", T_MEM, 0, &(long long){0}, "5000", 0, LLONG_MAX, NULL, NULL},
-    {"lua-time-limit", T_MEM, 0, &(long long){0}, "5000", 0, LLONG_MAX, NULL, NULL},
     {"cluster-node-timeout", T_MEM, 0, &(long long){0}, "15000", 0, LLONG_MAX, NULL, NULL},
     {"slowlog-log-slower-than", T_INT, 0, &(int){0}, "10000", -1, INT_MAX, NULL, NULL},
     {"latency-monitor-threshold", T_MEM, 0, &(long long){0}, "0", 0, LLONG_MAX, NULL, NULL},
