@@ -8,7 +8,9 @@
  *   packed body: strs (varint count, then varint length + bytes per member)
  *                in ascending numeric order while every member is an
  *                integer (ENC clear: Redis's intset), else insertion order
- *   big body:    version le64, count le64 (no ext)
+ *   big body:    version le64, count le64, removed le64 (members deleted
+ *                under this version: their tombstones slow seeks and walks,
+ *                so past count + KS_SET_REWRITE_SLACK the set is rewritten)
  *   big member:  'd' db be64(version) be64(XXH3-64(member)) member -> ""
  * ENC (0x20) = Redis's hashtable encoding, sticky. A set is packed while
  * count <= set-max-intset-entries and its body <= KS_PACKED_MAX_BYTES;
@@ -103,6 +105,24 @@ static const char *set_encoding(const ks_meta *m, const ks_limits *lim)
     return m->enc ? "hashtable" : "intset";
 }
 
+static int set_check(const ks_meta *m)
+{
+    return m->big && m->extlen != 8 ? -1 : 0;
+}
+
+static uint64_t removed_of(const ks_meta *m)
+{
+    return m->big ? ks_get_le64(m->ext) : 0;
+}
+
+/* A copy's members are all live: its removed count starts at 0. */
+static ks_status set_copy(ks_ctx *c, int sdb, const ks_meta *m, int ddb, ks_value *v, char *buf)
+{
+    ks_status st = ks_copy_generic(c, sdb, m, ddb, v, buf);
+    if (st == KS_OK && m->big) ks_put_le64(buf + KS_BIG_HDR, 0);
+    return st;
+}
+
 static int set_count(const ks_meta *m, uint64_t *n)
 {
     if (m->big) return *n = m->count, 0;
@@ -114,8 +134,8 @@ const ks_type_ops ks_set_type = {
     .name = "set",
     .encoding = set_encoding,
     .count = set_count,
-    .check = ks_check_no_ext,
-    .copy = ks_copy_generic,
+    .check = set_check,
+    .copy = set_copy,
     .drop = ks_drop_generic,
     .repair = ks_repair_generic,
     .filter = ks_filter_generic,
@@ -284,8 +304,8 @@ static ks_status store_enc(ks_write *w, ks_field *mem, size_t n, int enc, int64_
         ks_member_put(c, w->db, version, sfx.p, sfx.n, "", 0);
         ks_ekey_free(&sfx);
     }
-    char body[KS_BIG_BODY_MAX];
-    ks_big_body(&v, body, version, n, NULL, 0);
+    char body[KS_BIG_BODY_MAX], removed[8] = {0};
+    ks_big_body(&v, body, version, n, removed, 8);
     return ks_write_put(w, &v);
 }
 
@@ -304,6 +324,24 @@ ks_status ks_set_store(ks_write *w, const ks_field *mem, size_t n, int keepttl)
     if (n) memcpy(copy, mem, n * sizeof(*copy));
     ks_status st = store_enc(w, copy, n, enc, keepttl ? w->m.expire : 0);
     free(copy);
+    return st;
+}
+
+/* Writes w's big set again from its live members (read through the
+ * batch, after the command's deletes): packed when it now fits, else under
+ * a new version, and the old version with its tombstones is dropped. Each
+ * rewrite follows more removals than the live members it copies, so it
+ * costs O(1) per removal over time. */
+static ks_status rewrite(ks_write *w, int enc)
+{
+    ks_sview v;
+    ks_fvec all;
+    ks_fvec_init(&all);
+    ks_status st = ks_sview_of(w->c, &w->m, &v);
+    if (st == KS_OK) st = ks_sview_all(w->c, &v, &all);
+    if (st == KS_OK) st = store_enc(w, all.v, all.n, enc, w->m.expire);
+    ks_sview_close(&v);
+    ks_fvec_free(&all);
     return st;
 }
 
@@ -335,9 +373,12 @@ static ks_status big_change(ks_write *w, const ks_field *mem, size_t n, int add,
     uint64_t count = add ? m->count + *changed : m->count - *changed;
     if (count == 0 || (!add && *changed > m->count)) return ks_write_del(w);
     if ((long long)count > c->ks->limits.set_max_intset_entries) enc = 1;
-    char body[KS_BIG_BODY_MAX];
+    char body[KS_BIG_BODY_MAX], ext[8];
+    uint64_t removed = removed_of(m) + (add ? 0 : *changed);
+    if (removed > count + KS_SET_REWRITE_SLACK) return rewrite(w, enc);
+    ks_put_le64(ext, removed);
     ks_value v = {KS_SET, 1, enc, m->expire, NULL, 0, NULL, 0};
-    ks_big_body(&v, body, m->version, count, NULL, 0);
+    ks_big_body(&v, body, m->version, count, ext, 8);
     return ks_write_put(w, &v);
 }
 

@@ -11,6 +11,9 @@
 /* Big sets of at most this many members are sampled exactly (read whole);
  * bigger ones by a seek to a random hash (ENCODING.md). */
 #define KS_SET_EXACT_RANDOM 1024
+/* A big set is rewritten once more members were deleted under its
+ * version than it has left, plus this. */
+#define KS_SET_REWRITE_SLACK 1024
 /* Extra steps after the seek of one random draw on a big set: 0..N-1. */
 #define KS_SET_DRAW_WINDOW 32
 

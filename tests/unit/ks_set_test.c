@@ -150,6 +150,51 @@ TEST(BigSetMembersAreReadWrittenAndPoppedOneByOne)
     teardown();
 }
 
+static uint64_t version_of(const char *key)
+{
+    ks_meta m;
+    CHECK(ks_meta_read(&ctx, NULL, 0, key, strlen(key), &m) == KS_OK);
+    uint64_t v = m.big ? m.version : 0;
+    ks_meta_free(&m);
+    return v;
+}
+
+/* Removed members leave tombstones that seeks must step over; once they
+ * outnumber the live ones (plus the slack) the set is written again under
+ * a new version, so popping a big set down to nothing stays cheap. */
+TEST(BigSetIsRewrittenWhenRemovalsOutnumberItsMembers)
+{
+    setup();
+    limit_intset(0);
+    sadd_range("b", "m", 0, 5000);
+    uint64_t v0 = version_of("b");
+    got g = {0};
+    for (int i = 0; i < 30; i++) { /* 3000 removed, 2000 left: not yet */
+        CHECK(ks_spop(&ctx, "b", 1, 100, collect, &g) == KS_OK && g.n == 100);
+        commit();
+    }
+    CHECK(version_of("b") == v0);
+    for (int i = 0; i < 2; i++) { /* 3200 removed > 1800 + 1024 */
+        CHECK(ks_spop(&ctx, "b", 1, 100, collect, &g) == KS_OK && g.n == 100);
+        commit();
+    }
+    CHECK(version_of("b") != v0 && version_of("b") != 0);
+    CHECK_EQ_INT(scard("b"), 1800);
+    CHECK_EQ_INT(count_ns('d'), 1800);
+    CHECK(strcmp(encoding("b"), "hashtable") == 0);
+    /* Down to a packed set: the encoding Redis reports does not change. */
+    limit_intset(1000);
+    for (int i = 0; i < 9; i++) {
+        CHECK(ks_spop(&ctx, "b", 1, 100, collect, &g) == KS_OK && g.n == 100);
+        commit();
+    }
+    CHECK(ks_spop(&ctx, "b", 1, 10, collect, &g) == KS_OK && g.n == 10);
+    commit();
+    CHECK_EQ_INT(scard("b"), 890);
+    CHECK(strcmp(encoding("b"), "hashtable") == 0);
+    teardown();
+}
+
 /* Counts how often each of n small members comes back in draws of
  * SRANDMEMBER -count; every one within 25% of the expected share. */
 static void check_uniform(const char *key, int n, int draws)
