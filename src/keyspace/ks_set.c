@@ -346,7 +346,7 @@ static ks_status rewrite(ks_write *w, int enc)
 }
 
 /* Big sets: one get per member, then a put or delete, and the count. */
-static ks_status big_change(ks_write *w, const ks_field *mem, size_t n, int add, int enc,
+static ks_status big_change(ks_write *w, const ks_field *mem, size_t n, int add, int known, int enc,
                             uint64_t *changed)
 {
     ks_ctx *c = w->c;
@@ -357,8 +357,10 @@ static ks_status big_change(ks_write *w, const ks_field *mem, size_t n, int add,
         ks_set_suffix(&sfx, mem[i].f, mem[i].fl);
         char *val;
         size_t vl;
-        eng_status s = ks_member_get(c, NULL, w->db, m->version, sfx.p, sfx.n, &val, &vl);
-        if (s == ENG_OK) eng_free(val);
+        /* known: the caller just read these members (SPOP), no get needed */
+        eng_status s =
+            known ? ENG_OK : ks_member_get(c, NULL, w->db, m->version, sfx.p, sfx.n, &val, &vl);
+        if (s == ENG_OK && !known) eng_free(val);
         if (s == (add ? ENG_NOTFOUND : ENG_OK)) {
             if (add)
                 ks_member_put(c, w->db, m->version, sfx.p, sfx.n, "", 0);
@@ -407,7 +409,7 @@ ks_status ks_set_add(ks_write *w, const ks_field *mem, size_t n, uint64_t *added
     for (size_t i = 0; i < n && !enc; i++)
         enc = !ks_set_is_int(mem[i].f, mem[i].fl);
     *added = 0;
-    if (m->type == KS_SET && m->big) return big_change(w, mem, n, 1, enc, added);
+    if (m->type == KS_SET && m->big) return big_change(w, mem, n, 1, 0, enc, added);
     ks_fvec cur;
     ks_fvec_init(&cur);
     ks_status st = KS_OK;
@@ -431,12 +433,12 @@ ks_status ks_set_add(ks_write *w, const ks_field *mem, size_t n, uint64_t *added
     return st;
 }
 
-ks_status ks_set_remove(ks_write *w, const ks_field *mem, size_t n, uint64_t *removed)
+ks_status ks_set_remove(ks_write *w, const ks_field *mem, size_t n, int known, uint64_t *removed)
 {
     ks_ctx *c = w->c;
     const ks_meta *m = &w->m;
     *removed = 0;
-    if (m->big) return big_change(w, mem, n, 0, m->enc, removed);
+    if (m->big) return big_change(w, mem, n, 0, known, m->enc, removed);
     ks_fvec cur, keep;
     ks_fvec_init(&cur);
     ks_fvec_init(&keep);
@@ -479,7 +481,7 @@ ks_status ks_srem(ks_ctx *c, const char *key, size_t klen, const ks_field *mem, 
     *removed = 0;
     ks_status st = ks_write_begin(c, c->db, key, klen, KS_SET, &w);
     if (st != KS_OK) return st;
-    st = w.m.type == KS_NONE ? KS_NOTFOUND : ks_set_remove(&w, mem, n, removed);
+    st = w.m.type == KS_NONE ? KS_NOTFOUND : ks_set_remove(&w, mem, n, 0, removed);
     ks_write_end(&w);
     return st;
 }
@@ -593,7 +595,7 @@ ks_status ks_smove(ks_ctx *c, const char *src, size_t sl, const char *dst, size_
         return st;
     }
     uint64_t removed;
-    st = ks_set_remove(&sw, &f, 1, &removed);
+    st = ks_set_remove(&sw, &f, 1, 0, &removed);
     if (st == KS_OK && removed) st = ks_set_add(&dw, &f, 1, &n); /* 1 even if dst had it */
     *moved = st == KS_OK && removed;
     ks_write_end(&dw);

@@ -15,7 +15,7 @@
  * version than it has left, plus this. */
 #define KS_SET_REWRITE_SLACK 1024
 /* Extra steps after the seek of one random draw on a big set: 0..N-1. */
-#define KS_SET_DRAW_WINDOW 32
+#define KS_SET_DRAW_WINDOW 16
 
 /* A hash set of borrowed byte strings (dedupe and membership probes). */
 typedef struct ks_strset {
@@ -62,8 +62,9 @@ int ks_set_is_int(const char *m, size_t ml);
  * w's old TTL (SPOP's rebuild) or drop it (the STORE commands). */
 ks_status ks_set_store(ks_write *w, const ks_field *mem, size_t n, int keepttl);
 /* Removes members from w's live set (packed or big); *removed counts them.
- * Deletes the key when it becomes empty. */
-ks_status ks_set_remove(ks_write *w, const ks_field *mem, size_t n, uint64_t *removed);
+ * Deletes the key when it becomes empty. known: every one of mem is a
+ * distinct member (just drawn), so a big set skips the look-ups. */
+ks_status ks_set_remove(ks_write *w, const ks_field *mem, size_t n, int known, uint64_t *removed);
 /* Adds members to w's key (a live set or absent), with Redis's encoding
  * rules; *added counts the new ones. */
 ks_status ks_set_add(ks_write *w, const ks_field *mem, size_t n, uint64_t *added);

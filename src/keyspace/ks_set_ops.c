@@ -9,7 +9,7 @@
  * into memory. On a bigger set a draw seeks to a random 64-bit point among
  * the members' hashes ('d' db be64(version) be64(hash) member) and then
  * takes 0..KS_SET_DRAW_WINDOW-1 more steps, wrapping at the end: each
- * member's chance is then the average of 32 hash gaps, within about 18% of
+ * member's chance is then the average of 16 hash gaps, within about 25% of
  * 1/n (ENCODING.md says why).
  */
 #include <stdlib.h>
@@ -150,7 +150,7 @@ ks_status ks_spop(ks_ctx *c, const char *key, size_t klen, uint64_t count, ks_fi
         if (st == KS_OK) st = cst;
         if (st == KS_OK) {
             uint64_t removed;
-            st = ks_set_remove(&w, out.v, out.n, &removed);
+            st = ks_set_remove(&w, out.v, out.n, 1, &removed); /* drawn: members */
         }
     } else {
         /* Few survive: choose them and rebuild the set from them (Redis
