@@ -1,6 +1,6 @@
 /*
  * ks_keys.c -- generic key commands' data work: TYPE, DEL, RENAME, COPY,
- * TTLs, KEYS, SCAN, RANDOMKEY and the glob matcher.
+ * TTLs, KEYS, SCAN and RANDOMKEY (the glob matcher is ks_glob.c).
  *
  * Reads the metadata keys 'm' db key (ENCODING.md); key order is bytewise,
  * so KEYS with a literal prefix seeks straight to it and SCAN resumes by
@@ -188,75 +188,6 @@ ks_status ks_expire_get(ks_ctx *c, const char *key, size_t klen, int64_t *when_m
     *when_ms = m.expire;
     ks_meta_free(&m);
     return st;
-}
-
-/* ---- Glob (Redis's stringmatchlen) ------------------------------------------ */
-
-static int lower(int ch)
-{
-    return ch >= 'A' && ch <= 'Z' ? ch + 32 : ch;
-}
-
-/* Matches one pattern element at p (not '*') against ch; *used is its
- * length in the pattern. */
-static int match_elem(const char *p, size_t left, unsigned char ch, int nocase, size_t *used)
-{
-    int a, b, x = nocase ? lower(ch) : ch;
-    if (p[0] == '?') return *used = 1, 1;
-    if (p[0] == '\\' && left >= 2)
-        return *used = 2, (nocase ? lower((unsigned char)p[1]) : (unsigned char)p[1]) == x;
-    if (p[0] != '[')
-        return *used = 1, (nocase ? lower((unsigned char)p[0]) : (unsigned char)p[0]) == x;
-    size_t i = 1;
-    int neg = i < left && p[i] == '^', match = 0;
-    if (neg) i++;
-    for (; i < left && p[i] != ']'; i++) {
-        if (p[i] == '\\' && i + 1 < left) {
-            i++;
-            if ((unsigned char)p[i] == ch) match = 1;
-        } else if (i + 2 < left && p[i + 1] == '-') {
-            a = (unsigned char)p[i];
-            b = (unsigned char)p[i + 2];
-            if (a > b) {
-                int t = a;
-                a = b;
-                b = t;
-            }
-            if (nocase) a = lower(a), b = lower(b);
-            if (x >= a && x <= b) match = 1;
-            i += 2;
-        } else if ((nocase ? lower((unsigned char)p[i]) : (unsigned char)p[i]) == x) {
-            match = 1;
-        }
-    }
-    *used = i < left ? i + 1 : left; /* an unclosed class runs to the end */
-    return neg ? !match : match;
-}
-
-int ks_glob_match(const char *pat, size_t plen, const char *s, size_t slen, int nocase)
-{
-    size_t pi = 0, si = 0, star_p = (size_t)-1, star_s = 0, used;
-    while (si < slen) {
-        if (pi < plen && pat[pi] == '*') {
-            while (pi < plen && pat[pi] == '*')
-                pi++;
-            if (pi == plen) return 1;
-            star_p = pi;
-            star_s = si;
-            continue;
-        }
-        if (pi < plen && match_elem(pat + pi, plen - pi, (unsigned char)s[si], nocase, &used)) {
-            pi += used;
-            si++;
-            continue;
-        }
-        if (star_p == (size_t)-1) return 0;
-        pi = star_p; /* let the last star eat one more byte */
-        si = ++star_s;
-    }
-    while (pi < plen && pat[pi] == '*')
-        pi++;
-    return pi == plen;
 }
 
 /* ---- KEYS / SCAN / RANDOMKEY ------------------------------------------------ */

@@ -169,7 +169,7 @@ static void command_list(client *c)
     long n = 0;
     for (size_t i = 0; i < command_table_size; i++) {
         const struct command *cmd = &command_table[i];
-        if (by_pattern && !strata_glob_match(f, strlen(f), cmd->name, strlen(cmd->name), 1))
+        if (by_pattern && !ks_glob_match(f, c->argv[4].len, cmd->name, strlen(cmd->name), 1))
             continue;
         if (by_cat) {
             const char *cats[4];

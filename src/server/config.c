@@ -244,7 +244,7 @@ void config_match(const char *pattern, config_visit_fn fn, void *ctx)
     char val[1024];
     for (size_t i = 0; i < NROWS; i++) {
         const char *n = config_table[i].name;
-        if (!strata_glob_match(pattern, strlen(pattern), n, strlen(n), 1)) continue;
+        if (!ks_glob_match(pattern, strlen(pattern), n, strlen(n), 1)) continue;
         config_get_value(n, val, sizeof(val));
         fn(ctx, n, val);
     }
@@ -332,80 +332,4 @@ int config_load_file(const char *path, char **err)
     }
     fclose(f);
     return rc;
-}
-
-/* Redis's stringmatchlen, without recursion into a nested match depth
- * beyond the pattern's own stars (each '*' recurses once per position, as
- * Redis does; patterns come from clients, so the depth is bounded by the
- * pattern length). */
-/* Matches ch against the class starting at p ('['). Returns the length of
- * the class including its ']' when ch is in it, 0 when not (or when the
- * class is unterminated, as Redis). */
-static size_t match_class(const char *p, size_t plen, int ch, int nocase)
-{
-    const char *start = p;
-    int not = 0, match = 0;
-    p++, plen--;
-    if (plen && *p == '^') not = 1, p++, plen--;
-    if (nocase) ch = tolower(ch);
-    while (plen && *p != ']') {
-        if (*p == '\\' && plen >= 2) {
-            p++, plen--;
-            if ((unsigned char)*p == ch) match = 1;
-        } else if (plen >= 3 && p[1] == '-') {
-            int a = (unsigned char)p[0], b = (unsigned char)p[2];
-            if (a > b) {
-                int t = a;
-                a = b;
-                b = t;
-            }
-            if (nocase) a = tolower(a), b = tolower(b);
-            if (ch >= a && ch <= b) match = 1;
-            p += 2, plen -= 2;
-        } else if ((nocase ? tolower((unsigned char)*p) : (unsigned char)*p) == ch) {
-            match = 1;
-        }
-        p++, plen--;
-    }
-    if (!plen) return 0;
-    return (not ? !match : match) ? (size_t)(p - start) + 1 : 0;
-}
-
-int strata_glob_match(const char *p, size_t plen, const char *s, size_t slen, int nocase)
-{
-    while (plen && slen) {
-        switch (*p) {
-        case '*':
-            while (plen > 1 && p[1] == '*')
-                p++, plen--;
-            if (plen == 1) return 1;
-            while (slen) {
-                if (strata_glob_match(p + 1, plen - 1, s, slen, nocase)) return 1;
-                s++, slen--;
-            }
-            return 0;
-        case '?':
-            s++, slen--;
-            break;
-        case '[': {
-            size_t used = match_class(p, plen, (unsigned char)*s, nocase);
-            if (used == 0) return 0;
-            p += used - 1, plen -= used - 1; /* now at the ']' */
-            s++, slen--;
-            break;
-        }
-        case '\\':
-            if (plen >= 2) p++, plen--;
-            /* fall through */
-        default:
-            if (nocase ? tolower((unsigned char)*p) != tolower((unsigned char)*s) : *p != *s)
-                return 0;
-            s++, slen--;
-            break;
-        }
-        p++, plen--;
-    }
-    while (plen && *p == '*')
-        p++, plen--;
-    return plen == 0 && slen == 0;
 }
