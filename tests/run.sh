@@ -6,7 +6,8 @@
 # sanitizer report) counts as one failure under its own name.
 #   tests/unit/*.c         C unit, model and crash tests   ($BUILD/tests/)
 #   tests/unit/eng_*.c     again under ASan + UBSan       ($BUILD/tests-asan/)
-#   tests/integration/*.py real clients against a real server (/usr/bin/python3)
+#   tests/integration/*.py real clients against a real server (/usr/bin/python3),
+#                          then again against $BUILD/asan/strata-server
 #   tests/fuzz/*.c         short libFuzzer runs
 #   tests/*.sh             other scripted checks (same PASS/FAIL protocol)
 # TEST_FILTER=substr limits the run to programs whose path contains substr.
@@ -41,6 +42,14 @@ run_one() { # name, command...
 for t in "$BUILD"/tests/*; do [ -x "$t" ] && run_one "unit/$(basename "$t")" "$t"; done
 for t in "$BUILD"/tests-asan/*; do [ -x "$t" ] && run_one "asan/$(basename "$t")" "$t"; done
 for t in tests/integration/test_*.py; do [ -f "$t" ] && run_one "integration/$(basename "$t")" $PY "$t"; done
+# Again against the server built with every layer under ASan + UBSan (make
+# asan); a sanitizer report from a server fails the test that started it.
+if [ -x "$BUILD/asan/strata-server" ]; then
+  for t in tests/integration/test_*.py; do
+    [ -f "$t" ] && run_one "asan-integration/$(basename "$t")" \
+      env STRATA_SERVER="$PWD/$BUILD/asan/strata-server" STRATA_ASAN=1 $PY "$t"
+  done
+fi
 for t in "$BUILD"/fuzz/*; do
   [ -x "$t" ] || continue
   name=$(basename "$t")
