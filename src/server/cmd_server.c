@@ -32,9 +32,11 @@ static void reply_flags(client *c, uint32_t f)
     static const struct {
         uint32_t bit;
         const char *name;
-    } names[] = {{CMD_WRITE, "write"}, {CMD_READONLY, "readonly"}, {CMD_ADMIN, "admin"},
-                 {CMD_FAST, "fast"},   {CMD_NOAUTH, "no_auth"},    {CMD_LOADING, "loading"},
-                 {CMD_STALE, "stale"}, {CMD_NOSCRIPT, "noscript"}, {CMD_BLOCKING, "blocking"}};
+    } names[] = {{CMD_WRITE, "write"},       {CMD_READONLY, "readonly"},
+                 {CMD_ADMIN, "admin"},       {CMD_FAST, "fast"},
+                 {CMD_NOAUTH, "no_auth"},    {CMD_LOADING, "loading"},
+                 {CMD_STALE, "stale"},       {CMD_NOSCRIPT, "noscript"},
+                 {CMD_BLOCKING, "blocking"}, {CMD_DENY_MULTI, "no_multi"}};
     int n = 0;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (f & names[i].bit) n++;
@@ -523,12 +525,13 @@ static void flush(client *c, int all)
         return;
     }
     ks_ctx *ctx = client_ks(c);
+    server_watch_flush_begin(ctx, all ? -1 : c->db);
     ks_status st = ks_flush(ctx, all);
+    server_watch_flush_end(st == KS_OK);
     if (st != KS_OK) {
         add_reply_ks_error(c, st, ctx);
         return;
     }
-    server_touch_db(all ? -1 : c->db);
     add_reply_ok(c);
 }
 

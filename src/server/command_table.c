@@ -16,6 +16,7 @@
 #define F CMD_FAST
 #define NA CMD_NOAUTH
 #define NM CMD_NOMULTI
+#define DM CMD_DENY_MULTI
 #define LS (CMD_LOADING | CMD_STALE)
 
 const struct command command_table[] = {

@@ -120,12 +120,11 @@ static void adjust_open_files_limit(void)
     }
 }
 
+/* A whole-db flush (key NULL) is not passed on: FLUSHDB/FLUSHALL dirty
+ * only the watchers of keys that existed (server_watch_flush_begin). */
 static void touch_hook(void *tctx, int db, const char *key, size_t klen)
 {
-    if (key)
-        server_touch_key(db, key, klen);
-    else
-        server_touch_db(db);
+    if (key) server_touch_key(db, key, klen);
 }
 
 static int open_storage(void)

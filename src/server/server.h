@@ -41,6 +41,7 @@ enum {
     CMD_PUBSUB = 1 << 8,
     CMD_NOSCRIPT = 1 << 9,
     CMD_BLOCKING = 1 << 10,
+    CMD_DENY_MULTI = 1 << 11, /* Redis's no-multi: refused inside MULTI (SHUTDOWN, SAVE) */
 };
 
 /* One row of the command table (command_table.c): commands are data. */
@@ -145,7 +146,13 @@ keyspace *server_keyspace(void);
 /* Marks key in db as modified: WATCHers of it get CLIENT_DIRTY_CAS.
  * Also wired as the keyspace touch hook. */
 void server_touch_key(int db, const char *key, size_t len);
-void server_touch_db(int db); /* -1: every db (FLUSHALL) */
+void server_touch_db(int db); /* -1: every db */
+/* FLUSHDB/FLUSHALL of db (-1: all), as Redis 7.0: only the watchers of
+ * keys that exist when the flush runs lose their transaction. _begin
+ * notes those keys through ctx's view before the flush writes anything;
+ * _end dirties their watchers when flushed is non-zero (cmd_multi.c). */
+void server_watch_flush_begin(const ks_ctx *ctx, int db);
+void server_watch_flush_end(int flushed);
 
 /* ---- Handlers (implemented in cmd_*.c) ---------------------------------
  * Declared weak while the tree is being built up, so a missing handler is a
