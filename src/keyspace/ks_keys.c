@@ -1,6 +1,6 @@
 /*
  * ks_keys.c -- generic key commands' data work: TYPE, DEL, RENAME, COPY,
- * TTLs, KEYS, SCAN and RANDOMKEY (the glob matcher is ks_glob.c).
+ * TTLs, KEYS and SCAN (RANDOMKEY is ks_random.c, the glob matcher ks_glob.c).
  *
  * Reads the metadata keys 'm' db key (ENCODING.md); key order is bytewise,
  * so KEYS with a literal prefix seeks straight to it and SCAN resumes by
@@ -249,87 +249,6 @@ ks_status ks_scan(ks_ctx *c, uint64_t cursor, const char *pat, size_t plen, uint
         if (fn(arg, k + 2, kl - 2)) break;
     }
     if (eng_iter_status(it) != ENG_OK) st = ks_engine_err(c, eng_iter_status(it), "scan");
-    eng_iter_free(it);
-    return st;
-}
-
-static uint64_t rnd(keyspace *ks)
-{
-    ks->rng ^= ks->rng << 13;
-    ks->rng ^= ks->rng >> 7;
-    ks->rng ^= ks->rng << 17;
-    return ks->rng;
-}
-
-/* Seeks to a random key by walking down the trie of key bytes: at each
- * depth it lists the distinct next bytes (one seek each) and picks one
- * uniformly, so keys like "user:123" and "h:1" / "s:2" spread well. The
- * draw is uniform over branches, not keys (Redis's is not uniform either);
- * it costs at most KS_RANDOM_SEEKS seeks. */
-#define KS_RANDOM_SEEKS 2048
-static void seek_random(ks_ctx *c, eng_iter *it)
-{
-    char prefix[66];
-    size_t pl = 2, seeks = 0;
-    prefix[0] = KS_NS_META;
-    prefix[1] = (char)c->db;
-    while (pl < sizeof(prefix) - 1 && seeks < KS_RANDOM_SEEKS) {
-        unsigned char opts[257];
-        int n = 0, terminal = 0;
-        eng_iter_seek(it, prefix, pl);
-        seeks++;
-        while (eng_iter_valid(it) && seeks < KS_RANDOM_SEEKS) {
-            size_t kl;
-            const char *k = eng_iter_key(it, &kl);
-            if (kl < pl || memcmp(k, prefix, pl) != 0) break;
-            if (kl == pl) { /* the prefix itself is a key */
-                terminal = 1;
-                eng_iter_next(it);
-                continue;
-            }
-            unsigned char b = (unsigned char)k[pl];
-            opts[n++] = b;
-            if (b == 255) break;
-            prefix[pl] = (char)(b + 1);
-            eng_iter_seek(it, prefix, pl + 1);
-            seeks++;
-        }
-        if (n + terminal == 0) break;
-        uint64_t pick = rnd(c->ks) % (uint64_t)(n + terminal);
-        if (pick == (uint64_t)n) break; /* the terminal key */
-        prefix[pl++] = (char)opts[pick];
-    }
-    eng_iter_seek(it, prefix, pl);
-}
-
-ks_status ks_randomkey(ks_ctx *c, char **key, size_t *klen)
-{
-    eng_iter *it = eng_iter_new(c->ks->db, NULL, ks_read_batch(c));
-    char start[2] = {KS_NS_META, (char)c->db};
-    ks_status st = KS_NOTFOUND;
-    int wrapped = 0;
-    seek_random(c, it);
-    for (int steps = 0; steps < 100000; steps++) {
-        size_t kl, vl;
-        if (!eng_iter_valid(it) || !in_db(eng_iter_key(it, &kl), kl, c->db)) {
-            if (wrapped++) break;
-            eng_iter_seek(it, start, 2);
-            continue;
-        }
-        const char *k = eng_iter_key(it, &kl), *v = eng_iter_value(it, &vl);
-        ks_meta m;
-        if (ks_meta_view(&m, v, vl, c->now_ms) == 0 && m.type != KS_NONE) {
-            *key = malloc(kl - 2 + 1);
-            if (!*key) break;
-            memcpy(*key, k + 2, kl - 2);
-            *klen = kl - 2;
-            st = KS_OK;
-            break;
-        }
-        eng_iter_next(it);
-    }
-    if (st != KS_OK && eng_iter_status(it) != ENG_OK)
-        st = ks_engine_err(c, eng_iter_status(it), "randomkey");
     eng_iter_free(it);
     return st;
 }
