@@ -127,6 +127,15 @@ static void touch_hook(void *tctx, int db, const char *key, size_t klen)
     if (key) server_touch_key(db, key, klen);
 }
 
+static void log_quarantined(void *arg, int db, const char *name, const char *why)
+{
+    server_log(LL_WARNING,
+               "Index '%s' of db %d is quarantined: its stored definition cannot be read (%s). "
+               "The data is served; the index is not maintained or queryable until IDX.DROP "
+               "removes it (INFO index lists it).",
+               name, db, why);
+}
+
 static int open_storage(void)
 {
     eng_options o;
@@ -161,6 +170,7 @@ static int open_storage(void)
         free(err);
         return -1;
     }
+    idx_quarantine_each(log_quarantined, NULL);
     ks_set_touch_hook(server.ks, touch_hook, NULL);
     server_log(LL_NOTICE, "DB loaded from %s: %.3f seconds", cfg.dir,
                (double)(ae_mstime() - t0) / 1000.0);
