@@ -399,6 +399,9 @@ static void info_section(sbuf *b, const char *s, int all)
             (unsigned long long)server.stat_net_out, (unsigned long long)server.stat_rejected_conn,
             (unsigned long long)server.stat_expired, (unsigned long long)server.stat_errors,
             (unsigned long long)server.stat_commits, (unsigned long long)server.stat_write_errors);
+        /* Clients closed for reply-memory-limit (Redis 7.0's name for
+         * closings by its total client memory limit). */
+        sb_printf(b, "evicted_clients:%llu\r\n", (unsigned long long)server.stat_evicted_clients);
     }
     if (all || !strcasecmp(s, "replication")) {
         sb_section(b, "Replication");
@@ -503,6 +506,7 @@ void cmd_config(client *c)
         server.stat_commands = server.stat_connections = server.stat_rejected_conn = 0;
         server.stat_errors = server.stat_net_in = server.stat_net_out = 0;
         server.stat_expired = server.stat_commits = server.stat_write_errors = 0;
+        server.stat_evicted_clients = 0;
         server.stat_ops_sample_cmds = 0;
         add_reply_ok(c);
     } else {

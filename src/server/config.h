@@ -37,6 +37,12 @@ typedef struct server_config {
     long long client_query_buffer_limit;
     int databases;
     int tcp_backlog;
+    /* client-output-buffer-limit, per CLIENT_CLASS_* (server.h): 0 = none */
+    struct obuf_limit {
+        unsigned long long hard, soft; /* bytes */
+        long long soft_seconds;
+    } obuf_limits[3];
+    long long reply_memory_limit; /* all clients' reply blocks; 0 = none */
 } server_config;
 
 extern server_config cfg;
