@@ -49,17 +49,9 @@
 #define KS_RANDOM_WORK 200000
 #define KS_RANDOM_SEEK_COST 8
 
-static uint64_t rnd(keyspace *ks)
-{
-    ks->rng ^= ks->rng << 13;
-    ks->rng ^= ks->rng >> 7;
-    ks->rng ^= ks->rng << 17;
-    return ks->rng;
-}
-
 static double rnd_unit(keyspace *ks)
 {
-    return (double)(rnd(ks) >> 11) * (1.0 / 9007199254740992.0); /* [0, 1) */
+    return (double)(ks_rand(ks) >> 11) * (1.0 / 9007199254740992.0); /* [0, 1) */
 }
 
 typedef struct kbuf {
@@ -310,7 +302,7 @@ static int draw_by_position(draw *d, uint64_t n)
 {
     char root[2] = {KS_NS_META, (char)d->c->db};
     while (!spent(d)) {
-        uint64_t r = rnd(d->c->ks) % n;
+        uint64_t r = ks_rand(d->c->ks) % n;
         seek(d, root, 2);
         for (uint64_t i = 0; i < r && eng_iter_valid(d->it); i++)
             step(d);
@@ -324,7 +316,7 @@ static int draw_any(draw *d)
 {
     char root[2] = {KS_NS_META, (char)d->c->db};
     char point[10] = {KS_NS_META, (char)d->c->db};
-    uint64_t x = rnd(d->c->ks);
+    uint64_t x = ks_rand(d->c->ks);
     memcpy(point + 2, &x, 8);
     kbuf db = {root, 2, 2};
     eng_iter_seek(d->it, point, sizeof(point));
