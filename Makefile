@@ -5,6 +5,7 @@
 #   make bench        profile workload, 100_000 profiles, every engine available
 #   make bench-redis  redis-benchmark against strata and redis-server side by side
 #   make asan         build/asan/strata-server: every layer under ASan + UBSan
+#   make fuzz         every libFuzzer target for FUZZ_SECONDS (default 60) each
 #
 # BUILD and BINDIR may be overridden (e.g. to build in /tmp while another build runs).
 
@@ -111,7 +112,11 @@ FUZZ_LIB_SRC := $(SRC_engine) $(SRC_keyspace) $(SRC_index) $(SRC_server)
 $(BUILD)/fuzzobj/%.o: %.c
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
-$(BUILD)/fuzzobj/libfuzzall.a: $(patsubst %.c,$(BUILD)/fuzzobj/%.o,$(FUZZ_LIB_SRC))
+# main.c too, with its main() renamed, for server_open_storage (command_fuzz).
+$(BUILD)/fuzzobj/server_main.o: src/server/main.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -Dmain=strata_server_main -MMD -MP -c $< -o $@
+$(BUILD)/fuzzobj/libfuzzall.a: $(patsubst %.c,$(BUILD)/fuzzobj/%.o,$(FUZZ_LIB_SRC)) $(BUILD)/fuzzobj/server_main.o
 	rm -f $@ && ar rcs $@ $^
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/fuzzobj/libfuzzall.a
 	@mkdir -p $(dir $@)
@@ -122,6 +127,14 @@ tests: all $(ENG_TESTS) $(ALL_TESTS) $(ASAN_TESTS) $(ASAN_SERVER) $(FUZZERS)
 test: deps
 	@$(MAKE) --no-print-directory tests
 	@BUILD=$(BUILD) BINDIR=$(BINDIR) tests/run.sh
+
+# make fuzz [FUZZ_SECONDS=n]: every libFuzzer target for n seconds (60 by
+# default); the corpora grow in $(BUILD)/fuzz-corpus, the seeds are in
+# tests/fuzz/corpus/<target>.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@$(MAKE) --no-print-directory $(FUZZERS)
+	@BUILD=$(BUILD) BINDIR=$(BINDIR) FUZZ_SECONDS=$(FUZZ_SECONDS) TEST_FILTER=fuzz/ tests/run.sh
 
 run: deps
 	@$(MAKE) --no-print-directory $(BINDIR)/strata-server

@@ -136,7 +136,7 @@ static void log_quarantined(void *arg, int db, const char *name, const char *why
                name, db, why);
 }
 
-static int open_storage(void)
+int server_open_storage(void)
 {
     eng_options o;
     eng_options_init(&o);
@@ -206,7 +206,7 @@ int main(int argc, char **argv)
                                                   : "everysec");
     signal(SIGPIPE, SIG_IGN);
     adjust_open_files_limit();
-    if (open_storage() < 0) return 1;
+    if (server_open_storage() < 0) return 1;
     if (server_init() < 0) {
         server_log(LL_WARNING, "Can't listen on %s:%d", cfg.bind, cfg.port);
         return 1;

@@ -330,6 +330,10 @@ void server_call(client *c, const struct command *cmd);
  * before-sleep makes it durable). Replaces the reply since mark with an
  * error when the engine refuses. */
 void server_write_batch(client *c, const reply_mark *mark);
+/* Opens the engine in cfg.dir (created if missing), the keyspace and the
+ * index catalog, and installs the keyspace hooks (main.c). Returns 0, or
+ * -1 after logging why. */
+int server_open_storage(void);
 int server_init(void);
 void server_run(void);
 void server_shutdown(void);
