@@ -490,7 +490,8 @@ void cmd_config(client *c)
         free(g.names);
         free(g.vals);
     } else if (arg_is(sub, "set")) {
-        if (c->argc < 4 || c->argc % 2 != 0) return add_reply_subcommand_arity(c);
+        if (c->argc < 4) return add_reply_subcommand_arity(c);
+        if (c->argc % 2 != 0) return add_reply_error(c, ERR_SYNTAX); /* as Redis: pairs */
         for (int i = 2; i < c->argc; i += 2) {
             const char *v[1] = {c->argv[i + 1].ptr};
             char *err = NULL;

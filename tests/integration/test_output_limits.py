@@ -74,6 +74,8 @@ config set client-output-buffer-limit normal\\s1\\s1\\s1\\spubsub\\s1\\s1
 config get client-output-buffer-limit
 config set client-output-buffer-limit NORMAL\\s0\\s0\\s0
 config get client-output-buffer-limit
+config set client-output-buffer-limit normal 0 0 0
+config set client-output-buffer-limit
 """)
 
 
