@@ -18,6 +18,9 @@
 #define NM CMD_NOMULTI
 #define DM CMD_DENY_MULTI
 #define LS (CMD_LOADING | CMD_STALE)
+#define NS CMD_NOSCRIPT
+#define AB CMD_ALLOW_BUSY
+#define SC CMD_SCRIPT
 
 const struct command command_table[] = {
 #define COMMAND(name, proc, arity, flags, fk, lk, ks, group, summary)                              \

@@ -43,6 +43,7 @@ typedef struct server_config {
         long long soft_seconds;
     } obuf_limits[3];
     long long reply_memory_limit; /* all clients' reply blocks; 0 = none */
+    int busy_reply_threshold; /* ms a script runs before others get BUSY; 0 = never */
 } server_config;
 
 extern server_config cfg;
