@@ -12,10 +12,15 @@
  * crashes or trips ASan/UBSan, and the reply bytes of every command are
  * complete, well-formed RESP2/RESP3 values.
  *
+ * A script still running after busy-reply-threshold (10 ms here) is killed
+ * at the first events the busy script serves: an always-readable eventfd
+ * in the event loop marks it killed, as SCRIPT KILL from another client
+ * would (even one that wrote: there is no SHUTDOWN NOSAVE to wait for).
+ *
  * Between inputs the state is reset cheaply: a fresh client, the default
- * settings, FLUSHALL and every index dropped; every RESET_EVERY inputs the
- * engine is closed, its directory removed and a new one opened, so the
- * range deletions of the flushes do not pile up.
+ * settings, FLUSHALL, every index dropped, SCRIPT FLUSH and FUNCTION FLUSH; every RESET_EVERY
+ * inputs the engine is closed, its directory removed and a new one opened, so the range deletions
+ * of the flushes do not pile up.
  *
  * Flags (command_fuzz.options): -detect_leaks=0, because the engine keeps
  * memory across inputs (memtable, caches) and libFuzzer would rerun every
@@ -36,7 +41,9 @@
 #include "server/ae.h"
 #include "server/config.h"
 #include "server/resp_parser.h"
+#include "server/script.h"
 #include "server/server.h"
+#include <sys/eventfd.h>
 
 #define MAX_COMMANDS 64
 #define RESET_EVERY 4096
@@ -63,6 +70,23 @@ static void settings(void)
     cfg.row_cache_size = 1 << 20;
     cfg.proto_max_bulk_len = 1 << 20;
     cfg.appendfsync = ENG_SYNC_NO;
+    cfg.busy_reply_threshold = 10;
+}
+
+/* The events a busy script serves: end it. */
+static void kill_busy_script(ae_loop *el, int fd, void *data, int mask)
+{
+    script_run *r = script_current();
+    if (r && r->timedout) r->killed = 1;
+}
+
+static void open_loop(void)
+{
+    server.el = ae_create(64);
+    int efd = eventfd(1, EFD_NONBLOCK); /* readable until read: it never is */
+    if (!server.el || efd < 0 ||
+        ae_create_file_event(server.el, efd, AE_READABLE, kill_busy_script, NULL) == AE_ERR)
+        abort();
 }
 
 static void open_all(void)
@@ -76,11 +100,13 @@ static void open_all(void)
     if (!server.cron_batch) server.cron_batch = eng_batch_new(1);
     memset(&server.ctx, 0, sizeof(server.ctx)); /* it may name the keyspace closed last */
     server.ctx.ks = server.ks;
+    if (script_init() < 0) abort();
 }
 
 static void close_all(void)
 {
     server_wait_bgsave();
+    script_free_all();
     idx_shutdown();
     ks_close(server.ks);
     eng_close(server.db);
@@ -97,6 +123,18 @@ static void drop_index(void *arg, const char *name, size_t nlen)
             names[i] = strndup(name, nlen);
             return;
         }
+}
+
+/* Runs a two-word command as fc and forgets its reply. */
+static void run_quietly(const char *a, const char *b)
+{
+    arg argv[2] = {{(char *)a, strlen(a)}, {(char *)b, strlen(b)}};
+    fc->argc = 2;
+    fc->argv = argv;
+    server_process_command(fc);
+    fc->argc = 0;
+    fc->argv = NULL;
+    reply_free_all(fc);
 }
 
 /* Back to an empty database, default settings and a fresh client. */
@@ -128,6 +166,9 @@ static void reset(void)
     server_commit();
     fc = client_create(-1);
     if (!fc) abort();
+    run_quietly("FUNCTION", "FLUSH");
+    run_quietly("SCRIPT", "FLUSH");
+    server_commit();
 }
 
 /* ---- A RESP2/RESP3 reply checker ----------------------------------------- */
@@ -297,6 +338,7 @@ static void at_exit(void)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!server.db) {
+        open_loop();
         open_all();
         atexit(at_exit);
     }
