@@ -9,8 +9,9 @@
  * then a background step: index builds, active expiry). A one-byte command
  * name >= 0x80 stands for row (byte - 0x80) of the command table, so every
  * command is reachable, those added later too. Checked properties: nothing
- * crashes or trips ASan/UBSan, and the reply bytes of every command are
- * complete, well-formed RESP2/RESP3 values.
+ * crashes or trips ASan/UBSan, the reply bytes of every command are
+ * complete, well-formed RESP2/RESP3 values, and between inputs no reply
+ * memory is counted (reply.c R4).
  *
  * A script still running after busy-reply-threshold (10 ms here) is killed
  * at the first events the busy script serves: an always-readable eventfd
@@ -171,6 +172,11 @@ static void reset(void)
     run_quietly("FUNCTION", "FLUSH");
     if (script_eval_count()) run_quietly("SCRIPT", "FLUSH"); /* a new Lua state: only if used */
     server_commit();
+    /* Invariant R4 (reply.c): no client holds a reply now, so none is counted. */
+    if (server.reply_mem_total != 0) {
+        fprintf(stderr, "reply_mem_total %zu with no reply held\n", server.reply_mem_total);
+        abort();
+    }
 }
 
 /* ---- A RESP2/RESP3 reply checker ----------------------------------------- */
