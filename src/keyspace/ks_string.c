@@ -317,3 +317,79 @@ out:
     ks_meta_free(&m);
     return st;
 }
+
+/* ---- Read-modify-write (bitmaps, HyperLogLog) --------------------------- */
+
+int ks_strbuf_reserve(ks_strbuf *b, size_t cap)
+{
+    if (cap <= b->cap) return 0;
+    size_t ncap = b->cap + b->cap / 2 > cap ? b->cap + b->cap / 2 : cap;
+    char *p = realloc(b->p, ncap ? ncap : 1);
+    if (!p) return -1;
+    b->p = p;
+    b->cap = ncap;
+    return 0;
+}
+
+int ks_strbuf_resize(ks_strbuf *b, size_t n)
+{
+    if (n > b->n) {
+        /* Exactly n: a SETBIT far out must not reserve half again as much. */
+        if (n > b->cap) {
+            char *p = realloc(b->p, n);
+            if (!p) return -1;
+            b->p = p;
+            b->cap = n;
+        }
+        memset(b->p + b->n, 0, n - b->n);
+    }
+    b->n = n;
+    return 0;
+}
+
+void ks_strbuf_free(ks_strbuf *b)
+{
+    free(b->p);
+    memset(b, 0, sizeof(*b));
+}
+
+ks_status ks_str_open(ks_ctx *c, const char *key, size_t klen, ks_str *s)
+{
+    ks_meta m;
+    memset(s, 0, sizeof(*s));
+    ks_status st = read_string_w(c, key, klen, &m);
+    if (st != KS_OK) return st;
+    if (m.type == KS_STRING) {
+        /* A private copy with a little room: PFADD grows a sparse HLL a
+         * few bytes at a time. */
+        if (ks_strbuf_reserve(&s->v, m.plen + 16) < 0) {
+            st = ks_oom(c);
+        } else {
+            if (m.plen) memcpy(s->v.p, m.payload, m.plen);
+            s->v.n = m.plen;
+            s->exists = 1;
+            s->expire = m.expire;
+        }
+    }
+    ks_meta_free(&m);
+    return st;
+}
+
+ks_status ks_str_write(ks_ctx *c, const char *key, size_t klen, ks_str *s)
+{
+    /* ks_meta_write needs of the old record only its type and expire. */
+    ks_meta old;
+    memset(&old, 0, sizeof(old));
+    old.type = old.stored = s->exists ? KS_STRING : KS_NONE;
+    old.expire = s->expire;
+    ks_status st =
+        ks_meta_write(c, c->db, key, klen, &old, KS_STRING, 0, s->expire, s->v.p, s->v.n, NULL, 0);
+    if (st == KS_OK) s->exists = 1;
+    return st;
+}
+
+void ks_str_close(ks_str *s)
+{
+    ks_strbuf_free(&s->v);
+    s->exists = 0;
+}

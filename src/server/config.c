@@ -79,6 +79,7 @@ static const config_row config_table[] = {
     {"client-query-buffer-limit", T_MEM, 0, &cfg.client_query_buffer_limit, "1gb", 1024 * 1024,
      LLONG_MAX, NULL, NULL},
     {"databases", T_INT, F_IMMUTABLE, &cfg.databases, "16", 16, 16, NULL, NULL},
+    {"hll-sparse-max-bytes", T_MEM, 0, &cfg.hll_sparse_max_bytes, "3000", 0, LLONG_MAX, NULL, NULL},
 };
 #define NROWS (sizeof(config_table) / sizeof(config_table[0]))
 

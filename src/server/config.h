@@ -37,6 +37,7 @@ typedef struct server_config {
     long long client_query_buffer_limit;
     int databases;
     int tcp_backlog;
+    long long hll_sparse_max_bytes; /* a sparse HyperLogLog turns dense past this */
 } server_config;
 
 extern server_config cfg;
