@@ -124,10 +124,16 @@ int ks_hll_to_dense(ks_strbuf *b)
     if (!d) return -1;
     memcpy(d, p, KS_HLL_HDR); /* magic and cached count stay */
     d[4] = KS_HLL_DENSE;
+    /* Valid only when the opcodes cover exactly the registers: an opcode
+     * reaching past them is corrupt too, whatever came before (Redis since
+     * the fix for CVE-2025-32023, which the reference server carries). */
     long idx = 0;
     for (p += KS_HLL_HDR; p < end; p += hll_op_read(p, end).size) {
         hll_op op = hll_op_read(p, end);
-        if (op.val && idx + op.len > KS_HLL_REGISTERS) break;
+        if (idx + op.len > KS_HLL_REGISTERS) {
+            idx = -1;
+            break;
+        }
         for (int k = 0; op.val && k < op.len; k++)
             hll_dense_raise(d, (int)idx + k, op.val);
         idx += op.len;
