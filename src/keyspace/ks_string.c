@@ -1,5 +1,7 @@
 /*
- * ks_string.c -- strings: GET/SET and friends, counters, APPEND, SETRANGE.
+ * ks_string.c -- strings: GET/SET and friends, counters, APPEND, SETRANGE,
+ * and the whole-string read-modify-write (ks_str_open / ks_str_write) that
+ * the bitmap and HyperLogLog commands use.
  *
  * On-disk format (ENCODING.md, "Strings"): the metadata value of a string
  * is flags(1) = 0x01 [| 0x80] [expire fixed64 LE] then the raw bytes, so a

@@ -44,6 +44,19 @@ static void reply_err(client *c, const char *err)
     if (*err) add_reply_error(c, err);
 }
 
+/* Replies the command's failure, err or else st, and returns 1; returns 0
+ * when there is none (the caller replies its result). */
+static int reply_failure(client *c, const char *err, ks_status st)
+{
+    if (err)
+        reply_err(c, err);
+    else if (st != KS_OK)
+        add_reply_ks_error(c, st, client_ks(c));
+    else
+        return 0;
+    return 1;
+}
+
 void cmd_pfadd(client *c)
 {
     ks_str s;
@@ -68,12 +81,7 @@ void cmd_pfadd(client *c)
         st = ks_str_write(client_ks(c), c->argv[1].ptr, c->argv[1].len, &s);
     }
     ks_str_close(&s);
-    if (err)
-        add_reply_error(c, err);
-    else if (st != KS_OK)
-        add_reply_ks_error(c, st, client_ks(c));
-    else
-        add_reply_long_long(c, updated ? 1 : 0);
+    if (!reply_failure(c, err, st)) add_reply_long_long(c, updated ? 1 : 0);
 }
 
 /* Max-merges the HLL at key (if any) into regs; *dense |= it is dense.
@@ -105,9 +113,7 @@ static void pfcount_union(client *c)
     int dense = 0;
     for (int j = 1; j < c->argc && !err; j++)
         err = merge_key(c, &c->argv[j], regs, &dense);
-    if (err)
-        reply_err(c, err);
-    else
+    if (!reply_failure(c, err, KS_OK))
         add_reply_long_long(c, (long long)ks_hll_count_registers(regs));
     free(regs);
 }
@@ -136,12 +142,7 @@ void cmd_pfcount(client *c)
         }
     }
     ks_str_close(&s);
-    if (err)
-        add_reply_error(c, err);
-    else if (st != KS_OK)
-        add_reply_ks_error(c, st, client_ks(c));
-    else
-        add_reply_long_long(c, (long long)card);
+    if (!reply_failure(c, err, st)) add_reply_long_long(c, (long long)card);
 }
 
 /* PFMERGE dest src ...: dest is itself one of the inputs. */
@@ -170,12 +171,7 @@ void cmd_pfmerge(client *c)
     }
     ks_str_close(&s);
     free(regs);
-    if (err)
-        reply_err(c, err);
-    else if (st != KS_OK)
-        add_reply_ks_error(c, st, client_ks(c));
-    else
-        add_reply_ok(c);
+    if (!reply_failure(c, err, st)) add_reply_ok(c);
 }
 
 /* PFDEBUG GETREG | DECODE | ENCODING | TODENSE key */

@@ -11,13 +11,10 @@
 #include "keyspace/ks_bits.h"
 #include "test.h"
 
-static uint64_t rng = 88172645463325252ull;
+/* random() gives 31 bits; srandom is never called, so runs repeat. */
 static uint64_t next_rand(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return (uint64_t)random() << 33 ^ (uint64_t)random() << 11 ^ (uint64_t)random();
 }
 
 static uint64_t mask_of(int bits)
