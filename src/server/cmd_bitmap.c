@@ -69,7 +69,7 @@ void cmd_setbit(client *c)
         }
         old = ks_bit_get((unsigned char *)s.v.p, s.v.n, off);
         ks_bit_set((unsigned char *)s.v.p, off, (int)on);
-        if (grow || old != on) st = ks_str_write(k, c->argv[1].ptr, c->argv[1].len, &s);
+        if (grow || old != on) st = ks_str_write(&s);
     }
     ks_str_close(&s);
     if (st == KS_OK)
@@ -186,7 +186,7 @@ void cmd_bitop(client *c)
     if (st == KS_OK && maxlen && !(out = malloc(maxlen))) st = ks_oom(k);
     if (st == KS_OK && maxlen) {
         ks_bitop((ks_bitop_kind)op, src, len, n, out, maxlen);
-        ks_set_opts o = {0}; /* as SET: replaces any type, clears the TTL */
+        ks_set_opts o = {.raw = 1}; /* as SET: replaces any type, clears the TTL */
         int done;
         st = ks_set(k, c->argv[2].ptr, c->argv[2].len, (const char *)out, maxlen, &o, &done, NULL);
     } else if (st == KS_OK) {
@@ -309,7 +309,7 @@ static ks_status bf_write(ks_ctx *k, const arg *key, const ks_bf_op *ops, int no
     int grow = st == KS_OK && s.v.n <= top >> 3;
     if (grow && ks_strbuf_resize(&s.v, (size_t)(top >> 3) + 1) < 0) st = ks_oom(k);
     if (st == KS_OK && (bf_run((unsigned char *)s.v.p, s.v.n, ops, nops, res) || grow))
-        st = ks_str_write(k, key->ptr, key->len, &s);
+        st = ks_str_write(&s);
     ks_str_close(&s);
     return st;
 }

@@ -22,12 +22,13 @@ static size_t sparse_max(void)
 }
 
 /* Opens the HLL at key for a change. Returns NULL with *s open (s->exists
- * 0 when absent), or the error text (s closed) -- ks errors are replied
- * here and come back as "". */
+ * 0 when absent; the caller closes it), or the error text with s closed --
+ * ks errors are replied here and come back as "". */
 static const char *open_hll(client *c, const arg *key, ks_str *s)
 {
     ks_status st = ks_str_open(client_ks(c), key->ptr, key->len, s);
     if (st != KS_OK) {
+        ks_str_close(s);
         add_reply_ks_error(c, st, client_ks(c));
         return "";
     }
@@ -78,7 +79,7 @@ void cmd_pfadd(client *c)
     ks_status st = KS_OK;
     if (!err && updated) {
         ks_hll_cache_invalidate((unsigned char *)s.v.p);
-        st = ks_str_write(client_ks(c), c->argv[1].ptr, c->argv[1].len, &s);
+        st = ks_str_write(&s);
     }
     ks_str_close(&s);
     if (!reply_failure(c, err, st)) add_reply_long_long(c, updated ? 1 : 0);
@@ -138,7 +139,7 @@ void cmd_pfcount(client *c)
             err = ERR_HLL_CORRUPT;
         } else { /* refresh the cached count, as Redis does */
             ks_hll_cache_set(p, card);
-            st = ks_str_write(client_ks(c), c->argv[1].ptr, c->argv[1].len, &s);
+            st = ks_str_write(&s);
         }
     }
     ks_str_close(&s);
@@ -167,7 +168,7 @@ void cmd_pfmerge(client *c)
         for (int i = 0; i < KS_HLL_REGISTERS; i++)
             if (regs[i]) ks_hll_raise(&s.v, i, regs[i], sparse_max());
         ks_hll_cache_invalidate((unsigned char *)s.v.p);
-        st = ks_str_write(client_ks(c), c->argv[1].ptr, c->argv[1].len, &s);
+        st = ks_str_write(&s);
     }
     ks_str_close(&s);
     free(regs);
@@ -194,7 +195,7 @@ void cmd_pfdebug(client *c)
     if (arg_is(sub, "getreg") || arg_is(sub, "todense")) {
         /* Both leave the value dense. */
         conv = ks_hll_to_dense(&s.v);
-        if (conv > 0) st = ks_str_write(client_ks(c), key->ptr, key->len, &s);
+        if (conv > 0) st = ks_str_write(&s);
     }
     if (conv < 0) {
         add_reply_error(c, ERR_HLL_CORRUPT);
