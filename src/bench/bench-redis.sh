@@ -7,6 +7,8 @@
 # and no RDB snapshots -- then runs, for each test in turn, first against
 # strata and then against redis:
 #   redis-benchmark -t <test> -n $BENCH_N -r 1000000 -c 50 -P 16 -q --csv
+# evalsha is a custom command: EVALSHA of a script doing one INCR of a random
+# key (SCRIPT LOAD on both servers first).
 # Alternating test by test (rather than one -t set,get,incr,hset,mset run per
 # server) keeps both servers under the same machine noise; each test still
 # sees the data the earlier tests left, exactly as in a single run.
@@ -22,7 +24,7 @@
 # their ratio, redis/strata: above 1 when strata spends less.
 # Prints a table of requests per second and strata/redis per test; the last
 # line is
-#   strata/redis ratios: set=A get=B incr=C hset=D mset=E setbit=F pfadd=G
+#   strata/redis ratios: set=A get=B incr=C hset=D mset=E evalsha=F setbit=G pfadd=H
 # Stops both servers and removes the directories, also on failure or ^C.
 #
 # Environment: BINDIR (where strata-server is; default src), STRATA_SERVER
@@ -34,7 +36,8 @@ BINDIR=${BINDIR:-src}
 STRATA_SERVER=${STRATA_SERVER:-$BINDIR/strata-server}
 N=${BENCH_N:-1000000}
 TIMEOUT=${BENCH_TIMEOUT:-900}
-TESTS="set get incr hset mset setbit pfadd"
+TESTS="set get incr hset mset evalsha setbit pfadd"
+INCR_SCRIPT="return redis.call('incr', KEYS[1])"
 PY=/usr/bin/python3
 
 die() { echo "bench-redis: $*" >&2; exit 1; }
@@ -99,6 +102,11 @@ wait_ping redis "$rport" "${pids[1]}"
 run_bench() {
   local what=(-t "$2" -r 1000000)
   case "$2" in
+  evalsha)
+    local sha
+    sha=$(redis-cli -p "$1" script load "$INCR_SCRIPT") || sha=none
+    what=(-r 1000000 evalsha "$sha" 1 "counter:__rand_int__")
+    ;;
   setbit) what=(-r 1000000 SETBIT "bits:__rand_int__" 1000 1) ;;
   pfadd) what=(-r 10000 PFADD "hll:__rand_int__" __rand_int__) ;;
   esac
@@ -109,7 +117,7 @@ run_bench() {
   bench_pid=$!
   wait "$bench_pid"
   bench_pid=""
-  RPS=$(awk -F'","' 'NR > 1 && $1 ~ /^"[A-Z]/ { print $2; exit }' "$tmp/bench.csv")
+  RPS=$(awk -F'","' 'NR > 1 && $1 ~ /^"[A-Za-z]/ { print $2; exit }' "$tmp/bench.csv")
   CPU_US=$(awk -v a="$cpu0" -v b="$(cpu_ticks "$3")" -v hz="$(getconf CLK_TCK)" -v n="$N" \
     'BEGIN { printf "%.2f", (b - a) * 1e6 / hz / n }')
 }
