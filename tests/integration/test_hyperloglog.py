@@ -65,7 +65,6 @@ pfmerge h hh
 pfdebug encoding hh
 pfadd
 pfdebug encoding
-pfselftest
 pfselftest x
 """)
 
