@@ -44,6 +44,7 @@ typedef struct server_config {
     } obuf_limits[3];
     long long reply_memory_limit; /* all clients' reply blocks; 0 = none */
     int busy_reply_threshold; /* ms a script runs before others get BUSY; 0 = never */
+    long long hll_sparse_max_bytes; /* a sparse HyperLogLog turns dense past this */
 } server_config;
 
 extern server_config cfg;
