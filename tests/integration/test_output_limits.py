@@ -91,8 +91,8 @@ def limits_load_from_the_config_file_and_the_command_line():
     srv = Server(dir=d)
     srv.argv = lambda: [SERVER, conf, "--port", str(srv.port), "--dir", os.path.join(d, "data"),
                         "--logfile", srv.logfile, "--client-output-buffer-limit", "normal 7 8 9"]
-    srv.start()
     try:
+        srv.start()
         c = srv.client()
         assert c.config_get("client-output-buffer-limit") == {
             "client-output-buffer-limit": "normal 7 8 9 slave 4 5 6 pubsub 1048576 2097152 3"}
