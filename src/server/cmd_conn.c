@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "server/acl.h"
 #include "server/config.h"
 #include "server/server.h"
 
@@ -47,26 +48,12 @@ void cmd_quit(client *c)
 }
 
 /* Compares without an early exit, so timing does not leak a prefix. */
-static int password_eq(const char *a, size_t alen, const char *b)
+/* AUTH / HELLO AUTH against the ACL users; user NULL: "default". Returns
+ * 1 when they match (c's user is set). */
+static int check_credentials(client *c, const arg *user, const arg *pass)
 {
-    size_t blen = strlen(b);
-    unsigned diff = alen != blen;
-    for (size_t i = 0; i < alen; i++)
-        diff |= (unsigned char)a[i] ^ (unsigned char)b[i % (blen ? blen : 1)];
-    return diff == 0;
-}
-
-static int requirepass_set(void)
-{
-    return cfg.requirepass && cfg.requirepass[0];
-}
-
-/* Checks user/pass as Redis's default user. Returns 1 when they match. */
-static int check_credentials(const arg *user, const arg *pass)
-{
-    if (user && !arg_is(user, "default")) return 0;
-    if (!requirepass_set()) return 1; /* the default user is "nopass" */
-    return password_eq(pass->ptr, pass->len, cfg.requirepass);
+    arg def = {(char *)"default", 7};
+    return acl_authenticate(c, user ? user : &def, pass) == 0;
 }
 
 #define WRONGPASS "WRONGPASS invalid username-password pair or user is disabled."
@@ -77,14 +64,13 @@ void cmd_auth(client *c)
         add_reply_error(c, ERR_SYNTAX);
         return;
     }
-    if (c->argc == 2 && !requirepass_set()) {
+    if (c->argc == 2 && !acl_auth_required()) {
         add_reply_error(c, "AUTH <password> called without any password configured for the "
                            "default user. Are you sure your configuration is correct?");
         return;
     }
     const arg *user = c->argc == 3 ? &c->argv[1] : NULL;
-    if (check_credentials(user, &c->argv[c->argc - 1])) {
-        c->flags |= CLIENT_AUTHENTICATED;
+    if (check_credentials(c, user, &c->argv[c->argc - 1])) {
         add_reply_ok(c);
     } else {
         add_reply_error(c, WRONGPASS);
@@ -156,10 +142,9 @@ void cmd_hello(client *c)
     const arg *user = NULL, *pass = NULL, *name = NULL;
     if (hello_options(c, &user, &pass, &name) < 0) return;
     if (user) {
-        if (!check_credentials(user, pass)) return add_reply_error(c, WRONGPASS);
-        c->flags |= CLIENT_AUTHENTICATED;
+        if (!check_credentials(c, user, pass)) return add_reply_error(c, WRONGPASS);
     }
-    if (!(c->flags & CLIENT_AUTHENTICATED)) {
+    if (client_auth_required(c)) {
         add_reply_error(c, "NOAUTH HELLO must be called with the client already authenticated, "
                            "otherwise the HELLO <proto> AUTH <user> <pass> option can be used to "
                            "authenticate the client and select the RESP protocol version at the "
@@ -196,7 +181,11 @@ void cmd_reset(client *c)
     c->priv->no_evict = c->priv->no_touch = 0;
     free(c->name);
     c->name = NULL;
-    if (requirepass_set()) c->flags &= ~CLIENT_AUTHENTICATED;
+    c->user = acl_default_user();
+    if (acl_new_client_authenticated())
+        c->flags |= CLIENT_AUTHENTICATED;
+    else
+        c->flags &= ~CLIENT_AUTHENTICATED;
     add_reply_status(c, "RESET");
 }
 

@@ -19,6 +19,7 @@
 
 #include "index/index.h"
 #include "server/ae.h"
+#include "server/acl.h"
 #include "server/config.h"
 #include "server/script.h"
 #include "server/server.h"
@@ -47,32 +48,96 @@ static void reply_flags(client *c, uint32_t f)
         if (f & names[i].bit) add_reply_status(c, names[i].name);
 }
 
-/* The ACL categories of cmd ("@read", ...); returns how many (<= 4). */
-static int command_cats(const struct command *cmd, const char **cats)
-{
-    int n = 0;
-    if (cmd->flags & CMD_WRITE) cats[n++] = "@write";
-    if (cmd->flags & CMD_READONLY) cats[n++] = "@read";
-    cats[n++] = (cmd->flags & CMD_FAST) ? "@fast" : "@slow";
-    const char *g = cmd->group;
-    cats[n++] = !strcmp(g, "generic")        ? "@keyspace"
-                : !strcmp(g, "transactions") ? "@transaction"
-                : !strcmp(g, "server")       ? "@admin"
-                : !strcmp(g, "string")       ? "@string"
-                : !strcmp(g, "hash")         ? "@hash"
-                : !strcmp(g, "connection")   ? "@connection"
-                : !strcmp(g, "scripting")    ? "@scripting"
-                                             : "@index";
-    return n;
-}
-
 static void reply_acl_categories(client *c, const struct command *cmd)
 {
-    const char *cats[4];
-    int n = command_cats(cmd, cats);
+    uint32_t cats = command_categories(cmd);
+    add_reply_set_len(c, __builtin_popcount(cats));
+    for (int i = 0; i < 32; i++) {
+        if (!(cats & (1u << i))) continue;
+        char buf[32];
+        snprintf(buf, sizeof(buf), "@%s", acl_category_name(1u << i));
+        add_reply_status(c, buf);
+    }
+}
+
+static void reply_key_spec_flags(client *c, int flags)
+{
+    static const struct {
+        int bit;
+        const char *name;
+    } names[] = {{KEY_RO, "RO"},
+                 {KEY_RW, "RW"},
+                 {KEY_OW, "OW"},
+                 {KEY_RM, "RM"},
+                 {KEY_ACCESS, "access"},
+                 {KEY_UPDATE, "update"},
+                 {KEY_INSERT, "insert"},
+                 {KEY_DELETE, "delete"},
+                 {KEY_NOT_KEY, "not_key"},
+                 {KEY_INCOMPLETE, "incomplete"},
+                 {KEY_VARIABLE_FLAGS, "variable_flags"}};
+    int n = 0;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        n += (flags & names[i].bit) != 0;
     add_reply_set_len(c, n);
-    for (int i = 0; i < n; i++)
-        add_reply_status(c, cats[i]);
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (flags & names[i].bit) add_reply_status(c, names[i].name);
+}
+
+/* Redis 7's key specs reply: flags, begin_search, find_keys. */
+static void reply_key_specs(client *c, const struct command *cmd)
+{
+    key_spec specs[KEY_SPECS_MAX];
+    int n = command_key_specs(cmd, specs);
+    add_reply_array_len(c, n);
+    for (int i = 0; i < n; i++) {
+        const key_spec *s = &specs[i];
+        add_reply_map_len(c, 3);
+        add_reply_bulk_cstr(c, "flags");
+        reply_key_spec_flags(c, s->flags);
+        add_reply_bulk_cstr(c, "begin_search");
+        add_reply_map_len(c, 2);
+        add_reply_bulk_cstr(c, "type");
+        if (s->bs == KSPEC_BS_INDEX) {
+            add_reply_bulk_cstr(c, "index");
+            add_reply_bulk_cstr(c, "spec");
+            add_reply_map_len(c, 1);
+            add_reply_bulk_cstr(c, "index");
+            add_reply_long_long(c, s->pos);
+        } else if (s->bs == KSPEC_BS_KEYWORD) {
+            add_reply_bulk_cstr(c, "keyword");
+            add_reply_bulk_cstr(c, "spec");
+            add_reply_map_len(c, 2);
+            add_reply_bulk_cstr(c, "keyword");
+            add_reply_bulk_cstr(c, s->keyword);
+            add_reply_bulk_cstr(c, "startfrom");
+            add_reply_long_long(c, s->pos);
+        } else {
+            add_reply_bulk_cstr(c, "unknown");
+            add_reply_bulk_cstr(c, "spec");
+            add_reply_map_len(c, 0);
+        }
+        add_reply_bulk_cstr(c, "find_keys");
+        add_reply_map_len(c, 2);
+        add_reply_bulk_cstr(c, "type");
+        static const char *const range[] = {"lastkey", "keystep", "limit"};
+        static const char *const keynum[] = {"keynumidx", "firstkey", "keystep"};
+        const char *const *names = s->fk == KSPEC_FK_RANGE ? range : keynum;
+        if (s->fk == KSPEC_FK_RANGE || s->fk == KSPEC_FK_KEYNUM) {
+            add_reply_bulk_cstr(c, s->fk == KSPEC_FK_RANGE ? "range" : "keynum");
+            add_reply_bulk_cstr(c, "spec");
+            add_reply_map_len(c, 3);
+            int v[3] = {s->fa, s->fb, s->fc};
+            for (int j = 0; j < 3; j++) {
+                add_reply_bulk_cstr(c, names[j]);
+                add_reply_long_long(c, v[j]);
+            }
+        } else {
+            add_reply_bulk_cstr(c, "unknown");
+            add_reply_bulk_cstr(c, "spec");
+            add_reply_map_len(c, 0);
+        }
+    }
 }
 
 static void reply_command_info(client *c, const struct command *cmd)
@@ -89,9 +154,13 @@ static void reply_command_info(client *c, const struct command *cmd)
     add_reply_long_long(c, cmd->last_key);
     add_reply_long_long(c, cmd->key_step);
     reply_acl_categories(c, cmd);
-    add_reply_set_len(c, 0);   /* tips */
-    add_reply_array_len(c, 0); /* key specs: first/last/step say it all */
-    add_reply_array_len(c, 0); /* subcommands */
+    add_reply_set_len(c, 0); /* tips */
+    reply_key_specs(c, cmd);
+    int nsub;
+    const struct command *subs = command_subcommands(cmd, &nsub);
+    add_reply_array_len(c, nsub);
+    for (int i = 0; i < nsub; i++)
+        reply_command_info(c, &subs[i]);
 }
 
 static void reply_command_docs(client *c, const struct command *cmd)
@@ -122,29 +191,23 @@ static const char *command_help[] = {"(no subcommand)",
 
 static void command_getkeys(client *c)
 {
-    const struct command *cmd = command_lookup(c->argv[2].ptr, c->argv[2].len);
-    int argc = c->argc - 2;
-    if (!cmd) return add_reply_error(c, "Invalid command specified");
+    int argc = c->argc - 2, bad;
+    const arg *argv = c->argv + 2;
+    const struct command *cmd = command_lookup(argv[0].ptr, argv[0].len);
+    cmd = command_resolve(cmd, argc, argv, &bad);
+    if (!cmd || bad) return add_reply_error(c, "Invalid command specified");
+    key_spec specs[KEY_SPECS_MAX];
+    if (command_key_specs(cmd, specs) == 0 && !cmd->getkeys)
+        return add_reply_error(c, "The command has no key arguments");
     if ((cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity)
         return add_reply_error(c, "Invalid number of arguments specified for command");
-    if (cmd->flags & CMD_SCRIPT) { /* EVAL/FCALL: numkeys keys after it (none when invalid) */
-        long long nk;
-        if (argc < 3 || !ks_string2ll(c->argv[4].ptr, c->argv[4].len, &nk) || nk < 0 ||
-            nk > argc - 3)
-            nk = 0;
-        add_reply_array_len(c, (long)nk);
-        for (long long i = 0; i < nk; i++)
-            add_reply_bulk(c, c->argv[5 + i].ptr, c->argv[5 + i].len);
-        return;
-    }
-    if (cmd->first_key == 0) return add_reply_error(c, "The command has no key arguments");
-    int last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
-    long n = 0;
-    for (int i = cmd->first_key; i <= last && i < argc; i += cmd->key_step)
-        n++;
+    key_ref keys[256];
+    int n = command_get_keys(cmd, argc, argv, keys, 256, 0);
+    if (n == 0 && !(cmd->flags & CMD_SCRIPT)) /* EVAL & co: Redis's NO_MANDATORY_KEYS */
+        return add_reply_error(c, "Invalid arguments specified for command");
     add_reply_array_len(c, n);
-    for (int i = cmd->first_key; i <= last && i < argc; i += cmd->key_step)
-        add_reply_bulk(c, c->argv[2 + i].ptr, c->argv[2 + i].len);
+    for (int i = 0; i < n; i++)
+        add_reply_bulk(c, argv[keys[i].pos].ptr, argv[keys[i].pos].len);
 }
 
 static void command_docs(client *c)
@@ -182,17 +245,13 @@ static void command_list(client *c)
     const char *f = c->argc == 5 ? c->argv[4].ptr : NULL;
     void *len = add_reply_deferred_len(c);
     long n = 0;
-    for (size_t i = 0; i < command_table_size; i++) {
-        const struct command *cmd = &command_table[i];
+    uint32_t cat = by_cat ? acl_category_by_name(f) : 0;
+    for (int id = 0; id < command_count(); id++) {
+        /* each container followed by its subcommands, as Redis */
+        const struct command *cmd = command_list_order(id);
         if (by_pattern && !ks_glob_match(f, c->argv[4].len, cmd->name, strlen(cmd->name), 1))
             continue;
-        if (by_cat) {
-            const char *cats[4];
-            int k = command_cats(cmd, cats), hit = 0;
-            for (int j = 0; j < k; j++)
-                hit |= strcasecmp(cats[j] + 1, f) == 0;
-            if (!hit) continue;
-        }
+        if (by_cat && !(command_categories(cmd) & cat)) continue;
         add_reply_bulk_cstr(c, cmd->name);
         n++;
     }

@@ -18,13 +18,14 @@
 #include <string.h>
 #include <strings.h>
 
+#include "server/acl.h"
 #include "server/resp_parser.h"
 #include "server/server.h"
 
 server_config cfg;
 
 enum { T_BOOL, T_INT, T_MEM, T_STR, T_ENUM, T_OBUF };
-enum { F_IMMUTABLE = 1 };
+enum { F_IMMUTABLE = 1, F_PROTECTED = 2 }; /* protected: enable-protected-configs decides */
 
 typedef struct config_enum {
     const char *name;
@@ -107,12 +108,17 @@ static void apply_keyspace(void)
     config_apply_keyspace();
 }
 
+static void apply_requirepass(void)
+{
+    acl_set_default_password(cfg.requirepass);
+}
+
 static const config_row config_table[] = {
     {"bind", T_STR, F_IMMUTABLE, &cfg.bind, "127.0.0.1", 0, 0, NULL, NULL},
     {"port", T_INT, F_IMMUTABLE, &cfg.port, "6379", 0, 65535, NULL, NULL},
-    {"dir", T_STR, F_IMMUTABLE, &cfg.dir, "./data", 0, 0, NULL, NULL},
+    {"dir", T_STR, F_IMMUTABLE | F_PROTECTED, &cfg.dir, "./data", 0, 0, NULL, NULL},
     {"appendfsync", T_ENUM, 0, &cfg.appendfsync, "everysec", 0, 0, fsync_enum, apply_appendfsync},
-    {"requirepass", T_STR, 0, &cfg.requirepass, "", 0, 0, NULL, NULL},
+    {"requirepass", T_STR, 0, &cfg.requirepass, "", 0, 0, NULL, apply_requirepass},
     {"maxclients", T_INT, 0, &cfg.maxclients, "10000", 1, INT_MAX, NULL, NULL},
     {"timeout", T_INT, 0, &cfg.timeout, "0", 0, INT_MAX, NULL, NULL},
     {"tcp-keepalive", T_INT, 0, &cfg.tcp_keepalive, "300", 0, INT_MAX, NULL, NULL},
@@ -144,12 +150,12 @@ static const config_row config_table[] = {
     {"rdbchecksum", T_BOOL, F_IMMUTABLE, &(int){0}, "yes", 0, 0, NULL, NULL},
     {"io-threads-do-reads", T_BOOL, F_IMMUTABLE, &(int){0}, "no", 0, 0, NULL, NULL},
     {"always-show-logo", T_BOOL, F_IMMUTABLE, &(int){0}, "no", 0, 0, NULL, NULL},
-    {"protected-mode", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"protected-mode", T_BOOL, 0, &cfg.protected_mode, "yes", 0, 0, NULL, NULL},
     {"rdbcompression", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
     {"rdb-del-sync-files", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
     {"activerehashing", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
     {"stop-writes-on-bgsave-error", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
-    {"set-proc-title", T_BOOL, F_IMMUTABLE, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"set-proc-title", T_BOOL, F_IMMUTABLE, &cfg.set_proc_title, "yes", 0, 0, NULL, NULL},
     {"dynamic-hz", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
     {"lazyfree-lazy-eviction", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
     {"lazyfree-lazy-expire", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
@@ -191,7 +197,7 @@ static const config_row config_table[] = {
     {"latency-tracking", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
     {"aof-disable-auto-gc", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
     {"replica-ignore-disk-write-errors", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
-    {"aclfile", T_STR, F_IMMUTABLE, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"aclfile", T_STR, F_IMMUTABLE, &cfg.aclfile, "", 0, 0, NULL, NULL},
     {"unixsocket", T_STR, F_IMMUTABLE, &(char *){NULL}, "", 0, 0, NULL, NULL},
     {"replica-announce-ip", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
     {"slave-announce-ip", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
@@ -200,7 +206,7 @@ static const config_row config_table[] = {
     {"cluster-config-file", T_STR, F_IMMUTABLE, &(char *){NULL}, "nodes.conf", 0, 0, NULL, NULL},
     {"cluster-announce-hostname", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
     {"syslog-ident", T_STR, F_IMMUTABLE, &(char *){NULL}, "redis", 0, 0, NULL, NULL},
-    {"dbfilename", T_STR, 0, &(char *){NULL}, "dump.rdb", 0, 0, NULL, NULL},
+    {"dbfilename", T_STR, F_PROTECTED, &(char *){NULL}, "dump.rdb", 0, 0, NULL, NULL},
     {"appendfilename", T_STR, F_IMMUTABLE, &(char *){NULL}, "appendonly.aof", 0, 0, NULL, NULL},
     {"appenddirname", T_STR, F_IMMUTABLE, &(char *){NULL}, "appendonlydir", 0, 0, NULL, NULL},
     {"server_cpulist", T_STR, F_IMMUTABLE, &(char *){NULL}, "", 0, 0, NULL, NULL},
@@ -218,15 +224,15 @@ static const config_row config_table[] = {
     {"maxmemory-policy", T_ENUM, 0, &compat.maxmemory_policy, "noeviction", 0, 0,
      maxmemory_policy_enum, apply_keyspace},
     {"oom-score-adj", T_ENUM, 0, &(int){0}, "no", 0, 0, oom_score_adj_enum, NULL},
-    {"acl-pubsub-default", T_ENUM, 0, &(int){0}, "resetchannels", 0, 0, acl_pubsub_default_enum,
-     NULL},
+    {"acl-pubsub-default", T_ENUM, 0, &cfg.acl_pubsub_default, "resetchannels", 0, 0,
+     acl_pubsub_default_enum, NULL},
     {"sanitize-dump-payload", T_ENUM, 0, &(int){0}, "no", 0, 0, sanitize_dump_payload_enum, NULL},
-    {"enable-protected-configs", T_ENUM, F_IMMUTABLE, &(int){0}, "no", 0, 0, protected_action_enum,
-     NULL},
-    {"enable-debug-command", T_ENUM, F_IMMUTABLE, &(int){0}, "no", 0, 0, protected_action_enum,
-     NULL},
-    {"enable-module-command", T_ENUM, F_IMMUTABLE, &(int){0}, "no", 0, 0, protected_action_enum,
-     NULL},
+    {"enable-protected-configs", T_ENUM, F_IMMUTABLE, &cfg.enable_protected_configs, "no", 0, 0,
+     protected_action_enum, NULL},
+    {"enable-debug-command", T_ENUM, F_IMMUTABLE, &cfg.enable_debug_cmd, "no", 0, 0,
+     protected_action_enum, NULL},
+    {"enable-module-command", T_ENUM, F_IMMUTABLE, &cfg.enable_module_cmd, "no", 0, 0,
+     protected_action_enum, NULL},
     {"cluster-preferred-endpoint-type", T_ENUM, 0, &(int){0}, "ip", 0, 0,
      cluster_preferred_endpoint_type_enum, NULL},
     {"propagation-error-behavior", T_ENUM, 0, &(int){0}, "ignore", 0, 0,
@@ -278,7 +284,7 @@ static const config_row config_table[] = {
     {"socket-mark-id", T_MEM, F_IMMUTABLE, &(long long){0}, "0", 0, 4294967295, NULL, NULL},
     {"active-defrag-max-scan-fields", T_MEM, 0, &(long long){0}, "1000", 1, LLONG_MAX, NULL, NULL},
     {"slowlog-max-len", T_MEM, 0, &(long long){0}, "128", 0, LLONG_MAX, NULL, NULL},
-    {"acllog-max-len", T_MEM, 0, &(long long){0}, "128", 0, LLONG_MAX, NULL, NULL},
+    {"acllog-max-len", T_MEM, 0, &cfg.acllog_max_len, "128", 0, LLONG_MAX, NULL, NULL},
     {"cluster-node-timeout", T_MEM, 0, &(long long){0}, "15000", 0, LLONG_MAX, NULL, NULL},
     {"slowlog-log-slower-than", T_INT, 0, &(int){0}, "10000", -1, INT_MAX, NULL, NULL},
     {"latency-monitor-threshold", T_MEM, 0, &(long long){0}, "0", 0, LLONG_MAX, NULL, NULL},
@@ -313,26 +319,30 @@ static const config_row config_table[] = {
     {"auto-aof-rewrite-min-size", T_MEM, 0, &(long long){0}, "67108864", 0, LLONG_MAX, NULL, NULL},
     {"loading-process-events-interval-bytes", T_INT, 0, &(int){0}, "2097152", 1024, INT_MAX, NULL,
      NULL},
-    {"tls-port", T_INT, 0, &(int){0}, "0", 0, 65535, NULL, NULL},
-    {"tls-session-cache-size", T_INT, 0, &(int){0}, "20480", 0, INT_MAX, NULL, NULL},
-    {"tls-session-cache-timeout", T_INT, 0, &(int){0}, "300", 0, INT_MAX, NULL, NULL},
+    {"tls-port", T_INT, 0, &cfg.tls_port, "0", 0, 65535, NULL, NULL},
+    {"tls-session-cache-size", T_INT, 0, &cfg.tls_session_cache_size, "20480", 0, INT_MAX, NULL,
+     NULL},
+    {"tls-session-cache-timeout", T_INT, 0, &cfg.tls_session_cache_timeout, "300", 0, INT_MAX, NULL,
+     NULL},
     {"tls-cluster", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
     {"tls-replication", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
-    {"tls-auth-clients", T_ENUM, 0, &(int){0}, "yes", 0, 0, tls_auth_clients_enum, NULL},
-    {"tls-prefer-server-ciphers", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
-    {"tls-session-caching", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
-    {"tls-cert-file", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
-    {"tls-key-file", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
-    {"tls-key-file-pass", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
-    {"tls-client-cert-file", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
-    {"tls-client-key-file", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
-    {"tls-client-key-file-pass", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
-    {"tls-dh-params-file", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
-    {"tls-ca-cert-file", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
-    {"tls-ca-cert-dir", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
-    {"tls-protocols", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
-    {"tls-ciphers", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
-    {"tls-ciphersuites", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"tls-auth-clients", T_ENUM, 0, &cfg.tls_auth_clients, "yes", 0, 0, tls_auth_clients_enum,
+     NULL},
+    {"tls-prefer-server-ciphers", T_BOOL, 0, &cfg.tls_prefer_server_ciphers, "no", 0, 0, NULL,
+     NULL},
+    {"tls-session-caching", T_BOOL, 0, &cfg.tls_session_caching, "yes", 0, 0, NULL, NULL},
+    {"tls-cert-file", T_STR, 0, &cfg.tls_cert_file, "", 0, 0, NULL, NULL},
+    {"tls-key-file", T_STR, 0, &cfg.tls_key_file, "", 0, 0, NULL, NULL},
+    {"tls-key-file-pass", T_STR, 0, &cfg.tls_key_file_pass, "", 0, 0, NULL, NULL},
+    {"tls-client-cert-file", T_STR, 0, &cfg.tls_client_cert_file, "", 0, 0, NULL, NULL},
+    {"tls-client-key-file", T_STR, 0, &cfg.tls_client_key_file, "", 0, 0, NULL, NULL},
+    {"tls-client-key-file-pass", T_STR, 0, &cfg.tls_client_key_file_pass, "", 0, 0, NULL, NULL},
+    {"tls-dh-params-file", T_STR, 0, &cfg.tls_dh_params_file, "", 0, 0, NULL, NULL},
+    {"tls-ca-cert-file", T_STR, 0, &cfg.tls_ca_cert_file, "", 0, 0, NULL, NULL},
+    {"tls-ca-cert-dir", T_STR, 0, &cfg.tls_ca_cert_dir, "", 0, 0, NULL, NULL},
+    {"tls-protocols", T_STR, 0, &cfg.tls_protocols, "", 0, 0, NULL, NULL},
+    {"tls-ciphers", T_STR, 0, &cfg.tls_ciphers, "", 0, 0, NULL, NULL},
+    {"tls-ciphersuites", T_STR, 0, &cfg.tls_ciphersuites, "", 0, 0, NULL, NULL},
     {"save", T_STR, 0, &(char *){NULL}, "3600 1 300 100 60 10000", 0, 0, NULL, NULL},
     {"oom-score-adj-values", T_STR, 0, &(char *){NULL}, "0 200 800", 0, 0, NULL, NULL},
     {"notify-keyspace-events", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
@@ -478,10 +488,32 @@ static void format_obuf_limits(char *buf, size_t cap)
     }
 }
 
+int config_protected_allowed;
+
+/* Directives of the config file (and command line) only, as Redis's:
+ * `user` lines and rename-command. Returns 1 when name is one. */
+static int startup_directive(const char *name, const char *const *argv, int argc, int *rc,
+                             char **err)
+{
+    if (!strcasecmp(name, "user") && argc >= 1) {
+        *rc = acl_config_user(argv, argc, err);
+        return 1;
+    }
+    if (!strcasecmp(name, "rename-command") && argc == 2) {
+        const char *why = command_rename(argv[0], argv[1]);
+        *rc = why ? -1 : 0;
+        if (why) *err = strdup(why);
+        return 1;
+    }
+    return 0;
+}
+
 int config_set(const char *name, const char *const *argv, int argc, int at_startup, char **err)
 {
     const config_row *r = find_row(name);
     *err = NULL;
+    int rc;
+    if (at_startup && !r && startup_directive(name, argv, argc, &rc, err)) return rc;
     if (r && r->type == T_OBUF) {
         /* Several arguments, or one that holds them all (CONFIG SET). */
         char **split = NULL;
@@ -505,7 +537,9 @@ int config_set(const char *name, const char *const *argv, int argc, int at_start
     }
     char *why = NULL;
     long long num = 0;
-    if ((r->flags & F_IMMUTABLE) && !at_startup) {
+    if ((r->flags & F_PROTECTED) && !at_startup && !config_protected_allowed) {
+        why = strdup("can't set protected config");
+    } else if ((r->flags & F_IMMUTABLE) && !at_startup) {
         why = strdup("can't set immutable config");
     } else if (r->type != T_STR) {
         parse_value(r, argv[0], &num, &why);

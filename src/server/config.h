@@ -42,10 +42,29 @@ typedef struct server_config {
         unsigned long long hard, soft; /* bytes */
         long long soft_seconds;
     } obuf_limits[3];
-    long long reply_memory_limit; /* all clients' reply blocks; 0 = none */
-    int busy_reply_threshold; /* ms a script runs before others get BUSY; 0 = never */
+    long long reply_memory_limit;   /* all clients' reply blocks; 0 = none */
+    int busy_reply_threshold;       /* ms a script runs before others get BUSY; 0 = never */
     long long hll_sparse_max_bytes; /* a sparse HyperLogLog turns dense past this */
+    /* security (acl*.c, networking.c, tls.c) */
+    char *aclfile;            /* "" = users from `user` lines */
+    int acl_pubsub_default;   /* 1: new users get allchannels */
+    long long acllog_max_len; /* ACL LOG entries kept */
+    int protected_mode; /* refuse non-loopback clients while the default user has no password */
+    int enable_debug_cmd, enable_module_cmd, enable_protected_configs; /* PROTECTED_* */
+    int set_proc_title;
+    int tls_port;
+    char *tls_cert_file, *tls_key_file, *tls_key_file_pass;
+    char *tls_client_cert_file, *tls_client_key_file, *tls_client_key_file_pass;
+    char *tls_ca_cert_file, *tls_ca_cert_dir, *tls_dh_params_file;
+    char *tls_protocols, *tls_ciphers, *tls_ciphersuites;
+    int tls_auth_clients; /* TLS_CLIENT_AUTH_* */
+    int tls_prefer_server_ciphers, tls_session_caching;
+    int tls_session_cache_size, tls_session_cache_timeout;
 } server_config;
+
+/* enable-debug-command & co: no / yes / local (loopback clients only). */
+enum { PROTECTED_NO = 0, PROTECTED_YES = 1, PROTECTED_LOCAL = 2 };
+enum { TLS_CLIENT_AUTH_NO = 0, TLS_CLIENT_AUTH_YES = 1, TLS_CLIENT_AUTH_OPTIONAL = 2 };
 
 extern server_config cfg;
 
@@ -58,6 +77,10 @@ int config_load_file(const char *path, char **err);
  * settings. Returns 0, or -1 with *err set to the Redis-style reason
  * (malloc'd). */
 int config_set(const char *name, const char *const *argv, int argc, int at_startup, char **err);
+/* Whether the running CONFIG SET may change a protected setting (dir,
+ * dbfilename): enable-protected-configs yes, or local and the client is
+ * local. Set by CONFIG SET around its config_set calls. */
+extern int config_protected_allowed;
 /* Writes the current value of setting name (canonical) into buf. Returns 0
  * or -1 when unknown. */
 int config_get_value(const char *name, char *buf, size_t cap);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "index/index.h"
+#include "server/acl.h"
 #include "server/ae.h"
 #include "server/config.h"
 #include "server/server.h"
@@ -181,6 +182,7 @@ int server_open_storage(void)
 int main(int argc, char **argv)
 {
     static char exe[PATH_MAX], conf[PATH_MAX];
+    acl_init(); /* the default user, before settings (requirepass, user lines) touch it */
     config_init_defaults();
     int i = 1;
     if (argc >= 2 && (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--version"))) {
@@ -198,6 +200,12 @@ int main(int argc, char **argv)
         i = 2;
     }
     apply_overrides(argc, argv, i);
+    acl_set_default_password(cfg.requirepass);
+    char *acl_err = NULL;
+    if (acl_load_at_startup(&acl_err) < 0) {
+        fprintf(stderr, "*** FATAL CONFIG ERROR (strata) ***\n%s\n", acl_err ? acl_err : "?");
+        return 1;
+    }
     if (realpath("/proc/self/exe", exe)) server.executable = exe;
     if (cfg.daemonize) daemonize();
     server_log(LL_NOTICE, "strata 0.1.0 starting, pid=%d, port=%d, dir=%s, appendfsync=%s",

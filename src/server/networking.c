@@ -28,6 +28,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "server/acl.h"
 #include "server/ae.h"
 #include "server/anet.h"
 #include "server/config.h"
@@ -39,6 +40,11 @@
 
 static void read_handler(ae_loop *el, int fd, void *data, int mask);
 static void write_handler(ae_loop *el, int fd, void *data, int mask);
+
+int client_auth_required(const client *c)
+{
+    return !(c->flags & CLIENT_AUTHENTICATED) && acl_auth_required();
+}
 
 client *client_create(int fd)
 {
@@ -58,7 +64,8 @@ client *client_create(int fd)
     c->id = ++server.next_client_id;
     c->resp = 2;
     c->ctime_ms = c->last_interaction_ms = ae_mstime();
-    if (!cfg.requirepass || !cfg.requirepass[0]) c->flags |= CLIENT_AUTHENTICATED;
+    c->user = acl_default_user();
+    if (acl_new_client_authenticated()) c->flags |= CLIENT_AUTHENTICATED;
     if (fd >= 0) {
         anet_nodelay(NULL, fd);
         if (cfg.tcp_keepalive > 0) anet_keepalive(NULL, fd, cfg.tcp_keepalive);

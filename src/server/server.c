@@ -176,7 +176,7 @@ int server_process_command(client *c)
         add_reply_wrong_arity(c);
         return 0;
     }
-    if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NOAUTH)) {
+    if (!(cmd->flags & CMD_NOAUTH) && client_auth_required(c)) {
         flag_transaction(c);
         add_reply_error(c, "NOAUTH Authentication required.");
         return 0;

@@ -51,22 +51,140 @@ enum {
     CMD_NOTOUCH = 1 << 14,    /* looks keys up without touching their access time (TYPE, TTL ...) */
 };
 
-/* One row of the command table (command_table.c): commands are data. */
+/* ACL categories (Redis 7.0's, in Redis's order, plus strata's search). */
+enum {
+    ACL_CAT_KEYSPACE = 1 << 0,
+    ACL_CAT_READ = 1 << 1,
+    ACL_CAT_WRITE = 1 << 2,
+    ACL_CAT_SET = 1 << 3,
+    ACL_CAT_SORTEDSET = 1 << 4,
+    ACL_CAT_LIST = 1 << 5,
+    ACL_CAT_HASH = 1 << 6,
+    ACL_CAT_STRING = 1 << 7,
+    ACL_CAT_BITMAP = 1 << 8,
+    ACL_CAT_HYPERLOGLOG = 1 << 9,
+    ACL_CAT_GEO = 1 << 10,
+    ACL_CAT_STREAM = 1 << 11,
+    ACL_CAT_PUBSUB = 1 << 12,
+    ACL_CAT_ADMIN = 1 << 13,
+    ACL_CAT_FAST = 1 << 14,
+    ACL_CAT_SLOW = 1 << 15,
+    ACL_CAT_BLOCKING = 1 << 16,
+    ACL_CAT_DANGEROUS = 1 << 17,
+    ACL_CAT_CONNECTION = 1 << 18,
+    ACL_CAT_TRANSACTION = 1 << 19,
+    ACL_CAT_SCRIPTING = 1 << 20,
+    ACL_CAT_SEARCH = 1 << 21, /* IDX.* and FT.* */
+};
+
+/* Key spec flags: Redis 7's CMD_KEY_* (COMMAND INFO prints them). For ACL,
+ * ACCESS needs read permission (%R~) and INSERT/UPDATE/DELETE write (%W~). */
+enum {
+    KEY_RO = 1 << 0,
+    KEY_RW = 1 << 1,
+    KEY_OW = 1 << 2,
+    KEY_RM = 1 << 3,
+    KEY_ACCESS = 1 << 4,
+    KEY_UPDATE = 1 << 5,
+    KEY_INSERT = 1 << 6,
+    KEY_DELETE = 1 << 7,
+    KEY_NOT_KEY = 1 << 8, /* a shard channel, not a key */
+    KEY_INCOMPLETE = 1 << 9,
+    KEY_VARIABLE_FLAGS = 1 << 10, /* the row's getkeys decides the flags */
+};
+enum { KSPEC_BS_NONE = 0, KSPEC_BS_INDEX, KSPEC_BS_KEYWORD, KSPEC_BS_UNKNOWN };
+enum { KSPEC_FK_RANGE = 1, KSPEC_FK_KEYNUM, KSPEC_FK_UNKNOWN };
+
+/* A Redis 7 key spec: where the search for keys begins (an argument index,
+ * or the argument after a keyword searched from startfrom; negative: from
+ * the end backwards) and how keys follow (a range up to lastkey -- relative
+ * to the first key, negative from the end -- every keystep arguments,
+ * limit > 1 meaning 1/limit of what remains; or keynum: the number of keys
+ * at keynumidx, the first key at firstkey, both relative to the begin). */
+typedef struct key_spec {
+    uint16_t flags; /* KEY_* */
+    uint8_t bs;     /* KSPEC_BS_*; NONE ends the row's list */
+    int pos;        /* index: the position; keyword: startfrom */
+    const char *keyword;
+    uint8_t fk;     /* KSPEC_FK_* */
+    int fa, fb, fc; /* range: lastkey, keystep, limit; keynum: keynumidx, firstkey, keystep */
+} key_spec;
+#define KEY_SPECS_MAX 4
+
+/* A key a command names: argv position and KEY_* flags. */
+typedef struct key_ref {
+    int pos;
+    int flags;
+} key_ref;
+/* getkeys of a row whose key flags depend on its arguments (SET with GET,
+ * BITFIELD with only GETs ...): writes up to max keys, returns how many. */
+typedef int (*command_getkeys_proc)(int argc, const arg *argv, key_ref *out, int max);
+
+/* One row of the command table (command_table.c): commands are data. A row
+ * of commands.def names the first nine fields; the rest are optional
+ * designated initializers after the summary (see commands.def). */
 struct command {
-    const char *name; /* lower case, e.g. "hset", "idx.range" */
-    command_proc proc;
-    int arity;                         /* argc including the name; -N means at least N */
-    uint32_t flags;                    /* CMD_* */
+    const char *name;  /* lower case, e.g. "hset", "idx.range"; a subcommand: "config|get" */
+    command_proc proc; /* a subcommand's is NULL: its container's handler runs */
+    int arity;         /* argc including the name; -N means at least N */
+    uint32_t flags;    /* CMD_* */
     int first_key, last_key, key_step; /* as COMMAND INFO; last_key -1 = last arg */
     const char
         *group; /* "string", "hash", "generic", "connection", "server", "transactions", "index" */
     const char *summary;
+    /* optional: */
+    uint32_t acl; /* Redis's acl_categories (ACL_CAT_*) beyond what the flags imply; 0: the
+                     group's category (command_categories) */
+    key_spec keys[KEY_SPECS_MAX]; /* Redis's key specs; none: first/last/step with W/R */
+    command_getkeys_proc getkeys; /* for KEY_VARIABLE_FLAGS or unknown specs */
 };
 
 extern const struct command command_table[];
 extern const size_t command_table_size;
-/* Case-insensitive lookup; NULL when unknown. */
+/* Subcommand rows (SUBCOMMAND in commands.def), grouped by container. */
+extern const struct command subcommand_table[];
+extern const size_t subcommand_table_size;
+/* Case-insensitive lookup of a top-level command by the name clients use
+ * (after rename-command); NULL when unknown. */
 const struct command *command_lookup(const char *name, size_t len);
+/* The same by the table's own name (ACL rules use it whatever renames). A
+ * "cmd|sub" name finds a subcommand. */
+const struct command *command_lookup_orig(const char *name, size_t len);
+/* cmd's subcommand named name, or NULL (also when cmd has none). */
+const struct command *command_subcommand(const struct command *cmd, const char *name, size_t len);
+/* cmd's subcommands (n of them, contiguous in subcommand_table), or NULL. */
+const struct command *command_subcommands(const struct command *cmd, int *n);
+/* A subcommand's container, or NULL for a top-level command. */
+const struct command *command_parent(const struct command *cmd);
+/* 0..command_count()-1: top-level commands first, then subcommands. */
+int command_id(const struct command *cmd);
+int command_count(void);
+const struct command *command_by_id(int id);
+/* The i-th command in Redis's listing order (COMMAND LIST, ACL CAT, ACL
+ * rules): each top-level command followed by its subcommands. */
+const struct command *command_list_order(int i);
+/* cmd's ACL categories: row's acl (or its group's category; none for a
+ * container), plus @write/@read/@admin @dangerous/@pubsub/@fast/@blocking
+ * from its flags, @slow when not @fast -- Redis's rule. */
+uint32_t command_categories(const struct command *cmd);
+/* The command a request names: argv[0]'s, or its subcommand argv[1]'s when
+ * argv[0] is a container with subcommand rows. *bad is set when argv[0] is
+ * a container and argv[1] is none of its subcommands (then cmd itself is
+ * returned). */
+const struct command *command_resolve(const struct command *cmd, int argc, const arg *argv,
+                                      int *bad);
+/* Renames a command for lookups (rename-command; to "" removes it).
+ * Returns NULL or Redis's error text. Before the first lookup only. */
+const char *command_rename(const char *from, const char *to);
+/* The keys of a request of cmd (Redis's getKeysFromCommandWithSpecs):
+ * writes up to max to out and returns how many (0 when the arguments do
+ * not fit the specs). Channels of SSUBSCRIBE & co (KEY_NOT_KEY) are left
+ * out unless with_not_keys. */
+int command_get_keys(const struct command *cmd, int argc, const arg *argv, key_ref *out, int max,
+                     int with_not_keys);
+/* The specs of cmd: its row's, or the one derived from first/last/step.
+ * Returns how many (<= KEY_SPECS_MAX) in out. */
+int command_key_specs(const struct command *cmd, key_spec *out);
 
 /* ---- Client state handlers may read ----------------------------------- */
 
@@ -98,6 +216,7 @@ struct client {
     int64_t ctime_ms, last_interaction_ms;
     uint64_t last_cmd_errors;    /* errors replied by the running command */
     struct client_private *priv; /* buffers, multi queue, watched keys: networking.c */
+    struct acl_user *user;       /* the ACL user (acl.h); the default user until AUTH */
 };
 
 /* The keyspace context of the running command: the keyspace, the pending
@@ -207,8 +326,10 @@ int key_access_lfu(void);
  * dispatch-time "unknown command" rather than a link error; the unit test
  * command_table_test checks that every row has its handler. */
 #define COMMAND(name, proc, ...) void proc(client *c) __attribute__((weak));
+#define SUBCOMMAND(...)
 #include "server/commands.def"
 #undef COMMAND
+#undef SUBCOMMAND
 
 /* ---- Server core internals (srv-net) -----------------------------------
  * Declarations below are shared by the server core's own files (ae,
@@ -277,6 +398,8 @@ struct client_private {
     int reply_mem_released;    /* closing: no longer in server.reply_mem_total */
     int obuf_class;            /* CLIENT_CLASS_*: which client-output-buffer-limit applies */
     int64_t obuf_soft_since_s; /* when the soft limit was first exceeded; 0: it is not */
+    struct tls_conn *tls;      /* a TLS connection (tls.h), or NULL */
+    int tls_handshaking;       /* the TLS handshake is not done: no request is read yet */
 };
 
 /* The server's global state. Touched only by the command thread. */
@@ -284,6 +407,8 @@ struct server_state {
     struct ae_loop *el;
     int listen_fd[16];
     int nlisten;
+    int tls_listen_fd[16]; /* tls-port's listeners */
+    int ntls_listen;
     eng_db *db;
     keyspace *ks;
     eng_batch *batch; /* the command batch (Invariant S1) */
@@ -330,6 +455,13 @@ void client_unprotect(client *c);
 void client_free(client *c);
 void client_free_async(client *c);
 void networking_accept_handler(struct ae_loop *el, int fd, void *data, int mask);
+/* The accept handler of tls-port: the client starts with the handshake. */
+void networking_accept_tls_handler(struct ae_loop *el, int fd, void *data, int mask);
+/* Whether c connected from the loopback interface (Redis's islocalClient:
+ * its peer is 127.0.0.1 or ::1). */
+int client_is_local(const client *c);
+/* Whether c must AUTH before other commands (Redis's authRequired). */
+int client_auth_required(const client *c);
 /* Writes pending replies of every client (after the group commit). */
 void networking_flush_replies(void);
 /* Disconnects clients idle for more than `timeout` seconds and trims the

@@ -165,7 +165,9 @@ def command_introspection(srv):
     assert info[1] is None
     assert info[2][1] == -3 and info[2][3:6] == [1, -1, 2]
     names = c.execute_command("COMMAND", "LIST")
-    assert b"hset" in names and b"idx.range" in names and len(names) == n
+    # COMMAND COUNT counts containers once; COMMAND LIST also names their subcommands, as Redis 7
+    assert b"hset" in names and b"idx.range" in names and b"config|get" in names
+    assert len([x for x in names if b"|" not in x]) == n
     assert c.execute_command("COMMAND", "LIST", "FILTERBY", "PATTERN", "h*get*") == \
         [b"hget", b"hmget", b"hgetall"]
     docs = c.execute_command("COMMAND", "DOCS", "get")
