@@ -13,7 +13,7 @@ BINDIR  ?= src
 OPT     ?= -O2
 WARN    := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 CFLAGS  := $(OPT) -g -std=gnu11 $(WARN) -D_GNU_SOURCE -pthread -Isrc -MMD -MP $(EXTRA_CFLAGS)
-LIBS    := -lzstd -lxxhash -lm -lpthread
+LIBS    := -lzstd -lxxhash -lstemmer -lm -lpthread
 JEMALLOC := -ljemalloc
 BENCH_LIBS := -lhiredis -lrocksdb -lsqlite3 $(shell mariadb_config --libs 2>/dev/null || echo -lmariadb)
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined

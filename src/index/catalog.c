@@ -15,6 +15,7 @@
  * implies (Invariant C1), so a crash leaves the two consistent.
  */
 #include "index/catalog.h"
+#include "index/ft_def.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -68,6 +69,7 @@ void idx_def_free(idx_def *d)
     for (size_t i = 0; i < d->nfields; i++)
         free(d->fields[i].name);
     free(d->cursor);
+    ft_def_free(d->ft);
     free(d);
 }
 
@@ -244,7 +246,8 @@ ks_status idx_catalog_load(char **err)
         const char *k = eng_iter_key(it, &kl);
         const char *v = eng_iter_value(it, &vl);
         if (kl < 2 || memcmp(k, start, 2) != 0) break;
-        idx_def *d = catalog_parse(k, kl, v, vl);
+        idx_def *d = vl && v[0] == FT_CATALOG_VERSION ? ft_catalog_parse(k, kl, v, vl)
+                                                      : catalog_parse(k, kl, v, vl);
         if (!d) {
             eng_iter_free(it);
             if (asprintf(err, "index catalog: malformed definition of index '%s'",
@@ -268,7 +271,10 @@ void idx_catalog_save(ks_ctx *ctx, const idx_def *d)
 {
     idx_buf k = {0}, v = {0};
     catalog_key(d, &k);
-    catalog_value(d, &v);
+    if (d->ft)
+        ft_catalog_value(d, &v);
+    else
+        catalog_value(d, &v);
     eng_batch_put(ctx->batch, k.data, k.len, v.data, v.len);
     idx_buf_free(&k);
     idx_buf_free(&v);
@@ -312,7 +318,7 @@ ks_status idx_catalog_next_id(ks_ctx *ctx, uint32_t *id)
 
 int idx_def_active_for(const idx_def *d, const char *key, size_t klen)
 {
-    if (klen < d->plen || memcmp(key, d->prefix, d->plen) != 0) return 0;
+    if (!idx_def_prefix_match(d, key, klen)) return 0;
     if (!d->building) return 1;
     if (!d->has_cursor) return 0;
     size_t n = klen < d->clen ? klen : d->clen;

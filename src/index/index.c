@@ -98,7 +98,7 @@ ks_status idx_create(ks_ctx *ctx, const idx_spec *spec)
 ks_status idx_drop(ks_ctx *ctx, const char *name, size_t nlen)
 {
     idx_def *d = idx_catalog_find(ctx->db, name, nlen);
-    if (!d) return KS_NOTFOUND;
+    if (!d || d->ft) return KS_NOTFOUND; /* FT indexes go with FT.DROPINDEX */
     idx_catalog_erase(ctx, d);
     idx_catalog_remove(d);
     return KS_OK;
@@ -113,7 +113,8 @@ int idx_nfields(int db, const char *name, size_t nlen)
 void idx_list(int db, void (*fn)(void *arg, const char *name, size_t nlen), void *arg)
 {
     for (size_t i = 0; i < idx_g.ndefs; i++)
-        if (idx_g.defs[i]->db == db) fn(arg, idx_g.defs[i]->name, idx_g.defs[i]->nlen);
+        if (idx_g.defs[i]->db == db && !idx_g.defs[i]->ft)
+            fn(arg, idx_g.defs[i]->name, idx_g.defs[i]->nlen);
 }
 
 /* Counts d's live entries through one view (the pending batch on top), or
@@ -156,7 +157,7 @@ static ks_status count_entries(ks_ctx *ctx, idx_def *d, uint64_t *n)
 ks_status idx_describe(ks_ctx *ctx, const char *name, size_t nlen, idx_desc *out)
 {
     idx_def *d = idx_catalog_find(ctx->db, name, nlen);
-    if (!d) return KS_NOTFOUND;
+    if (!d || d->ft) return KS_NOTFOUND;
     memset(out, 0, sizeof(*out));
     out->name = (idx_str){d->name, d->nlen};
     out->prefix = (idx_str){d->prefix, d->plen};
