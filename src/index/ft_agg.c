@@ -280,7 +280,7 @@ static int parse_pipeline(ks_ctx *ctx, const idx_str *argv, size_t argc, pipelin
                 strip_at(&f);
                 s->keys[s->nkeys] = f;
                 if (k + 1 < n && (is(argv[i + 3 + k], "asc") || is(argv[i + 3 + k], "desc")))
-                    s->desc[s->nkeys] = is(argv[i + 3 + ++k], "desc");
+                    s->desc[s->nkeys] = is(argv[i + 2 + ++k], "desc");
                 s->nkeys++;
             }
             i += 2 + (size_t)n;

@@ -286,23 +286,23 @@ static ft_qnode *parse_tags(parser *p, int field)
     idx_buf w = {0};
     for (;;) {
         w.len = 0;
-        size_t trail = 0; /* bytes of unescaped trailing space */
-        int prefix = 0, escaped_last = 0;
+        size_t trail = 0;   /* bytes of unescaped trailing space */
+        size_t esc_end = 0; /* w.len right after the last escaped byte */
+        int prefix = 0;
         skip_ws(p);
         while (p->i < p->n && p->s[p->i] != '|' && p->s[p->i] != '}') {
             char c = p->s[p->i];
             if (c == '\\' && p->i + 1 < p->n) {
                 idx_buf_byte(&w, (unsigned char)p->s[p->i + 1]);
-                p->i += 2, trail = 0, escaped_last = 1;
+                p->i += 2, trail = 0, esc_end = w.len;
                 continue;
             }
             idx_buf_byte(&w, (unsigned char)c);
             trail = (c == ' ' || c == '\t') ? trail + 1 : 0;
-            escaped_last = 0;
             p->i++;
         }
         w.len -= trail;
-        if (w.len && w.data[w.len - 1] == '*' && !escaped_last && !trail) prefix = 1, w.len--;
+        if (w.len && w.data[w.len - 1] == '*' && esc_end != w.len) prefix = 1, w.len--;
         if (w.len > 1 && w.data[0] == '$') {
             const idx_str *v = param(p, w.data + 1, w.len - 1);
             if (!v) break;
@@ -374,9 +374,22 @@ static ft_qnode *parse_field(parser *p)
     return q;
 }
 
+/* Punctuation that is no operator is skipped, as RediSearch's lexer does
+ * (redis-om quotes text in single quotes). */
+static int stray_punct(char c)
+{
+    return ft_is_sep((unsigned char)c) && !strchr("()@\"*-~|{}[]$\\:", c) && c != ' ' &&
+           c != '\t' && c != '\r' && c != '\n';
+}
+
 static ft_qnode *parse_primary(parser *p)
 {
     skip_ws(p);
+    while (p->i < p->n && stray_punct(p->s[p->i])) {
+        p->i++;
+        skip_ws(p);
+        if (p->i >= p->n || at(p, ')') || at(p, '|')) return node_new(QN_NONE);
+    }
     if (p->i >= p->n) return fail(p, "");
     char c = p->s[p->i];
     if (c == '(') {
@@ -436,19 +449,25 @@ static ft_qnode *collapse(ft_qnode *q)
 static ft_qnode *parse_and(parser *p)
 {
     ft_qnode *a = node_new(QN_AND);
+    size_t parsed = 0;
     for (;;) {
         skip_ws(p);
         if (p->i >= p->n || at(p, '|') || at(p, ')')) break;
+        parsed++;
         ft_qnode *k = parse_unary(p);
         if (!k) {
             ft_qnode_free(a);
             return NULL;
         }
-        if (k->type == QN_NONE && k->nkids == 0 && a->nkids + 1 > 0) {
+        if (k->type == QN_NONE && k->nkids == 0) {
             ft_qnode_free(k); /* a stop word: ignored by the intersection */
             continue;
         }
         add_kid(a, k);
+    }
+    if (!parsed) {
+        ft_qnode_free(a);
+        return fail(p, ""); /* an empty operand of '|', or nothing at all */
     }
     if (!a->nkids) a->type = QN_NONE;
     return collapse(a);

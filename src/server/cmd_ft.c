@@ -131,7 +131,7 @@ void cmd_ft_create(client *c)
         long long n = 0;
         if (arg_is(o, "on") && i + 1 < c->argc) {
             if (!arg_is(&c->argv[i + 1], "hash")) {
-                add_reply_error(c, "-strata: only ON HASH indexes are supported");
+                add_reply_error(c, "-strata: ON JSON is not supported (only ON HASH)");
                 goto out;
             }
             i += 2;
@@ -159,7 +159,7 @@ void cmd_ft_create(client *c)
             i += 2;
         } else if (arg_is(o, "language") && i + 1 < c->argc) {
             if (!arg_is(&c->argv[i + 1], "english")) {
-                add_reply_error(c, "-strata: only LANGUAGE english is supported");
+                add_reply_error(c, "-strata: this LANGUAGE is not supported (only english)");
                 goto out;
             }
             i += 2;

@@ -136,12 +136,12 @@ static int parse_search(client *c, search_args *a)
             i++;
         } else if (arg_is(o, "scorer") && i + 1 < c->argc) {
             if (!arg_is(&c->argv[++i], "tfidf")) {
-                add_reply_error(c, "-strata: only the TFIDF scorer is supported");
+                add_reply_error(c, "-strata: this SCORER is not supported (only TFIDF)");
                 goto fail;
             }
         } else if (arg_is(o, "language") && i + 1 < c->argc) {
             if (!arg_is(&c->argv[++i], "english")) {
-                add_reply_error(c, "-strata: only LANGUAGE english is supported");
+                add_reply_error(c, "-strata: this LANGUAGE is not supported (only english)");
                 goto fail;
             }
         } else if (arg_is(o, "inorder")) {
