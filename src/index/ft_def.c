@@ -168,12 +168,18 @@ static char *rd_blob(rd *r, size_t *n)
     return s;
 }
 
-/* Assigns text field numbers (bits of the field mask) in schema order. */
+/* Assigns text field numbers (bits of the field mask) in schema order,
+ * and the composite's fields. */
 static void number_text_fields(ft_def *f)
 {
-    f->ntext = 0;
-    for (size_t i = 0; i < f->nfields; i++)
-        f->fields[i].text_no = f->fields[i].type == FT_TEXT ? (int)f->ntext++ : -1;
+    f->ntext = f->ncomp = 0;
+    for (size_t i = 0; i < f->nfields; i++) {
+        const ft_field *fd = &f->fields[i];
+        f->fields[i].text_no = fd->type == FT_TEXT ? (int)f->ntext++ : -1;
+        if (fd->type != FT_TEXT && !(fd->opts & FT_OPT_NOINDEX) && f->ncomp < FT_MAX_COMP)
+            f->comp[f->ncomp++] = (int)i;
+    }
+    if (f->ncomp < 2) f->ncomp = 0;
 }
 
 /* The longest common prefix of the FT prefixes: what the build scans and

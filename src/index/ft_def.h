@@ -29,10 +29,13 @@
 #include "index/ft.h"
 
 /* Sub-structures of an FT index, the byte after 'x' 'E' <id>. */
-#define FT_SUB_DOC 'D'     /* 'D' <key>                         -> expiry, maxfreq */
-#define FT_SUB_FIELD 'F'   /* 'F' <field no> <value enc> <key>  -> expiry */
-#define FT_SUB_TERM 'W'    /* 'W' <term enc> <key>               -> expiry, posting */
-#define FT_SUB_FAILURE 'X' /* 'X' <key>                          -> expiry */
+#define FT_SUB_DOC 'D'      /* 'D' <key>                         -> expiry, maxfreq */
+#define FT_SUB_FIELD 'F'    /* 'F' <field no> <value enc> <key>  -> expiry */
+#define FT_SUB_TERM 'W'     /* 'W' <term enc> <key>               -> expiry, posting */
+#define FT_SUB_FAILURE 'X'  /* 'X' <key>                          -> expiry */
+#define FT_SUB_COMP 'C'     /* 'C' <value enc>... <key>           -> expiry */
+#define FT_SUB_COMP_OUT 'Y' /* 'Y' <key>: a doc the composite cannot hold -> expiry */
+#define FT_MAX_COMP 8       /* fields of the composite structure */
 
 #define FT_MAX_FIELDS 64 /* TEXT fields are bits of a u64 field mask */
 #define FT_MIN_STEM_LEN 4
@@ -61,6 +64,14 @@ typedef struct ft_def {
     size_t nfields;
     ft_field fields[FT_MAX_FIELDS];
     size_t ntext;
+    /* The composite: the indexed TAG and NUMERIC fields in schema order (at
+     * most FT_MAX_COMP, used when there are two or more). A document with
+     * exactly one value in each has one 'C' entry ordered by those values,
+     * as an IDX index; any other document a 'Y' entry. While 'Y' is empty
+     * the composite answers "TAG = v AND ... [AND NUMERIC range] [SORTBY the
+     * next field]" as IDX.RANGE does (ft_search.c). */
+    size_t ncomp;
+    int comp[FT_MAX_COMP];
 } ft_def;
 
 void ft_def_free(ft_def *f);

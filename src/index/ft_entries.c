@@ -205,6 +205,50 @@ static void on_tag(void *arg, const char *t, size_t n)
     entry_key_done(a->s, e, a->key, a->klen, a->exp);
 }
 
+/* The one value of a TAG field for the composite; count > 1 when several. */
+typedef struct one_tag {
+    int count;
+    idx_buf v;
+} one_tag;
+
+static void on_one_tag(void *arg, const char *t, size_t n)
+{
+    one_tag *o = arg;
+    if (o->count && o->v.len == n && memcmp(o->v.data, t, n) == 0) return;
+    o->count++;
+    o->v.len = 0;
+    idx_buf_append(&o->v, t, n);
+}
+
+/* The composite entry of the hash, or its 'Y' entry. */
+static void comp_entry(const idx_def *d, const char *key, size_t klen, const ks_field *f, size_t n,
+                       const double *nums, int64_t exp, ft_entset *s)
+{
+    const ft_def *fd = d->ft;
+    idx_buf k = {0};
+    one_tag o = {0};
+    int ok = 1;
+    for (size_t c = 0; c < fd->ncomp && ok; c++) {
+        const ft_field *fl = &fd->fields[fd->comp[c]];
+        const ks_field *v = field_of(f, n, fl);
+        if (!v) {
+            ok = 0;
+        } else if (fl->type == FT_NUMERIC) {
+            idx_key_put_num(&k, nums[fd->comp[c]], 0);
+        } else {
+            o.count = 0;
+            ft_split_tags(fl, v->v, v->vl, on_one_tag, &o);
+            ok = o.count == 1;
+            if (ok) idx_key_put_tag(&k, o.v.data, o.v.len, 0);
+        }
+    }
+    ft_ent *e = entry_begin(s, d, ok ? FT_SUB_COMP : FT_SUB_COMP_OUT);
+    if (ok) idx_buf_append(&s->bytes, k.data, k.len);
+    entry_key_done(s, e, key, klen, exp);
+    idx_buf_free(&k);
+    idx_buf_free(&o.v);
+}
+
 static const char *ent_base;
 static int ent_cmp(const void *a, const void *b)
 {
@@ -251,6 +295,7 @@ void ft_doc_entries(const idx_def *d, const char *key, size_t klen, const ks_fie
             entry_key_done(s, e, key, klen, exp);
         }
     }
+    if (fd->ncomp) comp_entry(d, key, klen, f, n, nums, exp, s);
     uint32_t maxfreq = fd->ntext ? text_entries(d, key, klen, f, n, exp, s) : 0;
     idx_put_u32(s->bytes.data + s->e[doc_i].voff + 8, maxfreq);
     ent_base = s->bytes.data;
@@ -423,7 +468,14 @@ static int entry_hash_key(const idx_def *d, const char *k, size_t kl, const char
         size_t n = idx_key_skip_field(k + off, kl - off, 0, 0);
         if (!n) return -1;
         off += n;
-    } else if (sub != FT_SUB_DOC && sub != FT_SUB_FAILURE) {
+    } else if (sub == FT_SUB_COMP) {
+        for (size_t c = 0; c < d->ft->ncomp; c++) {
+            int num = d->ft->fields[d->ft->comp[c]].type == FT_NUMERIC;
+            size_t n = idx_key_skip_field(k + off, kl - off, num, 0);
+            if (!n) return -1;
+            off += n;
+        }
+    } else if (sub != FT_SUB_DOC && sub != FT_SUB_FAILURE && sub != FT_SUB_COMP_OUT) {
         return -1;
     }
     *hk = k + off;

@@ -150,7 +150,12 @@ typedef struct sorted_walk {
     const ft_set *filter; /* NULL: every document */
     uint8_t *seen;        /* per filter entry: emitted */
     size_t vskip;
-    long long want;  /* stop after this many (< 0: all) */
+    long long want; /* stop after this many (< 0: all) */
+    int count_rest; /* after want: keep walking, only counting */
+    int full;
+    const ft_def *fd; /* composite walks: fields after the sort value to skip */
+    const int *rest;
+    size_t nrest;
     long long count; /* entries that matched */
     cands run;       /* documents of the current value, to order ties */
     uint64_t run_val;
@@ -189,9 +194,18 @@ static int sorted_one(void *arg, const char *k, size_t kl, const char *v, size_t
     sorted_walk *w = arg;
     (void)v, (void)vl;
     if (kl < w->vskip + 8) return 0;
+    if (w->full) { /* past the page: only the total */
+        w->count++;
+        return 0;
+    }
     uint64_t val = idx_get_u64(k + w->vskip);
     const char *hk = k + w->vskip + 8;
     size_t hkl = kl - w->vskip - 8;
+    for (size_t i = 0; i < w->nrest; i++) {
+        size_t n = idx_key_skip_field(hk, hkl, w->fd->fields[w->rest[i]].type == FT_NUMERIC, 0);
+        if (!n) return 0;
+        hk += n, hkl -= n;
+    }
     double score = 0;
     if (w->filter) {
         long long i = find_key(w->filter, hk, hkl);
@@ -202,7 +216,12 @@ static int sorted_one(void *arg, const char *k, size_t kl, const char *v, size_t
     }
     if (w->run.n && val != w->run_val) {
         flush_run(w);
-        if (w->want >= 0 && (long long)w->out->n >= w->want) return 1;
+        if (w->want >= 0 && (long long)w->out->n >= w->want) {
+            if (!w->count_rest) return 1;
+            w->full = 1;
+            w->count++;
+            return 0;
+        }
     }
     w->run_val = val;
     cands_add(&w->run, hk, hkl, score);
@@ -211,13 +230,13 @@ static int sorted_one(void *arg, const char *k, size_t kl, const char *v, size_t
     return 0;
 }
 
-/* Walks field fi (NUMERIC, indexed) between lo and hi in value order. */
-static ks_status walk_field_sorted(ft_view *v, int fi, double lo, int lo_excl, double hi,
-                                   int hi_excl, int desc, sorted_walk *w)
+/* Walks the NUMERIC values after prefix p between lo and hi in value
+ * order (backwards for desc). */
+static ks_status walk_sorted(ft_view *v, const idx_buf *p, double lo, int lo_excl, double hi,
+                             int hi_excl, int desc, sorted_walk *w)
 {
     idx_buf a = {0}, b = {0};
-    ft_sub_prefix(v->d, FT_SUB_FIELD, &a);
-    idx_buf_byte(&a, (unsigned char)fi);
+    idx_buf_append(&a, p->data, p->len);
     w->vskip = a.len;
     idx_buf_append(&b, a.data, a.len);
     idx_key_put_num(&a, lo, 0);
@@ -232,6 +251,100 @@ static ks_status walk_field_sorted(ft_view *v, int fi, double lo, int lo_excl, d
     idx_buf_free(&b);
     cands_free(&w->run);
     return st;
+}
+
+/* Field fi (NUMERIC, indexed) in value order. */
+static ks_status walk_field_sorted(ft_view *v, int fi, double lo, int lo_excl, double hi,
+                                   int hi_excl, int desc, sorted_walk *w)
+{
+    idx_buf p = {0};
+    ft_sub_prefix(v->d, FT_SUB_FIELD, &p);
+    idx_buf_byte(&p, (unsigned char)fi);
+    ks_status st = walk_sorted(v, &p, lo, lo_excl, hi, hi_excl, desc, w);
+    idx_buf_free(&p);
+    return st;
+}
+
+/* ---- The composite: TAG = v AND ... [AND range] SORTBY the next field --------- */
+
+static int stop_at_first(void *arg, const char *k, size_t kl, const char *v, size_t vl)
+{
+    (void)k, (void)kl, (void)v, (void)vl;
+    *(int *)arg = 1;
+    return 1;
+}
+
+/* When the composite answers q with SORTBY sf, fills its prefix p (the
+ * fixed values), *range (NULL: the whole next field) and *k (fixed fields)
+ * and returns 1. */
+static int comp_match(const ft_def *fd, const ft_qnode *q, int sf, idx_buf *p,
+                      const ft_qnode **range, size_t *k)
+{
+    const ft_qnode *const *kids = q->type == QN_AND ? (const ft_qnode *const *)q->kids : &q;
+    size_t nk = q->type == QN_AND ? q->nkids : 1;
+    const ft_qnode *by_field[FT_MAX_FIELDS] = {0};
+    for (size_t i = 0; i < nk; i++) {
+        const ft_qnode *c = kids[i];
+        int ok = (c->type == QN_TAG && c->ntags == 1 && !c->tags[0].prefix) || c->type == QN_NUM;
+        if (!ok || by_field[c->field]) return 0;
+        by_field[c->field] = c;
+    }
+    size_t fixed = 0;
+    while (fixed < fd->ncomp && by_field[fd->comp[fixed]] &&
+           by_field[fd->comp[fixed]]->type == QN_TAG)
+        fixed++;
+    if (!fixed || fixed == fd->ncomp || fd->comp[fixed] != sf) return 0;
+    const ft_qnode *next = by_field[sf];
+    if (fd->fields[sf].type != FT_NUMERIC || (next && next->type != QN_NUM)) return 0;
+    if (fixed + (next != NULL) != nk) return 0; /* a leaf the composite does not cover */
+    for (size_t c = 0; c < fixed; c++) {
+        const ft_qnode *t = by_field[fd->comp[c]];
+        idx_key_put_tag(p, t->tags[0].v, t->tags[0].n, 0);
+    }
+    *range = next;
+    *k = fixed;
+    return 1;
+}
+
+/* Returns 1 when the composite ran (KS_OK or an error in *st). */
+static int plan_composite(ft_view *v, const ft_qnode *q, const ft_search_req *r, int sf, cands *cs,
+                          long long *total, ks_status *st)
+{
+    const ft_def *fd = v->d->ft;
+    if (!fd->ncomp || !r->has_sortby || r->has_inkeys || ft_scored(q)) return 0;
+    idx_buf p = {0};
+    ft_sub_prefix(v->d, FT_SUB_COMP, &p);
+    const ft_qnode *range = NULL;
+    size_t k = 0;
+    int out = 0;
+    if (!comp_match(fd, q, sf, &p, &range, &k)) goto done;
+    idx_buf y = {0}, yh = {0}; /* usable only while no document is outside it */
+    ft_sub_prefix(v->d, FT_SUB_COMP_OUT, &y);
+    idx_buf_append(&yh, y.data, y.len);
+    idx_key_prefix_successor(&yh);
+    int outside = 0;
+    *st = ft_walk(v, y.data, y.len, yh.data, yh.len, 0, stop_at_first, &outside);
+    idx_buf_free(&y);
+    idx_buf_free(&yh);
+    if (*st != KS_OK) {
+        out = 1;
+        goto done;
+    }
+    if (outside) goto done;
+    sorted_walk w = {.out = cs,
+                     .want = r->offset + r->num,
+                     .count_rest = 1,
+                     .fd = fd,
+                     .rest = fd->comp + k + 1,
+                     .nrest = fd->ncomp - k - 1,
+                     .docscore = fd->score};
+    *st = walk_sorted(v, &p, range ? range->lo : -INFINITY, range ? range->lo_excl : 0,
+                      range ? range->hi : INFINITY, range ? range->hi_excl : 0, r->sort_desc, &w);
+    *total = w.count;
+    out = 1;
+done:
+    idx_buf_free(&p);
+    return out;
 }
 
 /* ---- SORTBY values read from the hashes -------------------------------------- */
@@ -363,6 +476,8 @@ static ks_status run(ft_view *v, const ft_qnode *q, const ft_search_req *r, int 
     if (!r->has_sortby && !ft_scored(q) && !r->has_inkeys && streamable(q))
         return plan_stream(v, q, r, cs, total);
     long long want = r->offset + r->num;
+    ks_status cst = KS_OK;
+    if (plan_composite(v, q, r, sf, cs, total, &cst)) return cst;
     if (r->has_sortby && !r->has_inkeys && sort_plan_ok(fd, q, sf)) {
         sorted_walk w = {.out = cs, .want = want, .docscore = fd->score};
         ks_status st;
@@ -377,7 +492,7 @@ static ks_status run(ft_view *v, const ft_qnode *q, const ft_search_req *r, int 
                 goto general;
             }
         } else {
-            w.want = -1; /* the total is the range's count: walk it all */
+            w.count_rest = 1; /* the total is the range's count: walk it all */
             st = walk_field_sorted(v, sf, q->lo, q->lo_excl, q->hi, q->hi_excl, r->sort_desc, &w);
             *total = w.count;
         }

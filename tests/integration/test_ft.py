@@ -577,5 +577,47 @@ def ft_errors_are_redisearch_texts(srv):
     assert r.execute_command("FT._LIST") == ["idx"]
 
 
+@test
+def ft_composite_plan_equals_general_plan(srv):
+    """TAG = v AND TAG = w [AND range] SORTBY the next NUMERIC field: answered
+    from the composite while every document has one value per field, from the
+    per-field entries once one does not; both must match the model."""
+    r = srv.client(decode_responses=True)
+    r.execute_command("FT.CREATE", "cs", "ON", "HASH", "PREFIX", "1", "u:", "SCHEMA", "country", "TAG",
+                      "status", "TAG", "uid", "NUMERIC", "SORTABLE")
+    rnd = random.Random(SEED + 3)
+    docs = {}
+    for i in range(400):
+        k = "u:%d" % rnd.randrange(300)
+        docs[k] = {"country": rnd.choice(["US", "DE", "fr"]), "status": rnd.choice(["a", "b"]),
+                   "uid": str(rnd.randrange(-50, 50))}
+        r.hset(k, mapping=docs[k])
+
+    def check(label):
+        for _ in range(40):
+            c, st = rnd.choice(["US", "de", "FR"]), rnd.choice(["a", "b"])
+            lo, hi = sorted(rnd.randrange(-60, 60) for _ in range(2))
+            ranged = rnd.random() < 0.5
+            desc = rnd.random() < 0.5
+            off, num = rnd.randrange(0, 30), rnd.randrange(0, 20)
+            q = "@country:{%s} @status:{%s}" % (c, st) + (" @uid:[(%d %d]" % (lo, hi) if ranged else "")
+            res = r.execute_command("FT.SEARCH", "cs", q, "SORTBY", "uid", "DESC" if desc else "ASC",
+                                    "NOCONTENT", "LIMIT", off, num)
+            want = [k for k, f in docs.items()
+                    if c.lower() in {t.strip().lower() for t in f["country"].split(",")} and f["status"] == st
+                    and (not ranged or lo < int(f["uid"]) <= hi)]
+            want.sort(key=lambda k: ((-1 if desc else 1) * int(docs[k]["uid"]), shortlex(k)))
+            assert res[0] == len(want), (label, q, res[0], len(want))
+            assert res[1:] == want[off:off + num], (label, q, desc, off, num, res[1:], want[off:off + num])
+    check("composite")
+    docs["u:multi"] = {"country": "US,DE", "status": "a", "uid": "1"}  # outside the composite
+    r.hset("u:multi", mapping=docs["u:multi"])
+    check("general")
+    r.delete("u:multi")
+    del docs["u:multi"]
+    check("composite again")
+    assert r.execute_command("IDX.CHECK") == []
+
+
 if __name__ == "__main__":
     main()
