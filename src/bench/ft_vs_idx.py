@@ -103,8 +103,8 @@ def main():
                     "IDX.CREATE reputation PREFIX user: SCHEMA reputation NUMERIC DESC user_id NUMERIC",
                     "FT.CREATE ftemail ON HASH PREFIX 1 user: SCHEMA email TAG",
                     "FT.CREATE ftcs ON HASH PREFIX 1 user: SCHEMA country TAG status TAG user_id NUMERIC SORTABLE",
-                    "FT.CREATE ftca ON HASH PREFIX 1 user: SCHEMA created_at NUMERIC SORTABLE user_id NUMERIC SORTABLE",
-                    "FT.CREATE ftrep ON HASH PREFIX 1 user: SCHEMA reputation NUMERIC SORTABLE user_id NUMERIC SORTABLE"]:
+                    "FT.CREATE ftca ON HASH PREFIX 1 user: SCHEMA created_at NUMERIC SORTABLE user_id NUMERIC SORTABLE NOINDEX",
+                    "FT.CREATE ftrep ON HASH PREFIX 1 user: SCHEMA reputation NUMERIC SORTABLE user_id NUMERIC SORTABLE NOINDEX"]:
             r.execute_command(*cmd.split())
         p = r.pipeline(transaction=False)
         for i in range(1, args.profiles + 1):

@@ -72,6 +72,10 @@ typedef struct ft_def {
      * next field]" as IDX.RANGE does (ft_search.c). */
     size_t ncomp;
     int comp[FT_MAX_COMP];
+    /* "no 'Y' entry" was seen at idx_def.gen == outside_gen: it holds until
+     * a write (expiry only removes entries). */
+    int outside_none;
+    uint64_t outside_gen;
 } ft_def;
 
 void ft_def_free(ft_def *f);

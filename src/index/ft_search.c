@@ -318,19 +318,23 @@ static int plan_composite(ft_view *v, const ft_qnode *q, const ft_search_req *r,
     size_t k = 0;
     int out = 0;
     if (!comp_match(fd, q, sf, &p, &range, &k)) goto done;
-    idx_buf y = {0}, yh = {0}; /* usable only while no document is outside it */
-    ft_sub_prefix(v->d, FT_SUB_COMP_OUT, &y);
-    idx_buf_append(&yh, y.data, y.len);
-    idx_key_prefix_successor(&yh);
-    int outside = 0;
-    *st = ft_walk(v, y.data, y.len, yh.data, yh.len, 0, stop_at_first, &outside);
-    idx_buf_free(&y);
-    idx_buf_free(&yh);
-    if (*st != KS_OK) {
-        out = 1;
-        goto done;
+    ft_def *mfd = v->d->ft; /* usable only while no document is outside it */
+    if (!(mfd->outside_none && mfd->outside_gen == v->d->gen) || v->b) {
+        idx_buf y = {0}, yh = {0};
+        ft_sub_prefix(v->d, FT_SUB_COMP_OUT, &y);
+        idx_buf_append(&yh, y.data, y.len);
+        idx_key_prefix_successor(&yh);
+        int outside = 0;
+        *st = ft_walk(v, y.data, y.len, yh.data, yh.len, 0, stop_at_first, &outside);
+        idx_buf_free(&y);
+        idx_buf_free(&yh);
+        if (*st != KS_OK) {
+            out = 1;
+            goto done;
+        }
+        if (outside) goto done;
+        if (!v->b) mfd->outside_none = 1, mfd->outside_gen = v->d->gen;
     }
-    if (outside) goto done;
     sorted_walk w = {.out = cs,
                      .want = r->offset + r->num,
                      .count_rest = 1,
@@ -501,16 +505,7 @@ static ks_status run(ft_view *v, const ft_qnode *q, const ft_search_req *r, int 
 general:;
     ft_set set = {0};
     ks_status st = ft_eval(v, q, &set);
-    if (st == KS_OK && r->has_inkeys) {
-        ft_set keep = {0};
-        for (size_t i = 0; i < set.n; i++)
-            for (size_t j = 0; j < r->ninkeys; j++)
-                if (r->inkeys[j].n == set.h[i].len &&
-                    memcmp(r->inkeys[j].p, ft_set_key(&set, i), set.h[i].len) == 0) {
-                    keep.n++;
-                    break;
-                }
-        ft_set_free(&keep);
+    if (st == KS_OK && r->has_inkeys) { /* INKEYS: keep only the keys listed */
         size_t w = 0;
         for (size_t i = 0; i < set.n; i++) {
             int in = 0;

@@ -27,7 +27,7 @@ from redis.commands.search import reducers  # noqa: E402
 from redis.commands.search.aggregation import AggregateRequest, Asc, Desc  # noqa: E402
 from redis.commands.search.field import NumericField, TagField, TextField  # noqa: E402
 from redis.commands.search.indexDefinition import IndexDefinition  # noqa: E402
-from redis.commands.search.query import Query  # noqa: E402
+from redis.commands.search.query import NumericFilter, Query  # noqa: E402
 
 SEED = int(os.environ.get("FT_SEED", "1515"))
 OPS = int(os.environ.get("FT_OPS", "1500"))
@@ -402,6 +402,9 @@ def ft_search_replies_as_redis_py_parses_them(srv):
     assert res.docs[0].title == "hello" and res.docs[0].num == "7" and not hasattr(res.docs[0], "tag")
     res = r.ft("idx").search(Query("@tag:{blue}").sort_by("num", asc=False).paging(0, 1))
     assert res.total == 2 and res.docs[0].id == "d:2" and res.docs[0].tag == "blue"
+    assert [d.id for d in r.ft("idx").search(Query("hello").limit_ids("d:1", "e:3")).docs] == ["d:1"]
+    assert [d.id for d in r.ft("idx").search(Query("hello").add_filter(NumericFilter("num", 6, 8))).docs] == ["d:2"]
+    assert [d.id for d in r.ft("idx").search(Query("hello").limit_fields("body")).docs] == ["d:2"]
     assert r.ft("idx").search(Query("runs")).total == 1  # the stem of running
     assert r.ft("idx").search(Query("runs").verbatim()).total == 0
     info = r.ft("idx").info()
