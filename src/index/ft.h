@@ -105,6 +105,7 @@ ks_status ft_explain_query(ks_ctx *ctx, idx_str name, idx_str query, const idx_s
 typedef struct ft_search_req {
     idx_str index, query;
     int nocontent, verbatim, withscores;
+    int defer_content; /* without RETURN: leave the hashes to the caller (ft_doc.f NULL) */
     int has_return; /* RETURN given: only ret[0..nret) (AS names in ret_as) */
     size_t nret;
     const idx_str *ret, *ret_as;

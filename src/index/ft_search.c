@@ -449,6 +449,7 @@ static ks_status read_page(ft_view *v, const ft_search_req *r, const cands *cs, 
         doc->key[c->len] = 0;
         doc->klen = c->len;
         if (r->nocontent || (r->has_return && r->nret == 0)) continue;
+        if (r->defer_content && !r->has_return) continue;
         ks_field *f = NULL;
         size_t nf = 0;
         ks_status rs = ks_hash_read(v->ctx, v->b ? NULL : v->snap, doc->key, doc->klen, &f, &nf);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "index/ft.h"
+#include "server/reply.h"
 #include "server/server.h"
 
 #define FT_MAX_LIST 1024
@@ -26,7 +27,7 @@ static idx_str as_str(const arg *a)
 
 typedef struct search_args {
     ft_search_req r;
-    idx_str ret[FT_MAX_LIST], ret_as[FT_MAX_LIST], params[2 * FT_MAX_LIST];
+    idx_str *ret, *ret_as, *params; /* argc entries each: lists are parts of argv */
     idx_str *inkeys;
     idx_buf query; /* the query with FILTER and INFIELDS folded in */
 } search_args;
@@ -176,16 +177,30 @@ fail:
     return -1;
 }
 
-static void reply_pairs(client *c, const ft_doc *d)
+static void stream_hash(void *arg, const ks_field *f, size_t n)
 {
+    add_reply_hash(arg, f, n, REPLY_HASH_PAIRS);
+}
+
+/* A document's fields: the ones RETURN picked, or the whole hash streamed
+ * from the engine's buffer in one pass (as IDX.RANGE ... HASHES; the same
+ * view, see cmd_idx.c). Returns 0, or -1 on a failed read (ctx->err). */
+static int reply_pairs(client *c, const ft_search_req *r, const ft_doc *d)
+{
+    if (r->defer_content && !r->has_return) {
+        ks_status st = ks_hash_fields(client_ks(c), d->key, d->klen, stream_hash, c);
+        if (st == KS_NOTFOUND || st == KS_ERR_WRONGTYPE) add_reply_map_len(c, 0);
+        return st == KS_OK || st == KS_NOTFOUND || st == KS_ERR_WRONGTYPE ? 0 : -1;
+    }
     add_reply_map_len(c, (long)d->nf);
     for (size_t j = 0; j < d->nf; j++) {
         add_reply_bulk(c, d->f[j].f, d->f[j].fl);
         add_reply_bulk(c, d->f[j].v, d->f[j].vl);
     }
+    return 0;
 }
 
-static void reply_search(client *c, const ft_search_req *r, const ft_result *res)
+static int reply_search(client *c, const ft_search_req *r, const ft_result *res)
 {
     int content = !r->nocontent && !(r->has_return && r->nret == 0);
     if (c->resp >= 3) {
@@ -207,7 +222,7 @@ static void reply_search(client *c, const ft_search_req *r, const ft_result *res
             }
             if (content) {
                 add_reply_bulk_cstr(c, "extra_attributes");
-                reply_pairs(c, d);
+                if (reply_pairs(c, r, d) < 0) return -1;
             }
             add_reply_bulk_cstr(c, "values");
             add_reply_array_len(c, 0);
@@ -216,7 +231,7 @@ static void reply_search(client *c, const ft_search_req *r, const ft_result *res
         add_reply_long_long(c, res->total);
         add_reply_bulk_cstr(c, "warning");
         add_reply_array_len(c, 0);
-        return;
+        return 0;
     }
     add_reply_array_len(c, 1 + (long)res->n * (1 + (r->withscores ? 1 : 0) + (content ? 1 : 0)));
     add_reply_long_long(c, res->total);
@@ -228,27 +243,37 @@ static void reply_search(client *c, const ft_search_req *r, const ft_result *res
             ft_fmt_num(d->score, buf, sizeof(buf));
             add_reply_bulk_cstr(c, buf);
         }
-        if (content) reply_pairs(c, d);
+        if (content && reply_pairs(c, r, d) < 0) return -1;
     }
+    return 0;
 }
 
 void cmd_ft_search(client *c)
 {
-    search_args *a = calloc(1, sizeof(*a));
-    if (!a) abort();
+    search_args args = {0}, *a = &args;
+    a->ret = calloc((size_t)c->argc * 3, sizeof(idx_str));
+    if (!a->ret) abort();
+    a->ret_as = a->ret + c->argc;
+    a->params = a->ret + 2 * c->argc;
     if (parse_search(c, a) == 0) {
         ft_result res;
+        a->r.defer_content = 1;
         ks_status st = ft_search(client_ks(c), &a->r, &res);
         if (st != KS_OK) {
             add_reply_ks_error(c, st, client_ks(c));
         } else {
-            reply_search(c, &a->r, &res);
+            reply_mark mark;
+            reply_mark_get(c, &mark);
+            if (reply_search(c, &a->r, &res) < 0) { /* a failed hash read: the error alone */
+                reply_truncate(c, &mark);
+                add_reply_ks_error(c, KS_ERR_ENGINE, client_ks(c));
+            }
             ft_result_free(&res);
         }
     }
     free(a->inkeys);
+    free(a->ret);
     idx_buf_free(&a->query);
-    free(a);
 }
 
 static void reply_val(client *c, const ft_val *v)

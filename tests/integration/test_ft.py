@@ -500,6 +500,7 @@ def ft_index_equals_rebuild_after_sigkill_under_writes():
         make_index(r)
         rnd = random.Random(SEED + 2)
         acked = {}
+        inflight = [None]  # the one write not acknowledged yet
         stop = threading.Event()
 
         def writer():
@@ -508,6 +509,7 @@ def ft_index_equals_rebuild_after_sigkill_under_writes():
             try:
                 while not stop.is_set():
                     k = "d:%d" % rnd.randrange(300)
+                    inflight[0] = k
                     fields = {"tag": random_value(rnd, "tag"), "num": rnd.choice(NUMS),
                               "title": random_value(rnd, "title")}
                     if rnd.random() < 0.2:
@@ -519,6 +521,7 @@ def ft_index_equals_rebuild_after_sigkill_under_writes():
                         if acked[k] is None:
                             acked[k] = {}
                         acked[k].update(fields)
+                    inflight[0] = None
                     i += 1
             except (redis.ConnectionError, ConnectionResetError, redis.TimeoutError):
                 pass
@@ -531,11 +534,12 @@ def ft_index_equals_rebuild_after_sigkill_under_writes():
         srv.start()
         r = srv.client(decode_responses=True)
         assert r.execute_command("IDX.CHECK") == []
-        model = Model()
-        for k in acked:
-            h = r.hgetall(k)
-            if h:
-                model.h[k] = h
+        model = Model()  # what the server holds after recovery ...
+        for k in r.scan_iter("d:*", count=1000):
+            model.h[k] = r.hgetall(k)
+        for k, v in acked.items():  # ... which includes every acknowledged write
+            if k != inflight[0]:
+                assert (v is None) == (k not in model.h), (k, v)
         rnd2 = random.Random(7)
         for _ in range(30):
             q, pred, params = Gen(rnd2).tree()
