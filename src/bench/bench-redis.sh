@@ -7,12 +7,14 @@
 # and no RDB snapshots -- then runs, for each test in turn, first against
 # strata and then against redis:
 #   redis-benchmark -t <test> -n $BENCH_N -r 1000000 -c 50 -P 16 -q --csv
+# evalsha is a custom command: EVALSHA of a script doing one INCR of a random
+# key (SCRIPT LOAD on both servers first).
 # Alternating test by test (rather than one -t set,get,incr,hset,mset run per
 # server) keeps both servers under the same machine noise; each test still
 # sees the data the earlier tests left, exactly as in a single run.
 # Prints a table of requests per second and strata/redis per test; the last
 # line is
-#   strata/redis ratios: set=A get=B incr=C hset=D mset=E
+#   strata/redis ratios: set=A get=B incr=C hset=D mset=E evalsha=F
 # Stops both servers and removes the directories, also on failure or ^C.
 #
 # Environment: BINDIR (where strata-server is; default src), STRATA_SERVER
@@ -24,7 +26,8 @@ BINDIR=${BINDIR:-src}
 STRATA_SERVER=${STRATA_SERVER:-$BINDIR/strata-server}
 N=${BENCH_N:-1000000}
 TIMEOUT=${BENCH_TIMEOUT:-900}
-TESTS="set get incr hset mset"
+TESTS="set get incr hset mset evalsha"
+INCR_SCRIPT="return redis.call('incr', KEYS[1])"
 PY=/usr/bin/python3
 
 die() { echo "bench-redis: $*" >&2; exit 1; }
@@ -86,12 +89,18 @@ wait_ping redis "$rport" "${pids[1]}"
 # (timeout puts redis-benchmark in a process group of its own; cleanup stops
 # it).
 run_bench() {
-  timeout "$TIMEOUT" redis-benchmark -p "$1" -t "$2" -n "$N" -r 1000000 -c 50 -P 16 -q --csv \
+  local what=(-t "$2")
+  if [ "$2" = evalsha ]; then
+    local sha
+    sha=$(redis-cli -p "$1" script load "$INCR_SCRIPT") || sha=none
+    what=(evalsha "$sha" 1 "counter:__rand_int__")
+  fi
+  timeout "$TIMEOUT" redis-benchmark -p "$1" -n "$N" -r 1000000 -c 50 -P 16 -q --csv "${what[@]}" \
     >"$tmp/bench.csv" 2>>"$tmp/benchmark.err" &
   bench_pid=$!
   wait "$bench_pid"
   bench_pid=""
-  RPS=$(awk -F'","' 'NR > 1 && $1 ~ /^"[A-Z]/ { print $2; exit }' "$tmp/bench.csv")
+  RPS=$(awk -F'","' 'NR > 1 && $1 ~ /^"[A-Za-z]/ { print $2; exit }' "$tmp/bench.csv")
 }
 
 fmt() { if [ -n "$1" ]; then printf '%.0f' "$1"; else echo failed; fi; }
