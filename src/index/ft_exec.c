@@ -362,6 +362,19 @@ static void set_swap(ft_set *a, ft_set *b)
     *b = t;
 }
 
+static void set_clear(ft_set *s)
+{
+    s->n = s->keys.len = 0;
+}
+
+/* acc = acc op kid (merge's ops), through tmp (scratch reused by callers). */
+static void merge_into(ft_set *acc, const ft_set *kid, int op, ft_set *tmp)
+{
+    set_clear(tmp);
+    merge(acc, kid, op, tmp);
+    set_swap(acc, tmp);
+}
+
 static ks_status eval_phrase(ft_view *v, const ft_qnode *q, ft_set *out);
 
 static ks_status eval_and(ft_view *v, const ft_qnode *q, ft_set *out)
@@ -376,7 +389,7 @@ static ks_status eval_and(ft_view *v, const ft_qnode *q, ft_set *out)
             int special = k->type == QN_NOT || k->type == QN_OPT;
             if (special != pass) continue;
             if (have && acc.n == 0) break;
-            kid.n = kid.keys.len = 0;
+            set_clear(&kid);
             st = ft_eval(v, special ? k->kids[0] : k, &kid);
             if (st != KS_OK) break;
             if (!have) {
@@ -392,9 +405,7 @@ static ks_status eval_and(ft_view *v, const ft_qnode *q, ft_set *out)
                 have = 1;
                 continue;
             }
-            tmp.n = tmp.keys.len = 0;
-            merge(&acc, &kid, k->type == QN_NOT ? 2 : k->type == QN_OPT ? 3 : 0, &tmp);
-            set_swap(&acc, &tmp);
+            merge_into(&acc, &kid, k->type == QN_NOT ? 2 : k->type == QN_OPT ? 3 : 0, &tmp);
         }
     }
     set_swap(out, &acc);
@@ -409,11 +420,9 @@ static ks_status eval_or(ft_view *v, const ft_qnode *q, ft_set *out)
     ft_set acc = {0}, kid = {0}, tmp = {0};
     ks_status st = KS_OK;
     for (size_t i = 0; i < q->nkids && st == KS_OK; i++) {
-        kid.n = kid.keys.len = 0;
+        set_clear(&kid);
         st = ft_eval(v, q->kids[i], &kid);
-        tmp.n = tmp.keys.len = 0;
-        merge(&acc, &kid, 1, &tmp);
-        set_swap(&acc, &tmp);
+        merge_into(&acc, &kid, 1, &tmp);
     }
     set_swap(out, &acc);
     ft_set_free(&acc);
@@ -526,16 +535,14 @@ static ks_status eval_phrase(ft_view *v, const ft_qnode *q, ft_set *out)
     ft_set acc = {0}, kid = {0}, tmp = {0};
     ks_status st = KS_OK;
     for (size_t i = 0; i < q->nkids && st == KS_OK; i++) {
-        kid.n = kid.keys.len = 0;
+        set_clear(&kid);
         st = eval_terms(v, q->kids[i]->str, q->kids[i]->slen, 0, q->mask, &kid);
         set_normalize(&kid);
         if (i == 0) {
             set_swap(&acc, &kid);
             continue;
         }
-        tmp.n = tmp.keys.len = 0;
-        merge(&acc, &kid, 0, &tmp);
-        set_swap(&acc, &tmp);
+        merge_into(&acc, &kid, 0, &tmp);
     }
     idx_buf first = {0}, other = {0};
     ft_sub_prefix(v->d, FT_SUB_TERM, &first);

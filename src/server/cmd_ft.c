@@ -391,26 +391,13 @@ out:
     free(in);
 }
 
-typedef struct tv_acc {
-    client *c;
-    long n;
-} tv_acc;
-
-static void tagval_one(void *arg, const char *v, size_t n)
-{
-    tv_acc *a = arg;
-    add_reply_bulk(a->c, v, n);
-    a->n++;
-}
-
 void cmd_ft_tagvals(client *c)
 {
-    tv_acc a = {c, 0};
+    list_acc a = {c, 0};
     reply_mark mark;
     reply_mark_get(c, &mark);
     void *len = add_reply_deferred_len(c);
-    ks_status st =
-        ft_tagvals(client_ks(c), as_str(&c->argv[1]), as_str(&c->argv[2]), tagval_one, &a);
+    ks_status st = ft_tagvals(client_ks(c), as_str(&c->argv[1]), as_str(&c->argv[2]), list_one, &a);
     if (st != KS_OK) {
         reply_truncate(c, &mark);
         add_reply_ks_error(c, st, client_ks(c));

@@ -177,6 +177,26 @@ fail:
     return -1;
 }
 
+/* RediSearch 2.8's RESP3 reply: a map whose "results" comes next. */
+static void resp3_head(client *c)
+{
+    add_reply_map_len(c, 5);
+    add_reply_bulk_cstr(c, "attributes");
+    add_reply_array_len(c, 0);
+    add_reply_bulk_cstr(c, "format");
+    add_reply_bulk_cstr(c, "STRING");
+    add_reply_bulk_cstr(c, "results");
+}
+
+/* ... and its end. */
+static void resp3_tail(client *c, long long total)
+{
+    add_reply_bulk_cstr(c, "total_results");
+    add_reply_long_long(c, total);
+    add_reply_bulk_cstr(c, "warning");
+    add_reply_array_len(c, 0);
+}
+
 static void stream_hash(void *arg, const ks_field *f, size_t n)
 {
     add_reply_hash(arg, f, n, REPLY_HASH_PAIRS);
@@ -204,12 +224,7 @@ static int reply_search(client *c, const ft_search_req *r, const ft_result *res)
 {
     int content = !r->nocontent && !(r->has_return && r->nret == 0);
     if (c->resp >= 3) {
-        add_reply_map_len(c, 5);
-        add_reply_bulk_cstr(c, "attributes");
-        add_reply_array_len(c, 0);
-        add_reply_bulk_cstr(c, "format");
-        add_reply_bulk_cstr(c, "STRING");
-        add_reply_bulk_cstr(c, "results");
+        resp3_head(c);
         add_reply_array_len(c, (long)res->n);
         for (size_t i = 0; i < res->n; i++) {
             const ft_doc *d = &res->docs[i];
@@ -227,10 +242,7 @@ static int reply_search(client *c, const ft_search_req *r, const ft_result *res)
             add_reply_bulk_cstr(c, "values");
             add_reply_array_len(c, 0);
         }
-        add_reply_bulk_cstr(c, "total_results");
-        add_reply_long_long(c, res->total);
-        add_reply_bulk_cstr(c, "warning");
-        add_reply_array_len(c, 0);
+        resp3_tail(c, res->total);
         return 0;
     }
     add_reply_array_len(c, 1 + (long)res->n * (1 + (r->withscores ? 1 : 0) + (content ? 1 : 0)));
@@ -302,12 +314,7 @@ void cmd_ft_aggregate(client *c)
         return;
     }
     if (c->resp >= 3) {
-        add_reply_map_len(c, 5);
-        add_reply_bulk_cstr(c, "attributes");
-        add_reply_array_len(c, 0);
-        add_reply_bulk_cstr(c, "format");
-        add_reply_bulk_cstr(c, "STRING");
-        add_reply_bulk_cstr(c, "results");
+        resp3_head(c);
         add_reply_array_len(c, (long)res.n);
     } else {
         add_reply_array_len(c, 1 + (long)res.n);
@@ -329,11 +336,6 @@ void cmd_ft_aggregate(client *c)
             add_reply_array_len(c, 0);
         }
     }
-    if (c->resp >= 3) {
-        add_reply_bulk_cstr(c, "total_results");
-        add_reply_long_long(c, res.total);
-        add_reply_bulk_cstr(c, "warning");
-        add_reply_array_len(c, 0);
-    }
+    if (c->resp >= 3) resp3_tail(c, res.total);
     ft_agg_result_free(&res);
 }

@@ -358,6 +358,12 @@ static pid_t st_server_pid(drv_engine *e)
     return e->srv.pid;
 }
 
+/* What strata and strata-ft share: the server, connections, requests. */
+#define STRATA_OPS                                                                                 \
+    .probe = st_probe, .connect = st_connect, .disconnect = st_disconnect, .exec = st_exec,        \
+    .stabilize = NULL, .settle = st_settle, .storage = st_storage, .reopen = st_reopen,            \
+    .count = st_count, .server_pid = st_server_pid, .close = st_close
+
 const drv_ops drv_strata_ops = {
     .name = "strata",
     .title = "strata",
@@ -372,18 +378,8 @@ const drv_ops drv_strata_ops = {
                 "Reads: HGETALL; email, scans and queries: IDX.RANGE (HASHES for profiles)\n"
                 "Updates: HGETALL, then one HSET of the changed fields\n"
                 "Settle: SAVE\n",
-    .probe = st_probe,
     .open = st_open,
-    .connect = st_connect,
-    .disconnect = st_disconnect,
-    .exec = st_exec,
-    .stabilize = NULL,
-    .settle = st_settle,
-    .storage = st_storage,
-    .reopen = st_reopen,
-    .count = st_count,
-    .server_pid = st_server_pid,
-    .close = st_close,
+    STRATA_OPS,
 };
 
 const drv_ops drv_strata_ft_ops = {
@@ -398,16 +394,6 @@ const drv_ops drv_strata_ft_ops = {
                 "Reads: HGETALL; email, scans and queries: FT.SEARCH (NOCONTENT for scans)\n"
                 "Updates: HGETALL, then one HSET of the changed fields\n"
                 "Settle: SAVE\n",
-    .probe = st_probe,
     .open = ft_open,
-    .connect = st_connect,
-    .disconnect = st_disconnect,
-    .exec = st_exec,
-    .stabilize = NULL,
-    .settle = st_settle,
-    .storage = st_storage,
-    .reopen = st_reopen,
-    .count = st_count,
-    .server_pid = st_server_pid,
-    .close = st_close,
+    STRATA_OPS,
 };
