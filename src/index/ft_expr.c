@@ -272,6 +272,7 @@ static ft_expr *parse_atom(xp *p)
 
 static ft_expr *parse_binary(xp *p, int min_level)
 {
+    if (++p->depth > 500) return xfail(p, "too deep");
     ft_expr *lhs = parse_atom(p);
     while (lhs) {
         int level;
@@ -290,6 +291,7 @@ static ft_expr *parse_binary(xp *p, int min_level)
         eadd(e, rhs);
         lhs = e;
     }
+    p->depth--;
     return lhs;
 }
 

@@ -224,13 +224,16 @@ static void drop(client *c, int dd)
         add_reply_ok(c);
 }
 
+/* FT.DROPINDEX keeps the documents unless DD (KEEPDOCS, the legacy word,
+ * is accepted and changes nothing). */
 void cmd_ft_dropindex(client *c)
 {
-    if (c->argc > 3 || (c->argc == 3 && !arg_is(&c->argv[2], "dd"))) {
+    int dd = c->argc == 3 && arg_is(&c->argv[2], "dd");
+    if (c->argc > 3 || (c->argc == 3 && !dd && !arg_is(&c->argv[2], "keepdocs"))) {
         add_reply_error(c, ERR_SYNTAX);
         return;
     }
-    drop(c, c->argc == 3);
+    drop(c, dd);
 }
 
 /* The legacy FT.DROP deletes the documents unless KEEPDOCS (redis-py 4.3

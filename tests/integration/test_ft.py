@@ -440,6 +440,10 @@ def ft_search_replies_as_redis_py_parses_them(srv):
     assert r.execute_command("FT._LIST") == [] and r.exists("d:1")
     make_index(r)
     wait_indexed(r)
+    r.execute_command("FT.DROPINDEX", "idx", "KEEPDOCS")
+    assert r.exists("d:1")
+    make_index(r)
+    wait_indexed(r)
     r.execute_command("FT.DROPINDEX", "idx", "DD")
     assert not r.exists("d:1") and not r.exists("e:3") and r.exists("x:4")
 
@@ -580,6 +584,10 @@ def ft_errors_are_redisearch_texts(srv):
     assert "not supported" in err("FT.CREATE", "j", "ON", "JSON", "SCHEMA", "t", "TEXT")
     assert "not supported" in err("FT.CREATE", "g", "SCHEMA", "loc", "GEO")
     eq(err("FT.SEARCH", "idx", "$x", "PARAMS", "2", "y", "1"), "No such parameter `x`")
+    assert "too deep" in err("FT.AGGREGATE", "idx", "*", "APPLY", "^".join(["1"] * 5000), "AS", "x")
+    assert "too deep" in err("FT.AGGREGATE", "idx", "*", "APPLY", "-" * 5000 + "1", "AS", "x")
+    assert err("FT.SEARCH", "idx", "(" * 5000).startswith("Syntax error")
+    assert err("FT.SEARCH", "idx", "-" * 5000 + "a").startswith("Syntax error")
     # a failed FT.CREATE writes nothing (S1)
     assert r.execute_command("FT._LIST") == ["idx"]
 
