@@ -3,12 +3,14 @@
 scans and queries as FT.SEARCH beside the same ones as IDX.RANGE, on one
 strata-server holding N profiles and both sets of four indexes.
 
-    src/bench/ft_vs_idx.py [--profiles 100000] [--queries 2000] [--rounds 3]
+    src/bench/ft_vs_idx.py [--profiles 100000] [--queries 2000] [--rounds 3] [--writes 30000]
 
-CPU is the server's utime + stime (/proc/<pid>/stat) over a batch of
-queries, the two forms alternating batch by batch (TEAM.md: wall time is
+CPU is the server command thread's utime + stime
+(/proc/<pid>/task/<pid>/stat) over a batch of queries, the two forms alternating batch by batch (TEAM.md: wall time is
 noisy here). Profiles follow the workload's distributions (32 countries, 4
-statuses, created_at increasing with the id, reputation uniform).
+statuses, created_at increasing with the id, reputation uniform). --writes
+N also measures the CPU of one HSET of a new profile on three fresh servers:
+no index, the four IDX indexes, the four FT indexes.
 """
 import argparse
 import os
@@ -46,9 +48,63 @@ def profile(i):
 
 
 def cpu(pid):
-    with open("/proc/%d/stat" % pid) as f:
+    """The command thread's CPU seconds (engine threads' flushes and
+    compactions are left out: they are not the query's)."""
+    with open("/proc/%d/task/%d/stat" % (pid, pid)) as f:
         parts = f.read().rsplit(")", 1)[1].split()
     return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
+
+
+IDX_DEFS = ["IDX.CREATE email PREFIX user: UNIQUE SCHEMA email TAG",
+            "IDX.CREATE country_status PREFIX user: SCHEMA country TAG status TAG user_id NUMERIC",
+            "IDX.CREATE created_at PREFIX user: SCHEMA created_at NUMERIC user_id NUMERIC",
+            "IDX.CREATE reputation PREFIX user: SCHEMA reputation NUMERIC DESC user_id NUMERIC"]
+FT_DEFS = ["FT.CREATE ftemail ON HASH PREFIX 1 user: SCHEMA email TAG",
+           "FT.CREATE ftcs ON HASH PREFIX 1 user: SCHEMA country TAG status TAG user_id NUMERIC SORTABLE",
+           "FT.CREATE ftca ON HASH PREFIX 1 user: SCHEMA created_at NUMERIC SORTABLE "
+           "user_id NUMERIC SORTABLE NOINDEX",
+           "FT.CREATE ftrep ON HASH PREFIX 1 user: SCHEMA reputation NUMERIC SORTABLE "
+           "user_id NUMERIC SORTABLE NOINDEX"]
+
+
+def load(r, n):
+    p = r.pipeline(transaction=False)
+    for i in range(1, n + 1):
+        p.hset("user:%d" % i, mapping=profile(i))
+        if i % 1000 == 0:
+            p.execute()
+    p.execute()
+
+
+def start_server(d):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([SERVER, "--port", str(port), "--dir", d + "/data", "--logfile", d + "/log"])
+    r = redis.Redis(port=port)
+    for _ in range(100):
+        try:
+            r.ping()
+            break
+        except redis.ConnectionError:
+            time.sleep(0.05)
+    return proc, r
+
+
+def write_cpu(n, defs):
+    """Command-thread CPU of one HSET of a new profile under defs (us)."""
+    d = tempfile.mkdtemp(prefix="strata-ftbench-")
+    proc, r = start_server(d)
+    try:
+        for cmd in defs:
+            r.execute_command(*cmd.split())
+        c0 = cpu(proc.pid)
+        load(r, n)
+        return (cpu(proc.pid) - c0) / n * 1e6
+    finally:
+        proc.terminate()
+        proc.wait()
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def queries(n, q):
@@ -83,35 +139,20 @@ def main():
     ap.add_argument("--profiles", type=int, default=100000)
     ap.add_argument("--queries", type=int, default=2000)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--writes", type=int, default=0)
     args = ap.parse_args()
+    if args.writes:
+        print("HSET of a new profile, server CPU (us), %d profiles:" % args.writes)
+        for _ in range(2):
+            print("  no index %.1f   IDX %.1f   FT %.1f" % (write_cpu(args.writes, []),
+                                                          write_cpu(args.writes, IDX_DEFS),
+                                                          write_cpu(args.writes, FT_DEFS)))
     d = tempfile.mkdtemp(prefix="strata-ftbench-")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([SERVER, "--port", str(port), "--dir", d + "/data", "--logfile", d + "/log"])
+    proc, r = start_server(d)
     try:
-        r = redis.Redis(port=port)
-        for _ in range(100):
-            try:
-                r.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.05)
-        for cmd in ["IDX.CREATE email PREFIX user: UNIQUE SCHEMA email TAG",
-                    "IDX.CREATE country_status PREFIX user: SCHEMA country TAG status TAG user_id NUMERIC",
-                    "IDX.CREATE created_at PREFIX user: SCHEMA created_at NUMERIC user_id NUMERIC",
-                    "IDX.CREATE reputation PREFIX user: SCHEMA reputation NUMERIC DESC user_id NUMERIC",
-                    "FT.CREATE ftemail ON HASH PREFIX 1 user: SCHEMA email TAG",
-                    "FT.CREATE ftcs ON HASH PREFIX 1 user: SCHEMA country TAG status TAG user_id NUMERIC SORTABLE",
-                    "FT.CREATE ftca ON HASH PREFIX 1 user: SCHEMA created_at NUMERIC SORTABLE user_id NUMERIC SORTABLE NOINDEX",
-                    "FT.CREATE ftrep ON HASH PREFIX 1 user: SCHEMA reputation NUMERIC SORTABLE user_id NUMERIC SORTABLE NOINDEX"]:
+        for cmd in IDX_DEFS + FT_DEFS:
             r.execute_command(*cmd.split())
-        p = r.pipeline(transaction=False)
-        for i in range(1, args.profiles + 1):
-            p.hset("user:%d" % i, mapping=profile(i))
-            if i % 1000 == 0:
-                p.execute()
-        p.execute()
+        load(r, args.profiles)
         r.execute_command("SAVE")
         qs = queries(args.profiles, args.queries)
         print("%d profiles, %d queries per batch, %d rounds; server CPU per query (us)" %
