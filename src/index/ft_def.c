@@ -310,6 +310,19 @@ static void aliases_load(void)
     eng_iter_free(it);
 }
 
+void ft_aliases_free(void)
+{
+    aliases_clear();
+    aliases_of = NULL;
+}
+
+void ft_shutdown(void)
+{
+    ft_aliases_free();
+    ft_entries_free();
+    ft_text_free();
+}
+
 static ft_alias_ent *alias_find(int db, const char *a, size_t n)
 {
     aliases_load();

@@ -89,6 +89,13 @@ void ft_catalog_value(const idx_def *d, idx_buf *b);
 /* Does an FT prefix of d match key? */
 int ft_prefix_match(const ft_def *f, const char *key, size_t klen);
 
+/* Frees the layer's FT state (alias table, write-hook buffers, stemmer);
+ * idx_shutdown calls it. */
+void ft_shutdown(void);
+void ft_aliases_free(void);
+void ft_entries_free(void);
+void ft_text_free(void);
+
 /* Looks up an FT index of db by name or alias; NULL if none. */
 idx_def *ft_find(int db, const char *name, size_t nlen);
 /* Finds the schema field whose alias (or name) is name; -1 if none. */

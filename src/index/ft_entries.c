@@ -322,6 +322,12 @@ int ft_posting_parse(const char *v, size_t vl, ft_posting *p)
 
 static ft_entset hook_old, hook_new;
 
+void ft_entries_free(void)
+{
+    ft_entset_free(&hook_old);
+    ft_entset_free(&hook_new);
+}
+
 static int ent_eq_key(const ft_entset *a, const ft_ent *x, const ft_entset *b, const ft_ent *y)
 {
     return idx_key_cmp(a->bytes.data + x->koff, x->klen, b->bytes.data + y->koff, y->klen);

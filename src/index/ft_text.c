@@ -80,6 +80,12 @@ uint32_t ft_tokenize(const ft_def *f, const char *s, size_t n, ft_token_fn fn, v
 
 static struct sb_stemmer *stemmer;
 
+void ft_text_free(void)
+{
+    if (stemmer) sb_stemmer_delete(stemmer);
+    stemmer = NULL;
+}
+
 int ft_stem(const char *tok, size_t n, idx_buf *out)
 {
     out->len = 0;

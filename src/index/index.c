@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "index/catalog.h"
+#include "index/ft_def.h"
 #include "index/index.h"
 
 /* How long IDX.CREATE builds inside the command before leaving the rest to
@@ -37,6 +38,7 @@ void idx_shutdown(void)
     ks_set_index_filter(NULL);
     idx_catalog_clear();
     idx_maintain_free();
+    ft_shutdown();
 }
 
 static char *dup_str(idx_str s)
