@@ -76,6 +76,15 @@ typedef struct ft_def {
      * a write (expiry only removes entries). */
     int outside_none;
     uint64_t outside_gen;
+    /* Totals of ranges FT.SEARCH counted (ft_range_count_*): direct-mapped
+     * by a hash of the range; an entry holds while idx_def.gen is unchanged
+     * and no counted entry has expired. */
+    struct ft_count_slot {
+        uint64_t gen, hash;
+        int64_t until;
+        long long count;
+        int valid;
+    } counts[64];
 } ft_def;
 
 void ft_def_free(ft_def *f);
@@ -258,6 +267,20 @@ ks_status ft_walk(ft_view *v, const char *lo, size_t lol, const char *hi, size_t
                   ft_walk_fn fn, void *arg);
 /* The entry-key prefix 'x' 'E' <id> <sub> into b (cleared first). */
 void ft_sub_prefix(const idx_def *d, char sub, idx_buf *b);
+
+/* The cached number of live entries in [lo, hi) of v's index, for totals:
+ * returns 1 and sets *n on a hit. put records one counted through v (not
+ * when v reads a pending batch); until is the earliest expiry among the
+ * counted entries, 0 for none. */
+int ft_range_count_get(const ft_view *v, const char *lo, size_t lol, const char *hi, size_t hil,
+                       long long *n);
+void ft_range_count_put(const ft_view *v, const char *lo, size_t lol, const char *hi, size_t hil,
+                        long long n, int64_t until);
+/* Lowers *until to exp when exp is an earlier expiry (0: none). */
+static inline void ft_min_expiry(int64_t *until, int64_t exp)
+{
+    if (exp > 0 && (*until == 0 || exp < *until)) *until = exp;
+}
 
 /* Counts the live documents of d through v (cached by d->gen). */
 ks_status ft_count_docs(ft_view *v, uint64_t *n);

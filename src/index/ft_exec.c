@@ -150,6 +150,36 @@ static int leaf_span(void *arg, const char *k, size_t kl, const char *v, size_t 
     return 0;
 }
 
+static uint64_t range_hash(const char *lo, size_t lol, const char *hi, size_t hil)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < lol; i++)
+        h = (h ^ (unsigned char)lo[i]) * 1099511628211ULL;
+    h = (h ^ 0xFF) * 1099511628211ULL;
+    for (size_t i = 0; i < hil; i++)
+        h = (h ^ (unsigned char)hi[i]) * 1099511628211ULL;
+    return h | 1;
+}
+
+int ft_range_count_get(const ft_view *v, const char *lo, size_t lol, const char *hi, size_t hil,
+                       long long *n)
+{
+    uint64_t h = range_hash(lo, lol, hi, hil);
+    const struct ft_count_slot *s = &v->d->ft->counts[h % 64];
+    if (v->b || !s->valid || s->hash != h || s->gen != v->d->gen) return 0;
+    if (s->until && v->ctx->now_ms >= s->until) return 0;
+    *n = s->count;
+    return 1;
+}
+
+void ft_range_count_put(const ft_view *v, const char *lo, size_t lol, const char *hi, size_t hil,
+                        long long n, int64_t until)
+{
+    if (v->b) return; /* pending writes: not what the index holds */
+    uint64_t h = range_hash(lo, lol, hi, hil);
+    v->d->ft->counts[h % 64] = (struct ft_count_slot){v->d->gen, h, until, n, 1};
+}
+
 ks_status ft_count_docs(ft_view *v, uint64_t *n)
 {
     idx_def *d = (idx_def *)v->d;

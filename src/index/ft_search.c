@@ -98,6 +98,8 @@ typedef struct stream {
     size_t skip;
     long long seen, from, to;
     double tf, docscore;
+    int stop_at_to; /* the total is known: stop after the page */
+    int64_t until;  /* earliest expiry among the entries counted */
 } stream;
 
 static int stream_one(void *arg, const char *k, size_t kl, const char *v, size_t vl)
@@ -107,8 +109,9 @@ static int stream_one(void *arg, const char *k, size_t kl, const char *v, size_t
         uint32_t mf = vl >= 12 ? idx_get_u32(v + 8) : 0;
         cands_add(s->out, k + s->skip, kl - s->skip, s->tf * s->docscore / (mf ? mf : 1));
     }
+    ft_min_expiry(&s->until, idx_entry_expire(v, vl));
     s->seen++;
-    return 0;
+    return s->stop_at_to && s->seen >= s->to;
 }
 
 static int streamable(const ft_qnode *q)
@@ -136,8 +139,14 @@ static ks_status plan_stream(ft_view *v, const ft_qnode *q, const ft_search_req 
                 r->offset + r->num,
                 q->type == QN_ALL ? 1.0 : 0.0,
                 v->d->ft->score};
-    ks_status st = ft_walk(v, p.data, p.len, hi.data, hi.len, 0, stream_one, &s);
-    *total = s.seen;
+    long long cached = 0;
+    s.stop_at_to = ft_range_count_get(v, p.data, p.len, hi.data, hi.len, &cached);
+    ks_status st = s.stop_at_to && r->num == 0
+                       ? KS_OK
+                       : ft_walk(v, p.data, p.len, hi.data, hi.len, 0, stream_one, &s);
+    *total = s.stop_at_to ? cached : s.seen;
+    if (st == KS_OK && !s.stop_at_to)
+        ft_range_count_put(v, p.data, p.len, hi.data, hi.len, s.seen, s.until);
     idx_buf_free(&p);
     idx_buf_free(&hi);
     return st;
@@ -153,6 +162,7 @@ typedef struct sorted_walk {
     long long want; /* stop after this many (< 0: all) */
     int count_rest; /* after want: keep walking, only counting */
     int full;
+    int64_t until;    /* earliest expiry among the entries counted */
     const ft_def *fd; /* composite walks: fields after the sort value to skip */
     const int *rest;
     size_t nrest;
@@ -192,8 +202,8 @@ static void flush_run(sorted_walk *w)
 static int sorted_one(void *arg, const char *k, size_t kl, const char *v, size_t vl)
 {
     sorted_walk *w = arg;
-    (void)v, (void)vl;
     if (kl < w->vskip + 8) return 0;
+    ft_min_expiry(&w->until, idx_entry_expire(v, vl));
     if (w->full) { /* past the page: only the total */
         w->count++;
         return 0;
@@ -244,9 +254,19 @@ static ks_status walk_sorted(ft_view *v, const idx_buf *p, double lo, int lo_exc
     idx_key_put_num(&b, hi, 0);
     if (!hi_excl) idx_key_prefix_successor(&b);
     ks_status st = KS_OK;
+    /* a total counted before (and still true) lets the walk stop at the page */
+    long long cached = 0;
+    int known =
+        w->count_rest && !w->filter && ft_range_count_get(v, a.data, a.len, b.data, b.len, &cached);
+    if (known) w->count_rest = 0;
     if (idx_key_cmp(a.data, a.len, b.data, b.len) < 0)
         st = ft_walk(v, a.data, a.len, b.data, b.len, desc, sorted_one, w);
     if (st == KS_OK && w->run.n) flush_run(w);
+    if (known) {
+        w->count = cached;
+    } else if (st == KS_OK && w->count_rest) {
+        ft_range_count_put(v, a.data, a.len, b.data, b.len, w->count, w->until);
+    }
     idx_buf_free(&a);
     idx_buf_free(&b);
     cands_free(&w->run);
