@@ -36,6 +36,7 @@
 #define FT_SUB_COMP 'C'     /* 'C' <value enc>... <key>           -> expiry */
 #define FT_SUB_COMP_OUT 'Y' /* 'Y' <key>: a doc the composite cannot hold -> expiry */
 #define FT_MAX_COMP 8       /* fields of the composite structure */
+#define FT_COUNT_SLOTS 256  /* cached range totals per index */
 
 #define FT_MAX_FIELDS 64 /* TEXT fields are bits of a u64 field mask */
 #define FT_MIN_STEM_LEN 4
@@ -84,7 +85,7 @@ typedef struct ft_def {
         int64_t until;
         long long count;
         int valid;
-    } counts[64];
+    } counts[FT_COUNT_SLOTS];
 } ft_def;
 
 void ft_def_free(ft_def *f);

@@ -165,7 +165,7 @@ int ft_range_count_get(const ft_view *v, const char *lo, size_t lol, const char 
                        long long *n)
 {
     uint64_t h = range_hash(lo, lol, hi, hil);
-    const struct ft_count_slot *s = &v->d->ft->counts[h % 64];
+    const struct ft_count_slot *s = &v->d->ft->counts[h % FT_COUNT_SLOTS];
     if (v->b || !s->valid || s->hash != h || s->gen != v->d->gen) return 0;
     if (s->until && v->ctx->now_ms >= s->until) return 0;
     *n = s->count;
@@ -177,7 +177,7 @@ void ft_range_count_put(const ft_view *v, const char *lo, size_t lol, const char
 {
     if (v->b) return; /* pending writes: not what the index holds */
     uint64_t h = range_hash(lo, lol, hi, hil);
-    v->d->ft->counts[h % 64] = (struct ft_count_slot){v->d->gen, h, until, n, 1};
+    v->d->ft->counts[h % FT_COUNT_SLOTS] = (struct ft_count_slot){v->d->gen, h, until, n, 1};
 }
 
 ks_status ft_count_docs(ft_view *v, uint64_t *n)
