@@ -106,16 +106,12 @@ ks_status idx_create(ks_ctx *ctx, const idx_spec *spec)
 ks_status idx_drop(ks_ctx *ctx, const char *name, size_t nlen)
 {
     idx_def *d = idx_catalog_find(ctx->db, name, nlen);
-<<<<<<< HEAD
-    if (!d || d->ft) return KS_NOTFOUND; /* FT indexes go with FT.DROPINDEX */
-=======
     idx_quarantined *q = d ? NULL : idx_quarantine_find(ctx->db, name, nlen);
     if (q) {
         idx_quarantine_erase(ctx, q);
         return KS_OK;
     }
-    if (!d) return KS_NOTFOUND;
->>>>>>> main
+    if (!d || d->ft) return KS_NOTFOUND; /* FT indexes go with FT.DROPINDEX */
     idx_catalog_erase(ctx, d);
     idx_catalog_remove(d);
     return KS_OK;
