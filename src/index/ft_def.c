@@ -401,7 +401,9 @@ static ks_status add_fields(ks_ctx *ctx, ft_def *f, const ft_field_spec *fs, siz
 
 ks_status ft_create(ks_ctx *ctx, const ft_spec *s)
 {
-    if (idx_catalog_find(ctx->db, s->name.p, s->name.n))
+    /* a quarantined record (an unreadable definition) keeps its name too */
+    if (idx_catalog_find(ctx->db, s->name.p, s->name.n) ||
+        idx_quarantine_find(ctx->db, s->name.p, s->name.n))
         return idx_fail(ctx, "-Index already exists");
     ft_def *f = calloc(1, sizeof(*f));
     if (!f) abort();
