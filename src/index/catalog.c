@@ -227,6 +227,7 @@ int idx_def_check(const idx_def *d, char *why, size_t cap)
         return snprintf(why, cap, "index name must not contain NUL bytes"), -1;
     if (d->db < 0 || d->db >= KS_DATABASES)
         return snprintf(why, cap, "database %d out of range", d->db), -1;
+    if (d->ft) return ft_def_check(d, why, cap); /* an FT index's own limits */
     if (d->plen > IDX_MAX_PREFIX)
         return snprintf(why, cap, "prefix must be at most %d bytes", IDX_MAX_PREFIX), -1;
     if (d->nfields < 1 || d->nfields > IDX_MAX_FIELDS)

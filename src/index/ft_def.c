@@ -142,6 +142,14 @@ static unsigned rd_u8(rd *r)
     return (unsigned char)*r->p++;
 }
 
+/* A 0/1 byte: anything else is damage (the record has one encoding). */
+static int rd_bool(rd *r)
+{
+    unsigned b = rd_u8(r);
+    if (b > 1) r->bad = 1;
+    return (int)b;
+}
+
 static uint64_t rd_u(rd *r, int w)
 {
     if (r->bad || r->end - r->p < w) return r->bad = 1, 0;
@@ -212,10 +220,12 @@ idx_def *ft_catalog_parse(const char *k, size_t kl, const char *v, size_t vl)
     rd r = {v, v + vl, 0};
     if (rd_u8(&r) != FT_CATALOG_VERSION) goto bad;
     d->id = (uint32_t)rd_u(&r, 4);
-    d->building = rd_u8(&r) == 1;
-    d->has_cursor = rd_u8(&r) == 1;
+    d->building = rd_bool(&r);
+    d->has_cursor = rd_bool(&r);
     d->cursor = rd_blob(&r, &d->clen);
     d->scanned = rd_u(&r, 8);
+    /* what ft_catalog_value writes for a ready index, or before a cursor */
+    if ((!d->building && (d->has_cursor || d->scanned)) || (!d->has_cursor && d->clen)) r.bad = 1;
     f->flags = (unsigned)rd_u(&r, 4);
     f->score = rd_dbl(&r);
     uint64_t np = rd_u(&r, 4);
@@ -224,7 +234,7 @@ idx_def *ft_catalog_parse(const char *k, size_t kl, const char *v, size_t vl)
     f->plens = calloc(np + 1, sizeof(size_t));
     for (; f->nprefixes < np && !r.bad; f->nprefixes++)
         f->prefixes[f->nprefixes] = rd_blob(&r, &f->plens[f->nprefixes]);
-    f->custom_stop = rd_u8(&r) == 1;
+    f->custom_stop = rd_bool(&r);
     uint64_t ns = rd_u(&r, 4);
     if (ns > 100000) goto bad;
     f->stop = calloc(ns + 1, sizeof(char *));
@@ -243,13 +253,43 @@ idx_def *ft_catalog_parse(const char *k, size_t kl, const char *v, size_t vl)
         fd->alias = rd_blob(&r, &fd->alen);
         if (fd->type > FT_NUMERIC) r.bad = 1;
     }
-    if (r.bad) goto bad;
+    if (r.bad || r.p != r.end) goto bad; /* every byte accounted for */
     number_text_fields(f);
     common_prefix(d);
+    char why[256];
+    if (ft_def_check(d, why, sizeof(why)) != 0) goto bad;
     return d;
 bad:
     idx_def_free(d);
     return NULL;
+}
+
+int ft_def_check(const idx_def *d, char *why, size_t cap)
+{
+    const ft_def *f = d->ft;
+    if (f->flags & ~0x1Fu) return snprintf(why, cap, "unknown FT index options"), -1;
+    for (size_t i = 0; i < f->nprefixes; i++)
+        if (f->plens[i] > IDX_MAX_PREFIX)
+            return snprintf(why, cap, "prefix must be at most %d bytes", IDX_MAX_PREFIX), -1;
+    if (f->nfields < 1 || f->nfields > FT_MAX_FIELDS)
+        return snprintf(why, cap, "an FT index has 1 to %d fields", FT_MAX_FIELDS), -1;
+    for (size_t i = 0; i < f->nfields; i++) {
+        const ft_field *fd = &f->fields[i];
+        if (fd->type > FT_NUMERIC || (fd->opts & ~0x3Fu))
+            return snprintf(why, cap, "bad type or options of field %zu", i), -1;
+        if (fd->nlen < 1 || fd->nlen > IDX_MAX_FIELD_NAME || fd->alen < 1 ||
+            fd->alen > IDX_MAX_FIELD_NAME)
+            return snprintf(why, cap, "field names must be 1 to %d bytes", IDX_MAX_FIELD_NAME), -1;
+        for (size_t j = 0; j < i; j++)
+            if (f->fields[j].alen == fd->alen &&
+                memcmp(f->fields[j].alias, fd->alias, fd->alen) == 0)
+                return snprintf(why, cap, "Duplicate field in schema - %s",
+                                idx_printable(fd->alias, fd->alen, 2)),
+                       -1;
+    }
+    if (d->building && !d->has_cursor && d->clen)
+        return snprintf(why, cap, "a build cursor without a position"), -1;
+    return 0;
 }
 
 /* ---- Lookup and aliases ---------------------------------------------------- */
@@ -377,14 +417,28 @@ ks_status ft_alias(ks_ctx *ctx, int op, idx_str alias, idx_str index)
 
 /* ---- FT.CREATE / FT.ALTER ------------------------------------------------ */
 
+/* Adds fields to f, all or none: everything that can refuse them is
+ * checked first, so a refused FT.ALTER leaves the definition in memory as
+ * stored (Invariant C1). */
 static ks_status add_fields(ks_ctx *ctx, ft_def *f, const ft_field_spec *fs, size_t n)
 {
     if (f->nfields + n > FT_MAX_FIELDS)
         return idx_fail(ctx, "-Schema is limited to %d fields", FT_MAX_FIELDS);
     for (size_t i = 0; i < n; i++) {
         idx_str al = fs[i].alias.p ? fs[i].alias : fs[i].name;
-        if (ft_field_by_alias(f, al.p, al.n) >= 0)
+        if (fs[i].name.n < 1 || fs[i].name.n > IDX_MAX_FIELD_NAME || al.n < 1 ||
+            al.n > IDX_MAX_FIELD_NAME)
+            return idx_fail(ctx, "-field names must be 1 to %d bytes", IDX_MAX_FIELD_NAME);
+        int dup = ft_field_by_alias(f, al.p, al.n) >= 0;
+        for (size_t j = 0; j < i && !dup; j++) {
+            idx_str bl = fs[j].alias.p ? fs[j].alias : fs[j].name;
+            dup = bl.n == al.n && memcmp(bl.p, al.p, al.n) == 0;
+        }
+        if (dup)
             return idx_fail(ctx, "-Duplicate field in schema - %s", idx_printable(al.p, al.n, 0));
+    }
+    for (size_t i = 0; i < n; i++) {
+        idx_str al = fs[i].alias.p ? fs[i].alias : fs[i].name;
         ft_field *fd = &f->fields[f->nfields++];
         fd->name = dup_bytes(fs[i].name.p, fs[i].name.n);
         fd->nlen = fs[i].name.n;
@@ -443,6 +497,11 @@ ks_status ft_create(ks_ctx *ctx, const ft_spec *s)
     d->db = ctx->db;
     common_prefix(d);
     d->building = !(f->flags & FT_IDX_SKIPSCAN);
+    char why[300]; /* the loader's check, so that what FT.CREATE writes loads again */
+    if (idx_def_check(d, why, sizeof(why)) < 0) {
+        idx_def_free(d);
+        return idx_fail(ctx, "-%s", why);
+    }
     idx_catalog_add(d);
     st = idx_build_run(ctx, d, FT_CREATE_BUDGET_US);
     if (st != KS_OK) idx_catalog_remove(d);

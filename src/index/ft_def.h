@@ -94,6 +94,10 @@ void ft_def_free(ft_def *f);
  * records, so names are shared): parse and encode. */
 #define FT_CATALOG_VERSION 2
 idx_def *ft_catalog_parse(const char *k, size_t kl, const char *v, size_t vl);
+/* The limits an FT definition meets (idx_def_check calls it after the name
+ * and db checks): prefixes, fields, options, build state. Returns 0, or -1
+ * with why. */
+int ft_def_check(const idx_def *d, char *why, size_t cap);
 void ft_catalog_value(const idx_def *d, idx_buf *b);
 
 /* Does an FT prefix of d match key? */

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdio.h>
+
 #include "index/ft_def.h"
 #include "test.h"
 
@@ -181,6 +183,36 @@ TEST(SnowballEnglishStems)
     CHECK(ft_stem("run", 3, &b) == 0);  /* shorter than MINSTEMLEN */
     CHECK(ft_stem("jump", 4, &b) == 0); /* its own stem */
     idx_buf_free(&b);
+}
+
+/* The FT catalog record decodes strictly and encodes back to its bytes. */
+TEST(FtCatalogRecordRoundTripsAndRejectsDamage)
+{
+    static const char seed_path[] = "tests/fuzz/corpus/catalog_fuzz/ft-record";
+    FILE *fp = fopen(seed_path, "rb");
+    CHECK_MSG(fp != NULL, "missing %s (run from the repository root)", seed_path);
+    char rec[512];
+    size_t n = fread(rec, 1, sizeof(rec), fp);
+    fclose(fp);
+    size_t kl = (unsigned char)rec[0];
+    char *k = rec + 1, *v = rec + 1 + kl;
+    size_t vl = n - 1 - kl;
+    char why[256] = "";
+    idx_def *d = idx_catalog_decode(k, kl, v, vl, why, sizeof(why));
+    CHECK_MSG(d != NULL, "refused: %s", why);
+    CHECK(d->ft && d->ft->nfields == 2 && d->ft->ntext == 1);
+    idx_buf ek = {0}, ev = {0};
+    idx_catalog_encode(d, &ek, &ev);
+    CHECK(ek.len == kl && memcmp(ek.data, k, kl) == 0);
+    CHECK(ev.len == vl && memcmp(ev.data, v, vl) == 0);
+    idx_buf_free(&ek);
+    idx_buf_free(&ev);
+    idx_def_free(d);
+    v[5] = 2; /* state byte: neither ready nor building */
+    CHECK(idx_catalog_decode(k, kl, v, vl, why, sizeof(why)) == NULL && why[0]);
+    v[5] = 0;
+    v[vl] = 0; /* one byte too many */
+    CHECK(idx_catalog_decode(k, kl, v, vl + 1, why, sizeof(why)) == NULL);
 }
 
 int main(int argc, char **argv)
