@@ -257,7 +257,7 @@ idx_def *ft_catalog_parse(const char *k, size_t kl, const char *v, size_t vl)
     number_text_fields(f);
     common_prefix(d);
     char why[256];
-    if (ft_def_check(d, why, sizeof(why)) != 0) goto bad;
+    if (idx_def_check(d, why, sizeof(why)) != 0) goto bad; /* name and db too */
     return d;
 bad:
     idx_def_free(d);
