@@ -427,7 +427,7 @@ static void discard_outputs(eng_db *db, cstate *cs)
     for (int i = 0; i < cs->nout; i++) {
         char path[PATH_MAX];
         db_filename(path, db->dir, cs->out[i]->number, "sst");
-        unlink(path);
+        env_unlink(path);
         file_unref(cs->out[i]);
     }
     cs->nout = 0;

@@ -196,10 +196,10 @@ static void obsolete_cb(void *ctx, const char *name)
          * set it aside (never deleted) for a human instead. */
         snprintf(kept, sizeof(kept), "%s.lost", path);
         db_log(db, 3, "table %s is not in the damaged manifest; kept as %s", path, kept);
-        rename(path, kept);
+        env_rename(path, kept);
         return;
     }
-    unlink(path);
+    env_unlink(path);
 }
 
 /* ---- Recovery ------------------------------------------------------------ */
@@ -352,11 +352,7 @@ static eng_status lock_dir(eng_db *db)
 {
     char path[PATH_MAX];
     snprintf(path, sizeof(path), "%s/LOCK", db->dir);
-    db->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (db->lock_fd < 0) return env_error(ENG_IOERR, "open %s: %s", path, strerror(errno));
-    if (flock(db->lock_fd, LOCK_EX | LOCK_NB) != 0)
-        return env_error(ENG_BUSY, "%s: the database is in use by another process", path);
-    return ENG_OK;
+    return env_open_locked(path, &db->lock_fd);
 }
 
 static void db_free(eng_db *db)
@@ -373,7 +369,7 @@ static void db_free(eng_db *db)
     version_set_destroy(&db->vs);
     if (db->cache) cache_free(db->cache);
     row_cache_free(db->vs.row_cache);
-    if (db->lock_fd >= 0) close(db->lock_fd);
+    env_close(db->lock_fd, "LOCK");
     pthread_mutex_destroy(&db->mu);
     pthread_cond_destroy(&db->bg_cv);
     pthread_cond_destroy(&db->flush_cv);

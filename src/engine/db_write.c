@@ -96,12 +96,13 @@ static eng_status collect_rdel_op(void *ctx, uint64_t seq, int type, slice key, 
  * REQUIRES: mu held; returns with it held. */
 static eng_status sync_log_unlocked(eng_db *db)
 {
-    int fd = dup(wal_writer_fd(db->log));
-    if (fd < 0) return env_error(ENG_IOERR, "dup log fd: %s", strerror(errno));
+    int fd;
+    eng_status s = env_dup(wal_writer_fd(db->log), &fd, "log");
+    if (s != ENG_OK) return s;
     db->log_dirty = 0;
     pthread_mutex_unlock(&db->mu);
-    eng_status s = wal_writer_sync_fd(fd);
-    close(fd);
+    s = wal_writer_sync_fd(fd);
+    env_close(fd, "log");
     pthread_mutex_lock(&db->mu);
     db->st.log_syncs++;
     return s;

@@ -50,7 +50,7 @@ eng_status db_build_table(eng_db *db, iter *it, uint64_t number, file_meta **out
     s = sst_builder_finish(b, &info);
     if (s != ENG_OK) {
         sst_file_info_free(&info);
-        unlink(path);
+        env_unlink(path);
         return s;
     }
     file_meta *f = file_meta_new(&db->vs);
@@ -103,7 +103,7 @@ static eng_status flush_one(eng_db *db)
     if (s == ENG_OK) {
         char path[PATH_MAX];
         db_filename(path, db->dir, old_log, "log");
-        unlink(path);
+        env_unlink(path);
     } else {
         db->st.flushes--;
     }

@@ -123,14 +123,12 @@ eng_status wal_reader_open(const char *path, wal_reader **out)
         free(r);
         return env_error(ENG_NOMEM, "out of memory");
     }
-    eng_status s = ENG_OK;
-    struct stat st;
-    r->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (r->fd < 0 || fstat(r->fd, &st) != 0) {
-        s = env_error(ENG_IOERR, "open %s: %s", path, strerror(errno));
+    eng_status s = env_open_read(path, &r->fd);
+    if (s == ENG_OK) s = env_fd_size(r->fd, &r->file_size, path);
+    if (s != ENG_OK) {
+        if (s == ENG_NOTFOUND) s = ENG_IOERR;
         goto fail;
     }
-    r->file_size = (uint64_t)st.st_size;
     int empty;
     s = check_header(r, &empty);
     if (s != ENG_OK) goto fail;
@@ -139,7 +137,6 @@ eng_status wal_reader_open(const char *path, wal_reader **out)
         stop(r, "log header incomplete (%llu bytes): empty log", r->file_size);
     } else {
         r->pos = LOG_FILE_HEADER_SIZE;
-        posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     }
     *out = r;
     return ENG_OK;
@@ -190,7 +187,7 @@ const char *wal_reader_stop_reason(const wal_reader *r)
 void wal_reader_close(wal_reader *r)
 {
     if (!r) return;
-    if (r->fd >= 0) close(r->fd);
+    env_close(r->fd, r->path);
     free(r->bufp);
     free(r->path);
     free(r);

@@ -37,14 +37,16 @@ static eng_status set_current(const char *dir, uint64_t number)
     snprintf(tmp, sizeof(tmp), "%s/CURRENT.tmp", dir);
     snprintf(cur, sizeof(cur), "%s/CURRENT", dir);
     int n = snprintf(body, sizeof(body), "MANIFEST-%06" PRIu64 "\n", number);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return env_error(ENG_IOERR, "create %s: %s", tmp, strerror(errno));
-    eng_status s = env_write_all(fd, body, (size_t)n, tmp);
+    int fd;
+    eng_status s = env_create(tmp, &fd);
+    if (s != ENG_OK) return s;
+    s = env_write_all(fd, body, (size_t)n, tmp, NULL);
     if (s == ENG_OK) s = env_fsync(fd, tmp);
-    close(fd);
+    eng_status c = env_close(fd, tmp);
+    if (s == ENG_OK) s = c;
     if (s == ENG_OK) s = env_rename(tmp, cur);
     if (s == ENG_OK) s = env_fsync_dir(dir);
-    if (s != ENG_OK) unlink(tmp);
+    if (s != ENG_OK) env_unlink(tmp);
     return s;
 }
 
@@ -78,13 +80,13 @@ eng_status manifest_write_new(eng_db *db, const version *v, uint64_t number, uin
     if (s == ENG_OK) s = set_current(db->dir, number);
     if (s != ENG_OK) {
         wal_writer_close(w, 0);
-        unlink(path);
+        env_unlink(path);
         return s;
     }
     if (vs->manifest) {
         wal_writer_close(vs->manifest, 0);
         snprintf(path, sizeof(path), "%s/MANIFEST-%06" PRIu64, db->dir, vs->manifest_number);
-        unlink(path);
+        env_unlink(path);
     }
     vs->manifest = w;
     vs->manifest_number = number;
@@ -151,15 +153,9 @@ static eng_status read_current(const char *dir, uint64_t *number)
 {
     char path[PATH_MAX], body[128];
     snprintf(path, sizeof(path), "%s/CURRENT", dir);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno == ENOENT) return ENG_NOTFOUND;
-        return env_error(ENG_IOERR, "open %s: %s", path, strerror(errno));
-    }
-    ssize_t n = read(fd, body, sizeof(body) - 1);
-    close(fd);
-    if (n < 0) return env_error(ENG_IOERR, "read %s: %s", path, strerror(errno));
-    body[n] = 0;
+    size_t n;
+    eng_status s = env_read_small(path, body, sizeof(body), &n);
+    if (s != ENG_OK) return s;
     char *end;
     if (n < 11 || memcmp(body, "MANIFEST-", 9) != 0 || body[n - 1] != '\n')
         return env_error(ENG_CORRUPTION, "%s: bad contents", path);

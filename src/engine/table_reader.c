@@ -405,19 +405,15 @@ eng_status sst_reader_open(const char *path, uint64_t file_number, block_cache *
     }
     r->file_number = file_number;
     r->cache = cache;
-    r->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (r->fd < 0) {
-        eng_status s = env_error(ENG_IOERR, "open table %s: %s", path, strerror(errno));
+    eng_status s = env_open_read(path, &r->fd);
+    if (s != ENG_OK) {
         free(r->path);
         free(r);
-        return s;
+        return s == ENG_NOTFOUND ? env_error(ENG_CORRUPTION, "table %s is missing", path) : s;
     }
     sst_handle hs[4]; /* range_del, filter, properties, index */
-    struct stat st;   /* the size of the file we hold open, not of whatever is at path now */
-    eng_status s = fstat(r->fd, &st) == 0
-                       ? ENG_OK
-                       : env_error(ENG_IOERR, "stat table %s: %s", path, strerror(errno));
-    r->file_size = s == ENG_OK ? (uint64_t)st.st_size : 0;
+    /* the size of the file we hold open, not of whatever is at path now */
+    s = env_fd_size(r->fd, &r->file_size, path);
     if (s == ENG_OK) s = read_footer(r, hs);
     if (s == ENG_OK) s = read_block(r, hs[3], &r->index);
     if (s == ENG_OK) build_index_prefixes(r);
@@ -436,7 +432,7 @@ eng_status sst_reader_open(const char *path, uint64_t file_number, block_cache *
 void sst_reader_close(sst_reader *r)
 {
     if (!r) return;
-    if (r->fd >= 0) close(r->fd);
+    env_close(r->fd, r->path);
     block_release(&r->index);
     free(r->ix_prefix);
     block_release(&r->range_dels);

@@ -43,7 +43,7 @@ void file_unref(file_meta *f)
         snprintf(path, sizeof(path), "%s/%06" PRIu64 ".sst", vs->dir, f->number);
         if (vs->cache) cache_erase_file(vs->cache, f->number);
         row_cache_erase_file(vs->row_cache, f->number);
-        unlink(path);
+        env_unlink(path);
     }
     buf_free(&f->smallest);
     buf_free(&f->largest);
