@@ -247,7 +247,7 @@ static eng_status open_output(cstate *cs)
     char path[PATH_MAX];
     db_filename(path, cs->db->dir, cs->b_number, "sst");
     sst_options so = {cs->db->opts.block_size, cs->db->opts.compression_level,
-                      cs->db->opts.bloom_bits_per_key};
+                      cs->db->opts.bloom_bits_per_key, cs->b_number};
     return sst_builder_new(path, &so, &cs->b);
 }
 

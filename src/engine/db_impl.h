@@ -113,6 +113,16 @@ memtable *db_new_memtable(const eng_db *db);
 /* dir/NNNNNN.suffix into out (PATH_MAX bytes). */
 void db_filename(char *out, const char *dir, uint64_t number, const char *suffix);
 
+/* ---- db_recover.c -------------------------------------------------------- */
+/* Kinds of file in a database directory (FORMAT.md). FT_KEPT: set aside
+ * for a human (NNNNNN.sst.lost, NNNNNN.log.corrupt, ...), never deleted. */
+enum { FT_LOG, FT_SST, FT_MANIFEST, FT_KEPT, FT_OTHER };
+/* The kind of the file called name; *num gets its number. */
+int db_parse_name(const char *name, uint64_t *num);
+/* Recovery at open (db_recover.c): manifest, logs, table checks, new log
+ * and manifest, obsolete files. Single-threaded, before the threads start. */
+eng_status db_recover(eng_db *db);
+
 /* ---- db_read.c: superversions ----------------------------------------- */
 /* Builds a new sv from mem, imm and vs.current and installs it. REQUIRES: mu. */
 void db_install_sv(eng_db *db);
@@ -146,8 +156,12 @@ void *db_compact_thread(void *arg);
  * On failure current is unchanged and the error is returned. */
 eng_status db_log_and_apply(eng_db *db, version_edit *e, int pop_imm);
 /* Recovery: reads CURRENT and the manifest into db->vs. ENG_NOTFOUND when
- * there is no CURRENT. */
+ * there is no CURRENT; ENG_CORRUPTION when a record before the last is
+ * damaged (L2) or an edit does not parse, naming the file and offset. */
 eng_status manifest_recover(eng_db *db);
+/* Whether any MANIFEST-* file in db->dir names a table (or cannot be
+ * read: then it might). */
+int manifest_dir_names_tables(eng_db *db);
 /* Writes manifest `number` holding the whole of v and the counters, points
  * CURRENT at it (temp file, fsync, rename, fsync dir), and replaces (and
  * deletes) the previous manifest. REQUIRES: the manifest holder or

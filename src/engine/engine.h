@@ -63,8 +63,8 @@ enum {
  * deletion (or drops it outright at the bottom level) so that older versions
  * below never resurface, and never applies the filter to a version that a
  * live snapshot can still see. */
-typedef int (*eng_compaction_filter_fn)(void *ctx, const char *key, size_t klen,
-                                        const char *val, size_t vlen);
+typedef int (*eng_compaction_filter_fn)(void *ctx, const char *key, size_t klen, const char *val,
+                                        size_t vlen);
 
 /* Log messages from the engine (recovery dropped N bytes, compaction ...).
  * level: 0 debug, 1 verbose, 2 notice, 3 warning. May be called from
@@ -72,25 +72,38 @@ typedef int (*eng_compaction_filter_fn)(void *ctx, const char *key, size_t klen,
 typedef void (*eng_log_fn)(void *ctx, int level, const char *msg);
 
 typedef struct eng_options {
-    size_t write_buffer_size;    /* memtable size before it is frozen; 64 MiB */
-    size_t cache_size;           /* block cache bytes, shared by all tables; 256 MiB */
-    size_t row_cache_size;       /* row cache bytes for point lookups (row_cache.h); 0 = off */
-    size_t block_size;           /* target uncompressed data block size; 4096 */
-    int compression_level;       /* zstd level; 0 turns compression off; 1 */
-    int bloom_bits_per_key;      /* 0 disables bloom filters; 10 */
-    int sync_mode;               /* ENG_SYNC_*; ENG_SYNC_EVERYSEC */
-    int create_if_missing;       /* 1 */
-    int l0_compaction_trigger;   /* L0 files that start a compaction; 4 */
-    int l0_slowdown_trigger;     /* L0 files at which writes are slowed; 12 */
-    int l0_stop_trigger;         /* L0 files at which writes wait; 20 */
+    size_t write_buffer_size;      /* memtable size before it is frozen; 64 MiB */
+    size_t cache_size;             /* block cache bytes, shared by all tables; 256 MiB */
+    size_t row_cache_size;         /* row cache bytes for point lookups (row_cache.h); 0 = off */
+    size_t block_size;             /* target uncompressed data block size; 4096 */
+    int compression_level;         /* zstd level; 0 turns compression off; 1 */
+    int bloom_bits_per_key;        /* 0 disables bloom filters; 10 */
+    int sync_mode;                 /* ENG_SYNC_*; ENG_SYNC_EVERYSEC */
+    int create_if_missing;         /* 1 */
+    int l0_compaction_trigger;     /* L0 files that start a compaction; 4 */
+    int l0_slowdown_trigger;       /* L0 files at which writes are slowed; 12 */
+    int l0_stop_trigger;           /* L0 files at which writes wait; 20 */
     uint64_t max_bytes_level_base; /* target size of L1; 256 MiB */
-    int level_size_multiplier;   /* 10 */
-    uint64_t target_file_size;   /* table file size compaction aims for; 64 MiB */
+    int level_size_multiplier;     /* 10 */
+    uint64_t target_file_size;     /* table file size compaction aims for; 64 MiB */
     eng_compaction_filter_fn compaction_filter; /* NULL: none */
     void *compaction_filter_ctx;
-    eng_log_fn log_fn;           /* NULL: messages go to stderr at >= notice */
+    eng_log_fn log_fn; /* NULL: messages go to stderr at >= notice */
     void *log_ctx;
+    int log_recovery;        /* ENG_LOG_RECOVERY_*: a log damaged in the middle; STRICT */
+    int read_only;           /* 0; 1: open without writing anything (eng_open) */
+    size_t max_record_bytes; /* largest log record; 0 = the format's limit (2 GiB) */
 } eng_options;
+
+/* What recovery does with a log record that is damaged while intact
+ * records follow it (a torn tail, with nothing intact after it, is always
+ * cut off): refuse to open, naming the file and offset, and change nothing;
+ * or replay up to the last good record and keep the damaged log (and every
+ * later one) aside as NNNNNN.log.corrupt (NNNNNN.log.unreplayed). */
+enum {
+    ENG_LOG_RECOVERY_STRICT = 0,
+    ENG_LOG_RECOVERY_TRUNCATE = 1,
+};
 
 /* Fills *o with the defaults above. */
 void eng_options_init(eng_options *o);
@@ -127,8 +140,7 @@ void eng_batch_clear(eng_batch *b);
 void eng_batch_put(eng_batch *b, const char *k, size_t kl, const char *v, size_t vl);
 void eng_batch_delete(eng_batch *b, const char *k, size_t kl);
 /* Deletes every key k with start <= k < end. */
-void eng_batch_delete_range(eng_batch *b, const char *start, size_t sl,
-                            const char *end, size_t el);
+void eng_batch_delete_range(eng_batch *b, const char *start, size_t sl, const char *end, size_t el);
 /* Savepoints nest: rollback drops every op added since the newest savepoint
  * (and its index entries) and removes that savepoint; pop removes it and
  * keeps the ops. Both return ENG_NOTFOUND when there is no savepoint. The
@@ -166,12 +178,12 @@ void eng_snapshot_release(eng_db *db, const eng_snapshot *s);
 
 /* Point lookup. snap may be NULL (latest). On ENG_OK *val (malloc'd, owned by
  * the caller) and *vlen are set; ENG_NOTFOUND when absent. */
-eng_status eng_get(eng_db *db, const eng_snapshot *snap, const char *k, size_t kl,
-                   char **val, size_t *vlen);
+eng_status eng_get(eng_db *db, const eng_snapshot *snap, const char *k, size_t kl, char **val,
+                   size_t *vlen);
 
 /* As eng_get, but first looks in batch b (indexed), which shadows the db. */
-eng_status eng_get_batch(eng_db *db, const eng_snapshot *snap, eng_batch *b,
-                         const char *k, size_t kl, char **val, size_t *vlen);
+eng_status eng_get_batch(eng_db *db, const eng_snapshot *snap, eng_batch *b, const char *k,
+                         size_t kl, char **val, size_t *vlen);
 
 /* An iterator over a consistent view: snap (NULL: a snapshot taken now),
  * with the pending writes of indexed batch b on top (b may be NULL; it must
@@ -199,8 +211,7 @@ eng_status eng_flush(eng_db *db);
 /* Compacts every level into the bottom one for keys in [start, end)
  * (NULL = unbounded) and waits for it; afterwards overwritten and deleted
  * versions that no snapshot needs are gone. */
-eng_status eng_compact_range(eng_db *db, const char *start, size_t sl, const char *end,
-                             size_t el);
+eng_status eng_compact_range(eng_db *db, const char *start, size_t sl, const char *end, size_t el);
 
 /* Bytes of live table files plus log files in the directory. */
 uint64_t eng_disk_usage(eng_db *db);
@@ -224,17 +235,17 @@ typedef struct eng_stats {
     uint64_t cache_usage;
     uint64_t cache_hits;
     uint64_t cache_misses;
-    uint64_t row_cache_capacity;  /* 0 when the row cache is off */
+    uint64_t row_cache_capacity; /* 0 when the row cache is off */
     uint64_t row_cache_usage;
-    uint64_t row_cache_hits;      /* table lookups answered by the row cache */
-    uint64_t row_cache_misses;    /* table lookups it passed on to the table */
-    uint64_t bloom_useful;        /* table reads avoided by a bloom filter */
-    uint64_t stall_slowdowns;     /* writes delayed because L0 was behind */
-    uint64_t stall_stops;         /* writes that waited for a compaction */
-    uint64_t stall_micros;        /* time writers spent delayed or stopped */
+    uint64_t row_cache_hits;   /* table lookups answered by the row cache */
+    uint64_t row_cache_misses; /* table lookups it passed on to the table */
+    uint64_t bloom_useful;     /* table reads avoided by a bloom filter */
+    uint64_t stall_slowdowns;  /* writes delayed because L0 was behind */
+    uint64_t stall_stops;      /* writes that waited for a compaction */
+    uint64_t stall_micros;     /* time writers spent delayed or stopped */
     uint64_t last_sequence;
     uint64_t log_syncs;
-    uint64_t background_errors;   /* a flush or compaction failed */
+    uint64_t background_errors; /* a flush or compaction failed */
 } eng_stats;
 
 void eng_get_stats(eng_db *db, eng_stats *st);

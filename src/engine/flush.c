@@ -20,7 +20,8 @@ eng_status db_build_table(eng_db *db, iter *it, uint64_t number, file_meta **out
 {
     char path[PATH_MAX];
     db_filename(path, db->dir, number, "sst");
-    sst_options so = {db->opts.block_size, db->opts.compression_level, db->opts.bloom_bits_per_key};
+    sst_options so = {db->opts.block_size, db->opts.compression_level, db->opts.bloom_bits_per_key,
+                      number};
     sst_builder *b;
     *out = NULL;
     eng_status s = sst_builder_new(path, &so, &b);

@@ -63,6 +63,19 @@ uint64_t wal_reader_dropped_bytes(const wal_reader *r);
  * record at offset N", ...). Static or owned by r; valid until close. */
 const char *wal_reader_stop_reason(const wal_reader *r);
 
+/* A cheap test of a record's first bytes before its checksum is computed:
+ * head holds the first head_len (<= 16) of its len payload bytes. */
+typedef int (*wal_plausible_fn)(const char *head, size_t head_len, size_t len);
+
+/* After ENG_NOTFOUND with dropped bytes: is there an intact record after
+ * the bad one? It looks where the bad record's length says the next one
+ * starts, then at every later offset whose first bytes pass plausible (may
+ * be NULL) and whose checksum matches. *found = 1 and *offset when there
+ * is one: the damage is in the middle of the log, not a torn tail
+ * (Invariant L2). Costs one pass over the rest of the file. */
+eng_status wal_reader_find_intact(wal_reader *r, wal_plausible_fn plausible, int *found,
+                                  uint64_t *offset);
+
 void wal_reader_close(wal_reader *r);
 
 #endif

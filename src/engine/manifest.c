@@ -180,42 +180,114 @@ static eng_status replay_edit(eng_db *db, version_edit *e, int *have)
     return ENG_OK;
 }
 
-eng_status manifest_recover(eng_db *db)
+/* A record's first bytes look like a version edit: the format field first. */
+static int edit_plausible(const char *head, size_t head_len, size_t len)
+{
+    return head_len >= 2 && head[0] == VE_TAG_FORMAT && head[1] == MANIFEST_FORMAT_VERSION;
+}
+
+/* Reads the manifest at path into db->vs. */
+static eng_status replay_manifest(eng_db *db, const char *path)
 {
     version_set *vs = &db->vs;
-    uint64_t number = 0;
-    eng_status s = read_current(db->dir, &number);
-    if (s != ENG_OK) return s;
-    char path[PATH_MAX];
-    snprintf(path, sizeof(path), "%s/MANIFEST-%06" PRIu64, db->dir, number);
     wal_reader *r;
-    s = wal_reader_open(path, &r);
+    eng_status s = wal_reader_open(path, &r);
     if (s != ENG_OK) return s == ENG_IOERR ? s : env_error(ENG_CORRUPTION, "%s: bad header", path);
     version_edit empty;
     edit_init(&empty);
     s = version_apply(vs, NULL, &empty, 0, &vs->current);
     int have[2] = {0, 0};
     slice rec;
-    while (s == ENG_OK && (s = wal_reader_next(r, &rec)) == ENG_OK) {
+    for (;;) {
+        uint64_t off = wal_reader_valid_end(r);
+        if (s != ENG_OK || (s = wal_reader_next(r, &rec)) != ENG_OK) break;
         version_edit e;
         edit_init(&e);
         s = edit_decode(rec, &e);
+        if (s != ENG_OK)
+            s = env_error(ENG_CORRUPTION, "%s: the edit at offset %" PRIu64 " does not parse: %s",
+                          path, off, eng_last_error());
         if (s == ENG_OK) s = replay_edit(db, &e, have);
         edit_clear(&e);
     }
-    if (s == ENG_NOTFOUND) {
-        s = ENG_OK;
-        if (wal_reader_dropped_bytes(r)) {
+    if (s == ENG_NOTFOUND && wal_reader_dropped_bytes(r)) {
+        /* L2: a bad record with an intact one after it is damage, not a
+         * torn last edit; the version it leads to would be stale. */
+        int intact = 0;
+        uint64_t next = 0, end = wal_reader_valid_end(r);
+        s = wal_reader_find_intact(r, edit_plausible, &intact, &next);
+        if (s == ENG_OK && intact)
+            s = env_error(ENG_CORRUPTION,
+                          "%s: damaged record at offset %" PRIu64 " (%s); an intact record "
+                          "follows at offset %" PRIu64 ": the manifest is corrupt (nothing "
+                          "was changed)",
+                          path, end, wal_reader_stop_reason(r), next);
+        if (s == ENG_OK) {
             vs->manifest_damaged = 1;
             db_log(db, 3,
                    "manifest %s: ignored %" PRIu64 " bytes after the last good edit (%s); "
                    "unreferenced table files are kept",
                    path, wal_reader_dropped_bytes(r), wal_reader_stop_reason(r));
         }
+    } else if (s == ENG_NOTFOUND) {
+        s = ENG_OK;
     }
     wal_reader_close(r);
     if (s == ENG_OK && (!have[0] || !have[1]))
         s = env_error(ENG_CORRUPTION, "%s: no log number or next file number", path);
-    vs->manifest_number = number;
     return s;
+}
+
+eng_status manifest_recover(eng_db *db)
+{
+    uint64_t number = 0;
+    eng_status s = read_current(db->dir, &number);
+    if (s != ENG_OK) return s;
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/MANIFEST-%06" PRIu64, db->dir, number);
+    if (!env_exists(path))
+        return env_error(ENG_CORRUPTION, "%s/CURRENT names %s, which is missing", db->dir, path);
+    db->vs.manifest_number = number;
+    return replay_manifest(db, path);
+}
+
+typedef struct names_ctx {
+    const char *dir;
+    int names;
+} names_ctx;
+
+/* Whether the manifest at path names a table (1 when it cannot be read). */
+static int manifest_names_tables(const char *path)
+{
+    wal_reader *r;
+    if (wal_reader_open(path, &r) != ENG_OK) return 1;
+    slice rec;
+    int names = 0;
+    eng_status s;
+    while (!names && (s = wal_reader_next(r, &rec)) == ENG_OK) {
+        version_edit e;
+        edit_init(&e);
+        names = edit_decode(rec, &e) != ENG_OK || e.nadded > 0;
+        edit_clear(&e);
+    }
+    if (!names && s == ENG_NOTFOUND && wal_reader_dropped_bytes(r)) names = 1;
+    wal_reader_close(r);
+    return names;
+}
+
+static void names_cb(void *ctx, const char *name)
+{
+    names_ctx *n = ctx;
+    uint64_t num;
+    if (n->names || db_parse_name(name, &num) != FT_MANIFEST) return;
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%s", n->dir, name);
+    n->names = manifest_names_tables(path);
+}
+
+int manifest_dir_names_tables(eng_db *db)
+{
+    names_ctx n = {db->dir, 0};
+    if (env_list_dir(db->dir, names_cb, &n) != ENG_OK) return 1;
+    return n.names;
 }

@@ -21,17 +21,18 @@ typedef struct sst_options {
     size_t block_size;      /* target uncompressed data block size */
     int compression_level;  /* zstd level; 0 = store blocks raw */
     int bloom_bits_per_key; /* 0 = no filter */
+    uint64_t file_number;   /* recorded in the properties (its identity); 0 = none */
 } sst_options;
 
 /* Facts about a finished table, recorded in the manifest. */
 typedef struct sst_file_info {
     uint64_t file_size;
-    uint64_t entries;       /* point entries */
+    uint64_t entries; /* point entries */
     uint64_t range_deletions;
     uint64_t smallest_seq, largest_seq;
-    buf smallest;           /* smallest internal key (point or range start) */
-    buf largest;            /* largest internal key; for a range deletion the
-                               end is included as (end, ENG_MAX_SEQUENCE, type) */
+    buf smallest; /* smallest internal key (point or range start) */
+    buf largest;  /* largest internal key; for a range deletion the
+                     end is included as (end, ENG_MAX_SEQUENCE, type) */
 } sst_file_info;
 
 void sst_file_info_free(sst_file_info *fi);
@@ -73,8 +74,8 @@ void sst_reader_close(sst_reader *r);
  * ENG_OK sets *type, *found_seq, and *value (malloc'd, owned by the caller;
  * NULL for a deletion); ENG_NOTFOUND if the table has none (often decided by
  * the bloom filter alone); ENG_CORRUPTION if a block fails its checksum. */
-eng_status sst_reader_get(sst_reader *r, slice key, uint64_t seq, int *type,
-                          uint64_t *found_seq, char **value, size_t *vlen);
+eng_status sst_reader_get(sst_reader *r, slice key, uint64_t seq, int *type, uint64_t *found_seq,
+                          char **value, size_t *vlen);
 
 /* sst_reader_get split in two, for callers that hash the key once for
  * several tables (version_get): may_match is the bloom filter's verdict
@@ -92,10 +93,16 @@ iter *sst_reader_iter(sst_reader *r, int fill_cache);
 
 /* The table's range deletions: calls fn(ctx, start, end, seq) for each. */
 void sst_reader_range_dels(sst_reader *r,
-                           void (*fn)(void *ctx, slice start, slice end, uint64_t seq),
-                           void *ctx);
+                           void (*fn)(void *ctx, slice start, slice end, uint64_t seq), void *ctx);
 
 uint64_t sst_reader_file_size(const sst_reader *r);
+
+/* What the properties block says about the table (table_format.md). */
+typedef struct sst_props {
+    uint64_t file_number; /* 0: not recorded (tables written before it was) */
+    uint64_t entries, range_deletions, smallest_seq, largest_seq, data_blocks;
+} sst_props;
+void sst_reader_props(const sst_reader *r, sst_props *out);
 /* Lookups answered "absent" by the bloom filter alone. */
 uint64_t sst_reader_bloom_useful(const sst_reader *r);
 

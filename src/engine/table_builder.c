@@ -398,11 +398,12 @@ static eng_status write_properties(sst_builder *b, sst_handle *h)
     /* bytewise order of the names */
     prop(&bb, &tmp, SST_PROP_DATA_BLOCKS, b->data_blocks);
     prop(&bb, &tmp, SST_PROP_ENTRIES, b->entries);
+    if (b->o.file_number) prop(&bb, &tmp, SST_PROP_FILE_NUMBER, b->o.file_number);
     prop(&bb, &tmp, SST_PROP_RANGE_DELETIONS, b->nrdels);
     prop(&bb, &tmp, SST_PROP_RAW_KEY_SIZE, b->raw_key_size);
     prop(&bb, &tmp, SST_PROP_RAW_VALUE_SIZE, b->raw_value_size);
     prop(&bb, &tmp, SST_PROP_SEQ_LARGEST, b->largest_seq);
-    prop(&bb, &tmp, SST_PROP_SEQ_SMALLEST, b->smallest_seq);
+    prop(&bb, &tmp, SST_PROP_SEQ_SMALLEST, b->smallest_seq == UINT64_MAX ? 0 : b->smallest_seq);
     eng_status s = write_block(b, block_builder_finish(&bb), 0, h);
     buf_free(&tmp);
     block_builder_free(&bb);

@@ -34,6 +34,7 @@
 #include "table_internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -367,14 +368,25 @@ static eng_status read_properties(sst_reader *r, sst_handle h)
             s = sst_corrupt(r, h.offset, "bad properties block");
             break;
         }
-        if (slice_compare(k, slice_make(SST_PROP_ENTRIES, strlen(SST_PROP_ENTRIES))) == 0)
-            r->entries = x;
-        else if (slice_compare(k, slice_make(SST_PROP_RANGE_DELETIONS,
-                                             strlen(SST_PROP_RANGE_DELETIONS))) == 0)
-            r->range_deletion_count = x;
+        static const struct {
+            const char *name;
+            size_t off;
+        } known[] = {
+            {SST_PROP_DATA_BLOCKS, offsetof(sst_props, data_blocks)},
+            {SST_PROP_ENTRIES, offsetof(sst_props, entries)},
+            {SST_PROP_FILE_NUMBER, offsetof(sst_props, file_number)},
+            {SST_PROP_RANGE_DELETIONS, offsetof(sst_props, range_deletions)},
+            {SST_PROP_SEQ_LARGEST, offsetof(sst_props, largest_seq)},
+            {SST_PROP_SEQ_SMALLEST, offsetof(sst_props, smallest_seq)},
+        };
+        for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+            if (slice_compare(k, slice_make(known[i].name, strlen(known[i].name))) == 0)
+                memcpy((char *)&r->props + known[i].off, &x, sizeof(x));
     }
     if (s == ENG_OK && block_iter_status(&it) != ENG_OK)
         s = sst_corrupt(r, h.offset, "bad properties block");
+    r->entries = r->props.entries;
+    r->range_deletion_count = r->props.range_deletions;
     block_iter_cleanup(&it);
     block_release(&b);
     return s;
@@ -444,6 +456,11 @@ void sst_reader_close(sst_reader *r)
 uint64_t sst_reader_file_size(const sst_reader *r)
 {
     return r->file_size;
+}
+
+void sst_reader_props(const sst_reader *r, sst_props *out)
+{
+    *out = r->props;
 }
 
 uint64_t sst_reader_bloom_useful(const sst_reader *r)

@@ -65,11 +65,45 @@ eng_status version_table(file_meta *f, sst_reader **out)
         char path[PATH_MAX];
         snprintf(path, sizeof(path), "%s/%06" PRIu64 ".sst", vs->dir, f->number);
         s = sst_reader_open(path, f->number, vs->cache, &r);
-        if (s == ENG_OK) __atomic_store_n(&f->reader, r, __ATOMIC_RELEASE);
+        if (s == ENG_OK && sst_reader_file_size(r) != f->file_size)
+            s = env_error(ENG_CORRUPTION,
+                          "table %s: %" PRIu64 " bytes, but the manifest recorded %" PRIu64
+                          ": it is another file or was damaged",
+                          path, sst_reader_file_size(r), f->file_size);
+        if (s == ENG_OK) s = version_check_table(f, r); /* V5 */
+        if (s == ENG_OK) {
+            __atomic_store_n(&f->reader, r, __ATOMIC_RELEASE);
+        } else if (r) {
+            sst_reader_close(r);
+            r = NULL;
+        }
     }
     pthread_mutex_unlock(&vs->table_mu);
     *out = r;
     return s;
+}
+
+eng_status version_check_table(const file_meta *f, const sst_reader *r)
+{
+    sst_props p;
+    sst_reader_props(r, &p);
+    const char *what = NULL;
+    uint64_t have = 0, want = 0;
+    if (p.file_number && p.file_number != f->number)
+        what = "file number", have = p.file_number, want = f->number;
+    else if (p.entries != f->entries)
+        what = "entry count", have = p.entries, want = f->entries;
+    else if (p.range_deletions != f->range_dels)
+        what = "range deletion count", have = p.range_deletions, want = f->range_dels;
+    else if (p.largest_seq != f->largest_seq)
+        what = "largest sequence", have = p.largest_seq, want = f->largest_seq;
+    else if (p.smallest_seq != f->smallest_seq)
+        what = "smallest sequence", have = p.smallest_seq, want = f->smallest_seq;
+    if (!what) return ENG_OK;
+    return env_error(ENG_CORRUPTION,
+                     "table %s/%06" PRIu64 ".sst is not the table the manifest recorded: its %s "
+                     "is %" PRIu64 ", the manifest says %" PRIu64,
+                     f->vs ? f->vs->dir : ".", f->number, what, have, want);
 }
 
 void version_set_init(version_set *vs, const char *dir, const eng_options *opts, block_cache *cache)

@@ -83,6 +83,12 @@ void file_unref(file_meta *f);
 /* The reader of f, opened on first use. Thread-safe. */
 eng_status version_table(file_meta *f, sst_reader **out);
 
+/* Invariant V5: a table is the one the manifest recorded. ENG_OK when r's
+ * properties agree with f (file number when recorded, entry and range
+ * deletion counts, sequence range), else ENG_CORRUPTION naming the table
+ * and what differs. */
+eng_status version_check_table(const file_meta *f, const sst_reader *r);
+
 void version_set_init(version_set *vs, const char *dir, const eng_options *opts,
                       block_cache *cache);
 /* Drops current and closes the manifest. REQUIRES: no other version refs. */
