@@ -20,6 +20,7 @@
 #include "db_impl.h"
 
 #include "env.h"
+#include "log_format.h"
 #include "write_batch.h"
 
 #include <errno.h>
@@ -118,6 +119,9 @@ static void fix_options(eng_options *o)
     if (o->target_file_size < 4096) o->target_file_size = 4096;
     if (o->sync_mode < ENG_SYNC_ALWAYS || o->sync_mode > ENG_SYNC_NO)
         o->sync_mode = ENG_SYNC_EVERYSEC;
+    if (o->retry_delay_us == 0) o->retry_delay_us = RETRY_MIN_US;
+    if (o->max_record_bytes == 0 || o->max_record_bytes > LOG_MAX_RECORD_SIZE)
+        o->max_record_bytes = LOG_MAX_RECORD_SIZE;
 }
 
 static eng_status lock_dir(eng_db *db)
@@ -203,6 +207,8 @@ eng_status eng_close(eng_db *db)
     pthread_mutex_lock(&db->mu);
     eng_status s = db->log ? wal_writer_flush(db->log) : ENG_OK;
     if (s == ENG_OK && db->log) s = wal_writer_sync(db->log);
+    if (s == ENG_OK && db->log_fault.st != ENG_OK) /* D5: its writes may not all be durable */
+        s = db_fault_refuse(&db->log_fault, "the log cannot be written");
     __atomic_store_n(&db->shutting_down, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&db->flush_cv);
     pthread_cond_broadcast(&db->compact_cv);

@@ -22,6 +22,23 @@
  *  D4. Only the manifest holder (manifest_busy) changes vs->current, and
  *      only the compaction thread removes files from levels, so a compaction
  *      may build its edit from the version it picked.
+ *  D5. When a write, fsync or close of the log fails, or a new log cannot
+ *      be created (db_log_failed), the log is abandoned (log = NULL) and
+ *      writes are refused; the memtable holding its writes becomes immutable
+ *      (need_freeze, done by the flush thread once a slot is free) under a
+ *      reserved log number that no file has yet. Writes resume only after
+ *      every such memtable is in a table recorded in the manifest (so the
+ *      manifest's log number has passed the failed log, which recovery then
+ *      never replays) and the log with the reserved number is created. So a
+ *      write the engine took is durable once recoveries moves, and nothing
+ *      written after the failure ever lands behind a torn record.
+ *  D6. A failed flush or compaction drops nothing: the memtable stays in
+ *      imm[], the input tables stay in the version; the thread retries after
+ *      a delay (opts.retry_delay_us doubling, db_fault_backoff). Writes are refused
+ *      only when they need the failing work (the memtable is full and imm[]
+ *      too, or level 0 is at the stop trigger).
+ *  D7. faults counts the fault slots (log_fault, flush_fault, compact_fault)
+ *      that are failing; 0 means eng_write_status needs no lock.
  */
 #ifndef STRATA_DB_IMPL_H
 #define STRATA_DB_IMPL_H
@@ -58,8 +75,22 @@ struct eng_snapshot {
 typedef struct imm_entry {
     memtable *mem;
     uint64_t log_number;
-    rdel_set *rdels; /* its tombstones, or NULL */
+    uint64_t max_seq; /* every entry of mem has a sequence <= this */
+    rdel_set *rdels;  /* its tombstones, or NULL */
 } imm_entry;
+
+/* One kind of background work that fails and is retried (D5, D6). */
+typedef struct bg_fault {
+    eng_status st;     /* ENG_OK: not failing */
+    int err;           /* errno of the last failure */
+    int64_t since_ms;  /* unix ms of the first failure of this run */
+    uint64_t failures; /* failed attempts since open */
+    char msg[256];
+} bg_fault;
+
+/* Retry delays of failed background work (D6). */
+#define RETRY_MIN_US 100000u
+#define RETRY_MAX_US 2000000u
 
 typedef struct manual_compaction {
     const slice *lo, *hi; /* user-key bounds; NULL = unbounded */
@@ -99,6 +130,12 @@ struct eng_db {
     int sync_mode;
     int log_dirty; /* records written since the last sync */
     eng_stats st;  /* counters; the computed fields are filled by eng_get_stats */
+    bg_fault log_fault, flush_fault, compact_fault; /* D5, D6 */
+    int need_freeze;                                /* D5: mem holds writes of the failed log */
+    int faults;                                     /* D7: atomic reads */
+    uint64_t recoveries;                            /* writes resumed after a log failure */
+    uint64_t flush_retry_at, compact_retry_at;      /* monotonic us: D6 */
+    uint64_t flush_delay, compact_delay;
 
     pthread_t flush_thr, compact_thr, sync_thr;
     int threads_started;
@@ -171,8 +208,29 @@ eng_status manifest_write_new(eng_db *db, const version *v, uint64_t number, uin
 
 /* ---- db_write.c -------------------------------------------------------- */
 void *db_sync_thread(void *arg);
-/* Freezes mem (new log file, mem -> imm) and wakes the flush thread.
- * REQUIRES: mu; nimm < DB_MAX_IMM. */
+/* Freezes mem (new log file, mem -> imm) and wakes the flush thread. On a
+ * log failure it calls db_log_failed and returns the error.
+ * REQUIRES: mu; nimm < DB_MAX_IMM; log != NULL. */
 eng_status db_switch_memtable(eng_db *db);
+/* D5: the log failed with s: abandon it, refuse writes, have the flush
+ * thread make its writes durable. No-op when the log already failed.
+ * REQUIRES: mu. */
+void db_log_failed(eng_db *db, eng_status s);
+/* mem -> imm[nimm] with log number log_number and max_seq = last_seq.
+ * REQUIRES: mu; nimm < DB_MAX_IMM. */
+void db_push_imm(eng_db *db);
+
+/* ---- db_fault.c ------------------------------------------------------- */
+/* Records a failure s (message and errno from this thread's last env
+ * error) in f; logs it when f was not failing. REQUIRES: mu. */
+void db_fault_note(eng_db *db, bg_fault *f, const char *what, eng_status s);
+/* f's work succeeded; logs the recovery when f was failing. REQUIRES: mu. */
+void db_fault_clear(eng_db *db, bg_fault *f, const char *what);
+/* The error a refused write returns: s with the fault's message and errno.
+ * REQUIRES: mu. */
+eng_status db_fault_refuse(const bg_fault *f, const char *why);
+/* Doubles *delay (opts.retry_delay_us .. 20 times that: RETRY_MIN_US ..
+ * RETRY_MAX_US by default) and sets *at = now + delay. */
+void db_fault_backoff(const eng_db *db, uint64_t *at, uint64_t *delay);
 
 #endif

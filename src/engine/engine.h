@@ -93,6 +93,8 @@ typedef struct eng_options {
     int log_recovery;        /* ENG_LOG_RECOVERY_*: a log damaged in the middle; STRICT */
     int read_only;           /* 0; 1: open without writing anything (eng_open) */
     size_t max_record_bytes; /* largest log record; 0 = the format's limit (2 GiB) */
+    uint64_t retry_delay_us; /* first delay before failed background work is retried
+                                (doubling to 20x that); 0 = 100 ms */
 } eng_options;
 
 /* What recovery does with a log record that is damaged while intact
@@ -163,11 +165,21 @@ enum {
  * none of it. The writes are visible to readers when this returns. Without
  * flags the log record is handed to the OS with write() before returning.
  * May sleep when level 0 is too far behind (a stall; counted in the stats).
- * The batch is not consumed: clear or free it afterwards. */
+ * The batch is not consumed: clear or free it afterwards.
+ * Errors: a batch over options.max_record_bytes is ENG_INVALID and nothing
+ * of it is applied; while writes are refused (eng_write_status) the error is
+ * returned and nothing is applied; when the log write fails the batch is not
+ * applied and the engine starts refusing writes; when only the ENG_WRITE_SYNC
+ * fsync fails the batch is applied and visible, and durable once the engine
+ * has recovered (eng_health.recoveries moves). */
 eng_status eng_write(eng_db *db, eng_batch *b, int flags);
 
 /* Writes every buffered log record with one write() and, if sync, fsyncs the
- * log so that every batch written so far is durable (group commit). */
+ * log so that every batch written so far is durable (group commit). On
+ * failure the batches written with ENG_WRITE_DEFER since the last successful
+ * commit are applied (visible) but not yet durable: the engine refuses writes
+ * and makes them durable in the background by flushing their memtable; they
+ * are durable when eng_health.recoveries has moved past its value now. */
 eng_status eng_commit(eng_db *db, int sync);
 
 /* ---- Reads ------------------------------------------------------------- */
@@ -249,6 +261,35 @@ typedef struct eng_stats {
 } eng_stats;
 
 void eng_get_stats(eng_db *db, eng_stats *st);
+
+/* ---- Faults ------------------------------------------------------------ */
+
+/* One kind of background work that can fail and is retried: writing the
+ * log, flushing a memtable, compacting. */
+typedef struct eng_fault_info {
+    int failing;       /* the last attempt failed (and a retry is pending) */
+    int err;           /* its errno (0: not a system error) */
+    int64_t since_ms;  /* unix ms of the first failure of this run; 0 when not failing */
+    uint64_t failures; /* failed attempts since open */
+    char error[256];   /* the last failure's message */
+} eng_fault_info;
+
+typedef struct eng_health {
+    eng_fault_info log, flush, compaction;
+    uint64_t recoveries; /* times writes resumed after the log failed */
+    int writes_refused;  /* eng_write_status() != ENG_OK */
+} eng_health;
+
+/* A snapshot of the fault state (INFO persistence). */
+void eng_get_health(eng_db *db, eng_health *h);
+
+/* ENG_OK when eng_write would accept a write now; otherwise the error it
+ * would return, with its message in eng_last_error() and the errno behind
+ * it in env terms (eng_health). Writes are refused while the log cannot be
+ * written or synced (until the writes it held are in a table and a new log
+ * exists), and while the memtable is full and its flush fails, or level 0
+ * is full and compaction fails. Cheap when nothing fails (one atomic load). */
+eng_status eng_write_status(eng_db *db);
 
 /* Frees memory the engine handed to the caller (values from eng_get). */
 void eng_free(void *p);

@@ -30,6 +30,11 @@ int env_last_errno(void)
     return last_errno;
 }
 
+void env_set_last_errno(int e)
+{
+    last_errno = e;
+}
+
 eng_status env_error(eng_status s, const char *fmt, ...)
 {
     va_list ap;

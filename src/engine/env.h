@@ -55,8 +55,11 @@ const env_ops *env_install(const env_ops *ops);
  * returns s, so callers can write `return env_error(ENG_IOERR, ...)`. */
 eng_status env_error(eng_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The errno of the last failing env operation on this thread (0: none). */
+/* The errno of the last failing env operation on this thread (0: none);
+ * set_last_errno lets a caller repeat an earlier failure's errno with its
+ * own message. */
 int env_last_errno(void);
+void env_set_last_errno(int e);
 
 /* ---- Files ---------------------------------------------------------------
  * `what` is the path (or a description) used in messages. */

@@ -52,6 +52,7 @@ static struct {
     int mode, err, fired, dead, fake_sync;
     unsigned kinds;
     uint64_t nth;
+    char suffix[32]; /* only calls on files whose name ends so count ("": all) */
 } F = {PTHREAD_MUTEX_INITIALIZER};
 
 #define TRASH_PREFIX ".fault-trash-"
@@ -70,13 +71,21 @@ static char *xstrdup(const char *s)
     return p;
 }
 
-/* Decides whether a call of `kind` fails. REQUIRES: F.mu. Returns the
- * errno to fail with, or 0. */
-static int inject(unsigned kind)
+/* Whether a call on path (NULL: unknown) is one the armed fault counts. */
+static int matches(const char *path)
+{
+    if (!F.suffix[0]) return 1;
+    size_t n = path ? strlen(path) : 0, m = strlen(F.suffix);
+    return n >= m && !strcmp(path + n - m, F.suffix);
+}
+
+/* Decides whether a call of `kind` on path fails. REQUIRES: F.mu. Returns
+ * the errno to fail with, or 0. */
+static int inject_on(unsigned kind, const char *path)
 {
     F.calls++;
     if (F.dead) return (kind & FAULT_MUTATING) ? EIO : 0;
-    if (!F.mode || !(kind & F.kinds)) return 0;
+    if (!F.mode || !(kind & F.kinds) || !matches(path)) return 0;
     if (F.fired) { /* a sticky fault goes on */
         if (F.mode != FAULT_STICKY) return 0;
         F.injected++;
@@ -90,6 +99,15 @@ static int inject(unsigned kind)
         return EIO;
     }
     return F.err;
+}
+
+static frec *fd_rec(int fd);
+
+/* inject() for a call on descriptor fd. */
+static int inject_fd(unsigned kind, int fd)
+{
+    frec *f = fd_rec(fd);
+    return inject_on(kind, f ? f->path : NULL);
 }
 
 static frec *find_path(const char *path)
@@ -173,7 +191,7 @@ static int ft_open(const char *path, int flags, mode_t mode)
 {
     pthread_mutex_lock(&F.mu);
     int creating = (flags & O_CREAT) != 0;
-    int e = inject(creating ? FAULT_CREATE : FAULT_READ);
+    int e = inject_on(creating ? FAULT_CREATE : FAULT_READ, path);
     int fd = -1;
     if (e) {
         errno = e;
@@ -211,7 +229,7 @@ static int ft_close(int fd)
 static int ft_dup(int fd)
 {
     pthread_mutex_lock(&F.mu);
-    int e = inject(FAULT_OTHER), nfd = -1;
+    int e = inject_fd(FAULT_OTHER, fd), nfd = -1;
     if (e) {
         errno = e;
     } else {
@@ -227,7 +245,7 @@ static int ft_dup(int fd)
 static ssize_t ft_write(int fd, const void *p, size_t n)
 {
     pthread_mutex_lock(&F.mu);
-    int e = inject(FAULT_WRITE);
+    int e = inject_fd(FAULT_WRITE, fd);
     pthread_mutex_unlock(&F.mu);
     if (e) {
         errno = e;
@@ -239,7 +257,7 @@ static ssize_t ft_write(int fd, const void *p, size_t n)
 static ssize_t ft_pread(int fd, void *p, size_t n, off_t off)
 {
     pthread_mutex_lock(&F.mu);
-    int e = inject(FAULT_READ);
+    int e = inject_fd(FAULT_READ, fd);
     pthread_mutex_unlock(&F.mu);
     if (e) {
         errno = e;
@@ -251,7 +269,7 @@ static ssize_t ft_pread(int fd, void *p, size_t n, off_t off)
 static int ft_fdatasync(int fd)
 {
     pthread_mutex_lock(&F.mu);
-    int e = inject(FAULT_SYNC), rc = 0;
+    int e = inject_fd(FAULT_SYNC, fd), rc = 0;
     if (e) {
         errno = e;
         rc = -1;
@@ -268,7 +286,7 @@ static int ft_fdatasync(int fd)
 static int ft_fsync_dir(const char *dir)
 {
     pthread_mutex_lock(&F.mu);
-    int e = inject(FAULT_DIRSYNC), rc = 0;
+    int e = inject_on(FAULT_DIRSYNC, dir), rc = 0;
     if (e) {
         errno = e;
         rc = -1;
@@ -323,7 +341,7 @@ static int ft_path_size(const char *path, uint64_t *size)
 static int ft_truncate(const char *path, off_t size)
 {
     pthread_mutex_lock(&F.mu);
-    int e = inject(FAULT_TRUNCATE), rc = -1;
+    int e = inject_on(FAULT_TRUNCATE, path), rc = -1;
     if (e) {
         errno = e;
     } else {
@@ -338,7 +356,7 @@ static int ft_truncate(const char *path, off_t size)
 static int ft_rename(const char *from, const char *to)
 {
     pthread_mutex_lock(&F.mu);
-    int e = inject(FAULT_RENAME), rc = -1;
+    int e = inject_on(FAULT_RENAME, to), rc = -1;
     if (e) {
         errno = e;
         goto out;
@@ -377,7 +395,7 @@ out:
 static int ft_unlink(const char *path)
 {
     pthread_mutex_lock(&F.mu);
-    int e = inject(FAULT_UNLINK), rc = -1;
+    int e = inject_on(FAULT_UNLINK, path), rc = -1;
     uint64_t size;
     if (e) {
         errno = e;
@@ -400,7 +418,7 @@ static int ft_unlink(const char *path)
 static int ft_mkdir(const char *path, mode_t mode)
 {
     pthread_mutex_lock(&F.mu);
-    int e = inject(FAULT_OTHER);
+    int e = inject_on(FAULT_OTHER, path);
     pthread_mutex_unlock(&F.mu);
     if (e) {
         errno = e;
@@ -412,7 +430,7 @@ static int ft_mkdir(const char *path, mode_t mode)
 static int ft_lock(int fd)
 {
     pthread_mutex_lock(&F.mu);
-    int e = inject(FAULT_OTHER);
+    int e = inject_fd(FAULT_OTHER, fd);
     pthread_mutex_unlock(&F.mu);
     if (e) {
         errno = e;
@@ -435,7 +453,7 @@ static void list_filter(void *ctx, const char *name)
 static int ft_list_dir(const char *dir, void (*fn)(void *ctx, const char *name), void *ctx)
 {
     pthread_mutex_lock(&F.mu);
-    int e = inject(FAULT_OTHER);
+    int e = inject_on(FAULT_OTHER, dir);
     pthread_mutex_unlock(&F.mu);
     if (e) {
         errno = e;
@@ -470,6 +488,7 @@ static void reset_state(void)
     F.nfiles = F.capfiles = F.capfds = F.nops = F.capops = 0;
     F.calls = F.counted = F.injected = 0;
     F.mode = F.fired = F.dead = 0;
+    F.suffix[0] = 0;
 }
 
 void fault_env_install(void)
@@ -506,6 +525,13 @@ void fault_env_arm(int mode, uint64_t nth, unsigned kinds, int err)
     F.err = mode == FAULT_POWER_LOSS ? EIO : err;
     F.counted = 0;
     F.fired = 0;
+    pthread_mutex_unlock(&F.mu);
+}
+
+void fault_env_only(const char *suffix)
+{
+    pthread_mutex_lock(&F.mu);
+    snprintf(F.suffix, sizeof(F.suffix), "%s", suffix ? suffix : "");
     pthread_mutex_unlock(&F.mu);
 }
 

@@ -62,6 +62,10 @@ void fault_env_set_fake_sync(int on);
 void fault_env_arm(int mode, uint64_t nth, unsigned kinds, int err);
 /* Ends a sticky or pending fault. A power loss that happened stays. */
 void fault_env_disarm(void);
+/* Counts and fails only calls on files whose name ends with suffix (e.g.
+ * ".sst"); NULL or "" for every file. Calls on a descriptor opened only for
+ * reading have no name here and never match a suffix. */
+void fault_env_only(const char *suffix);
 
 uint64_t fault_env_calls(void);    /* calls of any kind since install */
 uint64_t fault_env_injected(void); /* calls failed by injection */

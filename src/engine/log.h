@@ -40,6 +40,10 @@ uint64_t wal_writer_size(const wal_writer *w);
 /* Flushes (and syncs if sync) and closes; frees w even on error. */
 eng_status wal_writer_close(wal_writer *w, int sync);
 
+/* Closes and frees w without writing what it still buffers (after a
+ * failure, W2: the records are made durable another way). NULL is a no-op. */
+void wal_writer_abandon(wal_writer *w);
+
 typedef struct wal_reader wal_reader;
 
 /* Opens an existing log for replay. ENG_CORRUPTION when the header is bad. */

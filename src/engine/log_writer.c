@@ -27,7 +27,12 @@
  *       records.
  *   W2. Once a write fails (or a record is refused), the writer is dead:
  *       every later flush/sync returns the same error, because bytes after a
- *       possibly torn record could never be replayed (Invariant L1).
+ *       possibly torn record could never be replayed (Invariant L1). The
+ *       engine then abandons it (wal_writer_abandon) and makes the writes
+ *       it held durable another way (db_impl.h, D5).
+ *   W3. eng_write refuses a batch larger than the record limit before it
+ *       assigns sequence numbers or appends anything, so the writer never
+ *       sees a record it would refuse.
  */
 #include "log.h"
 
@@ -157,4 +162,13 @@ eng_status wal_writer_close(wal_writer *w, int sync)
     free(w->path);
     free(w);
     return s;
+}
+
+void wal_writer_abandon(wal_writer *w)
+{
+    if (!w) return;
+    env_close(w->fd, w->path); /* a close error changes nothing: the file is given up */
+    buf_free(&w->pending);
+    free(w->path);
+    free(w);
 }

@@ -11,13 +11,13 @@
  *   CURRENT holds the name of the live manifest and a newline.
  *
  * Algorithm: an edit is appended and fdatasynced before the version it
- * describes is installed, and input files of a compaction are deleted only
- * when the last version holding them goes (version.h, V4), so a crash at any
- * point leaves a manifest that names only complete files. A torn last
- * record is ignored at recovery (it was never acknowledged). CURRENT is
- * replaced atomically: write CURRENT.tmp, fsync it, rename over CURRENT,
- * fsync the directory; a crash before the rename leaves the old CURRENT and
- * the old manifest, which is deleted only after the rename.
+ * describes is installed (and, Invariant M1, the directory is fsynced
+ * before an edit that adds tables, so their names are durable first), and input files of a
+ * compaction are deleted only when the last version holding them goes (version.h, V4), so a crash
+ * at any point leaves a manifest that names only complete files. A torn last record is ignored at
+ * recovery (it was never acknowledged). CURRENT is replaced atomically: write CURRENT.tmp, fsync
+ * it, rename over CURRENT, fsync the directory; a crash before the rename leaves the old CURRENT
+ * and the old manifest, which is deleted only after the rename.
  */
 #include "db_impl.h"
 
@@ -31,7 +31,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static eng_status set_current(const char *dir, uint64_t number)
+/* Points CURRENT at manifest `number`; *renamed is set once the rename
+ * happened (then CURRENT may name it even if the call fails). */
+static eng_status set_current(const char *dir, uint64_t number, int *renamed)
 {
     char tmp[PATH_MAX], cur[PATH_MAX], body[64];
     snprintf(tmp, sizeof(tmp), "%s/CURRENT.tmp", dir);
@@ -45,8 +47,9 @@ static eng_status set_current(const char *dir, uint64_t number)
     eng_status c = env_close(fd, tmp);
     if (s == ENG_OK) s = c;
     if (s == ENG_OK) s = env_rename(tmp, cur);
+    *renamed = s == ENG_OK;
     if (s == ENG_OK) s = env_fsync_dir(dir);
-    if (s != ENG_OK) env_unlink(tmp);
+    if (s != ENG_OK && !*renamed) env_unlink(tmp);
     return s;
 }
 
@@ -76,15 +79,18 @@ eng_status manifest_write_new(eng_db *db, const version *v, uint64_t number, uin
     edit_clear(&e);
     wal_writer_append(w, rec.data, rec.len);
     buf_free(&rec);
+    int renamed = 0;
     s = wal_writer_sync(w);
-    if (s == ENG_OK) s = set_current(db->dir, number);
+    if (s == ENG_OK) s = set_current(db->dir, number, &renamed);
     if (s != ENG_OK) {
-        wal_writer_close(w, 0);
-        env_unlink(path);
+        wal_writer_abandon(w);
+        /* R2: once renamed, CURRENT may name it (the directory fsync failed):
+         * keep it, and keep the previous one too; the next roll retries. */
+        if (!renamed) env_unlink(path);
         return s;
     }
-    if (vs->manifest) {
-        wal_writer_close(vs->manifest, 0);
+    wal_writer_abandon(vs->manifest); /* synced after its every edit */
+    if (vs->manifest_number && vs->manifest_number != number) {
         snprintf(path, sizeof(path), "%s/MANIFEST-%06" PRIu64, db->dir, vs->manifest_number);
         env_unlink(path);
     }
@@ -112,6 +118,9 @@ eng_status db_log_and_apply(eng_db *db, version_edit *e, int pop_imm)
 
     version *v = NULL;
     eng_status s = version_apply(vs, base, e, 1, &v);
+    /* M1: the names of the tables an edit adds are durable before the edit
+     * is (a power loss must not leave a manifest naming a missing file). */
+    if (s == ENG_OK && e->nadded > 0) s = env_fsync_dir(db->dir);
     if (s == ENG_OK && roll_number) {
         s = manifest_write_new(db, v, roll_number, e->log_number, e->next_file, e->last_seq);
     } else if (s == ENG_OK) {
@@ -120,6 +129,10 @@ eng_status db_log_and_apply(eng_db *db, version_edit *e, int pop_imm)
         wal_writer_append(vs->manifest, rec.data, rec.len);
         buf_free(&rec);
         s = wal_writer_sync(vs->manifest);
+        if (s != ENG_OK) { /* W2: it may end in a torn edit; the next edit starts a new one */
+            wal_writer_abandon(vs->manifest);
+            vs->manifest = NULL;
+        }
     }
 
     pthread_mutex_lock(&db->mu);
