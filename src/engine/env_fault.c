@@ -53,6 +53,7 @@ static struct {
     unsigned kinds;
     uint64_t nth;
     char suffix[32]; /* only calls on files whose name ends so count ("": all) */
+    void (*trace)(unsigned kind, const char *path, int err, int dead);
 } F = {PTHREAD_MUTEX_INITIALIZER};
 
 #define TRASH_PREFIX ".fault-trash-"
@@ -81,17 +82,28 @@ static int matches(const char *path)
 
 /* Decides whether a call of `kind` on path fails. REQUIRES: F.mu. Returns
  * the errno to fail with, or 0. */
+static int decide(unsigned kind, const char *path);
+
 static int inject_on(unsigned kind, const char *path)
+{
+    int e = decide(kind, path);
+    if (F.trace) F.trace(kind, path, e, F.dead);
+    return e;
+}
+
+static int decide(unsigned kind, const char *path)
 {
     F.calls++;
     if (F.dead) return (kind & FAULT_MUTATING) ? EIO : 0;
-    if (!F.mode || !(kind & F.kinds) || !matches(path)) return 0;
+    if (!F.mode) return 0;
+    if (!F.fired) F.counted++;
+    if (!(kind & F.kinds) || !matches(path)) return 0;
     if (F.fired) { /* a sticky fault goes on */
         if (F.mode != FAULT_STICKY) return 0;
         F.injected++;
         return F.err;
     }
-    if (++F.counted < F.nth) return 0;
+    if (F.counted < F.nth) return 0;
     F.fired = 1;
     F.injected++;
     if (F.mode == FAULT_POWER_LOSS) {
@@ -505,6 +517,12 @@ void fault_env_uninstall(void)
 {
     env_install(F.prev);
     pthread_mutex_lock(&F.mu);
+    /* What no power loss undid stays done: unlinked files go for good. */
+    for (size_t i = 0; i < F.nops; i++) {
+        dirop *o = &F.ops[i];
+        if (o->type == OP_UNLINK && o->f->path) F.base->unlink(o->f->path);
+        if (o->type == OP_RENAME && o->old && o->old->path) F.base->unlink(o->old->path);
+    }
     reset_state();
     pthread_mutex_unlock(&F.mu);
 }
@@ -525,6 +543,13 @@ void fault_env_arm(int mode, uint64_t nth, unsigned kinds, int err)
     F.err = mode == FAULT_POWER_LOSS ? EIO : err;
     F.counted = 0;
     F.fired = 0;
+    pthread_mutex_unlock(&F.mu);
+}
+
+void fault_env_trace(void (*fn)(unsigned kind, const char *path, int err, int dead))
+{
+    pthread_mutex_lock(&F.mu);
+    F.trace = fn;
     pthread_mutex_unlock(&F.mu);
 }
 

@@ -7,9 +7,9 @@
  * per directory, the creates, renames and unlinks since its last fsync
  * (a replaced or unlinked file is moved to a hidden trash name until then,
  * so that a power loss can bring it back). It can:
- *   - fail the Nth call (counted among chosen kinds of call) once, or that
- *     call and every later one until disarmed, with an errno such as ENOSPC
- *     or EIO;
+ *   - fail the first call of chosen kinds at or after the Nth call, once,
+ *     or that call and every later one of those kinds until disarmed, with
+ *     an errno such as ENOSPC or EIO;
  *   - simulate a power loss at the Nth call: that call and every later
  *     call that would change the disk fail with EIO (the machine is gone);
  *     after the engine is closed, fault_env_power_loss() makes the disk
@@ -57,8 +57,10 @@ void fault_env_install(void);
 void fault_env_uninstall(void);
 void fault_env_set_fake_sync(int on);
 
-/* Arms a fault at the nth call (1 = the next) among calls of `kinds`,
- * counted from now. err is the errno to return (ignored for power loss). */
+/* Arms a fault at the first call of one of `kinds` (on a file the filter
+ * of fault_env_only lets through) made at or after the nth call of any kind
+ * from now (1 = the next). err is the errno to return (EIO for a power
+ * loss). */
 void fault_env_arm(int mode, uint64_t nth, unsigned kinds, int err);
 /* Ends a sticky or pending fault. A power loss that happened stays. */
 void fault_env_disarm(void);
@@ -66,6 +68,11 @@ void fault_env_disarm(void);
  * ".sst"); NULL or "" for every file. Calls on a descriptor opened only for
  * reading have no name here and never match a suffix. */
 void fault_env_only(const char *suffix);
+/* Calls fn (NULL: none) for every call counted, with its kind, file (NULL
+ * when unknown), the errno injected (0: none) and whether the machine is
+ * already gone: a trace for debugging a failed trial. Called under the
+ * env's mutex: fn must not call back into the engine. */
+void fault_env_trace(void (*fn)(unsigned kind, const char *path, int err, int dead));
 
 uint64_t fault_env_calls(void);    /* calls of any kind since install */
 uint64_t fault_env_injected(void); /* calls failed by injection */

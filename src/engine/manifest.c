@@ -12,7 +12,9 @@
  *
  * Algorithm: an edit is appended and fdatasynced before the version it
  * describes is installed (and, Invariant M1, the directory is fsynced
- * before an edit that adds tables, so their names are durable first), and input files of a
+ * before an edit that adds tables, so their names are durable first; M2,
+ * the tables of an edit whose write or sync failed are kept until a new
+ * manifest is current, since a failed fsync does not undo the write), and input files of a
  * compaction are deleted only when the last version holding them goes (version.h, V4), so a crash
  * at any point leaves a manifest that names only complete files. A torn last record is ignored at
  * recovery (it was never acknowledged). CURRENT is replaced atomically: write CURRENT.tmp, fsync
@@ -51,6 +53,52 @@ static eng_status set_current(const char *dir, uint64_t number, int *renamed)
     if (s == ENG_OK) s = env_fsync_dir(dir);
     if (s != ENG_OK && !*renamed) env_unlink(tmp);
     return s;
+}
+
+static int in_version(const version *v, uint64_t number)
+{
+    for (int l = 0; v && l < ENG_MAX_LEVELS; l++)
+        for (int i = 0; i < v->nfiles[l]; i++)
+            if (v->files[l][i]->number == number) return 1;
+    return 0;
+}
+
+/* M2: an edit whose append or sync failed may still be in the manifest on
+ * disk (a failed fsync does not undo the write), and a recovery would then
+ * need the tables it adds: they are kept (not deleted when the edit is
+ * dropped) until a new manifest that does not name them is current. The
+ * caller holds the manifest (D4). */
+static void keep_added_files(version_set *vs, const version *base, const version_edit *e)
+{
+    for (int i = 0; i < e->nadded; i++) {
+        file_meta *f = e->added[i].f;
+        if (in_version(base, f->number)) continue; /* a move: base still holds it */
+        f->in_version = 0;
+        if (vs->norphans == vs->caporphans) {
+            vs->caporphans = vs->caporphans ? vs->caporphans * 2 : 8;
+            vs->orphans = realloc(vs->orphans, sizeof(uint64_t) * (size_t)vs->caporphans);
+            if (!vs->orphans) abort();
+        }
+        vs->orphans[vs->norphans++] = f->number;
+    }
+}
+
+/* M2: after a new manifest holding v is current, the kept tables v does not
+ * name can go. */
+static void delete_orphans(eng_db *db, const version *v)
+{
+    version_set *vs = &db->vs;
+    int keep = 0;
+    for (int i = 0; i < vs->norphans; i++) {
+        if (in_version(v, vs->orphans[i])) {
+            vs->orphans[keep++] = vs->orphans[i];
+            continue;
+        }
+        char path[PATH_MAX];
+        db_filename(path, db->dir, vs->orphans[i], "sst");
+        env_unlink(path);
+    }
+    vs->norphans = keep;
 }
 
 eng_status manifest_write_new(eng_db *db, const version *v, uint64_t number, uint64_t log_number,
@@ -96,6 +144,7 @@ eng_status manifest_write_new(eng_db *db, const version *v, uint64_t number, uin
     }
     vs->manifest = w;
     vs->manifest_number = number;
+    delete_orphans(db, v);
     return ENG_OK;
 }
 
@@ -121,6 +170,7 @@ eng_status db_log_and_apply(eng_db *db, version_edit *e, int pop_imm)
     /* M1: the names of the tables an edit adds are durable before the edit
      * is (a power loss must not leave a manifest naming a missing file). */
     if (s == ENG_OK && e->nadded > 0) s = env_fsync_dir(db->dir);
+    int wrote = s == ENG_OK; /* from here a failure may leave the edit on disk */
     if (s == ENG_OK && roll_number) {
         s = manifest_write_new(db, v, roll_number, e->log_number, e->next_file, e->last_seq);
     } else if (s == ENG_OK) {
@@ -149,6 +199,7 @@ eng_status db_log_and_apply(eng_db *db, version_edit *e, int pop_imm)
         }
         db_install_sv(db);
     } else if (v) {
+        if (wrote) keep_added_files(vs, base, e);
         version_unref(v);
     }
     db->manifest_busy = 0;

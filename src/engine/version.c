@@ -126,6 +126,7 @@ void version_set_destroy(version_set *vs)
     vs->manifest = NULL;
     for (int i = 0; i < ENG_MAX_LEVELS; i++)
         buf_free(&vs->compact_pointer[i]);
+    free(vs->orphans);
     pthread_mutex_destroy(&vs->table_mu);
     free(vs->dir);
 }

@@ -67,8 +67,10 @@ struct version_set {
     uint64_t log_number;      /* as recorded in the manifest */
     uint64_t last_seq;        /* as recorded in the manifest */
     uint64_t manifest_number;
-    int manifest_damaged;                /* recovery ignored bytes of the manifest */
-    wal_writer *manifest;                /* owned by the manifest holder */
+    int manifest_damaged; /* recovery ignored bytes of the manifest */
+    wal_writer *manifest; /* owned by the manifest holder */
+    uint64_t *orphans;    /* manifest holder: tables kept until a roll (M2) */
+    int norphans, caporphans;
     buf compact_pointer[ENG_MAX_LEVELS]; /* compaction thread only */
     uint64_t bloom_useful_closed;        /* atomic: from readers already closed */
 };

@@ -10,13 +10,8 @@
  *    retried), a failing compaction (retried): the same.
  *  - A batch over the log's record limit is refused before anything of it is
  *    applied, and the log goes on.
- *  - The random workload: at thousands of injected points (power loss that
- *    drops everything not fsynced, EIO once, ENOSPC until space returns, in
- *    any file operation of any thread), recovery shows every batch acknowledged
- *    as durable and a state that is exactly some prefix of the batches the
- *    engine took: never half a batch, never a later one without an earlier one.
- *    STRATA_FAULT_TRIALS=n runs n trials (default 1500; 400 under ASan),
- *    STRATA_SEED=n another sequence.
+ * (The random workload under thousands of injected faults is
+ * eng_fault_workload_test's.)
  */
 #include "engine/engine.h"
 #include "engine/env_fault.h"
