@@ -14,6 +14,10 @@
  *       (client_free_async defers to before-sleep otherwise).
  *   N3. qbuf[qpos..qlen) holds the bytes not yet parsed, and the parser's
  *       partial request starts at resp_parser_keep_from(qpos) >= 0.
+ *   N4. A held client (its replies were pending when a group commit failed,
+ *       server.c S3) gets no byte written until networking_release_replies:
+ *       those replies may acknowledge or show writes that are not yet
+ *       durable. Its later replies queue behind them.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -324,8 +328,27 @@ static void after_write(client *c)
 static void write_handler(ae_loop *el, int fd, void *data, int mask)
 {
     client *c = data;
+    if (c->priv->held) { /* N4 */
+        ae_delete_file_event(server.el, c->fd, AE_WRITABLE);
+        return;
+    }
     if (write_to_client(c) < 0) return;
     after_write(c);
+}
+
+void networking_hold_replies(void)
+{
+    for (client *c = server.clients; c; c = c->priv->next)
+        if (c->priv->reply_bytes && c->fd >= 0) c->priv->held = 1;
+}
+
+void networking_release_replies(void)
+{
+    for (client *c = server.clients; c; c = c->priv->next)
+        if (c->priv->held) {
+            c->priv->held = 0;
+            add_pending(c);
+        }
 }
 
 void networking_flush_replies(void)
@@ -338,6 +361,7 @@ void networking_flush_replies(void)
             client_free(c);
             continue;
         }
+        if (c->priv->held) continue; /* N4: re-added at release */
         /* Already waiting for the socket: the writable handler goes on. */
         if (ae_get_file_events(server.el, c->fd) & AE_WRITABLE) continue;
         if (write_to_client(c) < 0) continue;
