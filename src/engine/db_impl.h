@@ -62,6 +62,7 @@ typedef struct superversion {
     int refs; /* atomic */
     memtable *mem;
     memtable *imm[DB_MAX_IMM]; /* newest first */
+    uint64_t imm_max_seq[DB_MAX_IMM];
     int nimm;
     version *v;
     rdel_view rd; /* the tombstone sets of mem, imm and v (only non-empty ones) */

@@ -214,6 +214,10 @@ const char *eng_iter_key(const eng_iter *it, size_t *kl);
 const char *eng_iter_value(const eng_iter *it, size_t *vl);
 /* ENG_OK, or the error (e.g. ENG_CORRUPTION) that made the iterator invalid. */
 eng_status eng_iter_status(const eng_iter *it);
+/* Internal entries the iterator has looked at since it was created (older
+ * versions, deletions, entries under range tombstones included): what a
+ * scan costs, as RocksDB's internal_key_skipped_count. */
+uint64_t eng_iter_steps(const eng_iter *it);
 
 /* ---- Maintenance ------------------------------------------------------- */
 

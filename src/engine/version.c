@@ -522,15 +522,22 @@ iter *level_iter_new(file_meta *const *files, int n, int fill_cache)
     return &li->base;
 }
 
-int version_add_iters(version *v, iter **its, int n, int fill_cache)
+int version_add_iters(version *v, iter **its, uint64_t *max_seq, int n, int fill_cache)
 {
     for (int i = 0; i < v->nfiles[0]; i++) {
         sst_reader *r;
         eng_status s = version_table(v->files[0][i], &r);
+        if (max_seq) max_seq[n] = v->files[0][i]->largest_seq;
         its[n++] = s == ENG_OK ? sst_reader_iter(r, fill_cache) : iter_new_error(s);
     }
-    for (int l = 1; l < ENG_MAX_LEVELS; l++)
-        if (v->nfiles[l]) its[n++] = level_iter_new(v->files[l], v->nfiles[l], fill_cache);
+    for (int l = 1; l < ENG_MAX_LEVELS; l++) {
+        if (!v->nfiles[l]) continue;
+        uint64_t m = 0;
+        for (int i = 0; i < v->nfiles[l]; i++)
+            if (v->files[l][i]->largest_seq > m) m = v->files[l][i]->largest_seq;
+        if (max_seq) max_seq[n] = m;
+        its[n++] = level_iter_new(v->files[l], v->nfiles[l], fill_cache);
+    }
     return n;
 }
 
