@@ -27,6 +27,7 @@
 #include "merger.h"
 #include "write_batch.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 enum { DIR_FORWARD, DIR_REVERSE };
@@ -39,9 +40,49 @@ struct eng_iter {
     uint64_t seek_seq; /* sequence used to build seek targets */
     rdel_view rd;      /* the tombstone sets to consult (sv's and the batch's) */
     int dir, valid;
-    uint64_t steps; /* internal entries looked at (eng_iter_steps) */
+    uint64_t steps;     /* internal entries looked at (eng_iter_steps) */
+    sst_damage_log dmg; /* blocks stepped over (eng_iter_skip_damaged, T3) */
     buf saved_key, saved_value, target;
 };
+
+/* An entry for a user key a damaged block could hold is left out unless it
+ * is newer than that table (T3): an older version must not stand in for
+ * what the block lost. */
+static inline int damaged(const eng_iter *di, slice k)
+{
+    return di->dmg.n && sst_damage_covers(&di->dmg, ikey_user_key(k), ikey_sequence(k));
+}
+
+/* "table F: damaged data block at offset N, keys after A up to B" (keys
+ * shown with non-printable bytes escaped). */
+static void describe_damage(const sst_damage *d, char *out, size_t cap)
+{
+    char lo[128], hi[128];
+    size_t n = 0;
+    for (size_t i = 0; d->has_lo && i < d->lo.len && n + 5 < sizeof(lo); i++) {
+        unsigned char c = (unsigned char)d->lo.data[i];
+        n += (size_t)snprintf(lo + n, sizeof(lo) - n, c >= 32 && c < 127 ? "%c" : "\\x%02x", c);
+    }
+    lo[n] = 0;
+    n = 0;
+    for (size_t i = 0; i < d->hi.len && n + 5 < sizeof(hi); i++) {
+        unsigned char c = (unsigned char)d->hi.data[i];
+        n += (size_t)snprintf(hi + n, sizeof(hi) - n, c >= 32 && c < 127 ? "%c" : "\\x%02x", c);
+    }
+    hi[n] = 0;
+    snprintf(out, cap, "table %s: damaged data block at offset %llu, keys %s%s%s up to \"%s\"",
+             d->path, (unsigned long long)d->offset, d->has_lo ? "after \"" : "from the first",
+             d->has_lo ? lo : "", d->has_lo ? "\"" : "", hi);
+}
+
+static void note_damage(void *ctx, const sst_damage *d)
+{
+    eng_db *db = ctx;
+    char msg[600];
+    describe_damage(d, msg, sizeof(msg));
+    __atomic_add_fetch(&db->st.damaged_blocks_skipped, 1, __ATOMIC_RELAXED);
+    db_log(db, 3, "%s: skipped by a scan, those keys left out", msg);
+}
 
 /* The visible range tombstone that hides the value (uk, s) (R1), the one
  * with the highest sequence; NULL when none does. */
@@ -85,7 +126,7 @@ static void find_next_user_entry(eng_iter *di, int skipping)
         int t = ikey_type(k), moved = 0;
         const rdel *r;
         di->steps++;
-        if (visible(di, s) && t != ENG_TYPE_RANGE_DELETION) {
+        if (visible(di, s) && t != ENG_TYPE_RANGE_DELETION && !damaged(di, k)) {
             slice uk = ikey_user_key(k);
             if (skipping && slice_compare(uk, saved(&di->saved_key)) <= 0) {
                 /* an older version of a key already decided, or (after a
@@ -119,7 +160,7 @@ static void find_prev_user_entry(eng_iter *di)
             uint64_t s = ikey_sequence(k);
             int t = ikey_type(k), moved = 0;
             di->steps++;
-            if (visible(di, s) && t != ENG_TYPE_RANGE_DELETION) {
+            if (visible(di, s) && t != ENG_TYPE_RANGE_DELETION && !damaged(di, k)) {
                 slice uk = ikey_user_key(k);
                 if (vt != ENG_TYPE_DELETION && slice_compare(uk, saved(&di->saved_key)) < 0)
                     break; /* I1: the newest entry of saved_key was seen */
@@ -173,7 +214,9 @@ eng_iter *eng_iter_new(eng_db *db, const eng_snapshot *snap, eng_batch *b)
     its[n++] = mem_iter_new(sv->mem);
     for (int i = 0; i < sv->nimm; i++)
         max_seq[n] = sv->imm_max_seq[i], its[n++] = mem_iter_new(sv->imm[i]);
-    n = version_add_iters(sv->v, its, max_seq, n, 1);
+    di->dmg.on_damage = note_damage;
+    di->dmg.ctx = db;
+    n = version_add_iters(sv->v, its, max_seq, n, 1, &di->dmg);
     di->it = merger_new(its, n);
     merger_set_max_seqs(di->it, max_seq);
     free(its);
@@ -191,6 +234,7 @@ void eng_iter_free(eng_iter *di)
 {
     if (!di) return;
     iter_free(di->it);
+    sst_damage_log_free(&di->dmg);
     sv_unref(di->sv);
     rdel_view_release(&di->rd);
     buf_free(&di->saved_key);
@@ -321,4 +365,15 @@ eng_status eng_iter_status(const eng_iter *di)
 uint64_t eng_iter_steps(const eng_iter *di)
 {
     return di->steps;
+}
+
+void eng_iter_skip_damaged(eng_iter *di)
+{
+    di->dmg.enabled = 1;
+}
+
+size_t eng_iter_damaged(const eng_iter *di, size_t i, char *buf, size_t cap)
+{
+    if (buf && cap && i < (size_t)di->dmg.n) describe_damage(&di->dmg.d[i], buf, cap);
+    return (size_t)di->dmg.n;
 }

@@ -219,6 +219,17 @@ eng_status eng_iter_status(const eng_iter *it);
  * scan costs, as RocksDB's internal_key_skipped_count. */
 uint64_t eng_iter_steps(const eng_iter *it);
 
+/* Lets it step over a table data block that fails its checks instead of
+ * stopping with ENG_CORRUPTION: every key the block could hold is left out
+ * (never an older version in its place) and the block is reported (here,
+ * in the engine's log and in eng_stats.damaged_blocks_skipped). For
+ * listings that should go on where they can (SCAN, KEYS, checks); a read
+ * that must be complete leaves it off. Call it before positioning it. */
+void eng_iter_skip_damaged(eng_iter *it);
+/* The number of damaged blocks it stepped over; for i below that, a
+ * description of block i (file, offset, key range) in buf. */
+size_t eng_iter_damaged(const eng_iter *it, size_t i, char *buf, size_t cap);
+
 /* ---- Maintenance ------------------------------------------------------- */
 
 /* Freezes the memtable and waits until it is written to a table (SAVE). */
@@ -261,7 +272,8 @@ typedef struct eng_stats {
     uint64_t stall_micros;     /* time writers spent delayed or stopped */
     uint64_t last_sequence;
     uint64_t log_syncs;
-    uint64_t background_errors; /* a flush or compaction failed */
+    uint64_t background_errors;      /* a flush or compaction failed */
+    uint64_t damaged_blocks_skipped; /* by iterators told to (eng_iter_skip_damaged) */
 } eng_stats;
 
 void eng_get_stats(eng_db *db, eng_stats *st);

@@ -91,6 +91,39 @@ eng_status sst_reader_get_unfiltered(sst_reader *r, slice key, uint64_t seq, int
  * keeps the reader alive only as long as the caller keeps it open. */
 iter *sst_reader_iter(sst_reader *r, int fill_cache);
 
+/* A data block an iterator stepped over because it failed its checks:
+ * every user key in (lo, hi] (from the first key when !has_lo) may have
+ * lost its newest entry in the table there. */
+typedef struct sst_damage {
+    char *path;
+    uint64_t offset;
+    uint64_t max_seq; /* the table's largest sequence: newer entries elsewhere stand */
+    buf lo, hi;
+    int has_lo;
+} sst_damage;
+
+/* Where the table iterators of one reader of the db (eng_iter) record
+ * the blocks they stepped over; while !enabled they stop with
+ * ENG_CORRUPTION instead. on_damage (may be NULL) hears of each new one.
+ * Owned by one thread. */
+typedef struct sst_damage_log {
+    int enabled;
+    sst_damage *d;
+    int n, cap;
+    void (*on_damage)(void *ctx, const sst_damage *d);
+    void *ctx;
+} sst_damage_log;
+void sst_damage_log_free(sst_damage_log *l);
+/* Whether the entry (k, seq) of any source may stand in for one a damaged
+ * block lost: k lies in a range recorded in l and seq is no newer than
+ * that table. */
+int sst_damage_covers(const sst_damage_log *l, slice k, uint64_t seq);
+
+/* sst_reader_iter that, while dl->enabled, steps over a data block that
+ * fails its checks (a checksum, its contents, its handle in the index),
+ * recording it in dl, and goes on with the next block in its direction. */
+iter *sst_reader_iter_damage(sst_reader *r, int fill_cache, sst_damage_log *dl);
+
 /* The table's range deletions: calls fn(ctx, start, end, seq) for each. */
 void sst_reader_range_dels(sst_reader *r,
                            void (*fn)(void *ctx, slice start, slice end, uint64_t seq), void *ctx);

@@ -369,6 +369,7 @@ eng_status version_get(version *v, slice key, uint64_t seq, int *type, uint64_t 
 typedef struct level_iter {
     iter base;
     file_meta **files;
+    sst_damage_log *dl; /* handed to each file's iterator (T3) */
     int n;
     int idx;    /* file of data, or -1 */
     iter *data; /* NULL when unpositioned */
@@ -389,7 +390,7 @@ static void li_set_file(level_iter *li, int idx)
         li->st = s;
         return;
     }
-    li->data = sst_reader_iter(r, li->fill_cache);
+    li->data = sst_reader_iter_damage(r, li->fill_cache, li->dl);
 }
 
 /* Returns 1 if the data iterator failed (recording the error). */
@@ -508,9 +509,10 @@ static const struct iter_ops level_iter_ops = {
     li_prev,  li_key,        li_value,     li_status, li_destroy,
 };
 
-iter *level_iter_new(file_meta *const *files, int n, int fill_cache)
+iter *level_iter_new(file_meta *const *files, int n, int fill_cache, sst_damage_log *dl)
 {
     level_iter *li = calloc(1, sizeof(*li));
+    if (li) li->dl = dl;
     if (!li) abort();
     li->base.ops = &level_iter_ops;
     li->files = malloc(sizeof(file_meta *) * (size_t)(n ? n : 1));
@@ -522,13 +524,14 @@ iter *level_iter_new(file_meta *const *files, int n, int fill_cache)
     return &li->base;
 }
 
-int version_add_iters(version *v, iter **its, uint64_t *max_seq, int n, int fill_cache)
+int version_add_iters(version *v, iter **its, uint64_t *max_seq, int n, int fill_cache,
+                      sst_damage_log *dl)
 {
     for (int i = 0; i < v->nfiles[0]; i++) {
         sst_reader *r;
         eng_status s = version_table(v->files[0][i], &r);
         if (max_seq) max_seq[n] = v->files[0][i]->largest_seq;
-        its[n++] = s == ENG_OK ? sst_reader_iter(r, fill_cache) : iter_new_error(s);
+        its[n++] = s == ENG_OK ? sst_reader_iter_damage(r, fill_cache, dl) : iter_new_error(s);
     }
     for (int l = 1; l < ENG_MAX_LEVELS; l++) {
         if (!v->nfiles[l]) continue;
@@ -536,7 +539,7 @@ int version_add_iters(version *v, iter **its, uint64_t *max_seq, int n, int fill
         for (int i = 0; i < v->nfiles[l]; i++)
             if (v->files[l][i]->largest_seq > m) m = v->files[l][i]->largest_seq;
         if (max_seq) max_seq[n] = m;
-        its[n++] = level_iter_new(v->files[l], v->nfiles[l], fill_cache);
+        its[n++] = level_iter_new(v->files[l], v->nfiles[l], fill_cache, dl);
     }
     return n;
 }

@@ -119,13 +119,15 @@ eng_status version_get(version *v, slice key, uint64_t seq, int *type, uint64_t 
 /* Appends to its[] (room for nfiles[0] + ENG_MAX_LEVELS entries) one
  * iterator per level-0 file and one level iterator per non-empty deeper
  * level, and to max_seq[] (may be NULL; same positions) the largest
- * sequence each can hold. The iterators borrow v: the caller keeps a
- * reference while they live. Returns the new count. */
-int version_add_iters(version *v, iter **its, uint64_t *max_seq, int n, int fill_cache);
+ * sequence each can hold. The table iterators record damaged blocks in
+ * dl (may be NULL: table.h, T3). The iterators borrow v: the caller keeps
+ * a reference while they live. Returns the new count. */
+int version_add_iters(version *v, iter **its, uint64_t *max_seq, int n, int fill_cache,
+                      sst_damage_log *dl);
 
 /* A concatenating iterator over files[0..n) (sorted, disjoint; V2). It
  * copies the array but borrows the files: the caller keeps them alive. */
-iter *level_iter_new(file_meta *const *files, int n, int fill_cache);
+iter *level_iter_new(file_meta *const *files, int n, int fill_cache, sst_damage_log *dl);
 
 /* Files of `level` whose user-key range meets [lo, hi] (NULL bounds are
  * unbounded). *out is malloc'd (caller frees); returns the count. */
