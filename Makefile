@@ -45,7 +45,7 @@ FUZZ_SRC  := $(wildcard tests/fuzz/*.c)
 FUZZERS   := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 
 .PHONY: all deps test run bench bench-redis bench-engine tests fuzz clean format
-all: $(BINDIR)/strata-server $(BINDIR)/strata-bench
+all: $(BINDIR)/strata-server $(BINDIR)/strata-bench $(BINDIR)/strata-check
 
 deps:
 	@deps/install.sh
@@ -70,6 +70,11 @@ $(ASAN_LIB_ENG): $(call asanobj,$(SRC_engine))
 	rm -f $@ && ar rcs $@ $^
 
 $(BINDIR)/strata-server: $(call obj,src/server/main.c) $(LIB_ALL)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(LIBS) $(JEMALLOC)
+
+# strata-check: the offline checker (engine, keyspace and index layers; no server).
+$(BINDIR)/strata-check: $(call obj,src/tools/strata-check.c) $(BUILD)/libindex.a $(BUILD)/libkeyspace.a $(LIB_ENG)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS) $(JEMALLOC)
 
@@ -129,7 +134,7 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(BINDIR)/strata-server $(BINDIR)/strata-bench
+	rm -rf $(BUILD) $(BINDIR)/strata-server $(BINDIR)/strata-bench $(BINDIR)/strata-check
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 .SECONDARY:

@@ -200,12 +200,23 @@ eng_status manifest_recover(eng_db *db);
 /* Whether any MANIFEST-* file in db->dir names a table (or cannot be
  * read: then it might). */
 int manifest_dir_names_tables(eng_db *db);
-/* Writes manifest `number` holding the whole of v and the counters, points
- * CURRENT at it (temp file, fsync, rename, fsync dir), and replaces (and
- * deletes) the previous manifest. REQUIRES: the manifest holder or
- * single-threaded recovery. */
-eng_status manifest_write_new(eng_db *db, const version *v, uint64_t number, uint64_t log_number,
-                              uint64_t next_file, uint64_t last_seq);
+/* Writes manifest `number` of vs->dir holding the whole of v and the
+ * counters, points CURRENT at it (temp file, fsync, rename, fsync dir), and
+ * replaces (and deletes) the previous manifest. REQUIRES: the manifest
+ * holder, single-threaded recovery or an offline repair. */
+eng_status manifest_write_new(version_set *vs, const version *v, uint64_t number,
+                              uint64_t log_number, uint64_t next_file, uint64_t last_seq);
+/* Replays the manifest at path into vs (current, counters). A torn last
+ * record is ignored (note gets a line about it; vs->manifest_damaged is
+ * set); damage before an intact record (L2) or an edit that does not parse
+ * is ENG_CORRUPTION naming the file and offset. */
+eng_status manifest_replay(version_set *vs, const char *path, char *note, size_t cap);
+/* The manifest number CURRENT in dir names: ENG_NOTFOUND without CURRENT,
+ * ENG_CORRUPTION when its contents are not a manifest name. */
+eng_status manifest_read_current(const char *dir, uint64_t *number);
+/* Points CURRENT in dir at manifest `number` (temp file, fsync, rename,
+ * fsync dir): an offline repair. */
+eng_status manifest_set_current(const char *dir, uint64_t number);
 
 /* ---- db_write.c -------------------------------------------------------- */
 void *db_sync_thread(void *arg);

@@ -53,33 +53,11 @@ static inline int damaged(const eng_iter *di, slice k)
     return di->dmg.n && sst_damage_covers(&di->dmg, ikey_user_key(k), ikey_sequence(k));
 }
 
-/* "table F: damaged data block at offset N, keys after A up to B" (keys
- * shown with non-printable bytes escaped). */
-static void describe_damage(const sst_damage *d, char *out, size_t cap)
-{
-    char lo[128], hi[128];
-    size_t n = 0;
-    for (size_t i = 0; d->has_lo && i < d->lo.len && n + 5 < sizeof(lo); i++) {
-        unsigned char c = (unsigned char)d->lo.data[i];
-        n += (size_t)snprintf(lo + n, sizeof(lo) - n, c >= 32 && c < 127 ? "%c" : "\\x%02x", c);
-    }
-    lo[n] = 0;
-    n = 0;
-    for (size_t i = 0; i < d->hi.len && n + 5 < sizeof(hi); i++) {
-        unsigned char c = (unsigned char)d->hi.data[i];
-        n += (size_t)snprintf(hi + n, sizeof(hi) - n, c >= 32 && c < 127 ? "%c" : "\\x%02x", c);
-    }
-    hi[n] = 0;
-    snprintf(out, cap, "table %s: damaged data block at offset %llu, keys %s%s%s up to \"%s\"",
-             d->path, (unsigned long long)d->offset, d->has_lo ? "after \"" : "from the first",
-             d->has_lo ? lo : "", d->has_lo ? "\"" : "", hi);
-}
-
 static void note_damage(void *ctx, const sst_damage *d)
 {
     eng_db *db = ctx;
     char msg[600];
-    describe_damage(d, msg, sizeof(msg));
+    sst_damage_describe(d, msg, sizeof(msg));
     __atomic_add_fetch(&db->st.damaged_blocks_skipped, 1, __ATOMIC_RELAXED);
     db_log(db, 3, "%s: skipped by a scan, those keys left out", msg);
 }
@@ -374,6 +352,6 @@ void eng_iter_skip_damaged(eng_iter *di)
 
 size_t eng_iter_damaged(const eng_iter *di, size_t i, char *buf, size_t cap)
 {
-    if (buf && cap && i < (size_t)di->dmg.n) describe_damage(&di->dmg.d[i], buf, cap);
+    if (buf && cap && i < (size_t)di->dmg.n) sst_damage_describe(&di->dmg.d[i], buf, cap);
     return (size_t)di->dmg.n;
 }

@@ -403,7 +403,8 @@ static eng_status install_recovered(recovery *rc, version *v)
     db_filename(path, db->dir, log_number, "log");
     eng_status s = wal_writer_create(path, &db->log);
     if (s == ENG_OK)
-        s = manifest_write_new(db, v, manifest_number, log_number, db->vs.next_file, db->last_seq);
+        s = manifest_write_new(&db->vs, v, manifest_number, log_number, db->vs.next_file,
+                               db->last_seq);
     if (s != ENG_OK) return s;
     version_unref(db->vs.current);
     db->vs.current = v;

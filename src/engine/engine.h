@@ -307,6 +307,46 @@ void eng_get_health(eng_db *db, eng_health *h);
  * is full and compaction fails. Cheap when nothing fails (one atomic load). */
 eng_status eng_write_status(eng_db *db);
 
+/* ---- Offline check and repair (strata-check) -------------------------- */
+
+/* How serious a finding is. */
+enum {
+    ENG_CHECK_NOTE = 0,     /* information (where a repair would start ...) */
+    ENG_CHECK_WARNING = 1,  /* harmless: a torn log tail, a left-over file */
+    ENG_CHECK_DAMAGE = 2,   /* data is damaged or cannot be found */
+    ENG_CHECK_REPAIRED = 3, /* eng_repair_dir changed this */
+};
+
+/* One finding: file is a path, offset UINT64_MAX when none applies. */
+typedef void (*eng_check_fn)(void *ctx, int severity, const char *file, uint64_t offset,
+                             const char *what);
+
+typedef struct eng_check_report {
+    uint64_t manifests, logs, log_records, tables, table_blocks;
+    uint64_t problems, warnings, repaired;
+} eng_check_report;
+
+/* Verifies the database files in dir without changing anything: CURRENT
+ * and the manifest (every record; each table it names present, of its size,
+ * the recorded file), every log (records, checksums, batches, how it ends),
+ * every table (every block's checksum and contents). Calls fn for each
+ * finding. Takes the directory's lock: ENG_BUSY while it is open. Returns
+ * ENG_OK when the check ran (problems counts the damage). */
+eng_status eng_check_dir(const char *dir, eng_check_fn fn, void *ctx, eng_check_report *out);
+
+/* Repairs what eng_check_dir finds that can be repaired, after copying
+ * CURRENT and every manifest into backup_dir: a missing or unusable CURRENT
+ * is pointed at the newest manifest that replays; tables that are missing,
+ * damaged or not the recorded file are set aside (NNNNNN.sst.damaged) and a
+ * new manifest leaves them out (what reads of a damaged one is salvaged
+ * into a new table at its level) -- the keys lost may then show older
+ * versions or none; tables no manifest names are set aside
+ * (NNNNNN.sst.lost). Logs
+ * damaged in the middle are set aside by the next eng_open with
+ * ENG_LOG_RECOVERY_TRUNCATE. Takes the directory's lock. */
+eng_status eng_repair_dir(const char *dir, const char *backup_dir, eng_check_fn fn, void *ctx,
+                          eng_check_report *out);
+
 /* Frees memory the engine handed to the caller (values from eng_get). */
 void eng_free(void *p);
 

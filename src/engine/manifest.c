@@ -85,9 +85,8 @@ static void keep_added_files(version_set *vs, const version *base, const version
 
 /* M2: after a new manifest holding v is current, the kept tables v does not
  * name can go. */
-static void delete_orphans(eng_db *db, const version *v)
+static void delete_orphans(version_set *vs, const version *v)
 {
-    version_set *vs = &db->vs;
     int keep = 0;
     for (int i = 0; i < vs->norphans; i++) {
         if (in_version(v, vs->orphans[i])) {
@@ -95,18 +94,17 @@ static void delete_orphans(eng_db *db, const version *v)
             continue;
         }
         char path[PATH_MAX];
-        db_filename(path, db->dir, vs->orphans[i], "sst");
+        db_filename(path, vs->dir, vs->orphans[i], "sst");
         env_unlink(path);
     }
     vs->norphans = keep;
 }
 
-eng_status manifest_write_new(eng_db *db, const version *v, uint64_t number, uint64_t log_number,
-                              uint64_t next_file, uint64_t last_seq)
+eng_status manifest_write_new(version_set *vs, const version *v, uint64_t number,
+                              uint64_t log_number, uint64_t next_file, uint64_t last_seq)
 {
-    version_set *vs = &db->vs;
     char path[PATH_MAX];
-    snprintf(path, sizeof(path), "%s/MANIFEST-%06" PRIu64, db->dir, number);
+    snprintf(path, sizeof(path), "%s/MANIFEST-%06" PRIu64, vs->dir, number);
     wal_writer *w;
     eng_status s = wal_writer_create(path, &w);
     if (s != ENG_OK) return s;
@@ -129,7 +127,7 @@ eng_status manifest_write_new(eng_db *db, const version *v, uint64_t number, uin
     buf_free(&rec);
     int renamed = 0;
     s = wal_writer_sync(w);
-    if (s == ENG_OK) s = set_current(db->dir, number, &renamed);
+    if (s == ENG_OK) s = set_current(vs->dir, number, &renamed);
     if (s != ENG_OK) {
         wal_writer_abandon(w);
         /* R2: once renamed, CURRENT may name it (the directory fsync failed):
@@ -139,12 +137,12 @@ eng_status manifest_write_new(eng_db *db, const version *v, uint64_t number, uin
     }
     wal_writer_abandon(vs->manifest); /* synced after its every edit */
     if (vs->manifest_number && vs->manifest_number != number) {
-        snprintf(path, sizeof(path), "%s/MANIFEST-%06" PRIu64, db->dir, vs->manifest_number);
+        snprintf(path, sizeof(path), "%s/MANIFEST-%06" PRIu64, vs->dir, vs->manifest_number);
         env_unlink(path);
     }
     vs->manifest = w;
     vs->manifest_number = number;
-    delete_orphans(db, v);
+    delete_orphans(vs, v);
     return ENG_OK;
 }
 
@@ -172,7 +170,7 @@ eng_status db_log_and_apply(eng_db *db, version_edit *e, int pop_imm)
     if (s == ENG_OK && e->nadded > 0) s = env_fsync_dir(db->dir);
     int wrote = s == ENG_OK; /* from here a failure may leave the edit on disk */
     if (s == ENG_OK && roll_number) {
-        s = manifest_write_new(db, v, roll_number, e->log_number, e->next_file, e->last_seq);
+        s = manifest_write_new(vs, v, roll_number, e->log_number, e->next_file, e->last_seq);
     } else if (s == ENG_OK) {
         buf rec = {0};
         edit_encode(e, &rec);
@@ -230,9 +228,8 @@ static eng_status read_current(const char *dir, uint64_t *number)
 }
 
 /* Applies one decoded edit of the manifest being replayed. */
-static eng_status replay_edit(eng_db *db, version_edit *e, int *have)
+static eng_status replay_edit(version_set *vs, version_edit *e, int *have)
 {
-    version_set *vs = &db->vs;
     version *nv;
     eng_status s = version_apply(vs, vs->current, e, 0, &nv);
     if (s != ENG_OK) return s;
@@ -250,15 +247,16 @@ static int edit_plausible(const char *head, size_t head_len, size_t len)
     return head_len >= 2 && head[0] == VE_TAG_FORMAT && head[1] == MANIFEST_FORMAT_VERSION;
 }
 
-/* Reads the manifest at path into db->vs. */
-static eng_status replay_manifest(eng_db *db, const char *path)
+eng_status manifest_replay(version_set *vs, const char *path, char *note, size_t cap)
 {
-    version_set *vs = &db->vs;
     wal_reader *r;
+    if (note && cap) note[0] = 0;
     eng_status s = wal_reader_open(path, &r);
     if (s != ENG_OK) return s == ENG_IOERR ? s : env_error(ENG_CORRUPTION, "%s: bad header", path);
     version_edit empty;
     edit_init(&empty);
+    version_unref(vs->current);
+    vs->current = NULL;
     s = version_apply(vs, NULL, &empty, 0, &vs->current);
     int have[2] = {0, 0};
     slice rec;
@@ -271,7 +269,7 @@ static eng_status replay_manifest(eng_db *db, const char *path)
         if (s != ENG_OK)
             s = env_error(ENG_CORRUPTION, "%s: the edit at offset %" PRIu64 " does not parse: %s",
                           path, off, eng_last_error());
-        if (s == ENG_OK) s = replay_edit(db, &e, have);
+        if (s == ENG_OK) s = replay_edit(vs, &e, have);
         edit_clear(&e);
     }
     if (s == ENG_NOTFOUND && wal_reader_dropped_bytes(r)) {
@@ -288,10 +286,10 @@ static eng_status replay_manifest(eng_db *db, const char *path)
                           path, end, wal_reader_stop_reason(r), next);
         if (s == ENG_OK) {
             vs->manifest_damaged = 1;
-            db_log(db, 3,
-                   "manifest %s: ignored %" PRIu64 " bytes after the last good edit (%s); "
-                   "unreferenced table files are kept",
-                   path, wal_reader_dropped_bytes(r), wal_reader_stop_reason(r));
+            if (note)
+                snprintf(note, cap,
+                         "manifest %s: ignored %" PRIu64 " bytes after the last good edit (%s)",
+                         path, wal_reader_dropped_bytes(r), wal_reader_stop_reason(r));
         }
     } else if (s == ENG_NOTFOUND) {
         s = ENG_OK;
@@ -302,17 +300,30 @@ static eng_status replay_manifest(eng_db *db, const char *path)
     return s;
 }
 
+eng_status manifest_set_current(const char *dir, uint64_t number)
+{
+    int renamed = 0;
+    return set_current(dir, number, &renamed);
+}
+
+eng_status manifest_read_current(const char *dir, uint64_t *number)
+{
+    return read_current(dir, number);
+}
+
 eng_status manifest_recover(eng_db *db)
 {
     uint64_t number = 0;
     eng_status s = read_current(db->dir, &number);
     if (s != ENG_OK) return s;
-    char path[PATH_MAX];
+    char path[PATH_MAX], note[PATH_MAX + 200];
     snprintf(path, sizeof(path), "%s/MANIFEST-%06" PRIu64, db->dir, number);
     if (!env_exists(path))
         return env_error(ENG_CORRUPTION, "%s/CURRENT names %s, which is missing", db->dir, path);
     db->vs.manifest_number = number;
-    return replay_manifest(db, path);
+    s = manifest_replay(&db->vs, path, note, sizeof(note));
+    if (s == ENG_OK && note[0]) db_log(db, 3, "%s; unreferenced table files are kept", note);
+    return s;
 }
 
 typedef struct names_ctx {

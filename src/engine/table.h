@@ -114,6 +114,10 @@ typedef struct sst_damage_log {
     void *ctx;
 } sst_damage_log;
 void sst_damage_log_free(sst_damage_log *l);
+/* "table F: damaged data block at offset N, keys after A up to B", with
+ * the keys' non-printable bytes escaped. */
+void sst_damage_describe(const sst_damage *d, char *out, size_t cap);
+
 /* Whether the entry (k, seq) of any source may stand in for one a damaged
  * block lost: k lies in a range recorded in l and seq is no newer than
  * that table. */

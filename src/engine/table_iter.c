@@ -14,6 +14,7 @@
  * decodes each from it, checksum included. Any damaged block or index
  * entry makes the iterator invalid with status ENG_CORRUPTION.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,6 +90,26 @@ int sst_damage_covers(const sst_damage_log *l, slice k, uint64_t seq)
             return 1;
     }
     return 0;
+}
+
+void sst_damage_describe(const sst_damage *d, char *out, size_t cap)
+{
+    char lo[128], hi[128];
+    size_t n = 0;
+    for (size_t i = 0; d->has_lo && i < d->lo.len && n + 5 < sizeof(lo); i++) {
+        unsigned char c = (unsigned char)d->lo.data[i];
+        n += (size_t)snprintf(lo + n, sizeof(lo) - n, c >= 32 && c < 127 ? "%c" : "\\x%02x", c);
+    }
+    lo[n] = 0;
+    n = 0;
+    for (size_t i = 0; i < d->hi.len && n + 5 < sizeof(hi); i++) {
+        unsigned char c = (unsigned char)d->hi.data[i];
+        n += (size_t)snprintf(hi + n, sizeof(hi) - n, c >= 32 && c < 127 ? "%c" : "\\x%02x", c);
+    }
+    hi[n] = 0;
+    snprintf(out, cap, "table %s: damaged data block at offset %llu, keys %s%s%s up to \"%s\"",
+             d->path, (unsigned long long)d->offset, d->has_lo ? "after \"" : "from the first",
+             d->has_lo ? lo : "", d->has_lo ? "\"" : "", hi);
 }
 
 /* T3: the data block the index iterator points at is damaged (s says how):
