@@ -1,6 +1,6 @@
 /*
  * ks_keys.c -- generic key commands' data work: TYPE, DEL, RENAME, COPY,
- * TTLs, KEYS, SCAN, RANDOMKEY and the glob matcher.
+ * TTLs, KEYS and SCAN (RANDOMKEY is ks_random.c, the glob matcher ks_glob.c).
  *
  * Reads the metadata keys 'm' db key (ENCODING.md); key order is bytewise,
  * so KEYS with a literal prefix seeks straight to it and SCAN resumes by
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "keyspace/ks_encoding.h"
+#include "keyspace/ks_type.h"
 
 ks_status ks_type_of(ks_ctx *c, const char *key, size_t klen, ks_type *type)
 {
@@ -22,16 +22,27 @@ ks_status ks_type_of(ks_ctx *c, const char *key, size_t klen, ks_type *type)
     return st;
 }
 
-ks_status ks_del(ks_ctx *c, const char *key, size_t klen, int *deleted)
+ks_status ks_object_encoding(ks_ctx *c, const char *key, size_t klen, const char **enc)
 {
     ks_meta m;
+    ks_status st = ks_key_read(c, NULL, c->db, key, klen, KS_NONE, &m);
+    if (st != KS_OK) return st;
+    *enc = ks_type_row(m.type)->encoding(&m, &c->ks->limits);
+    ks_meta_free(&m);
+    return KS_OK;
+}
+
+ks_status ks_del(ks_ctx *c, const char *key, size_t klen, int *deleted)
+{
+    ks_write w;
     *deleted = 0;
-    ks_status st = ks_meta_read_w(c, c->db, key, klen, &m);
-    if (st == KS_OK && m.type != KS_NONE) {
-        st = ks_meta_remove(c, c->db, key, klen, &m, 1);
+    ks_status st = ks_write_begin(c, c->db, key, klen, KS_NONE, &w);
+    if (st != KS_OK) return st;
+    if (w.m.type != KS_NONE) {
+        st = ks_write_del(&w);
         *deleted = st == KS_OK;
     }
-    ks_meta_free(&m);
+    ks_write_end(&w);
     return st;
 }
 
@@ -49,65 +60,39 @@ ks_status ks_del_keys(ks_ctx *c, const ks_field *keys, size_t n, uint64_t *delet
     return st == KS_OK ? cst : st;
 }
 
-/* Writes src's value (content in fv for a hash) at dst over dm. */
-static ks_status put_copy(ks_ctx *c, int db, const char *dst, size_t dl, const ks_meta *dm,
-                          const ks_meta *sm, const ks_fvec *fv)
-{
-    if (sm->type == KS_STRING)
-        return ks_meta_write(c, db, dst, dl, dm, KS_STRING, 0, sm->expire, sm->payload, sm->plen,
-                             NULL, 0);
-    if (!sm->big) /* a packed payload does not depend on the key: copy it */
-        return ks_meta_write(c, db, dst, dl, dm, KS_HASH, 0, sm->expire, sm->payload, sm->plen,
-                             NULL, 0);
-    return ks_hash_store(c, db, dst, dl, dm, fv->v, fv->n, sm->expire);
-}
-
-/* The hooks of a move/copy (KS1): dst's old content is replaced by src's. */
-static ks_status copy_hooks(ks_ctx *c, int db, const char *dst, size_t dl, const ks_meta *dm,
-                            const ks_meta *sm, const ks_fvec *fv)
-{
-    if ((dm->type != KS_HASH && sm->type != KS_HASH) || !ks_hook_wanted(c, db, dst, dl))
-        return KS_OK;
-    ks_fvec old;
-    ks_fvec_init(&old);
-    ks_status st = KS_OK;
-    if (dm->type == KS_HASH) st = ks_hash_load(c, NULL, db, dst, dl, dm, &old);
-    if (st == KS_OK)
-        st = ks_hook_call(c, db, dst, dl, old.v, old.n, dm->type == KS_HASH, fv->v, fv->n,
-                          sm->type == KS_HASH, sm->type == KS_HASH ? sm->expire : 0);
-    ks_fvec_free(&old);
-    return st;
-}
-
+/* RENAME moves the record (KS-E6: its members stay where they are); COPY
+ * writes a new record through the type's copy (a new version for big
+ * values). Both replace whatever dst held, through the write path. */
 static ks_status move_or_copy(ks_ctx *c, const char *src, size_t sl, int dst_db, const char *dst,
                               size_t dl, int nx, int remove_src, int *done)
 {
-    ks_meta sm, dm;
-    ks_fvec fv;
-    ks_fvec_init(&fv);
-    memset(&dm, 0, sizeof(dm));
+    ks_write sw, dw;
     *done = 0;
-    ks_status st = ks_meta_read_w(c, c->db, src, sl, &sm);
+    ks_status st = ks_write_begin(c, c->db, src, sl, KS_NONE, &sw);
     if (st != KS_OK) return st;
-    if (sm.type == KS_NONE) {
-        st = KS_NOTFOUND;
-        goto out;
+    if (sw.m.type == KS_NONE) {
+        ks_write_end(&sw);
+        return KS_NOTFOUND;
     }
-    if (sm.type == KS_HASH && (sm.big || ks_hook_wanted(c, dst_db, dst, dl) ||
-                               (remove_src && ks_hook_wanted(c, c->db, src, sl))))
-        st = ks_hash_load(c, NULL, c->db, src, sl, &sm, &fv);
-    if (st == KS_OK) st = ks_meta_read_w(c, dst_db, dst, dl, &dm);
-    if (st != KS_OK || (nx && dm.type != KS_NONE)) goto out;
-    if (remove_src && sm.type == KS_HASH && ks_hook_wanted(c, c->db, src, sl))
-        st = ks_hook_call(c, c->db, src, sl, fv.v, fv.n, 1, NULL, 0, 0, 0);
-    if (st == KS_OK) st = copy_hooks(c, dst_db, dst, dl, &dm, &sm, &fv);
-    if (st == KS_OK && remove_src) st = ks_meta_remove(c, c->db, src, sl, &sm, 0);
-    if (st == KS_OK) st = put_copy(c, dst_db, dst, dl, &dm, &sm, &fv);
+    st = ks_write_begin(c, dst_db, dst, dl, KS_NONE, &dw);
+    if (st != KS_OK) {
+        ks_write_end(&sw);
+        return st;
+    }
+    if (nx && dw.m.type != KS_NONE) goto out;
+    if (remove_src) {
+        st = ks_write_move(&sw, &dw);
+    } else {
+        ks_value v;
+        char body[KS_BIG_BODY_MAX];
+        st = ks_type_row(sw.m.type)->copy(c, c->db, &sw.m, dst_db, &v, body);
+        v.expire = sw.m.expire;
+        if (st == KS_OK) st = ks_write_put(&dw, &v);
+    }
     *done = st == KS_OK;
 out:
-    ks_fvec_free(&fv);
-    ks_meta_free(&dm);
-    ks_meta_free(&sm);
+    ks_write_end(&dw);
+    ks_write_end(&sw);
     return st;
 }
 
@@ -132,133 +117,49 @@ ks_status ks_copy(ks_ctx *c, const char *src, size_t sl, int dst_db, const char 
 
 /* ---- TTLs ------------------------------------------------------------------- */
 
-/* Rewrites m with a new expire (0: none), telling the index layer (KS1). */
-static ks_status retime(ks_ctx *c, const char *key, size_t klen, const ks_meta *m, int64_t when)
-{
-    if (m->type == KS_HASH && ks_hook_wanted(c, c->db, key, klen)) {
-        ks_fvec fv;
-        ks_fvec_init(&fv);
-        ks_status st = ks_hash_load(c, NULL, c->db, key, klen, m, &fv);
-        if (st == KS_OK) st = ks_hook_call(c, c->db, key, klen, fv.v, fv.n, 1, fv.v, fv.n, 1, when);
-        ks_fvec_free(&fv);
-        if (st != KS_OK) return st;
-    }
-    return ks_meta_write(c, c->db, key, klen, m, m->type, m->big, when, m->payload, m->plen, NULL,
-                         0);
-}
-
 ks_status ks_expire_set(ks_ctx *c, const char *key, size_t klen, int64_t when_ms, int flags,
                         int *done)
 {
-    ks_meta m;
+    ks_write w;
     *done = 0;
-    ks_status st = ks_meta_read_w(c, c->db, key, klen, &m);
-    if (st != KS_OK || m.type == KS_NONE) goto out;
-    int64_t cur = m.expire;
+    ks_status st = ks_write_begin(c, c->db, key, klen, KS_NONE, &w);
+    if (st != KS_OK) return st;
+    int64_t cur = w.m.expire;
+    if (w.m.type == KS_NONE) goto out;
     if ((flags & KS_EXP_NX) && cur) goto out;
     if ((flags & KS_EXP_XX) && !cur) goto out;
     if ((flags & KS_EXP_GT) && (!cur || when_ms <= cur)) goto out;
     if ((flags & KS_EXP_LT) && cur && when_ms >= cur) goto out;
-    if (when_ms <= c->now_ms)
-        st = ks_meta_remove(c, c->db, key, klen, &m, 1);
-    else
-        st = retime(c, key, klen, &m, when_ms);
+    st = ks_write_retime(&w, when_ms); /* a passed time deletes the key */
     *done = st == KS_OK;
 out:
-    ks_meta_free(&m);
+    ks_write_end(&w);
     return st;
 }
 
 ks_status ks_persist(ks_ctx *c, const char *key, size_t klen, int *done)
 {
-    ks_meta m;
+    ks_write w;
     *done = 0;
-    ks_status st = ks_meta_read_w(c, c->db, key, klen, &m);
-    if (st == KS_OK && m.type != KS_NONE && m.expire) {
-        st = retime(c, key, klen, &m, 0);
+    ks_status st = ks_write_begin(c, c->db, key, klen, KS_NONE, &w);
+    if (st != KS_OK) return st;
+    if (w.m.type != KS_NONE && w.m.expire) {
+        st = ks_write_retime(&w, 0);
         *done = st == KS_OK;
     }
-    ks_meta_free(&m);
+    ks_write_end(&w);
     return st;
 }
 
 ks_status ks_expire_get(ks_ctx *c, const char *key, size_t klen, int64_t *when_ms)
 {
     ks_meta m;
-    ks_status st = ks_meta_read(c, NULL, c->db, key, klen, &m);
-    if (st == KS_OK && m.type == KS_NONE) st = KS_NOTFOUND;
+    *when_ms = 0;
+    ks_status st = ks_key_read(c, NULL, c->db, key, klen, KS_NONE, &m);
+    if (st != KS_OK) return st;
     *when_ms = m.expire;
     ks_meta_free(&m);
-    return st;
-}
-
-/* ---- Glob (Redis's stringmatchlen) ------------------------------------------ */
-
-static int lower(int ch)
-{
-    return ch >= 'A' && ch <= 'Z' ? ch + 32 : ch;
-}
-
-/* Matches one pattern element at p (not '*') against ch; *used is its
- * length in the pattern. */
-static int match_elem(const char *p, size_t left, unsigned char ch, int nocase, size_t *used)
-{
-    int a, b, x = nocase ? lower(ch) : ch;
-    if (p[0] == '?') return *used = 1, 1;
-    if (p[0] == '\\' && left >= 2)
-        return *used = 2, (nocase ? lower((unsigned char)p[1]) : (unsigned char)p[1]) == x;
-    if (p[0] != '[')
-        return *used = 1, (nocase ? lower((unsigned char)p[0]) : (unsigned char)p[0]) == x;
-    size_t i = 1;
-    int neg = i < left && p[i] == '^', match = 0;
-    if (neg) i++;
-    for (; i < left && p[i] != ']'; i++) {
-        if (p[i] == '\\' && i + 1 < left) {
-            i++;
-            if ((unsigned char)p[i] == ch) match = 1;
-        } else if (i + 2 < left && p[i + 1] == '-') {
-            a = (unsigned char)p[i];
-            b = (unsigned char)p[i + 2];
-            if (a > b) {
-                int t = a;
-                a = b;
-                b = t;
-            }
-            if (nocase) a = lower(a), b = lower(b);
-            if (x >= a && x <= b) match = 1;
-            i += 2;
-        } else if ((nocase ? lower((unsigned char)p[i]) : (unsigned char)p[i]) == x) {
-            match = 1;
-        }
-    }
-    *used = i < left ? i + 1 : left; /* an unclosed class runs to the end */
-    return neg ? !match : match;
-}
-
-int ks_glob_match(const char *pat, size_t plen, const char *s, size_t slen, int nocase)
-{
-    size_t pi = 0, si = 0, star_p = (size_t)-1, star_s = 0, used;
-    while (si < slen) {
-        if (pi < plen && pat[pi] == '*') {
-            while (pi < plen && pat[pi] == '*')
-                pi++;
-            if (pi == plen) return 1;
-            star_p = pi;
-            star_s = si;
-            continue;
-        }
-        if (pi < plen && match_elem(pat + pi, plen - pi, (unsigned char)s[si], nocase, &used)) {
-            pi += used;
-            si++;
-            continue;
-        }
-        if (star_p == (size_t)-1) return 0;
-        pi = star_p; /* let the last star eat one more byte */
-        si = ++star_s;
-    }
-    while (pi < plen && pat[pi] == '*')
-        pi++;
-    return pi == plen;
+    return KS_OK;
 }
 
 /* ---- KEYS / SCAN / RANDOMKEY ------------------------------------------------ */
@@ -322,88 +223,6 @@ ks_status ks_scan(ks_ctx *c, uint64_t cursor, const char *pat, size_t plen, uint
         if (fn(arg, k + 2, kl - 2)) break;
     }
     if (eng_iter_status(it) != ENG_OK) st = ks_engine_err(c, eng_iter_status(it), "scan");
-    eng_iter_free(it);
-    return st;
-}
-
-static uint64_t rnd(keyspace *ks)
-{
-    ks->rng ^= ks->rng << 13;
-    ks->rng ^= ks->rng >> 7;
-    ks->rng ^= ks->rng << 17;
-    return ks->rng;
-}
-
-/* Seeks to a random key by walking down the trie of key bytes: at each
- * depth it lists the distinct next bytes (one seek each) and picks one
- * uniformly, so keys like "user:123" and "h:1" / "s:2" spread well. The
- * draw is uniform over branches, not keys (Redis's is not uniform either);
- * it costs at most KS_RANDOM_SEEKS seeks. */
-#define KS_RANDOM_SEEKS 2048
-static void seek_random(ks_ctx *c, eng_iter *it)
-{
-    char prefix[66];
-    size_t pl = 2, seeks = 0;
-    prefix[0] = KS_NS_META;
-    prefix[1] = (char)c->db;
-    while (pl < sizeof(prefix) - 1 && seeks < KS_RANDOM_SEEKS) {
-        unsigned char opts[257];
-        int n = 0, terminal = 0;
-        eng_iter_seek(it, prefix, pl);
-        seeks++;
-        while (eng_iter_valid(it) && seeks < KS_RANDOM_SEEKS) {
-            size_t kl;
-            const char *k = eng_iter_key(it, &kl);
-            if (kl < pl || memcmp(k, prefix, pl) != 0) break;
-            if (kl == pl) { /* the prefix itself is a key */
-                terminal = 1;
-                eng_iter_next(it);
-                continue;
-            }
-            unsigned char b = (unsigned char)k[pl];
-            opts[n++] = b;
-            if (b == 255) break;
-            prefix[pl] = (char)(b + 1);
-            eng_iter_seek(it, prefix, pl + 1);
-            seeks++;
-        }
-        if (n + terminal == 0) break;
-        uint64_t pick = rnd(c->ks) % (uint64_t)(n + terminal);
-        if (pick == (uint64_t)n) break; /* the terminal key */
-        prefix[pl++] = (char)opts[pick];
-    }
-    eng_iter_seek(it, prefix, pl);
-}
-
-ks_status ks_randomkey(ks_ctx *c, char **key, size_t *klen)
-{
-    eng_iter *it = eng_iter_new(c->ks->db, NULL, ks_read_batch(c));
-    eng_iter_skip_damaged(it); /* a listing goes on past a damaged block (logged) */
-    char start[2] = {KS_NS_META, (char)c->db};
-    ks_status st = KS_NOTFOUND;
-    int wrapped = 0;
-    seek_random(c, it);
-    for (int steps = 0; steps < 100000; steps++) {
-        size_t kl, vl;
-        if (!eng_iter_valid(it) || !in_db(eng_iter_key(it, &kl), kl, c->db)) {
-            if (wrapped++) break;
-            eng_iter_seek(it, start, 2);
-            continue;
-        }
-        const char *k = eng_iter_key(it, &kl), *v = eng_iter_value(it, &vl);
-        ks_meta m;
-        if (ks_meta_view(&m, v, vl, c->now_ms) == 0 && m.type != KS_NONE) {
-            *key = malloc(kl - 2 + 1);
-            if (!*key) break;
-            memcpy(*key, k + 2, kl - 2);
-            *klen = kl - 2;
-            st = KS_OK;
-            break;
-        }
-        eng_iter_next(it);
-    }
-    if (st != KS_OK && eng_iter_status(it) != ENG_OK)
-        st = ks_engine_err(c, eng_iter_status(it), "randomkey");
     eng_iter_free(it);
     return st;
 }

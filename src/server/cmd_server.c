@@ -20,6 +20,7 @@
 #include "index/index.h"
 #include "server/ae.h"
 #include "server/config.h"
+#include "server/script.h"
 #include "server/server.h"
 
 #define STRATA_VERSION "0.1.0"
@@ -32,9 +33,12 @@ static void reply_flags(client *c, uint32_t f)
     static const struct {
         uint32_t bit;
         const char *name;
-    } names[] = {{CMD_WRITE, "write"}, {CMD_READONLY, "readonly"}, {CMD_ADMIN, "admin"},
-                 {CMD_FAST, "fast"},   {CMD_NOAUTH, "no_auth"},    {CMD_LOADING, "loading"},
-                 {CMD_STALE, "stale"}, {CMD_NOSCRIPT, "noscript"}, {CMD_BLOCKING, "blocking"}};
+    } names[] = {{CMD_WRITE, "write"},        {CMD_READONLY, "readonly"},
+                 {CMD_ADMIN, "admin"},        {CMD_FAST, "fast"},
+                 {CMD_NOAUTH, "no_auth"},     {CMD_LOADING, "loading"},
+                 {CMD_STALE, "stale"},        {CMD_NOSCRIPT, "noscript"},
+                 {CMD_BLOCKING, "blocking"},  {CMD_ALLOW_BUSY, "allow_busy"},
+                 {CMD_DENY_MULTI, "no_multi"}};
     int n = 0;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (f & names[i].bit) n++;
@@ -57,6 +61,7 @@ static int command_cats(const struct command *cmd, const char **cats)
                 : !strcmp(g, "string")       ? "@string"
                 : !strcmp(g, "hash")         ? "@hash"
                 : !strcmp(g, "connection")   ? "@connection"
+                : !strcmp(g, "scripting")    ? "@scripting"
                                              : "@index";
     return n;
 }
@@ -122,6 +127,16 @@ static void command_getkeys(client *c)
     if (!cmd) return add_reply_error(c, "Invalid command specified");
     if ((cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity)
         return add_reply_error(c, "Invalid number of arguments specified for command");
+    if (cmd->flags & CMD_SCRIPT) { /* EVAL/FCALL: numkeys keys after it (none when invalid) */
+        long long nk;
+        if (argc < 3 || !ks_string2ll(c->argv[4].ptr, c->argv[4].len, &nk) || nk < 0 ||
+            nk > argc - 3)
+            nk = 0;
+        add_reply_array_len(c, (long)nk);
+        for (long long i = 0; i < nk; i++)
+            add_reply_bulk(c, c->argv[5 + i].ptr, c->argv[5 + i].len);
+        return;
+    }
     if (cmd->first_key == 0) return add_reply_error(c, "The command has no key arguments");
     int last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
     long n = 0;
@@ -169,7 +184,7 @@ static void command_list(client *c)
     long n = 0;
     for (size_t i = 0; i < command_table_size; i++) {
         const struct command *cmd = &command_table[i];
-        if (by_pattern && !strata_glob_match(f, strlen(f), cmd->name, strlen(cmd->name), 1))
+        if (by_pattern && !ks_glob_match(f, c->argv[4].len, cmd->name, strlen(cmd->name), 1))
             continue;
         if (by_cat) {
             const char *cats[4];
@@ -302,6 +317,9 @@ static void info_memory(sbuf *b)
               (unsigned long long)rss, h, (unsigned long long)rss, hr,
               (unsigned long long)st.cache_capacity, (unsigned long long)st.cache_usage,
               (unsigned long long)st.memtable_bytes);
+    char scripting[1024];
+    script_info_memory(scripting, sizeof(scripting));
+    sb_printf(b, "%s", scripting);
 }
 
 /* One kind of background work in INFO persistence: <name>_status ok|err,
@@ -431,6 +449,9 @@ static void info_section(sbuf *b, const char *s, int all)
             (unsigned long long)server.stat_net_out, (unsigned long long)server.stat_rejected_conn,
             (unsigned long long)server.stat_expired, (unsigned long long)server.stat_errors,
             (unsigned long long)server.stat_commits, (unsigned long long)server.stat_write_errors);
+        /* Clients closed for reply-memory-limit (Redis 7.0's name for
+         * closings by its total client memory limit). */
+        sb_printf(b, "evicted_clients:%llu\r\n", (unsigned long long)server.stat_evicted_clients);
     }
     if (all || !strcasecmp(s, "replication")) {
         sb_section(b, "Replication");
@@ -519,7 +540,8 @@ void cmd_config(client *c)
         free(g.names);
         free(g.vals);
     } else if (arg_is(sub, "set")) {
-        if (c->argc < 4 || c->argc % 2 != 0) return add_reply_subcommand_arity(c);
+        if (c->argc < 4) return add_reply_subcommand_arity(c);
+        if (c->argc % 2 != 0) return add_reply_error(c, ERR_SYNTAX); /* as Redis: pairs */
         for (int i = 2; i < c->argc; i += 2) {
             const char *v[1] = {c->argv[i + 1].ptr};
             char *err = NULL;
@@ -535,6 +557,7 @@ void cmd_config(client *c)
         server.stat_commands = server.stat_connections = server.stat_rejected_conn = 0;
         server.stat_errors = server.stat_net_in = server.stat_net_out = 0;
         server.stat_expired = server.stat_commits = server.stat_write_errors = 0;
+        server.stat_evicted_clients = 0;
         server.stat_ops_sample_cmds = 0;
         add_reply_ok(c);
     } else {
@@ -557,12 +580,13 @@ static void flush(client *c, int all)
         return;
     }
     ks_ctx *ctx = client_ks(c);
+    server_watch_flush_begin(ctx, all ? -1 : c->db);
     ks_status st = ks_flush(ctx, all);
+    server_watch_flush_end(st == KS_OK);
     if (st != KS_OK) {
         add_reply_ks_error(c, st, ctx);
         return;
     }
-    server_touch_db(all ? -1 : c->db);
     add_reply_ok(c);
 }
 
@@ -666,13 +690,13 @@ void cmd_lastsave(client *c)
 
 void cmd_shutdown(client *c)
 {
-    int save = 0;
+    int save = 0, nosave = 0;
     for (int i = 1; i < c->argc; i++) {
         const arg *a = &c->argv[i];
         if (arg_is(a, "save"))
             save = 1;
         else if (arg_is(a, "nosave"))
-            save = 0;
+            save = 0, nosave = 1;
         else if (arg_is(a, "now") || arg_is(a, "force"))
             continue;
         else if (arg_is(a, "abort"))
@@ -680,6 +704,7 @@ void cmd_shutdown(client *c)
         else
             return add_reply_error(c, ERR_SYNTAX);
     }
+    if (script_shutdown_check(c, nosave) < 0) return; /* busy script: only NOSAVE */
     if (save && server_prepare_shutdown(1) < 0) {
         add_reply_error(c, "Errors trying to SHUTDOWN. Check logs.");
         return;
