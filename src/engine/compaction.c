@@ -529,23 +529,6 @@ static void note_result(eng_db *db, eng_status s)
     db_fault_backoff(db, &db->compact_retry_at, &db->compact_delay);
 }
 
-/* Waits for work, or until the retry delay of a failed compaction ends.
- * REQUIRES: mu. */
-static void wait_for_work(eng_db *db)
-{
-    uint64_t now = env_now_micros();
-    if (db->compact_retry_at <= now) {
-        pthread_cond_wait(&db->compact_cv, &db->mu);
-        return;
-    }
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t ns = (uint64_t)ts.tv_nsec + (db->compact_retry_at - now) * 1000;
-    ts.tv_sec += (time_t)(ns / 1000000000u);
-    ts.tv_nsec = (long)(ns % 1000000000u);
-    pthread_cond_timedwait(&db->compact_cv, &db->mu, &ts);
-}
-
 void *db_compact_thread(void *arg)
 {
     eng_db *db = arg;
@@ -571,7 +554,7 @@ void *db_compact_thread(void *arg)
             pthread_cond_broadcast(&db->bg_cv);
             continue;
         }
-        wait_for_work(db);
+        db_wait(&db->compact_cv, &db->mu, db->compact_retry_at); /* work, or the retry (D6) */
     }
     pthread_mutex_unlock(&db->mu);
     return NULL;

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <time.h>
 
 void db_fault_note(eng_db *db, bg_fault *f, const char *what, eng_status s)
 {
@@ -99,4 +100,19 @@ void eng_get_health(eng_db *db, eng_health *h)
     h->recoveries = db->recoveries;
     h->writes_refused = db->bg_error != ENG_OK || refused(db) != ENG_OK;
     pthread_mutex_unlock(&db->mu);
+}
+
+void db_wait(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t at_us)
+{
+    uint64_t now = env_now_micros();
+    if (at_us <= now) {
+        pthread_cond_wait(cv, mu);
+        return;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t ns = (uint64_t)ts.tv_nsec + (at_us - now) * 1000;
+    ts.tv_sec += (time_t)(ns / 1000000000u);
+    ts.tv_nsec = (long)(ns % 1000000000u);
+    pthread_cond_timedwait(cv, mu, &ts);
 }

@@ -176,14 +176,8 @@ void *db_flush_thread(void *arg)
     eng_db *db = arg;
     pthread_mutex_lock(&db->mu);
     while (!db->shutting_down) {
-        uint64_t now = env_now_micros();
-        if (db->flush_retry_at > now) { /* D6: wait out the retry delay */
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            uint64_t ns = (uint64_t)ts.tv_nsec + (db->flush_retry_at - now) * 1000;
-            ts.tv_sec += (time_t)(ns / 1000000000u);
-            ts.tv_nsec = (long)(ns % 1000000000u);
-            pthread_cond_timedwait(&db->flush_cv, &db->mu, &ts);
+        if (db->flush_retry_at > env_now_micros()) { /* D6: wait out the retry delay */
+            db_wait(&db->flush_cv, &db->mu, db->flush_retry_at);
             continue;
         }
         if (db->bg_error != ENG_OK || !flush_work(db)) {

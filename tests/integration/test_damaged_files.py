@@ -13,19 +13,11 @@ import glob
 import os
 import signal
 
-from harness import RespError, Server, main, test
+from harness import Server, flip_byte, main, test
 
 
 def data_dir(srv):
     return os.path.join(srv.dir, "data")
-
-
-def flip(path, off):
-    with open(path, "r+b") as f:
-        f.seek(off)
-        b = f.read(1)
-        f.seek(off)
-        f.write(bytes([b[0] ^ 0x10]))
 
 
 def tables(srv):
@@ -59,7 +51,7 @@ def damaged_data_block_scan_keys_randomkey_and_idx_check_go_on():
         c.save()
         srv.stop()
         big = max(tables(srv), key=os.path.getsize)
-        flip(big, os.path.getsize(big) // 3)
+        flip_byte(big, os.path.getsize(big) // 3)
         srv.start()
         c = srv.client()
         keys, cur = set(), 0
@@ -97,7 +89,7 @@ def damaged_table_footer_refuses_start_naming_file_and_offset():
         c.save()
         srv.stop()
         t = tables(srv)[-1]
-        flip(t, os.path.getsize(t) - 30)
+        flip_byte(t, os.path.getsize(t) - 30)
         before = listing(srv)
         err = start_fails(srv)
         assert os.path.basename(t) in err and "offset" in err and "strata-check" in err, err[-800:]
@@ -136,7 +128,7 @@ def damaged_middle_log_record_refuses_start_unless_log_load_corrupt():
         srv.kill9()
         log = max(glob.glob(os.path.join(data_dir(srv), "*.log")), key=os.path.getsize)
         size = os.path.getsize(log)
-        flip(log, size // 2)
+        flip_byte(log, size // 2)
         err = start_fails(srv)
         assert os.path.basename(log) in err and "offset" in err, err[-800:]
         assert os.path.getsize(log) == size  # kept as it was

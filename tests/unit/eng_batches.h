@@ -195,10 +195,9 @@ static inline void manifest_path(char *out, size_t cap)
 }
 
 /* Writes batches 0..n-1 and flushes them into tables (manifest edits). */
-static inline void write_flushed_batches(long n)
+static inline void write_flushed_batches_with(long n, eng_options *o)
 {
-    eng_options o = crash_opts();
-    eng_db *db = open_db(&o);
+    eng_db *db = open_db(o);
     eng_batch *b = eng_batch_new(0);
     for (long i = 0; i < n; i++) {
         eng_batch_clear(b);
@@ -208,6 +207,11 @@ static inline void write_flushed_batches(long n)
     }
     eng_batch_free(b);
     CHECK(eng_close(db) == ENG_OK);
+}
+static inline void write_flushed_batches(long n)
+{
+    eng_options o = crash_opts();
+    write_flushed_batches_with(n, &o);
 }
 
 /* How many files in the test directory have a name containing needle. */

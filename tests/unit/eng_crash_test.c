@@ -286,16 +286,8 @@ TEST(DamagedManifestSetsUnnamedTablesAsideInsteadOfDeletingThem)
     eng_options o = crash_opts();
     o.l0_compaction_trigger = 100; /* only flushes: one edit per table */
     o.l0_slowdown_trigger = o.l0_stop_trigger = 100;
-    eng_db *db = open_db(&o);
-    eng_batch *b = eng_batch_new(0);
-    for (long i = 0; i < 40; i++) {
-        eng_batch_clear(b);
-        fill_batch(b, i);
-        CHECK(eng_write(db, b, 0) == ENG_OK);
-        if (i % 10 == 9) CHECK(eng_flush(db) == ENG_OK);
-    }
-    eng_batch_free(b);
-    CHECK(eng_close(db) == ENG_OK);
+    write_flushed_batches_with(40, &o);
+    eng_db *db;
     char path[512];
     manifest_path(path, sizeof(path));
     flip_byte(path, file_size(path) - 3); /* the edit adding the last table */

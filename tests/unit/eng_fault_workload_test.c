@@ -28,6 +28,7 @@
 #include "engine/engine.h"
 #include "engine/env_fault.h"
 #include "test.h"
+#include "test_rng.h"
 
 #include <errno.h>
 #include <ftw.h>
@@ -60,19 +61,6 @@ typedef struct wbatch {
     wop ops[MAX_OPS];
     int taken; /* the engine applied it */
 } wbatch;
-
-static uint64_t rng;
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-static unsigned rn(unsigned n)
-{
-    return (unsigned)(rnd() % n);
-}
 
 static void key_name(char *out, int k)
 {
