@@ -81,6 +81,15 @@ int acl_check_prefix_read(const acl_user *u, const struct command *cmd, int argc
  * ctx: on a denial logs it (ACL LOG), replies Redis's NOPERM error and
  * returns -1. */
 int acl_check_client(client *c, const struct command *cmd, int ctx);
+/* EXEC's check of a queued command (c's argv is the command's): the rules
+ * may have changed since it was queued. On a denial logs it (context
+ * multi), replies Redis's "NOPERM ACLs rules changed ..." and returns -1. */
+int acl_check_exec_command(client *c, const struct command *cmd);
+/* redis.call's check of the script client sc (its user is the caller's,
+ * its argv the call's): NULL when allowed, else logs the denial (context
+ * lua) and returns Redis's "The user executing the script ..." text
+ * (static). */
+const char *acl_check_script_command(client *sc, const struct command *cmd);
 /* The NOPERM text of a denial ("this user has no permissions to run the
  * 'get' command", ...), for the dispatcher, EXEC and scripts. */
 void acl_denial_text(int reason, const struct command *cmd, char *buf, size_t cap);

@@ -214,6 +214,50 @@ int acl_check_client(client *c, const struct command *cmd, int ctx)
     return -1;
 }
 
+int acl_check_exec_command(client *c, const struct command *cmd)
+{
+    int bad, pos = 0;
+    const struct command *real = command_resolve(cmd, c->argc, c->argv, &bad);
+    int r = acl_check_cmd(c->user, real, c->argc, c->argv, &pos);
+    if (r == ACL_OK) return 0;
+    const char *why = r == ACL_DENIED_CMD   ? "no permission to execute the command or subcommand"
+                      : r == ACL_DENIED_KEY ? "no permission to touch the specified keys"
+                      : r == ACL_DENIED_CHANNEL
+                          ? "no permission to access one of the channels used as arguments"
+                          : "no permission";
+    if (r == ACL_DENIED_CMD)
+        acl_log_add(c, r, ACL_LOG_CTX_MULTI, real->name, strlen(real->name), NULL, 0);
+    else
+        acl_log_add(c, r, ACL_LOG_CTX_MULTI, c->argv[pos].ptr, c->argv[pos].len, NULL, 0);
+    add_reply_error_fmt(c,
+                        "NOPERM ACLs rules changed between the moment the transaction was "
+                        "accumulated and the EXEC call. This command is no longer allowed for the "
+                        "following reason: %s",
+                        why);
+    return -1;
+}
+
+const char *acl_check_script_command(client *sc, const struct command *cmd)
+{
+    int bad, pos = 0;
+    const struct command *real = command_resolve(cmd, sc->argc, sc->argv, &bad);
+    int r = acl_check_cmd(sc->user, real, sc->argc, sc->argv, &pos);
+    if (r == ACL_OK) return NULL;
+    if (r == ACL_DENIED_CMD)
+        acl_log_add(sc, r, ACL_LOG_CTX_LUA, real->name, strlen(real->name), NULL, 0);
+    else
+        acl_log_add(sc, r, ACL_LOG_CTX_LUA, sc->argv[pos].ptr, sc->argv[pos].len, NULL, 0);
+    return r == ACL_DENIED_CMD
+               ? "The user executing the script can't run this command or subcommand"
+           : r == ACL_DENIED_KEY
+               ? "The user executing the script can't access at least one of the keys mentioned "
+                 "in the command arguments"
+           : r == ACL_DENIED_CHANNEL
+               ? "The user executing the script can't publish to the channel mentioned in the "
+                 "command"
+               : "The user executing the script lacking the permissions for the command";
+}
+
 /* ---- Authentication ------------------------------------------------------- */
 
 static int pass_matches(const acl_user *u, const arg *pass)

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/acl.h"
 #include "server/server.h"
 
 typedef struct watcher {
@@ -260,6 +261,8 @@ void cmd_exec(client *c)
     for (int i = 0; i < p->mq_len; i++) {
         c->argc = p->mq[i].argc;
         c->argv = p->mq[i].argv;
+        if (!acl_user_unrestricted(c->user) && acl_check_exec_command(c, p->mq[i].cmd) < 0)
+            continue;
         server_call(c, p->mq[i].cmd);
     }
     c->flags &= ~CLIENT_IN_EXEC;

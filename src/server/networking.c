@@ -45,6 +45,12 @@
 static void read_handler(ae_loop *el, int fd, void *data, int mask);
 static void write_handler(ae_loop *el, int fd, void *data, int mask);
 
+int client_is_local(const client *c)
+{
+    return !strncmp(c->addr, "127.0.0.1:", 10) || !strncmp(c->addr, "::1:", 4) ||
+           !strncmp(c->addr, "/unixsocket", 11);
+}
+
 int client_auth_required(const client *c)
 {
     return !(c->flags & CLIENT_AUTHENTICATED) && acl_auth_required();
@@ -524,14 +530,14 @@ char *client_info_line(client *c)
                  "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d "
                  "sub=0 psub=0 ssub=0 multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 "
                  "rbs=%zu rbp=0 obl=0 oll=0 omem=%zu tot-mem=%zu events=%s%s cmd=%s "
-                 "user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+                 "user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s",
                  (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
                  (long long)((now - c->ctime_ms) / 1000),
                  (long long)((now - c->last_interaction_ms) / 1000), flags, c->db,
                  (c->flags & CLIENT_MULTI) ? p->mq_len : -1, p->qlen - p->qpos, p->qcap - p->qlen,
                  p->qcap, p->reply_bytes, p->qcap + p->reply_bytes + sizeof(*c) + sizeof(*p),
                  (ev & AE_READABLE) ? "r" : "", (ev & AE_WRITABLE) ? "w" : "",
-                 p->last_cmd_name ? p->last_cmd_name : "NULL", c->resp,
+                 p->last_cmd_name ? p->last_cmd_name : "NULL", acl_user_name(c->user), c->resp,
                  c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "") < 0)
         return NULL;
     return line;

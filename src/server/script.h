@@ -143,6 +143,7 @@ int64_t script_run_duration_ms(const script_run *r);
  * script_lua.c. */
 int script_lua_call(lua_State *L);
 int script_lua_pcall(lua_State *L);
+int script_lua_acl_check_cmd(lua_State *L);
 int script_lua_setresp(lua_State *L);
 int script_lua_set_repl(lua_State *L);
 /* SCRIPT KILL (eval) / FUNCTION KILL. */

@@ -599,7 +599,7 @@ static void push_redis_table(lua_State *L, int kind)
     set_num(L, "REPL_SLAVE", 2);
     set_num(L, "REPL_REPLICA", 2);
     set_num(L, "REPL_ALL", 3);
-    set_fn(L, "acl_check_cmd", r_true); /* one user, allowed everything */
+    set_fn(L, "acl_check_cmd", script_lua_acl_check_cmd);
     if (kind == SCRIPT_LUA_EVAL) {
         set_fn(L, "breakpoint", r_breakpoint);
         set_fn(L, "debug", r_noop);

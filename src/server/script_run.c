@@ -33,6 +33,7 @@
 #include <lua.h>
 
 #include "server/config.h"
+#include "server/acl.h"
 #include "server/script.h"
 
 #define HOOK_INSTRUCTIONS 100000
@@ -360,10 +361,18 @@ static int redis_call(lua_State *L, int raise)
         script_push_error(L, why);
         return raise ? lua_error(L) : 1;
     }
-    if (cmd->flags & CMD_WRITE) r->write_dirty = 1;
     client *sc = get_script_client();
     sc->argc = argc;
     sc->argv = call_argv;
+    sc->user = r->caller ? r->caller->user : acl_default_user(); /* the caller's permissions */
+    why = acl_user_unrestricted(sc->user) ? NULL : acl_check_script_command(sc, cmd);
+    if (why) {
+        sc->argc = 0;
+        sc->argv = NULL;
+        script_push_error(L, why);
+        return raise ? lua_error(L) : 1;
+    }
+    if (cmd->flags & CMD_WRITE) r->write_dirty = 1;
     inuse = 1;
     server_call(sc, cmd);
     inuse = 0;
@@ -381,6 +390,32 @@ int script_lua_call(lua_State *L)
 int script_lua_pcall(lua_State *L)
 {
     return redis_call(L, 0);
+}
+
+/* redis.acl_check_cmd(name, args...): whether the script's caller may
+ * run the command with these arguments, as Redis. */
+int script_lua_acl_check_cmd(lua_State *L)
+{
+    script_run *r = cur;
+    int argc = lua_gettop(L);
+    if (argc == 0 || build_argv(L, argc) < 0) {
+        lua_settop(L, 0);
+        script_push_error(L, argc == 0
+                                 ? "Please specify at least one argument for this redis lib call"
+                                 : "Lua redis lib command arguments must be strings or integers");
+        return lua_error(L);
+    }
+    lua_settop(L, 0);
+    const struct command *cmd = command_lookup(call_argv[0].ptr, call_argv[0].len);
+    if (!cmd || !cmd->proc || (cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity) {
+        script_push_error(L, "Invalid command passed to redis.acl_check_cmd()");
+        return lua_error(L);
+    }
+    int bad, pos;
+    const struct command *real = command_resolve(cmd, argc, call_argv, &bad);
+    const acl_user *u = r && r->caller ? r->caller->user : acl_default_user();
+    lua_pushboolean(L, acl_check_cmd(u, real, argc, call_argv, &pos) == ACL_OK);
+    return 1;
 }
 
 int script_lua_setresp(lua_State *L)

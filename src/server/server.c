@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "index/index.h"
+#include "server/acl.h"
 #include "server/ae.h"
 #include "server/anet.h"
 #include "server/config.h"
@@ -220,6 +221,24 @@ void server_write_batch(client *c, const reply_mark *mark)
     }
 }
 
+/* DEBUG (enable-debug-command) and MODULE (enable-module-command) are
+ * refused unless the setting is yes, or local and c is on the loopback
+ * interface, as Redis 7. Returns 1 after replying the refusal. */
+static int refuse_protected_command(client *c, const struct command *cmd)
+{
+    int is_debug = !strcmp(cmd->name, "debug"), is_module = !strcmp(cmd->name, "module");
+    if (!is_debug && !is_module) return 0;
+    int setting = is_debug ? cfg.enable_debug_cmd : cfg.enable_module_cmd;
+    if (setting == PROTECTED_YES || (setting == PROTECTED_LOCAL && client_is_local(c))) return 0;
+    add_reply_error_fmt(c,
+                        "%s command not allowed. If the %s option is set to \"local\", you can "
+                        "run it from a local connection, otherwise you need to set this option in "
+                        "the configuration file, and then restart the server.",
+                        is_debug ? "DEBUG" : "MODULE",
+                        is_debug ? "enable-debug-command" : "enable-module-command");
+    return 1;
+}
+
 int server_process_command(client *c)
 {
     const struct command *cmd = command_lookup(c->argv[0].ptr, c->argv[0].len);
@@ -234,9 +253,29 @@ int server_process_command(client *c)
         add_reply_wrong_arity(c);
         return 0;
     }
+    int bad_sub;
+    const struct command *real = command_resolve(cmd, c->argc, c->argv, &bad_sub);
+    if (real != cmd && ((real->arity > 0 && c->argc != real->arity) || c->argc < -real->arity)) {
+        flag_transaction(c);
+        add_reply_error_fmt(c, "wrong number of arguments for '%s' command", real->name);
+        return 0;
+    }
+    if (refuse_protected_command(c, cmd)) {
+        flag_transaction(c);
+        return 0;
+    }
     if (!(cmd->flags & CMD_NOAUTH) && client_auth_required(c)) {
         flag_transaction(c);
         add_reply_error(c, "NOAUTH Authentication required.");
+        return 0;
+    }
+    /* An unknown subcommand (bad_sub) is checked as its container: the
+     * handler refuses it, and a user allowed only some subcommands never
+     * reaches it. */
+    if (!acl_user_unrestricted(c->user) &&
+        acl_check_client(
+            c, real, (c->flags & CLIENT_MULTI) ? ACL_LOG_CTX_MULTI : ACL_LOG_CTX_TOPLEVEL) < 0) {
+        flag_transaction(c);
         return 0;
     }
     if ((c->flags & CLIENT_MULTI) && (cmd->flags & CMD_DENY_MULTI)) {

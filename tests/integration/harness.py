@@ -42,7 +42,9 @@ class Server:
         self.dir = dir or tempfile.mkdtemp(prefix="strata-it-")
         self.own_dir = dir is None
         self.port = free_port()
-        self.settings = {"appendfsync": "everysec", "loglevel": "notice"}
+        # DEBUG is refused by default, as Redis 7; tests run it from 127.0.0.1
+        self.settings = {"appendfsync": "everysec", "loglevel": "notice",
+                         "enable-debug-command": "local"}
         self.settings.update({k.replace("_", "-"): str(v) for k, v in settings.items()})
         self.extra = list(args)
         self.proc = None
