@@ -43,7 +43,8 @@ free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("12
 start_server() { # kind dir port -> pid on stdout
     local kind=$1 dir=$2 port=$3
     if [ "$kind" = strata ]; then
-        "$STRATA" --port "$port" --dir "$dir" --logfile "$dir/server.log" >/dev/null 2>&1 &
+        "$STRATA" --port "$port" --dir "$dir" --logfile "$dir/server.log" \
+            --enable-debug-command yes >/dev/null 2>&1 &
     else
         "$REDIS" --port "$port" --dir "$dir" --save "" --appendonly no \
             --logfile "$dir/server.log" --enable-debug-command yes >/dev/null 2>&1 &

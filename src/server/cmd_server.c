@@ -210,6 +210,17 @@ static void command_getkeys(client *c)
         add_reply_bulk(c, argv[keys[i].pos].ptr, argv[keys[i].pos].len);
 }
 
+/* A command by the name COMMAND INFO / DOCS take: "get", or "config|get"
+ * for a subcommand (its container by the name clients use). */
+static const struct command *lookup_full_name(const arg *a)
+{
+    const char *bar = memchr(a->ptr, '|', a->len);
+    if (!bar) return command_lookup(a->ptr, a->len);
+    const struct command *parent = command_lookup(a->ptr, (size_t)(bar - a->ptr));
+    if (!parent) return NULL;
+    return command_subcommand(parent, bar + 1, a->len - (size_t)(bar - a->ptr) - 1);
+}
+
 static void command_docs(client *c)
 {
     if (c->argc == 2) {
@@ -221,7 +232,7 @@ static void command_docs(client *c)
     void *len = add_reply_deferred_len(c);
     long n = 0;
     for (int i = 2; i < c->argc; i++) {
-        const struct command *cmd = command_lookup(c->argv[i].ptr, c->argv[i].len);
+        const struct command *cmd = lookup_full_name(&c->argv[i]);
         if (!cmd) continue; /* unknown names are left out, as Redis */
         reply_command_docs(c, cmd);
         n++;
@@ -281,7 +292,7 @@ void cmd_command(client *c)
         }
         add_reply_array_len(c, c->argc - 2);
         for (int i = 2; i < c->argc; i++)
-            reply_command_info(c, command_lookup(c->argv[i].ptr, c->argv[i].len));
+            reply_command_info(c, lookup_full_name(&c->argv[i]));
     } else if (arg_is(sub, "docs")) {
         command_docs(c);
     } else if (arg_is(sub, "list")) {
