@@ -895,6 +895,11 @@ int acl_auth_required(void)
     return !(default_user->flags & USER_NOPASS) || (default_user->flags & USER_OFF);
 }
 
+int acl_default_nopass(void)
+{
+    return (acl_default_user()->flags & USER_NOPASS) != 0;
+}
+
 int acl_new_client_authenticated(void)
 {
     acl_default_user();

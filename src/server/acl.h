@@ -48,6 +48,9 @@ const char *acl_user_name(const acl_user *u);
 /* Whether a connection that has not authenticated must (Redis's
  * authRequired): the default user has a password or is off. */
 int acl_auth_required(void);
+/* Whether the default user has no password (nopass): protected-mode then
+ * serves loopback clients only. */
+int acl_default_nopass(void);
 /* Whether a new connection starts authenticated (default user nopass and on). */
 int acl_new_client_authenticated(void);
 

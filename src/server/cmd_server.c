@@ -612,15 +612,20 @@ void cmd_config(client *c)
     } else if (arg_is(sub, "set")) {
         if (c->argc < 4) return add_reply_subcommand_arity(c);
         if (c->argc % 2 != 0) return add_reply_error(c, ERR_SYNTAX); /* as Redis: pairs */
+        config_protected_allowed =
+            cfg.enable_protected_configs == PROTECTED_YES ||
+            (cfg.enable_protected_configs == PROTECTED_LOCAL && client_is_local(c));
         for (int i = 2; i < c->argc; i += 2) {
             const char *v[1] = {c->argv[i + 1].ptr};
             char *err = NULL;
             if (config_set(c->argv[i].ptr, v, 1, 0, &err) < 0) {
+                config_protected_allowed = 0;
                 add_reply_error(c, err);
                 free(err);
                 return;
             }
         }
+        config_protected_allowed = 0;
         add_reply_ok(c);
     } else if (arg_is(sub, "resetstat")) {
         if (c->argc != 2) return add_reply_subcommand_arity(c);

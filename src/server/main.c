@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -54,6 +55,33 @@ static void apply_overrides(int argc, char **argv, int i)
         }
         i = j;
     }
+}
+
+/* Secrets must not show in ps: with set-proc-title (the default) the
+ * whole command line becomes "strata-server <bind>:<port>", as Redis's
+ * title; without it the values of the secret options are blanked in
+ * place. Linux shows the argv area as /proc/<pid>/cmdline, so both
+ * rewrite that memory (the settings hold copies). */
+static void hide_command_line(int argc, char **argv)
+{
+    if (argc < 1) return;
+    char *start = argv[0], *end = argv[0] + strlen(argv[0]) + 1;
+    for (int i = 1; i < argc && argv[i] == end; i++)
+        end = argv[i] + strlen(argv[i]) + 1; /* the contiguous area only */
+    if (cfg.set_proc_title) {
+        char title[256];
+        snprintf(title, sizeof(title), "strata-server %s:%d", cfg.bind, cfg.port);
+        size_t room = (size_t)(end - start), n = strlen(title);
+        if (n >= room) n = room - 1;
+        memcpy(start, title, n);
+        memset(start + n, 0, room - n);
+        return;
+    }
+    static const char *const secret[] = {"--requirepass", "--masterauth", "--tls-key-file-pass",
+                                         "--tls-client-key-file-pass", NULL};
+    for (int i = 1; i + 1 < argc; i++)
+        for (int k = 0; secret[k]; k++)
+            if (!strcasecmp(argv[i], secret[k])) memset(argv[i + 1], '*', strlen(argv[i + 1]));
 }
 
 static int mkdir_p(const char *path)
@@ -214,6 +242,7 @@ int main(int argc, char **argv)
         return 1;
     }
     if (realpath("/proc/self/exe", exe)) server.executable = exe;
+    hide_command_line(argc, argv);
     if (cfg.daemonize) daemonize();
     server_log(LL_NOTICE, "strata 0.1.0 starting, pid=%d, port=%d, dir=%s, appendfsync=%s",
                (int)getpid(), cfg.port, cfg.dir,

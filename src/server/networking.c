@@ -224,6 +224,36 @@ void networking_reply_grew(client *c)
     }
 }
 
+/* protected-mode: while the default user has no password, only loopback
+ * clients are served; others get Redis's explanation and are closed.
+ * Returns 1 when cfd was refused (and closed). */
+static int refuse_protected_mode(int cfd)
+{
+    if (!cfg.protected_mode || !acl_default_nopass()) return 0;
+    char addr[64]; /* as client.addr */
+    anet_fd_to_string(cfd, addr, sizeof(addr), 0);
+    if (!strncmp(addr, "127.0.0.1:", 10) || !strncmp(addr, "::1:", 4)) return 0;
+    static const char msg[] =
+        "-DENIED Redis is running in protected mode because protected mode is enabled and no "
+        "password is set for the default user. In this mode connections are only accepted from "
+        "the loopback interface. If you want to connect from external computers to Redis you may "
+        "adopt one of the following solutions: 1) Just disable protected mode sending the command "
+        "'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from "
+        "the same host the server is running, however MAKE SURE Redis is not publicly accessible "
+        "from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) "
+        "Alternatively you can just disable the protected mode by editing the Redis "
+        "configuration file, and setting the protected mode option to 'no', and then restarting "
+        "the server. 3) If you started the server manually just for testing, restart it with the "
+        "'--protected-mode no' option. 4) Setup a an authentication password for the default "
+        "user. NOTE: You only need to do one of the above things in order for the server to "
+        "start accepting connections from the outside.\r\n";
+    if (write(cfd, msg, sizeof(msg) - 1) < 0) { /* the client is gone anyway */
+    }
+    server.stat_rejected_conn++;
+    close(cfd);
+    return 1;
+}
+
 void networking_accept_handler(ae_loop *el, int fd, void *data, int mask)
 {
     char err[ANET_ERR_LEN] = "";
@@ -242,6 +272,7 @@ void networking_accept_handler(ae_loop *el, int fd, void *data, int mask)
             close(cfd);
             continue;
         }
+        if (refuse_protected_mode(cfd)) continue;
         if (!client_create(cfd)) {
             server_log(LL_WARNING, "Error registering fd event for the new client");
             close(cfd);
