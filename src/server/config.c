@@ -21,6 +21,7 @@
 #include "server/acl.h"
 #include "server/resp_parser.h"
 #include "server/server.h"
+#include "server/tls.h"
 
 server_config cfg;
 
@@ -111,6 +112,23 @@ static void apply_keyspace(void)
 static void apply_requirepass(void)
 {
     acl_set_default_password(cfg.requirepass);
+}
+
+/* TLS settings take effect for new connections when CONFIG SET changes
+ * one (certificates rotate without a restart). */
+static void apply_tls(void)
+{
+    char *err = NULL;
+    if (tls_configure(&err) < 0) {
+        server_log(LL_WARNING, "Failed to configure TLS: %s", err ? err : "?");
+        free(err);
+    }
+}
+
+static void apply_tls_port(void)
+{
+    apply_tls();
+    tls_listen_update();
 }
 
 static const config_row config_table[] = {
@@ -320,30 +338,31 @@ static const config_row config_table[] = {
     {"auto-aof-rewrite-min-size", T_MEM, 0, &(long long){0}, "67108864", 0, LLONG_MAX, NULL, NULL},
     {"loading-process-events-interval-bytes", T_INT, 0, &(int){0}, "2097152", 1024, INT_MAX, NULL,
      NULL},
-    {"tls-port", T_INT, 0, &cfg.tls_port, "0", 0, 65535, NULL, NULL},
+    {"tls-port", T_INT, 0, &cfg.tls_port, "0", 0, 65535, NULL, apply_tls_port},
     {"tls-session-cache-size", T_INT, 0, &cfg.tls_session_cache_size, "20480", 0, INT_MAX, NULL,
-     NULL},
+     apply_tls},
     {"tls-session-cache-timeout", T_INT, 0, &cfg.tls_session_cache_timeout, "300", 0, INT_MAX, NULL,
-     NULL},
+     apply_tls},
     {"tls-cluster", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
     {"tls-replication", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
     {"tls-auth-clients", T_ENUM, 0, &cfg.tls_auth_clients, "yes", 0, 0, tls_auth_clients_enum,
-     NULL},
+     apply_tls},
     {"tls-prefer-server-ciphers", T_BOOL, 0, &cfg.tls_prefer_server_ciphers, "no", 0, 0, NULL,
-     NULL},
-    {"tls-session-caching", T_BOOL, 0, &cfg.tls_session_caching, "yes", 0, 0, NULL, NULL},
-    {"tls-cert-file", T_STR, 0, &cfg.tls_cert_file, "", 0, 0, NULL, NULL},
-    {"tls-key-file", T_STR, 0, &cfg.tls_key_file, "", 0, 0, NULL, NULL},
-    {"tls-key-file-pass", T_STR, 0, &cfg.tls_key_file_pass, "", 0, 0, NULL, NULL},
-    {"tls-client-cert-file", T_STR, 0, &cfg.tls_client_cert_file, "", 0, 0, NULL, NULL},
-    {"tls-client-key-file", T_STR, 0, &cfg.tls_client_key_file, "", 0, 0, NULL, NULL},
-    {"tls-client-key-file-pass", T_STR, 0, &cfg.tls_client_key_file_pass, "", 0, 0, NULL, NULL},
-    {"tls-dh-params-file", T_STR, 0, &cfg.tls_dh_params_file, "", 0, 0, NULL, NULL},
-    {"tls-ca-cert-file", T_STR, 0, &cfg.tls_ca_cert_file, "", 0, 0, NULL, NULL},
-    {"tls-ca-cert-dir", T_STR, 0, &cfg.tls_ca_cert_dir, "", 0, 0, NULL, NULL},
-    {"tls-protocols", T_STR, 0, &cfg.tls_protocols, "", 0, 0, NULL, NULL},
-    {"tls-ciphers", T_STR, 0, &cfg.tls_ciphers, "", 0, 0, NULL, NULL},
-    {"tls-ciphersuites", T_STR, 0, &cfg.tls_ciphersuites, "", 0, 0, NULL, NULL},
+     apply_tls},
+    {"tls-session-caching", T_BOOL, 0, &cfg.tls_session_caching, "yes", 0, 0, NULL, apply_tls},
+    {"tls-cert-file", T_STR, 0, &cfg.tls_cert_file, "", 0, 0, NULL, apply_tls},
+    {"tls-key-file", T_STR, 0, &cfg.tls_key_file, "", 0, 0, NULL, apply_tls},
+    {"tls-key-file-pass", T_STR, 0, &cfg.tls_key_file_pass, "", 0, 0, NULL, apply_tls},
+    {"tls-client-cert-file", T_STR, 0, &cfg.tls_client_cert_file, "", 0, 0, NULL, apply_tls},
+    {"tls-client-key-file", T_STR, 0, &cfg.tls_client_key_file, "", 0, 0, NULL, apply_tls},
+    {"tls-client-key-file-pass", T_STR, 0, &cfg.tls_client_key_file_pass, "", 0, 0, NULL,
+     apply_tls},
+    {"tls-dh-params-file", T_STR, 0, &cfg.tls_dh_params_file, "", 0, 0, NULL, apply_tls},
+    {"tls-ca-cert-file", T_STR, 0, &cfg.tls_ca_cert_file, "", 0, 0, NULL, apply_tls},
+    {"tls-ca-cert-dir", T_STR, 0, &cfg.tls_ca_cert_dir, "", 0, 0, NULL, apply_tls},
+    {"tls-protocols", T_STR, 0, &cfg.tls_protocols, "", 0, 0, NULL, apply_tls},
+    {"tls-ciphers", T_STR, 0, &cfg.tls_ciphers, "", 0, 0, NULL, apply_tls},
+    {"tls-ciphersuites", T_STR, 0, &cfg.tls_ciphersuites, "", 0, 0, NULL, apply_tls},
     {"save", T_STR, 0, &(char *){NULL}, "3600 1 300 100 60 10000", 0, 0, NULL, NULL},
     {"oom-score-adj-values", T_STR, 0, &(char *){NULL}, "0 200 800", 0, 0, NULL, NULL},
     {"notify-keyspace-events", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},

@@ -38,6 +38,7 @@
 #include "server/config.h"
 #include "server/resp_parser.h"
 #include "server/server.h"
+#include "server/tls.h"
 
 #define IOBUF_LEN (16 * 1024)
 #define MAX_IOV 64
@@ -146,6 +147,8 @@ void client_free(client *c)
     unlink_pending(c);
     if (c->fd >= 0) {
         ae_delete_file_event(server.el, c->fd, AE_READABLE | AE_WRITABLE);
+        tls_conn_free(p->tls);
+        p->tls = NULL;
         close(c->fd);
     }
     server_unwatch_all(c);
@@ -254,7 +257,8 @@ static int refuse_protected_mode(int cfd)
     return 1;
 }
 
-void networking_accept_handler(ae_loop *el, int fd, void *data, int mask)
+/* Accepts what waits on listener fd; tls: the clients speak TLS. */
+static void accept_clients(int fd, int tls)
 {
     char err[ANET_ERR_LEN] = "";
     for (int i = 0; i < 1000; i++) {
@@ -273,11 +277,27 @@ void networking_accept_handler(ae_loop *el, int fd, void *data, int mask)
             continue;
         }
         if (refuse_protected_mode(cfd)) continue;
-        if (!client_create(cfd)) {
+        client *c = client_create(cfd);
+        if (!c) {
             server_log(LL_WARNING, "Error registering fd event for the new client");
             close(cfd);
+            continue;
+        }
+        if (tls && !(c->priv->tls = tls_conn_new(cfd))) {
+            server_log(LL_WARNING, "Error creating the TLS connection of a new client");
+            client_free(c);
         }
     }
+}
+
+void networking_accept_handler(ae_loop *el, int fd, void *data, int mask)
+{
+    accept_clients(fd, 0);
+}
+
+void networking_accept_tls_handler(ae_loop *el, int fd, void *data, int mask)
+{
+    accept_clients(fd, 1);
 }
 
 /* Makes room for at least want more bytes after qlen, compacting first. */
@@ -330,11 +350,12 @@ static int process_input(client *c)
     }
 }
 
-static void read_handler(ae_loop *el, int fd, void *data, int mask)
+/* One read of c's socket and the commands it completes. Returns -1 when c
+ * was freed, 1 when nothing was read, 0 otherwise. */
+static int read_once(client *c, int fd)
 {
-    client *c = data;
     struct client_private *p = c->priv;
-    if (p->close_asap || (c->flags & CLIENT_CLOSE_AFTER_REPLY)) return;
+    if (p->close_asap || (c->flags & CLIENT_CLOSE_AFTER_REPLY)) return 1;
     size_t need = resp_parser_bulk_need(p->parser);
     size_t have = p->qlen - p->qpos;
     size_t want = IOBUF_LEN;
@@ -343,20 +364,21 @@ static void read_handler(ae_loop *el, int fd, void *data, int mask)
         server_log(LL_WARNING, "Out of memory growing the query buffer of client %llu",
                    (unsigned long long)c->id);
         client_free(c);
-        return;
+        return -1;
     }
-    ssize_t n = read(fd, p->qbuf + p->qlen, p->qcap - p->qlen);
+    ssize_t n = p->tls ? tls_read(p->tls, p->qbuf + p->qlen, p->qcap - p->qlen)
+                       : read(fd, p->qbuf + p->qlen, p->qcap - p->qlen);
     if (n < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return 1;
         server_log(LL_VERBOSE, "Reading from client: %s", strerror(errno));
         client_free(c);
-        return;
+        return -1;
     }
     if (n == 0) {
         server_log(LL_VERBOSE, "Client closed connection id=%llu addr=%s",
                    (unsigned long long)c->id, c->addr);
         client_free(c);
-        return;
+        return -1;
     }
     p->qlen += (size_t)n;
     server.stat_net_in += (uint64_t)n;
@@ -384,6 +406,16 @@ static void read_handler(ae_loop *el, int fd, void *data, int mask)
         p->qcap = 0;
     }
     if (p->reply_bytes || (c->flags & CLIENT_CLOSE_AFTER_REPLY) || p->close_asap) add_pending(c);
+    return 0;
+}
+
+static void read_handler(ae_loop *el, int fd, void *data, int mask)
+{
+    client *c = data;
+    /* TLS may hold decrypted bytes the socket will not signal again. */
+    while (read_once(c, fd) == 0 && c->priv->tls && !(c->flags & CLIENT_PROTECTED) &&
+           tls_pending(c->priv->tls))
+        ;
 }
 
 /* Writes as much of c's reply chain as the socket takes. Returns -1 when c
@@ -404,7 +436,11 @@ static int write_to_client(client *c)
             total += b->used - off;
             cnt++;
         }
-        ssize_t n = cnt ? writev(c->fd, iov, cnt) : 0;
+        /* TLS: one block per record write (OpenSSL has no writev) */
+        ssize_t n = !cnt     ? 0
+                    : p->tls ? tls_write(p->tls, iov[0].iov_base, iov[0].iov_len)
+                             : writev(c->fd, iov, cnt);
+        if (p->tls && cnt) total = iov[0].iov_len;
         if (n < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return 0;
             server_log(LL_VERBOSE, "Error writing to client: %s", strerror(errno));

@@ -38,6 +38,7 @@
 #include "server/config.h"
 #include "server/script.h"
 #include "server/server.h"
+#include "server/tls.h"
 
 struct server_state server;
 
@@ -459,6 +460,14 @@ int server_init(void)
     server.cron_batch = eng_batch_new(1);
     if (!server.el || !server.batch || !server.cron_batch) return -1;
     if (listen_on(cfg.bind) < 0) return -1;
+    char *tls_err = NULL;
+    if (tls_configure(&tls_err) < 0) {
+        server_log(LL_WARNING, "Failed to configure TLS. Check logs for more info. %s",
+                   tls_err ? tls_err : "");
+        free(tls_err);
+        return -1;
+    }
+    if (tls_listen_update() < 0) return -1;
     for (int i = 0; i < server.nlisten; i++)
         if (ae_create_file_event(server.el, server.listen_fd[i], AE_READABLE,
                                  networking_accept_handler, NULL) == AE_ERR)
@@ -504,6 +513,7 @@ void server_shutdown(void)
     }
     for (int i = 0; i < server.nlisten; i++)
         close(server.listen_fd[i]);
+    tls_listen_close();
     server_wait_bgsave();
     script_free_all();
     idx_shutdown();
