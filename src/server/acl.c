@@ -835,21 +835,20 @@ static void describe_selector(sb *b, const acl_selector *s)
     free(rules);
 }
 
+const acl_flag_name acl_flag_names[ACL_NFLAG_NAMES] = {
+    {USER_ON, "on"},
+    {USER_OFF, "off"},
+    {USER_NOPASS, "nopass"},
+    {USER_SKIP_SANITIZE, "skip-sanitize-payload"},
+    {USER_SANITIZE, "sanitize-payload"}};
+
 const char *acl_user_describe(acl_user *u)
 {
     if (u->descr) return u->descr;
-    static const struct {
-        uint32_t bit;
-        const char *name;
-    } flags[] = {{USER_ON, "on"},
-                 {USER_OFF, "off"},
-                 {USER_NOPASS, "nopass"},
-                 {USER_SKIP_SANITIZE, "skip-sanitize-payload"},
-                 {USER_SANITIZE, "sanitize-payload"}};
     sb b = {0};
-    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
-        if (!(u->flags & flags[i].bit)) continue;
-        sb_str(&b, flags[i].name);
+    for (int i = 0; i < ACL_NFLAG_NAMES; i++) {
+        if (!(u->flags & acl_flag_names[i].bit)) continue;
+        sb_str(&b, acl_flag_names[i].name);
         sb_str(&b, " ");
     }
     for (int i = 0; i < u->npass; i++) {

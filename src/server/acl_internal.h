@@ -22,6 +22,14 @@ enum {
     USER_SANITIZE = 16,
 };
 
+/* The user flags in the order ACL LIST and ACL GETUSER show them. */
+typedef struct acl_flag_name {
+    uint32_t bit;
+    const char *name;
+} acl_flag_name;
+#define ACL_NFLAG_NAMES 5
+extern const acl_flag_name acl_flag_names[ACL_NFLAG_NAMES];
+
 /* Errors of a rule (Redis's errno values of ACLSetUser). */
 enum {
     ACL_ERR_SYNTAX = 1,     /* EINVAL */

@@ -90,22 +90,14 @@ static void acl_getuser(client *c)
 {
     acl_user *u = acl_user_find(c->argv[2].ptr, c->argv[2].len);
     if (!u) return add_reply_null(c);
-    static const struct {
-        uint32_t bit;
-        const char *name;
-    } flags[] = {{USER_ON, "on"},
-                 {USER_OFF, "off"},
-                 {USER_NOPASS, "nopass"},
-                 {USER_SKIP_SANITIZE, "skip-sanitize-payload"},
-                 {USER_SANITIZE, "sanitize-payload"}};
     add_reply_map_len(c, 6);
     add_reply_bulk_cstr(c, "flags");
     int nf = 0;
-    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
-        nf += (u->flags & flags[i].bit) != 0;
+    for (int i = 0; i < ACL_NFLAG_NAMES; i++)
+        nf += (u->flags & acl_flag_names[i].bit) != 0;
     add_reply_set_len(c, nf);
-    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
-        if (u->flags & flags[i].bit) add_reply_bulk_cstr(c, flags[i].name);
+    for (int i = 0; i < ACL_NFLAG_NAMES; i++)
+        if (u->flags & acl_flag_names[i].bit) add_reply_bulk_cstr(c, acl_flag_names[i].name);
     add_reply_bulk_cstr(c, "passwords");
     add_reply_array_len(c, u->npass);
     for (int i = 0; i < u->npass; i++)
