@@ -80,8 +80,6 @@ static int sel_allows_command(const acl_selector *s, const struct command *cmd, 
     return 0;
 }
 
-#define MAX_CHECK_KEYS 4096
-
 typedef struct keys_cache {
     int ready, n;
     key_ref *keys;
@@ -93,8 +91,11 @@ static int sel_check_cmd(const acl_selector *s, const struct command *cmd, int a
     if (!sel_allows_command(s, cmd, argc, argv)) return ACL_DENIED_CMD;
     if (!(s->flags & SEL_ALLKEYS)) {
         if (!kc->ready) {
-            kc->keys = malloc(MAX_CHECK_KEYS * sizeof(key_ref));
-            kc->n = command_get_keys(cmd, argc, argv, kc->keys, MAX_CHECK_KEYS, 0);
+            /* room for every key: each spec names each argument at most once */
+            int max = (argc + 1) * KEY_SPECS_MAX;
+            kc->keys = malloc((size_t)max * sizeof(key_ref));
+            if (!kc->keys) abort();
+            kc->n = command_get_keys(cmd, argc, argv, kc->keys, max, 0);
             kc->ready = 1;
         }
         for (int j = 0; j < kc->n; j++) {

@@ -81,6 +81,12 @@ def key_patterns_with_read_and_write_permissions(srv):
     # MSET: every key is checked, not only the first
     assert err(u, "MSET", "app:2", "1", "other", "2") == NOPERM_KEY
     assert admin.command("EXISTS", "app:2") == 0
+    # a denied key after thousands of allowed ones is still seen
+    many = []
+    for i in range(5000):
+        many += ["app:m%d" % i, "v"]
+    assert err(u, "MSET", *(many + ["other", "v"])) == NOPERM_KEY
+    assert admin.command("EXISTS", "app:m0") == 0
     # keys behind numkeys (EVAL) are checked too
     assert err(u, "EVAL", "return 1", "1", "other") == NOPERM_KEY
     assert u.command("EVAL", "return 1", "1", "app:1") == 1
