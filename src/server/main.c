@@ -122,10 +122,12 @@ static void adjust_open_files_limit(void)
 
 static void touch_hook(void *tctx, int db, const char *key, size_t klen)
 {
-    if (key)
+    if (key) {
         server_touch_key(db, key, klen);
-    else
+        block_signal_key(db, key, klen);
+    } else {
         server_touch_db(db);
+    }
 }
 
 static int open_storage(void)
