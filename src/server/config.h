@@ -38,6 +38,7 @@ typedef struct server_config {
     int databases;
     int tcp_backlog;
     int busy_reply_threshold; /* ms a script runs before others get BUSY; 0 = never */
+    long long hll_sparse_max_bytes; /* a sparse HyperLogLog turns dense past this */
 } server_config;
 
 extern server_config cfg;
