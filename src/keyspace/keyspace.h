@@ -431,10 +431,10 @@ ks_status ks_setop(ks_ctx *c, int op, const ks_field *keys, size_t n, const char
 ks_status ks_sscan(ks_ctx *c, const char *key, size_t klen, uint64_t cursor, const char *pat,
                    size_t plen, uint64_t count, ks_field_fn fn, void *arg, uint64_t *next);
 
-/* ---- Lists (ks_list.c) --------------------------------------------------
+/* ---- Lists (ks_list.c, ks_list_big.c) ---------------------------------
  * Items are f/fl of ks_field (v unused); where is KS_LIST_HEAD (Redis's
  * LEFT) or KS_LIST_TAIL (RIGHT); indexes are Redis's (0 the head, -1 the
- * tail). Functions handing items over call fn(arg, items, n) once, after
+ * tail). Functions handing items over (but LRANGE) call fn(arg, items, n) once, after
  * any writes are in the batch, with pointers valid only during the call;
  * KS_NOTFOUND (no call) when the key is absent. A list never holds zero
  * items: the write that empties it deletes the key. Costs per encoding
@@ -456,10 +456,13 @@ ks_status ks_lindex(ks_ctx *c, const char *key, size_t klen, long long index, ks
 /* LSET: KS_NOTFOUND when absent, KS_ERR_MSG "ERR index out of range". */
 ks_status ks_lset(ks_ctx *c, const char *key, size_t klen, long long index, const char *v,
                   size_t vl);
-/* LRANGE: hands over the items start..end (inclusive, clamped as Redis
- * does; possibly none). */
+/* LRANGE: the items start..end (inclusive, clamped as Redis does): calls
+ * count_fn(arg, n) once, then fn(arg, items, k) for consecutive pieces of
+ * them (about a chunk of a big list each) until n were handed over; a big
+ * list is not read whole first, so an engine error may come after some
+ * pieces (the caller takes its reply back). */
 ks_status ks_lrange(ks_ctx *c, const char *key, size_t klen, long long start, long long end,
-                    ks_fields_fn fn, void *arg);
+                    ks_count_fn count_fn, ks_fields_fn fn, void *arg);
 /* LTRIM: keeps the items start..end, deleting the key when none is left. */
 ks_status ks_ltrim(ks_ctx *c, const char *key, size_t klen, long long start, long long end);
 /* LINSERT: inserts v before (after 0) or after the first item equal to

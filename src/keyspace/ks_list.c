@@ -1,35 +1,23 @@
 /*
- * ks_list.c -- lists: how they are stored, the list row of the type table,
- * and the data work of the list commands (LPUSH ... LMOVE). Replies and
- * argument parsing are the server's (cmd_list.c).
+ * ks_list.c -- lists: the list row of the type table, packed lists, and
+ * the data work of the list commands (LPUSH ... LMOVE) on either encoding;
+ * big lists' chunks are ks_list_big.c's. Replies and argument parsing are
+ * the server's (cmd_list.c).
  *
  * On-disk format (ENCODING.md, "Lists"):
  *   packed body: strs (varint count, then varint length + bytes per item),
  *                items head first
- *   big body:    version le64, count le64, head le64
- *   big item:    'd' db be64(version) be64(pos) -> item
- * KS-L1: the items of a big list are exactly the member keys at positions
- * head .. head+count-1 of its version, item i (0 from the head) at head+i,
- * and head+count never wraps (the row's check). A new big list starts at
- * head = 2^63. So a push or pop at either end is one put or delete and the
- * metadata put, LINDEX one get, LSET one put (the count says whether the
- * index exists), LRANGE one seek and a step per item, LTRIM two range
- * deletes; LINSERT and LREM rewrite the shorter side of the change (O(n),
- * as Redis). A list is packed while its body is within
- * list-max-listpack-size; it turns big in the write that outgrows it and
- * never turns back (OBJECT ENCODING is always quicklist, as Redis 7.0).
- *
- * Walks over big lists copy chunks of items out of the iterator before a
- * callback may write (the batch must not change under an open iterator),
- * so a walk over a million items holds one chunk at a time.
+ *   big body:    version le64, count le64, head le64 (chunks: ks_list_big.c)
+ * A list is packed while its body is within list-max-listpack-size; it
+ * turns big in the write that outgrows it and never turns back (OBJECT
+ * ENCODING is always quicklist, as Redis 7.0). A packed list is parsed
+ * whole (at most its limit of bytes); pushes and pops copy the old entries
+ * as one run instead of re-encoding them.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "keyspace/ks_type.h"
-
-#define LIST_HEAD0 (1ull << 63)
-#define LIST_CHUNK 4096
+#include "keyspace/ks_list.h"
 
 /* ---- The list row ------------------------------------------------------------- */
 
@@ -67,16 +55,6 @@ const ks_type_ops ks_list_type = {
 };
 
 /* ---- Views ---------------------------------------------------------------------- */
-
-/* A list as found: its length and, packed, its items (.f/.fl) with their
- * whole entries (.v/.vl: length varint and bytes), so that a run of
- * entries can be copied into a new body as it is. */
-typedef struct lview {
-    uint64_t n;
-    int big;
-    uint64_t version, head;
-    ks_fvec items;
-} lview;
 
 static ks_status corrupt(ks_ctx *c)
 {
@@ -117,12 +95,6 @@ static ks_status view_init(ks_ctx *c, const ks_meta *m, lview *lv)
     lv->n = lv->items.n;
     return KS_OK;
 }
-
-/* A list opened for a write. */
-typedef struct lst {
-    ks_write w;
-    lview v;
-} lst;
 
 static ks_status lst_open(ks_ctx *c, const char *key, size_t klen, lst *l)
 {
@@ -191,133 +163,6 @@ static void norm_range(long long start, long long end, uint64_t n, uint64_t *fro
     *k = (uint64_t)(end - start + 1);
 }
 
-/* ---- Big items ------------------------------------------------------------------ */
-
-static void pos_sfx(char *s, uint64_t pos)
-{
-    ks_put_be64(s, pos);
-}
-
-static void item_put(ks_ctx *c, int db, uint64_t version, uint64_t pos, const char *v, size_t vl)
-{
-    char s[8];
-    pos_sfx(s, pos);
-    ks_member_put(c, db, version, s, 8, v, vl);
-}
-
-static void item_del(ks_ctx *c, int db, uint64_t version, uint64_t pos)
-{
-    char s[8];
-    pos_sfx(s, pos);
-    ks_member_del(c, db, version, s, 8);
-}
-
-/* Deletes positions [from, to) of a version: one range delete. */
-static void items_del_range(ks_ctx *c, int db, uint64_t version, uint64_t from, uint64_t to)
-{
-    if (from >= to) return;
-    if (to - from == 1) return item_del(c, db, version, from);
-    char a[8], b[8];
-    pos_sfx(a, from);
-    pos_sfx(b, to);
-    ks_members_delete_range(c, db, version, a, 8, b, 8);
-}
-
-/* One item (the engine's buffer, eng_free). A missing one breaks KS-L1. */
-static ks_status item_get(ks_ctx *c, int db, const lview *lv, uint64_t i, char **v, size_t *vl)
-{
-    char s[8];
-    pos_sfx(s, lv->head + i);
-    eng_status es = ks_member_get(c, NULL, db, lv->version, s, 8, v, vl);
-    if (es == ENG_NOTFOUND) return ks_corrupt(c, "list item");
-    return es == ENG_OK ? KS_OK : ks_engine_err(c, es, "list read");
-}
-
-/* Calls fn(arg, i, item) for the items i in [from, from+k) of a big list,
- * from the head (rev 0) or from the tail end of the range (rev 1). fn
- * returns 0 to go on, 1 to stop. With writes 0, fn runs inside the
- * iteration (item valid during the call, fn must not write); with writes
- * 1, on copies of a chunk at a time, with no iterator open, so fn may add
- * writes to the batch -- REQUIRES then: they never land on a position the
- * walk has yet to read. */
-typedef int (*walk_fn)(void *arg, uint64_t i, const char *v, size_t vl);
-
-static ks_status big_walk(ks_ctx *c, int db, const lview *lv, uint64_t from, uint64_t k, int rev,
-                          int writes, walk_fn fn, void *arg)
-{
-    ks_status st = KS_OK;
-    uint64_t done = 0;
-    int stop = 0;
-    while (done < k && !stop && st == KS_OK) {
-        /* next index to read */
-        uint64_t i = rev ? from + k - 1 - done : from + done;
-        char s[8];
-        pos_sfx(s, lv->head + i);
-        ks_miter mi;
-        ks_miter_open(&mi, c, NULL, db, lv->version);
-        if (rev)
-            ks_miter_seek_prev(&mi, s, 8);
-        else
-            ks_miter_seek(&mi, s, 8);
-        ks_fvec chunk;
-        ks_fvec_init(&chunk);
-        uint64_t first = done;
-        for (; done < k && ks_miter_valid(&mi); rev ? ks_miter_prev(&mi) : ks_miter_next(&mi)) {
-            size_t sn, vn;
-            const char *sf = ks_miter_suffix(&mi, &sn), *v = ks_miter_value(&mi, &vn);
-            uint64_t want = rev ? from + k - 1 - done : from + done;
-            if (sn != 8 || ks_get_be64(sf) != lv->head + want) break; /* KS-L1 broken */
-            done++;
-            if (!writes) {
-                if (fn(arg, want, v, vn)) {
-                    stop = 1;
-                    break;
-                }
-            } else if (ks_fvec_push_copy(&chunk, NULL, 0, v, vn) != 0) {
-                st = ks_oom(c);
-                break;
-            } else if (chunk.n == LIST_CHUNK) {
-                break;
-            }
-        }
-        ks_status cst = ks_miter_close(&mi, c);
-        if (st == KS_OK) st = cst;
-        if (st == KS_OK && !stop && done == first) st = ks_corrupt(c, "list item");
-        for (size_t j = 0; st == KS_OK && !stop && j < chunk.n; j++) {
-            uint64_t idx = rev ? from + k - 1 - (first + j) : from + first + j;
-            stop = fn(arg, idx, chunk.v[j].v, chunk.v[j].vl);
-        }
-        ks_fvec_free(&chunk);
-    }
-    return st;
-}
-
-static int collect_item(void *arg, uint64_t i, const char *v, size_t vl)
-{
-    (void)i;
-    return ks_fvec_push_copy(arg, v, vl, NULL, 0) != 0 ? 1 : 0;
-}
-
-/* Copies k items from index from (rev: from the end of the range back)
- * into out (.f/.fl). */
-static ks_status big_read(ks_ctx *c, int db, const lview *lv, uint64_t from, uint64_t k, int rev,
-                          ks_fvec *out)
-{
-    if (k == 1) { /* a get is cheaper than a seek */
-        char *v;
-        size_t vl;
-        ks_status st = item_get(c, db, lv, from, &v, &vl);
-        if (st != KS_OK) return st;
-        int r = ks_fvec_push_copy(out, v, vl, NULL, 0);
-        eng_free(v);
-        return r == 0 ? KS_OK : ks_oom(c);
-    }
-    size_t before = out->n;
-    ks_status st = big_walk(c, db, lv, from, k, rev, 0, collect_item, out);
-    if (st == KS_OK && out->n - before != k) st = ks_oom(c);
-    return st;
-}
-
 /* ---- Storing -------------------------------------------------------------------- */
 
 /* Whether a packed body of n items and bytes bytes is within
@@ -342,15 +187,13 @@ static ks_status lst_delete(lst *l)
     return lst_absent(l) ? KS_OK : ks_write_del(&l->w);
 }
 
-/* The list's new record: big, n items from head under version. n 0
- * deletes the key. */
-static ks_status put_big(lst *l, uint64_t version, uint64_t head, uint64_t n)
+ks_status list_put_big(lst *l)
 {
-    if (n == 0) return lst_delete(l);
+    if (l->v.n == 0) return lst_delete(l);
     char ext[8], body[KS_BIG_BODY_MAX];
-    ks_put_le64(ext, head);
+    ks_put_le64(ext, l->v.head);
     ks_value v = {KS_LIST, 0, 0, lst_expire(l), NULL, 0, NULL, 0};
-    ks_big_body(&v, body, version, n, ext, 8);
+    ks_big_body(&v, body, l->v.version, l->v.n, ext, 8);
     return ks_write_put(&l->w, &v);
 }
 
@@ -392,10 +235,8 @@ static ks_status store_items(lst *l, const ks_field *items, size_t n)
         ks_value v = {KS_LIST, 0, 0, lst_expire(l), buf + KS_HDR_MAX, size, NULL, 0};
         return ks_write_put(&l->w, &v);
     }
-    uint64_t version = ks_new_version(c);
-    for (size_t i = 0; i < n; i++)
-        item_put(c, l->w.db, version, LIST_HEAD0 + i, items[i].f, items[i].fl);
-    return put_big(l, version, LIST_HEAD0, n);
+    ks_status st = lbig_create(l, items, n);
+    return st == KS_OK ? list_put_big(l) : st;
 }
 
 /* ---- Push and pop ------------------------------------------------------------------ */
@@ -462,20 +303,6 @@ static ks_status push_packed(lst *l, int where, const ks_field *items, size_t n)
     return ks_write_put(&l->w, &v);
 }
 
-static ks_status push_big(lst *l, int where, const ks_field *items, size_t n)
-{
-    ks_ctx *c = l->w.c;
-    const lview *lv = &l->v;
-    uint64_t head = lv->head;
-    if (where == KS_LIST_HEAD ? head < n : UINT64_MAX - head - lv->n < n)
-        return ks_err_msg(c, "ERR list is full");
-    for (size_t i = 0; i < n; i++) {
-        uint64_t pos = where == KS_LIST_HEAD ? --head : lv->head + lv->n + i;
-        item_put(c, l->w.db, lv->version, pos, items[i].f, items[i].fl);
-    }
-    return put_big(l, lv->version, head, lv->n + n);
-}
-
 ks_status ks_lpush(ks_ctx *c, const char *key, size_t klen, int where, int xx,
                    const ks_field *items, size_t n, uint64_t *len)
 {
@@ -486,8 +313,11 @@ ks_status ks_lpush(ks_ctx *c, const char *key, size_t klen, int where, int xx,
     if (lst_absent(&l) && xx) {
         st = KS_NOTFOUND;
     } else {
-        st = l.v.big ? push_big(&l, where, items, n) : push_packed(&l, where, items, n);
         *len = l.v.n + n;
+        if (!l.v.big)
+            st = push_packed(&l, where, items, n);
+        else if ((st = lbig_push(&l, where, items, n)) == KS_OK)
+            st = list_put_big(&l);
     }
     lst_close(&l);
     return st;
@@ -499,7 +329,6 @@ static ks_status pop_items(lst *l, int where, uint64_t k, ks_fvec *out)
 {
     ks_ctx *c = l->w.c;
     lview *lv = &l->v;
-    int db = l->w.db;
     uint64_t rest = lv->n - k;
     if (!lv->big) {
         const ks_field *it = lv->items.v;
@@ -512,13 +341,8 @@ static ks_status pop_items(lst *l, int where, uint64_t k, ks_fvec *out)
         const char *run = entries_run(lv, where == KS_LIST_HEAD ? k : 0, rest, &rn);
         return put_packed(l, rest, run, rn);
     }
-    uint64_t from = where == KS_LIST_HEAD ? 0 : rest;
-    ks_status st = big_read(c, db, lv, from, k, where == KS_LIST_TAIL, out);
-    if (st != KS_OK) return st;
-    if (rest == 0) return put_big(l, lv->version, lv->head, 0); /* the drop deletes them */
-    for (uint64_t i = 0; i < k; i++)
-        item_del(c, db, lv->version, lv->head + from + i);
-    return put_big(l, lv->version, where == KS_LIST_HEAD ? lv->head + k : lv->head, rest);
+    ks_status st = lbig_pop(l, where, k, out);
+    return st == KS_OK ? list_put_big(l) : st;
 }
 
 ks_status ks_lpop(ks_ctx *c, const char *key, size_t klen, int where, uint64_t count,
@@ -563,10 +387,7 @@ ks_status ks_lindex(ks_ctx *c, const char *key, size_t klen, long long index, ks
     if (!norm_index(index, r.v.n, &i)) {
         st = KS_NOTFOUND;
     } else if (r.v.big) {
-        char *v;
-        size_t vl;
-        st = item_get(c, c->db, &r.v, i, &v, &vl);
-        if (st == KS_OK) *out = (ks_val){v, v, vl};
+        st = lbig_get(c, c->db, &r.v, i, out);
     } else {
         *out = (ks_val){r.m.raw, r.v.items.v[i].f, r.v.items.v[i].fl};
         r.m.raw = NULL; /* out owns the engine's buffer now */
@@ -575,22 +396,33 @@ ks_status ks_lindex(ks_ctx *c, const char *key, size_t klen, long long index, ks
     return st;
 }
 
+typedef struct range_out {
+    ks_fields_fn fn;
+    void *arg;
+} range_out;
+
+static int range_piece(void *arg, uint64_t i, const ks_field *f, size_t n)
+{
+    range_out *r = arg;
+    (void)i;
+    r->fn(r->arg, f, n);
+    return 0;
+}
+
 ks_status ks_lrange(ks_ctx *c, const char *key, size_t klen, long long start, long long end,
-                    ks_fields_fn fn, void *arg)
+                    ks_count_fn count_fn, ks_fields_fn fn, void *arg)
 {
     lread r;
     ks_status st = lread_open(c, key, klen, &r);
     if (st != KS_OK) return st;
     uint64_t from, k;
     norm_range(start, end, r.v.n, &from, &k);
+    count_fn(arg, k);
     if (!r.v.big) {
-        fn(arg, r.v.items.v + from, k);
+        if (k) fn(arg, r.v.items.v + from, k);
     } else {
-        ks_fvec out;
-        ks_fvec_init(&out);
-        if (k) st = big_read(c, c->db, &r.v, from, k, 0, &out);
-        if (st == KS_OK) fn(arg, out.v, out.n);
-        ks_fvec_free(&out);
+        range_out ro = {fn, arg};
+        st = lbig_walk(c, c->db, &r.v, from, k, 0, range_piece, &ro);
     }
     lread_close(&r);
     return st;
@@ -626,6 +458,14 @@ static int lpos_visit(void *arg, uint64_t i, const char *v, size_t vl)
     return s->count && s->nidx >= s->count;
 }
 
+static int lpos_piece(void *arg, uint64_t i, const ks_field *f, size_t n)
+{
+    lpos_state *s = arg;
+    for (size_t q = 0; q < n; q++)
+        if (lpos_visit(s, s->rev ? i - q : i + q, f[q].f, f[q].fl)) return 1;
+    return 0;
+}
+
 ks_status ks_lpos(ks_ctx *c, const char *key, size_t klen, const char *v, size_t vl, long long rank,
                   uint64_t count, uint64_t maxlen, uint64_t **idx, size_t *n)
 {
@@ -638,7 +478,7 @@ ks_status ks_lpos(ks_ctx *c, const char *key, size_t klen, const char *v, size_t
     s.rank = rank < 0 ? (uint64_t) - (rank + 1) + 1 : (uint64_t)rank;
     if (rank == INT64_MIN) s.rank = 0; /* Redis's -LONG_MIN stays negative: any match */
     if (r.v.big) {
-        st = big_walk(c, c->db, &r.v, 0, r.v.n, s.rev, 0, lpos_visit, &s);
+        st = lbig_walk(c, c->db, &r.v, 0, r.v.n, s.rev, lpos_piece, &s);
     } else {
         for (uint64_t j = 0; j < r.v.n; j++) {
             uint64_t i = s.rev ? r.v.n - 1 - j : j;
@@ -669,9 +509,9 @@ ks_status ks_lset(ks_ctx *c, const char *key, size_t klen, long long index, cons
         st = KS_NOTFOUND;
     } else if (!norm_index(index, l.v.n, &i)) {
         st = ks_err_msg(c, "ERR index out of range");
-    } else if (l.v.big) { /* KS-L1: the item exists; the record is unchanged */
-        item_put(c, l.w.db, l.v.version, l.v.head + i, v, vl);
-        st = put_big(&l, l.v.version, l.v.head, l.v.n);
+    } else if (l.v.big) {
+        if ((st = lbig_set(&l, i, v, vl)) == KS_OK)
+            st = list_put_big(&l); /* the same record: a touch */
     } else {
         ks_field *it = l.v.items.v;
         it[i].f = v;
@@ -701,57 +541,17 @@ ks_status ks_ltrim(ks_ctx *c, const char *key, size_t klen, long long start, lon
         size_t rn;
         const char *run = entries_run(&l.v, from, k, &rn);
         st = put_packed(&l, k, run, rn);
-    } else {
-        uint64_t h = l.v.head;
-        items_del_range(c, l.w.db, l.v.version, h, h + from);
-        items_del_range(c, l.w.db, l.v.version, h + from + k, h + n);
-        st = put_big(&l, l.v.version, h + from, k);
+    } else if ((st = lbig_trim(&l, from, k)) == KS_OK) {
+        st = list_put_big(&l);
     }
     lst_close(&l);
     return st;
 }
 
-/* Moves big items to new positions: the walk's callback puts each item
- * read at its index plus a shift, skipping the removed ones. */
-typedef struct shift_state {
-    ks_ctx *c;
-    int db;
-    const lview *lv;
-    int dir;              /* -1 items move towards the head, +1 towards the tail */
-    const uint64_t *gone; /* indexes removed, in the walk's order */
-    size_t ngone, next;
-    uint64_t shift;
-} shift_state;
-
-static int shift_visit(void *arg, uint64_t i, const char *v, size_t vl)
-{
-    shift_state *s = arg;
-    if (s->next < s->ngone && s->gone[s->next] == i) {
-        s->next++;
-        s->shift++;
-        return 0;
-    }
-    uint64_t pos = s->lv->head + i;
-    item_put(s->c, s->db, s->lv->version, s->dir < 0 ? pos - s->shift : pos + s->shift, v, vl);
-    return 0;
-}
-
-/* Items [from, to) of a big list move by shift (plus one per removed
- * index passed, gone sorted in walk order: ascending for dir -1,
- * descending for dir +1). Moving towards the head walks from the head, so
- * every put lands at or before the item just read (big_walk's REQUIRES);
- * towards the tail walks backwards. */
-static ks_status shift_items(lst *l, int dir, uint64_t from, uint64_t to, uint64_t shift,
-                             const uint64_t *gone, size_t ngone)
-{
-    shift_state s = {l->w.c, l->w.db, &l->v, dir, gone, ngone, 0, shift};
-    if (from >= to) return KS_OK;
-    return big_walk(l->w.c, l->w.db, &l->v, from, to - from, dir > 0, 1, shift_visit, &s);
-}
-
 typedef struct find_state {
     const char *v;
     size_t vl;
+    int rev;
     uint64_t limit; /* 0: all */
     uint64_t *hits;
     size_t n, cap;
@@ -773,6 +573,14 @@ static int find_visit(void *arg, uint64_t i, const char *v, size_t vl)
     return s->limit && s->n >= s->limit;
 }
 
+static int find_piece(void *arg, uint64_t i, const ks_field *f, size_t n)
+{
+    find_state *s = arg;
+    for (size_t q = 0; q < n; q++)
+        if (find_visit(s, s->rev ? i - q : i + q, f[q].f, f[q].fl)) return 1;
+    return 0;
+}
+
 /* Indexes of the items equal to v, from the head (rev 0, ascending) or
  * the tail (descending), at most limit of them (0: all). */
 static ks_status find_items(lst *l, const char *v, size_t vl, uint64_t limit, int rev,
@@ -781,10 +589,11 @@ static ks_status find_items(lst *l, const char *v, size_t vl, uint64_t limit, in
     memset(s, 0, sizeof(*s));
     s->v = v;
     s->vl = vl;
+    s->rev = rev;
     s->limit = limit;
     ks_status st = KS_OK;
     if (l->v.big) {
-        st = big_walk(l->w.c, l->w.db, &l->v, 0, l->v.n, rev, 0, find_visit, s);
+        st = lbig_walk(l->w.c, l->w.db, &l->v, 0, l->v.n, rev, find_piece, s);
     } else {
         for (uint64_t j = 0; j < l->v.n; j++) {
             uint64_t i = rev ? l->v.n - 1 - j : j;
@@ -793,22 +602,6 @@ static ks_status find_items(lst *l, const char *v, size_t vl, uint64_t limit, in
     }
     if (st == KS_OK && s->oom) st = ks_oom(l->w.c);
     return st;
-}
-
-/* Inserts v at index j (0..n) of a big list, shifting the shorter side. */
-static ks_status big_insert(lst *l, uint64_t j, const char *v, size_t vl)
-{
-    ks_ctx *c = l->w.c;
-    const lview *lv = &l->v;
-    uint64_t h = lv->head, n = lv->n;
-    int left = j < n - j ? lv->head > 0 : UINT64_MAX - h - n == 0;
-    if (left && h == 0) return ks_err_msg(c, "ERR list is full");
-    ks_status st =
-        left ? shift_items(l, -1, 0, j, 1, NULL, 0) : shift_items(l, 1, j, n, 1, NULL, 0);
-    if (st != KS_OK) return st;
-    if (left) h--;
-    item_put(c, l->w.db, lv->version, h + j, v, vl);
-    return put_big(l, lv->version, h, n + 1);
 }
 
 ks_status ks_linsert(ks_ctx *c, const char *key, size_t klen, int after, const char *pivot,
@@ -829,7 +622,7 @@ ks_status ks_linsert(ks_ctx *c, const char *key, size_t klen, int after, const c
     } else if (st == KS_OK) {
         uint64_t j = f.hits[0] + (after ? 1 : 0), n = l.v.n;
         if (l.v.big) {
-            st = big_insert(&l, j, v, vl);
+            if ((st = lbig_insert(&l, j, v, vl)) == KS_OK) st = list_put_big(&l);
         } else {
             ks_fvec all;
             ks_fvec_init(&all);
@@ -847,33 +640,6 @@ ks_status ks_linsert(ks_ctx *c, const char *key, size_t klen, int after, const c
     free(f.hits);
     lst_close(&l);
     return st;
-}
-
-/* Removes the items at the indexes gone[0..k) (walk order: ascending when
- * !rev) of a big list: the cheaper side of the holes moves over them. */
-static ks_status big_remove(lst *l, const uint64_t *gone, size_t k, int rev)
-{
-    ks_ctx *c = l->w.c;
-    const lview *lv = &l->v;
-    uint64_t h = lv->head, n = lv->n;
-    uint64_t lo = rev ? gone[k - 1] : gone[0], hi = rev ? gone[0] : gone[k - 1];
-    uint64_t *asc = malloc(k * sizeof(*asc));
-    if (!asc) return ks_oom(c);
-    for (size_t i = 0; i < k; i++)
-        asc[i] = rev ? gone[k - 1 - i] : gone[i];
-    ks_status st;
-    if (n - lo <= hi + 1) { /* the tail side moves towards the head */
-        st = shift_items(l, -1, lo, n, 0, asc, k);
-        if (st == KS_OK) items_del_range(c, l->w.db, lv->version, h + n - k, h + n);
-    } else { /* the head side moves towards the tail */
-        for (size_t i = 0; i < k; i++)
-            asc[i] = rev ? gone[i] : gone[k - 1 - i]; /* descending */
-        st = shift_items(l, 1, 0, hi + 1, 0, asc, k);
-        if (st == KS_OK) items_del_range(c, l->w.db, lv->version, h, h + k);
-        h += k;
-    }
-    free(asc);
-    return st == KS_OK ? put_big(l, lv->version, h, n - k) : st;
 }
 
 ks_status ks_lrem(ks_ctx *c, const char *key, size_t klen, long long count, const char *v,
@@ -895,7 +661,13 @@ ks_status ks_lrem(ks_ctx *c, const char *key, size_t klen, long long count, cons
         if (f.n == l.v.n) {
             st = lst_delete(&l);
         } else if (l.v.big) {
-            st = big_remove(&l, f.hits, f.n, rev);
+            if (rev) /* ascending, as lbig_remove wants them */
+                for (size_t i = 0; i < f.n / 2; i++) {
+                    uint64_t t = f.hits[i];
+                    f.hits[i] = f.hits[f.n - 1 - i];
+                    f.hits[f.n - 1 - i] = t;
+                }
+            if ((st = lbig_remove(&l, f.hits, f.n)) == KS_OK) st = list_put_big(&l);
         } else {
             ks_fvec keep;
             ks_fvec_init(&keep);
@@ -941,24 +713,21 @@ static ks_status rotate(lst *l, int from, int to, ks_val *out)
     uint64_t n = lv->n, at = from == KS_LIST_HEAD ? 0 : n - 1;
     ks_status st;
     if (lv->big) {
-        char *v;
-        size_t vl;
-        st = item_get(c, l->w.db, lv, at, &v, &vl);
-        if (st != KS_OK) return st;
-        st = val_copy(c, v, vl, out);
-        eng_free(v);
-        if (st != KS_OK || from == to || n == 1)
-            return st == KS_OK ? put_big(l, lv->version, lv->head, n) : st;
-        uint64_t h = lv->head;
-        if (to == KS_LIST_HEAD ? h == 0 : UINT64_MAX - h - n == 0)
-            return ks_err_msg(c, "ERR list is full");
-        item_del(c, l->w.db, lv->version, h + at);
-        if (to == KS_LIST_HEAD) { /* from the tail to the head */
-            item_put(c, l->w.db, lv->version, h - 1, out->p, out->n);
-            return put_big(l, lv->version, h - 1, n);
+        ks_fvec one;
+        ks_fvec_init(&one);
+        if (from == to || n == 1) { /* nothing moves: a read and a touch */
+            st = lbig_get(c, l->w.db, lv, at, out);
+            ks_fvec_free(&one);
+            return st == KS_OK ? list_put_big(l) : st;
         }
-        item_put(c, l->w.db, lv->version, h + n, out->p, out->n);
-        return put_big(l, lv->version, h + 1, n);
+        st = lbig_pop(l, from, 1, &one);
+        if (st == KS_OK) st = val_copy(c, one.v[0].f, one.v[0].fl, out);
+        ks_fvec_free(&one);
+        if (st == KS_OK) {
+            ks_field item = {out->p, out->n, NULL, 0};
+            st = lbig_push(l, to, &item, 1);
+        }
+        return st == KS_OK ? list_put_big(l) : st;
     }
     ks_field *it = lv->items.v;
     st = val_copy(c, it[at].f, it[at].fl, out);

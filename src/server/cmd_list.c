@@ -219,12 +219,27 @@ void cmd_lset(client *c)
     if (st == KS_NOTFOUND) add_reply_error(c, ERR_NO_SUCH_KEY);
 }
 
+static void reply_range_len(void *arg, uint64_t n)
+{
+    add_reply_array_len(arg, (long)n);
+}
+
+static void reply_range_items(void *arg, const ks_field *f, size_t n)
+{
+    add_reply_hash(arg, f, n, REPLY_HASH_BULKS);
+}
+
 void cmd_lrange(client *c)
 {
     long long start, end;
     if (arg_to_ll(c, &c->argv[2], &start) < 0 || arg_to_ll(c, &c->argv[3], &end) < 0) return;
     const arg *k = key_arg(c);
-    ks_status st = check(c, ks_lrange(client_ks(c), k->ptr, k->len, start, end, reply_items, c));
+    reply_mark mark; /* a big list streams into the reply: an error takes it back */
+    reply_mark_get(c, &mark);
+    ks_status st =
+        ks_lrange(client_ks(c), k->ptr, k->len, start, end, reply_range_len, reply_range_items, c);
+    if (st != KS_OK && st != KS_NOTFOUND) reply_truncate(c, &mark);
+    check(c, st);
     if (st == KS_NOTFOUND) add_reply_array_len(c, 0);
 }
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
-#include "keyspace/ks_type.h"
+#include "keyspace/ks_list.h"
 #include "test.h"
 #include "ks_fixture.h"
 
@@ -70,10 +70,30 @@ static void got_free(got *g)
     memset(g, 0, sizeof(*g));
 }
 
+/* LRANGE's two callbacks: the count, then pieces of items. */
+static void got_count(void *arg, uint64_t n)
+{
+    got *g = arg;
+    g->v = calloc(n + 1, sizeof(char *));
+    g->n = 0;
+}
+
+static void got_piece(void *arg, const ks_field *f, size_t n)
+{
+    got *g = arg;
+    for (size_t i = 0; i < n; i++)
+        g->v[g->n++] = strndup(f[i].f, f[i].fl);
+}
+
+static ks_status lrange(const char *key, long long a, long long b, got *g)
+{
+    return ks_lrange(&ctx, key, strlen(key), a, b, got_count, got_piece, g);
+}
+
 static void check_same(const char *key, const mlist *m)
 {
     got g = {0};
-    ks_status st = ks_lrange(&ctx, key, strlen(key), 0, -1, got_items, &g);
+    ks_status st = lrange(key, 0, -1, &g);
     if (m->n == 0) {
         CHECK_EQ_INT(st, KS_NOTFOUND);
         return;
@@ -109,16 +129,31 @@ static void set_fill(long long fill)
     ks_set_limits(ks, &l);
 }
 
+static size_t check_positions(const char *key);
+
+/* The layout of whichever of keys is a big list (KS-L1). */
+static void check_layout(const char *key)
+{
+    ks_meta m;
+    CHECK(ks_meta_read(&ctx, NULL, ctx.db, key, strlen(key), &m) == KS_OK);
+    int big = m.type == KS_LIST && m.big;
+    ks_meta_free(&m);
+    if (big) check_positions(key);
+}
+
 /* ---- The model test ------------------------------------------------------------- */
 
+/* Short values that repeat (matches for LREM, LPOS, LINSERT), longer
+ * ones, and some over the 128 bytes a chunk keeps inline. */
+#define VMAX 400
 static const char *pick_value(unsigned *seed)
 {
-    static char buf[64];
+    static char buf[VMAX];
     int r = rand_r(seed) % 10;
-    if (r < 7) {
+    if (r < 6) {
         snprintf(buf, sizeof(buf), "%c", 'a' + rand_r(seed) % 4);
     } else {
-        int len = 1 + rand_r(seed) % 40;
+        int len = r < 9 ? 1 + rand_r(seed) % 40 : 120 + rand_r(seed) % 200;
         for (int i = 0; i < len; i++)
             buf[i] = (char)('a' + rand_r(seed) % 26);
         buf[len] = 0;
@@ -136,7 +171,7 @@ static void one_op(unsigned *seed, mlist *ml, const char **keys)
     long long n = (long long)m->n;
     if (op <= 2) { /* push 1..5 */
         int where = rand_r(seed) % 2, cnt = 1 + rand_r(seed) % 5;
-        char vals[5][64];
+        char vals[5][VMAX];
         ks_field f[5];
         for (int i = 0; i < cnt; i++) {
             strcpy(vals[i], pick_value(seed));
@@ -191,7 +226,7 @@ static void one_op(unsigned *seed, mlist *ml, const char **keys)
             m->v[j] = strdup(v);
         }
     } else if (op == 6) { /* linsert */
-        char pivot[64], v[64];
+        char pivot[VMAX], v[VMAX];
         strcpy(pivot, pick_value(seed));
         strcpy(v, pick_value(seed));
         int after = rand_r(seed) % 2;
@@ -212,7 +247,7 @@ static void one_op(unsigned *seed, mlist *ml, const char **keys)
             CHECK_EQ_INT(len, m->n);
         }
     } else if (op == 7) { /* lrem */
-        char v[64];
+        char v[VMAX];
         strcpy(v, pick_value(seed));
         long long cnt = (rand_r(seed) % 7) - 3;
         uint64_t removed;
@@ -257,7 +292,7 @@ static void one_op(unsigned *seed, mlist *ml, const char **keys)
                 m_remove(m, 0);
         }
     } else if (op == 9) { /* lpos */
-        char v[64];
+        char v[VMAX];
         strcpy(v, pick_value(seed));
         long long rank = (rand_r(seed) % 5) - 2;
         if (rank == 0) rank = 1;
@@ -315,6 +350,8 @@ static void model_run(long long fill, unsigned seed, int ops)
             commit();
             check_same(keys[0], &ml[0]);
             check_same(keys[1], &ml[1]);
+            check_layout(keys[0]);
+            check_layout(keys[1]);
         }
         if (i % 500 == 499) { /* start over now and then: packed lists again */
             int deleted;
@@ -354,23 +391,59 @@ TEST(ListOperationsMatchModelWithPositionsToShift)
 
 /* ---- Layout --------------------------------------------------------------------- */
 
-/* KS-L1: the member keys of a big list are its positions head..head+n-1. */
-static void check_positions(const char *key)
+/* KS-L1: a big list's members are exactly one chunk per 32 positions of
+ * [head, head+count) with one entry per position, and a slot key right
+ * after its chunk for each out-of-line entry. Returns the slots seen. */
+static size_t check_positions(const char *key)
 {
     ks_meta m = meta_of(key);
     CHECK(m.big);
-    uint64_t head = ks_get_le64(m.ext), want = head, n = 0;
+    uint64_t head = ks_get_le64(m.ext), n = m.count, items = 0;
+    const int sh = KS_LIST_CHUNK_SHIFT;
+    const uint64_t span = 1ull << sh;
+    uint64_t c = head >> sh, last = (head + n - 1) >> sh;
+    size_t slots = 0;
     ks_miter mi;
     ks_miter_open(&mi, &ctx, NULL, ctx.db, m.version);
-    for (ks_miter_first(&mi); ks_miter_valid(&mi); ks_miter_next(&mi), want++, n++) {
-        size_t sn;
-        const char *s = ks_miter_suffix(&mi, &sn);
+    ks_miter_first(&mi);
+    for (; c <= last; c++) {
+        CHECK(ks_miter_valid(&mi));
+        size_t sn, vn;
+        const char *s = ks_miter_suffix(&mi, &sn), *v = ks_miter_value(&mi, &vn);
         CHECK_EQ_INT(sn, 8);
-        CHECK(ks_get_be64(s) == want);
+        CHECK(ks_get_be64(s) == c);
+        uint64_t first = c << sh < head ? head : c << sh, end = (c << sh) + span - 1;
+        if (end > head + n - 1) end = head + n - 1;
+        const char *p = v, *pe = v + vn;
+        uint64_t out[64];
+        int nout = 0;
+        for (uint64_t pos = first; pos <= end; pos++, items++) {
+            uint64_t e;
+            CHECK((p = ks_get_varint(p, pe, &e)) != NULL);
+            if (e == 1) {
+                out[nout++] = pos;
+            } else {
+                CHECK(e % 2 == 0 && e / 2 <= KS_LIST_INLINE && e / 2 <= (uint64_t)(pe - p));
+                p += e / 2;
+            }
+        }
+        CHECK(p == pe);
+        ks_miter_next(&mi);
+        for (int i = 0; i < nout; i++, slots++) {
+            CHECK(ks_miter_valid(&mi));
+            s = ks_miter_suffix(&mi, &sn);
+            ks_miter_value(&mi, &vn);
+            CHECK_EQ_INT(sn, 9);
+            CHECK(ks_get_be64(s) == c && (unsigned char)s[8] == (out[i] & (span - 1)));
+            CHECK(vn > KS_LIST_INLINE);
+            ks_miter_next(&mi);
+        }
     }
+    CHECK(!ks_miter_valid(&mi)); /* nothing else under the version */
     CHECK(ks_miter_close(&mi, &ctx) == KS_OK);
-    CHECK_EQ_INT(n, m.count);
+    CHECK_EQ_INT(items, n);
     ks_meta_free(&m);
+    return slots;
 }
 
 TEST(BigListKeepsContiguousPositionsThroughInsertAndRemove)
@@ -489,14 +562,14 @@ TEST(BigListPointOperationsCostOneOrTwoEngineOperations)
     cost_end(&c);
     CHECK_MEM(v.p, v.n, "v050000");
     ks_val_free(&v);
-    CHECK_EQ_INT(c.gets, 2); /* the metadata and the item */
+    CHECK_EQ_INT(c.gets, 2); /* the metadata and the item's chunk */
     CHECK_EQ_INT(c.seeks, 0);
 
     cost_start(&c);
     CHECK(ks_lset(&ctx, "big", 3, -BIG_N / 2, "new", 3) == KS_OK);
     cost_end(&c);
-    CHECK_EQ_INT(c.gets, 1);   /* the metadata only */
-    CHECK_EQ_INT(c.writes, 1); /* the item: the record is unchanged */
+    CHECK_EQ_INT(c.gets, 2);   /* the metadata and the chunk */
+    CHECK_EQ_INT(c.writes, 1); /* the chunk: the record is unchanged */
     commit();
     CHECK(ks_lindex(&ctx, "big", 3, BIG_N / 2, &v) == KS_OK);
     CHECK_MEM(v.p, v.n, "new");
@@ -505,8 +578,8 @@ TEST(BigListPointOperationsCostOneOrTwoEngineOperations)
     cost_start(&c);
     push("big", KS_LIST_HEAD, "h");
     cost_end(&c);
-    CHECK_EQ_INT(c.gets, 1);
-    CHECK_EQ_INT(c.writes, 2); /* the item and the record */
+    CHECK_EQ_INT(c.gets, 1);   /* the head is at a chunk boundary: a new chunk */
+    CHECK_EQ_INT(c.writes, 2); /* the chunk and the record */
     commit();
 
     got g = {0};
@@ -522,7 +595,7 @@ TEST(BigListPointOperationsCostOneOrTwoEngineOperations)
     commit();
 
     cost_start(&c);
-    CHECK(ks_lrange(&ctx, "big", 3, 60000, 60099, got_items, &g) == KS_OK);
+    CHECK(lrange("big", 60000, 60099, &g) == KS_OK);
     cost_end(&c);
     CHECK_EQ_INT(g.n, 100);
     CHECK(strcmp(g.v[0], "v059999") == 0); /* one pushed at the head */
@@ -532,12 +605,31 @@ TEST(BigListPointOperationsCostOneOrTwoEngineOperations)
     cost_start(&c);
     CHECK(ks_ltrim(&ctx, "big", 3, 10, -11) == KS_OK);
     cost_end(&c);
-    CHECK(c.writes <= 3); /* two range deletes and the record */
+    CHECK(c.writes <= 5); /* two range deletes, the two chunks cut, the record */
     commit();
     uint64_t n;
     CHECK(ks_llen(&ctx, "big", 3, &n) == KS_OK);
     CHECK_EQ_INT(n, BIG_N - 20);
     check_positions("big");
+
+    /* An item over KS_LIST_INLINE bytes lives in a slot of its own: one more get to
+     * read it, and a chunk rewritten around it does not rewrite it. */
+    char longv[300];
+    memset(longv, 'L', sizeof(longv));
+    CHECK(ks_lset(&ctx, "big", 3, 1000, longv, sizeof(longv)) == KS_OK);
+    commit();
+    cost_start(&c);
+    CHECK(ks_lindex(&ctx, "big", 3, 1000, &v) == KS_OK);
+    cost_end(&c);
+    CHECK(v.n == sizeof(longv) && memcmp(v.p, longv, v.n) == 0);
+    ks_val_free(&v);
+    CHECK_EQ_INT(c.gets, 3);
+    cost_start(&c);
+    CHECK(ks_lset(&ctx, "big", 3, 1001, "x", 1) == KS_OK); /* the same chunk */
+    cost_end(&c);
+    CHECK_EQ_INT(c.writes, 1);
+    commit();
+    CHECK_EQ_INT(check_positions("big"), 1);
 
     int deleted;
     cost_start(&c);
