@@ -94,6 +94,10 @@ struct keyspace {
     /* Engine reads made: point gets (ks_eget) and member iterator seeks
      * (ks_miter_*), so tests can count what a command costs. */
     uint64_t stat_gets, stat_seeks;
+    /* RANDOMKEY's rejection bound per db (ks_random.c) and the db size it
+     * was learnt at. */
+    double random_fmax[KS_DATABASES];
+    uint64_t random_fmax_n[KS_DATABASES];
 };
 
 /* ---- Byte helpers ------------------------------------------------------ */
