@@ -10,9 +10,12 @@ Run with /usr/bin/python3 (python3-redis)."""
 import os, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server, test, main
+from harness import ASAN, Server, test, main
 
-N = int(os.environ.get("STRATA_BIG_ITEMS", "1000000"))
+# Under a sanitizer build the server is slower and its memory is ASan's:
+# a smaller list, no RSS bounds, looser times.
+N = int(os.environ.get("STRATA_BIG_ITEMS", "100000" if ASAN else "1000000"))
+SLOW = 4 if ASAN else 1
 CACHES_MB = {"cache_size": 8, "row_cache_size": 0, "write_buffer_size": 4}
 CACHES = CACHES_MB["cache_size"] + CACHES_MB["row_cache_size"] + CACHES_MB["write_buffer_size"]
 # 1M items of 64 bytes are 64 MB of values (Redis holds about 80 MB for
@@ -56,14 +59,14 @@ def million_item_list_stays_on_disk_and_goes_in_one_step():
         r = srv.client()
         fill_list(r, "big", N)
         assert r.llen("big") == N
-        assert rss_mb(srv) <= RSS_WRITING_MB, "RSS %d MB > %d MB" % (rss_mb(srv), RSS_WRITING_MB)
+        assert ASAN or rss_mb(srv) <= RSS_WRITING_MB, "RSS %d MB > %d MB" % (rss_mb(srv), RSS_WRITING_MB)
         srv.restart()
         r = srv.client()
         assert r.llen("big") == N
         for i in range(0, N, N // 1000):
             assert r.lindex("big", i) == item(i)
         assert r.lindex("big", -1) == item(N - 1) and r.lindex("big", N) is None
-        assert rss_mb(srv) <= RSS_READING_MB, "RSS %d MB > %d MB" % (rss_mb(srv), RSS_READING_MB)
+        assert ASAN or rss_mb(srv) <= RSS_READING_MB, "RSS %d MB > %d MB" % (rss_mb(srv), RSS_READING_MB)
         mid = N // 2
         assert r.lset("big", mid, "middle") and r.lindex("big", mid) == b"middle"
         assert r.lrange("big", mid - 1, mid + 1) == [item(mid - 1), b"middle", item(mid + 1)]
@@ -72,9 +75,9 @@ def million_item_list_stays_on_disk_and_goes_in_one_step():
         assert r.ltrim("big", 1, -2) and r.llen("big") == N - 2
         assert r.lindex("big", 0) == item(0)
         _, t = timed(lambda: r.rename("big", "moved"))
-        assert t < 0.5 and r.llen("moved") == N - 2, t
+        assert t < 0.5 * SLOW and r.llen("moved") == N - 2, t
         deleted, t = timed(lambda: r.delete("moved"))
-        assert deleted == 1 and t < 0.5, t
+        assert deleted == 1 and t < 0.5 * SLOW, t
         assert r.dbsize() == 0 and r.llen("moved") == 0
         # A recreated key never sees the old items.
         r.rpush("moved", "fresh")

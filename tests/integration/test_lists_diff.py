@@ -18,10 +18,10 @@ STRATA_SEED change the length and the seed."""
 import os, random, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import RawConn, RespError, Server, test, main
+from harness import ASAN, RawConn, RespError, Server, test, main
 from redis_compare import RealRedis
 
-OPS = int(os.environ.get("STRATA_RANDOM_OPS", "4000"))
+OPS = int(os.environ.get("STRATA_RANDOM_OPS", "1600" if ASAN else "4000"))
 SEED = int(os.environ.get("STRATA_SEED", str(int(time.time()) % 100000)))
 KEYS = [b"k%d" % i for i in range(6)]
 VALUES = [b"a", b"b", b"c", b"1", b"2", b"10", b"", b"x y", b"\x00z"]
