@@ -27,8 +27,8 @@
 #define NS CMD_NOSCRIPT
 #define AB CMD_ALLOW_BUSY
 #define SC CMD_SCRIPT
-#define NT CMD_NOTOUCH
 #define BL CMD_BLOCKING
+#define NT CMD_NOTOUCH
 #define PS CMD_PUBSUB
 
 /* Key specs in rows: .keys = {KS(INDEX(1), RANGE(0, 1, 0), RW | ACCESS | DELETE), ...}, the

@@ -90,6 +90,8 @@ def key_patterns_with_read_and_write_permissions(srv):
     # keys behind numkeys (EVAL) are checked too
     assert err(u, "EVAL", "return 1", "1", "other") == NOPERM_KEY
     assert u.command("EVAL", "return 1", "1", "app:1") == 1
+    assert err(u, "LMPOP", "2", "app:l", "other", "LEFT") == NOPERM_KEY
+    assert u.command("LMPOP", "1", "app:l", "LEFT") is None
 
 
 @test
