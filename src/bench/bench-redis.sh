@@ -1,18 +1,35 @@
 #!/usr/bin/env bash
 # bench-redis.sh -- `make bench-redis`: redis-benchmark against strata-server
-# and Debian's redis-server side by side, in the same run (issue 3).
+# and Debian's redis-server side by side, in the same run.
+#
+#   src/bench/bench-redis.sh [--tests set,get,...] [--clients C] [--pipeline P]
+#                            [--fsync everysec|always] [--runs R] [--cpu]
 #
 # Starts both on free ports with temporary directories -- strata with
-# appendfsync everysec, redis-server with appendonly yes, appendfsync everysec
+# appendfsync <fsync>, redis-server with appendonly yes, the same appendfsync
 # and no RDB snapshots -- then runs, for each test in turn, first against
 # strata and then against redis:
-#   redis-benchmark -t <test> -n $BENCH_N -r 1000000 -c 50 -P 16 -q --csv
+#   redis-benchmark -t <test> -n $BENCH_N -r 1000000 -c <C> -P <P> -q --csv
 # Alternating test by test (rather than one -t set,get,incr,hset,mset run per
 # server) keeps both servers under the same machine noise; each test still
-# sees the data the earlier tests left, exactly as in a single run.
+# sees the data the earlier tests left, exactly as in a single run. --runs R
+# repeats each test R times, alternating again, and reports the totals.
+#
+# Tests are redis-benchmark's -t names, plus `hgetall`: HGETALL of random keys
+# h:<12 digits> among 100_000 hashes of 10 fields (~200 bytes), loaded into
+# both servers before the first test.
+#
+# --cpu also reports each server's CPU time per request (user + system of the
+# whole server process, every thread, from /proc/<pid>/stat, read before and
+# after each run): on a shared machine requests per second depend on what
+# else runs, CPU per request much less. The cpu ratio is redis's CPU per
+# request over strata's (above 1: strata spends less).
+#
 # Prints a table of requests per second and strata/redis per test; the last
 # line is
 #   strata/redis ratios: set=A get=B incr=C hset=D mset=E
+# preceded with --cpu by
+#   strata/redis cpu ratios: set=A ...
 # Stops both servers and removes the directories, also on failure or ^C.
 #
 # Environment: BINDIR (where strata-server is; default src), STRATA_SERVER
@@ -25,15 +42,37 @@ STRATA_SERVER=${STRATA_SERVER:-$BINDIR/strata-server}
 N=${BENCH_N:-1000000}
 TIMEOUT=${BENCH_TIMEOUT:-900}
 TESTS="set get incr hset mset"
+CLIENTS=50
+PIPELINE=16
+FSYNC=everysec
+RUNS=1
+CPU=0
 PY=/usr/bin/python3
+HGETALL_KEYS=100000
 
 die() { echo "bench-redis: $*" >&2; exit 1; }
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --tests) TESTS=${2//,/ }; shift 2 ;;
+    --clients) CLIENTS=$2; shift 2 ;;
+    --pipeline) PIPELINE=$2; shift 2 ;;
+    --fsync) FSYNC=$2; shift 2 ;;
+    --runs) RUNS=$2; shift 2 ;;
+    --cpu) CPU=1; shift ;;
+    -h | --help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown option '$1' (see --help)" ;;
+  esac
+done
+for v in "$CLIENTS" "$PIPELINE" "$RUNS" "$N"; do
+  [[ "$v" =~ ^[1-9][0-9]*$ ]] || die "counts must be positive numbers, not '$v'"
+done
+case "$FSYNC" in everysec | always) ;; *) die "--fsync is everysec or always, not '$FSYNC'" ;; esac
 
 for tool in redis-server redis-benchmark redis-cli; do
   command -v "$tool" >/dev/null || die "$tool not found (deps/install.sh installs redis-server and redis-tools)"
 done
 [ -x "$STRATA_SERVER" ] || die "no strata-server at $STRATA_SERVER (make first, or set STRATA_SERVER)"
-[[ "$N" =~ ^[1-9][0-9]*$ ]] || die "BENCH_N must be a positive number, not '$N'"
 
 tmp=$(mktemp -d) || die "mktemp failed"
 pids=()      # the two servers
@@ -72,55 +111,128 @@ wait_ping() {
 mkdir -p "$tmp/strata" "$tmp/redis"
 sport=$(free_port) || die "no free port"
 rport=$(free_port) || die "no free port"
-"$STRATA_SERVER" --port "$sport" --dir "$tmp/strata" --appendfsync everysec >"$tmp/strata.log" 2>&1 &
+"$STRATA_SERVER" --port "$sport" --dir "$tmp/strata" --appendfsync "$FSYNC" >"$tmp/strata.log" 2>&1 &
 pids+=($!)
 wait_ping strata "$sport" "${pids[0]}"
 redis-server --port "$rport" --bind 127.0.0.1 --dir "$tmp/redis" --appendonly yes \
-  --appendfsync everysec --save "" >"$tmp/redis.log" 2>&1 &
+  --appendfsync "$FSYNC" --save "" >"$tmp/redis.log" 2>&1 &
 pids+=($!)
 wait_ping redis "$rport" "${pids[1]}"
 
+# cpu_ticks pid: user + system clock ticks of the whole process so far.
+cpu_ticks() {
+  # Fields after the parenthesised command name: utime is the 12th, stime the 13th.
+  sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
+}
+HZ=$(getconf CLK_TCK)
+
+# load_hashes port: the hgetall test's 100_000 hashes of 10 fields.
+load_hashes() {
+  $PY - "$1" "$HGETALL_KEYS" <<'EOF' || die "loading the hgetall hashes failed"
+import sys, redis
+r = redis.Redis(port=int(sys.argv[1]))
+p = r.pipeline(transaction=False)
+for i in range(int(sys.argv[2])):
+    p.hset("h:%012d" % i, mapping={"f%d" % j: "value-%d-%012d" % (j, i) for j in range(10)})
+    if i % 1000 == 999:
+        p.execute()
+p.execute()
+EOF
+}
+
 # run_bench port test: sets RPS to the requests per second redis-benchmark
-# reports, or to nothing when the run failed. The run goes in the background
-# and the shell waits for it, so that ^C or SIGTERM reach the traps at once
+# reports (nothing when the run failed). The run goes in the background and
+# the shell waits for it, so that ^C or SIGTERM reach the traps at once
 # (timeout puts redis-benchmark in a process group of its own; cleanup stops
 # it).
 run_bench() {
-  timeout "$TIMEOUT" redis-benchmark -p "$1" -t "$2" -n "$N" -r 1000000 -c 50 -P 16 -q --csv \
-    >"$tmp/bench.csv" 2>>"$tmp/benchmark.err" &
+  local args=(-t "$2" -r 1000000)
+  [ "$2" = hgetall ] && args=(-r "$HGETALL_KEYS" hgetall "h:__rand_int__")
+  timeout "$TIMEOUT" redis-benchmark -p "$1" -n "$N" -c "$CLIENTS" -P "$PIPELINE" -q --csv \
+    "${args[@]}" >"$tmp/bench.csv" 2>>"$tmp/benchmark.err" &
   bench_pid=$!
   wait "$bench_pid"
   bench_pid=""
-  RPS=$(awk -F'","' 'NR > 1 && $1 ~ /^"[A-Z]/ { print $2; exit }' "$tmp/bench.csv")
+  RPS=$(awk -F'","' 'NR > 1 && $1 ~ /^"[A-Za-z]/ { print $2; exit }' "$tmp/bench.csv")
+}
+
+# settle pid: waits (up to 30 s) until the server has used no CPU for 0.3 s,
+# so background work a run caused (flushes, compactions, fsyncs) is charged
+# to that run and not to the next.
+settle() {
+  local a b _
+  a=$(cpu_ticks "$1")
+  for _ in $(seq 100); do
+    sleep 0.3
+    b=$(cpu_ticks "$1")
+    [ "$a" = "$b" ] && return
+    a=$b
+  done
+}
+
+# measure port pid test: RPS as run_bench, TICKS the server's CPU ticks for it.
+measure() {
+  local t0
+  settle "$2"
+  t0=$(cpu_ticks "$2")
+  run_bench "$1" "$3"
+  [ "$CPU" -eq 1 ] && settle "$2"
+  TICKS=$(($(cpu_ticks "$2") - t0))
 }
 
 fmt() { if [ -n "$1" ]; then printf '%.0f' "$1"; else echo failed; fi; }
 
-echo "redis-benchmark -n $N -r 1000000 -c 50 -P 16: strata on port $sport (appendfsync everysec)," \
-  "redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') on port $rport" \
-  "(appendonly yes, appendfsync everysec)"
-printf '%-6s %14s %14s %8s\n' test "strata req/s" "redis req/s" ratio
+case " $TESTS " in *" hgetall "*) load_hashes "$sport"; load_hashes "$rport" ;; esac
+
+echo "redis-benchmark -n $N -c $CLIENTS -P $PIPELINE ($RUNS run(s) per test): strata on port $sport" \
+  "(appendfsync $FSYNC), redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p')" \
+  "on port $rport (appendonly yes, appendfsync $FSYNC)"
+if [ "$CPU" -eq 1 ]; then
+  printf '%-8s %13s %13s %7s %12s %12s %9s\n' test "strata req/s" "redis req/s" ratio \
+    "strata us/r" "redis us/r" "cpu ratio"
+else
+  printf '%-8s %14s %14s %8s\n' test "strata req/s" "redis req/s" ratio
+fi
 summary="strata/redis ratios:"
+cpusummary="strata/redis cpu ratios:"
 failed=0
 for t in $TESTS; do
-  run_bench "$sport" "$t"
-  s=$RPS
-  run_bench "$rport" "$t"
-  r=$RPS
-  if [ -z "$s" ] || [ -z "$r" ]; then
+  # Totals over the runs: seconds of wall time and ticks of CPU per server.
+  swall=0 rwall=0 sticks=0 rticks=0 ok=1
+  for _ in $(seq "$RUNS"); do
+    measure "$sport" "${pids[0]}" "$t"
+    [ -n "$RPS" ] || { ok=0; break; }
+    swall=$(awk -v a="$swall" -v n="$N" -v r="$RPS" 'BEGIN { print a + n / r }')
+    sticks=$((sticks + TICKS))
+    measure "$rport" "${pids[1]}" "$t"
+    [ -n "$RPS" ] || { ok=0; break; }
+    rwall=$(awk -v a="$rwall" -v n="$N" -v r="$RPS" 'BEGIN { print a + n / r }')
+    rticks=$((rticks + TICKS))
+  done
+  if [ "$ok" -eq 0 ]; then
     failed=1
-    printf '%-6s %14s %14s %8s\n' "$t" "$(fmt "$s")" "$(fmt "$r")" "-"
+    printf '%-8s %14s\n' "$t" failed
     summary+=" $t=failed"
+    cpusummary+=" $t=failed"
     continue
   fi
-  ratio=$(awk -v a="$s" -v b="$r" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
-  printf '%-6s %14.0f %14.0f %8s\n' "$t" "$s" "$r" "$ratio"
+  read -r s r ratio sus rus cratio < <(awk -v n="$((N * RUNS))" -v sw="$swall" -v rw="$rwall" \
+    -v st="$sticks" -v rt="$rticks" -v hz="$HZ" 'BEGIN {
+      s = n / sw; r = n / rw; sus = st * 1e6 / hz / n; rus = rt * 1e6 / hz / n
+      printf "%.0f %.0f %.2f %.2f %.2f %.2f\n", s, r, s / r, sus, rus, (sus > 0 ? rus / sus : 0) }')
+  if [ "$CPU" -eq 1 ]; then
+    printf '%-8s %13s %13s %7s %12s %12s %9s\n' "$t" "$s" "$r" "$ratio" "$sus" "$rus" "$cratio"
+  else
+    printf '%-8s %14s %14s %8s\n' "$t" "$s" "$r" "$ratio"
+  fi
   summary+=" $t=$ratio"
+  cpusummary+=" $t=$cratio"
 done
 if [ "$failed" -ne 0 ] && [ -s "$tmp/benchmark.err" ]; then
   echo "redis-benchmark errors:" >&2
   tail -5 "$tmp/benchmark.err" >&2
 fi
 kill -0 "${pids[0]}" 2>/dev/null || { echo "bench-redis: strata-server died; its log:" >&2; tail -20 "$tmp/strata.log" >&2; failed=1; }
+[ "$CPU" -eq 1 ] && echo "$cpusummary"
 echo "$summary"
 exit "$failed"
