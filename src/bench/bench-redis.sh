@@ -15,9 +15,11 @@
 # sees the data the earlier tests left, exactly as in a single run. --runs R
 # repeats each test R times, alternating again, and reports the totals.
 #
-# Tests are redis-benchmark's -t names, plus `hgetall`: HGETALL of random keys
-# h:<12 digits> among 100_000 hashes of 10 fields (~200 bytes), loaded into
-# both servers before the first test.
+# Tests are redis-benchmark's -t names, plus two custom commands: `evalsha`,
+# EVALSHA of a script doing one INCR of a random key (SCRIPT LOAD on both
+# servers first), and `hgetall`, HGETALL of random keys h:<12 digits> among
+# 100_000 hashes of 10 fields (~200 bytes), loaded into both servers before
+# the first test.
 #
 # --cpu also reports each server's CPU time per request (user + system of the
 # whole server process, every thread, from /proc/<pid>/stat, read before and
@@ -27,7 +29,7 @@
 #
 # Prints a table of requests per second and strata/redis per test; the last
 # line is
-#   strata/redis ratios: set=A get=B incr=C hset=D mset=E
+#   strata/redis ratios: set=A get=B incr=C hset=D mset=E evalsha=F
 # preceded with --cpu by
 #   strata/redis cpu ratios: set=A ...
 # Stops both servers and removes the directories, also on failure or ^C.
@@ -41,7 +43,8 @@ BINDIR=${BINDIR:-src}
 STRATA_SERVER=${STRATA_SERVER:-$BINDIR/strata-server}
 N=${BENCH_N:-1000000}
 TIMEOUT=${BENCH_TIMEOUT:-900}
-TESTS="set get incr hset mset"
+TESTS="set get incr hset mset evalsha"
+INCR_SCRIPT="return redis.call('incr', KEYS[1])"
 CLIENTS=50
 PIPELINE=16
 FSYNC=everysec
@@ -146,8 +149,12 @@ EOF
 # (timeout puts redis-benchmark in a process group of its own; cleanup stops
 # it).
 run_bench() {
-  local args=(-t "$2" -r 1000000)
+  local args=(-t "$2" -r 1000000) sha
   [ "$2" = hgetall ] && args=(-r "$HGETALL_KEYS" hgetall "h:__rand_int__")
+  if [ "$2" = evalsha ]; then
+    sha=$(redis-cli -p "$1" script load "$INCR_SCRIPT") || sha=none
+    args=(-r 1000000 evalsha "$sha" 1 "counter:__rand_int__")
+  fi
   timeout "$TIMEOUT" redis-benchmark -p "$1" -n "$N" -c "$CLIENTS" -P "$PIPELINE" -q --csv \
     "${args[@]}" >"$tmp/bench.csv" 2>>"$tmp/benchmark.err" &
   bench_pid=$!

@@ -17,6 +17,9 @@
 #define NA CMD_NOAUTH
 #define NM CMD_NOMULTI
 #define LS (CMD_LOADING | CMD_STALE)
+#define NS CMD_NOSCRIPT
+#define AB CMD_ALLOW_BUSY
+#define SC CMD_SCRIPT
 
 const struct command command_table[] = {
 #define COMMAND(name, proc, arity, flags, fk, lk, ks, group, summary)                              \

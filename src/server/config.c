@@ -79,6 +79,9 @@ static const config_row config_table[] = {
     {"client-query-buffer-limit", T_MEM, 0, &cfg.client_query_buffer_limit, "1gb", 1024 * 1024,
      LLONG_MAX, NULL, NULL},
     {"databases", T_INT, F_IMMUTABLE, &cfg.databases, "16", 16, 16, NULL, NULL},
+    /* lua-time-limit is Redis's older name of the same setting */
+    {"busy-reply-threshold", T_INT, 0, &cfg.busy_reply_threshold, "5000", 0, INT_MAX, NULL, NULL},
+    {"lua-time-limit", T_INT, 0, &cfg.busy_reply_threshold, "5000", 0, INT_MAX, NULL, NULL},
 };
 #define NROWS (sizeof(config_table) / sizeof(config_table[0]))
 

@@ -37,6 +37,7 @@ typedef struct server_config {
     long long client_query_buffer_limit;
     int databases;
     int tcp_backlog;
+    int busy_reply_threshold; /* ms a script runs before others get BUSY; 0 = never */
 } server_config;
 
 extern server_config cfg;

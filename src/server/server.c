@@ -27,6 +27,7 @@
 #include "server/ae.h"
 #include "server/anet.h"
 #include "server/config.h"
+#include "server/script.h"
 #include "server/server.h"
 
 struct server_state server;
@@ -122,7 +123,8 @@ void server_discard_multi(client *c)
 void server_call(client *c, const struct command *cmd)
 {
     struct client_private *p = c->priv;
-    int savepoint = cmd->proc != cmd_exec; /* EXEC's commands have their own */
+    /* EXEC's commands, and those a script calls, have their own (S1) */
+    int savepoint = cmd->proc != cmd_exec && !(cmd->flags & CMD_SCRIPT);
     c->cmd = cmd;
     if (!server.cmd_time_ms) server.cmd_time_ms = ae_mstime();
     if (savepoint) eng_batch_set_savepoint(server.batch);
@@ -178,6 +180,11 @@ int server_process_command(client *c)
         add_reply_error(c, "NOAUTH Authentication required.");
         return 0;
     }
+    if (script_timedout() && !(cmd->flags & CMD_ALLOW_BUSY)) {
+        flag_transaction(c);
+        script_reply_busy(c);
+        return 0;
+    }
     if ((c->flags & CLIENT_MULTI) && !(cmd->flags & CMD_NOMULTI)) {
         queue_command(c, cmd);
         return 0;
@@ -185,8 +192,21 @@ int server_process_command(client *c)
     reply_mark mark;
     reply_mark_get(c, &mark);
     server_call(c, cmd);
-    if (!(c->flags & CLIENT_MULTI)) server_write_batch(c, &mark);
+    /* While a script is busy, server.batch holds its unfinished writes. */
+    if (!(c->flags & CLIENT_MULTI) && !script_running()) server_write_batch(c, &mark);
     return 0;
+}
+
+void server_events_while_busy(void)
+{
+    int64_t saved = server.cmd_time_ms; /* the script keeps its clock */
+    for (int i = 0; i < 4; i++) {
+        int n = ae_process_file_events(server.el, 0);
+        server_commit(); /* N1: what others wrote before the script started */
+        networking_flush_replies();
+        if (n <= 0 || server.shutdown_asap) break;
+    }
+    server.cmd_time_ms = saved;
 }
 
 /* ---- The loop's hooks -------------------------------------------------- */
@@ -313,6 +333,7 @@ int server_init(void)
         if (ae_create_file_event(server.el, server.listen_fd[i], AE_READABLE,
                                  networking_accept_handler, NULL) == AE_ERR)
             return -1;
+    if (script_init() < 0) return -1;
     server.cron_id = ae_create_timer(server.el, 1, server_cron, NULL);
     ae_set_before_sleep(server.el, before_sleep);
     struct sigaction sa;
@@ -354,6 +375,7 @@ void server_shutdown(void)
     for (int i = 0; i < server.nlisten; i++)
         close(server.listen_fd[i]);
     server_wait_bgsave();
+    script_free_all();
     idx_shutdown();
     ks_close(server.ks);
     eng_status st = eng_close(server.db); /* syncs the log */
