@@ -21,7 +21,7 @@ redisContext *rc_connect(int port, char *err, size_t cap)
         if (ctx) redisFree(ctx);
         return NULL;
     }
-    struct timeval rt = {600, 0}; /* a SAVE or a long phase step may take a while */
+    struct timeval rt = {3600, 0}; /* a full compaction (settle) at 10M profiles takes minutes */
     redisSetTimeout(ctx, rt);
     return ctx;
 }
