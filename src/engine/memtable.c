@@ -270,10 +270,27 @@ static int get_result(const mem_ent *x, int *type, uint64_t *found_seq, slice *v
     return 1;
 }
 
+uint64_t mem_key_hash(slice key)
+{
+    return key_hash(key);
+}
+
+void mem_prefetch(memtable *m, uint64_t hash)
+{
+    htable *t = atomic_load_explicit(&m->index, memory_order_acquire);
+    __builtin_prefetch(&t->slots[hash & t->mask]);
+}
+
 int mem_get(memtable *m, slice key, uint64_t seq, int *type, uint64_t *found_seq, slice *value)
 {
+    return mem_get_hashed(m, key, key_hash(key), seq, type, found_seq, value);
+}
+
+int mem_get_hashed(memtable *m, slice key, uint64_t hash, uint64_t seq, int *type,
+                   uint64_t *found_seq, slice *value)
+{
     if (seq > ENG_MAX_SEQUENCE) seq = ENG_MAX_SEQUENCE;
-    const mem_ent *x = index_find(m, key, key_hash(key));
+    const mem_ent *x = index_find(m, key, hash);
     if (!x) return 0; /* M5: key has no point entry here */
     if ((ment_trailer(x) >> 8) <= seq) return get_result(x, type, found_seq, value);
 

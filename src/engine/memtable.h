@@ -65,6 +65,14 @@ void mem_add_many(memtable *m, const mem_entry *e, size_t n);
  * visible at seq; a tree descent only for an older snapshot. */
 int mem_get(memtable *m, slice key, uint64_t seq, int *type, uint64_t *found_seq, slice *value);
 
+/* mem_get with the key's hash given (mem_key_hash), for callers that hash
+ * once for several memtables; mem_prefetch starts loading the index slot
+ * a lookup of that hash will read, so several keys' misses overlap. */
+uint64_t mem_key_hash(slice key);
+int mem_get_hashed(memtable *m, slice key, uint64_t hash, uint64_t seq, int *type,
+                   uint64_t *found_seq, slice *value);
+void mem_prefetch(memtable *m, uint64_t hash);
+
 /* Approximate bytes of memory used (the arena: entries, tree nodes and the
  * hash index's tables). */
 size_t mem_usage(const memtable *m);

@@ -181,6 +181,10 @@ void ks_close(keyspace *ks)
     for (int i = 0; i < KS_CURSOR_SLOTS; i++)
         free(ks->cursors[i].pos);
     free(ks->scratch);
+    eng_mget_free(ks->mget);
+    free(ks->mkeys);
+    free(ks->mkp);
+    free(ks->mkl);
     free(ks);
 }
 
@@ -299,6 +303,53 @@ eng_status ks_eget(ks_ctx *c, const eng_snapshot *snap, const char *k, size_t kl
     eng_batch *b = ks_read_batch(c);
     if (b) return eng_get_batch(c->ks->db, snap, b, k, kl, v, vl);
     return eng_get(c->ks->db, snap, k, kl, v, vl);
+}
+
+/* Grows the key arrays of ks_emget_meta to n keys of total bytes. */
+static int emget_reserve(keyspace *ks, size_t n, size_t bytes)
+{
+    if (bytes > ks->mkeys_cap) {
+        char *p = realloc(ks->mkeys, bytes);
+        if (!p) return -1;
+        ks->mkeys = p;
+        ks->mkeys_cap = bytes;
+    }
+    if (n > ks->mk_cap) {
+        const char **kp = realloc(ks->mkp, n * sizeof(*kp));
+        if (kp) ks->mkp = kp;
+        size_t *kl = realloc(ks->mkl, n * sizeof(*kl));
+        if (kl) ks->mkl = kl;
+        if (!kp || !kl) return -1;
+        ks->mk_cap = n;
+    }
+    return 0;
+}
+
+eng_status ks_emget_meta(ks_ctx *c, const eng_snapshot *snap, int db, size_t n,
+                         const char *const *keys, const size_t *klens)
+{
+    keyspace *ks = c->ks;
+    if (!ks->mget && !(ks->mget = eng_mget_new())) return ENG_NOMEM;
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++)
+        bytes += KS_META_KEY_LEN(klens[i]);
+    if (emget_reserve(ks, n, bytes)) return ENG_NOMEM;
+    size_t off = 0;
+    for (size_t i = 0; i < n; i++) { /* the buffer does not move from here on */
+        ks_ekey k;
+        ks_ekey_meta(&k, db, keys[i], klens[i]);
+        memcpy(ks->mkeys + off, k.p, k.n);
+        ks->mkp[i] = ks->mkeys + off;
+        ks->mkl[i] = k.n;
+        off += k.n;
+        ks_ekey_free(&k);
+    }
+    return eng_multi_get(ks->db, snap, ks_read_batch(c), n, ks->mkp, ks->mkl, ks->mget);
+}
+
+eng_status ks_emget_value(ks_ctx *c, size_t i, const char **v, size_t *vl)
+{
+    return eng_mget_value(c->ks->mget, i, v, vl);
 }
 
 static ks_status count_read(ks_ctx *c, int db, uint64_t *keys, uint64_t *expires)

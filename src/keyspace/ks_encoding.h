@@ -91,6 +91,12 @@ struct keyspace {
     int cdefer;
     uint32_t dmask;
     int64_t dkeys[KS_DATABASES], dexp[KS_DATABASES];
+    /* ks_emget's answers (reused from call to call) and its encoded keys. */
+    eng_mget *mget;
+    char *mkeys;
+    size_t mkeys_cap;
+    const char **mkp;
+    size_t *mkl, mk_cap;
 };
 
 /* ---- Byte helpers ------------------------------------------------------ */
@@ -157,6 +163,7 @@ typedef struct ks_ekey {
     char sbuf[160];
 } ks_ekey;
 void ks_ekey_meta(ks_ekey *k, int db, const char *key, size_t klen);
+#define KS_META_KEY_LEN(klen) (2 + (klen)) /* what ks_ekey_meta writes */
 /* The common prefix of every member of (db, version); append a suffix with
  * ks_ekey_append. */
 void ks_ekey_members(ks_ekey *k, int db, uint64_t version);
@@ -200,6 +207,13 @@ static inline eng_batch *ks_read_batch(const ks_ctx *c)
 /* eng_get through c->batch when there is one. */
 eng_status ks_eget(ks_ctx *c, const eng_snapshot *snap, const char *k, size_t kl, char **v,
                    size_t *vl);
+/* ks_eget for n metadata records (of keys[0..n) in db) at once, through
+ * c->batch (eng_multi_get: one view, the misses overlapped, no copies).
+ * The answers stay readable with ks_emget_value until the next ks_emget.
+ * ENG_OK or ENG_NOMEM. */
+eng_status ks_emget_meta(ks_ctx *c, const eng_snapshot *snap, int db, size_t n,
+                         const char *const *keys, const size_t *klens);
+eng_status ks_emget_value(ks_ctx *c, size_t i, const char **v, size_t *vl);
 /* Cursor table: save returns the new cursor id (0 on out-of-memory); find
  * returns NULL for an unknown or evicted id. */
 uint64_t ks_cursor_save(keyspace *ks, const char *pos, size_t n);

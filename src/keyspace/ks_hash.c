@@ -298,6 +298,48 @@ ks_status ks_hash_fields(ks_ctx *c, const char *key, size_t klen, ks_fields_fn f
     return st;
 }
 
+/* One key of ks_hash_fields_many: its record's value v (vl) as read. */
+static ks_status fields_at(ks_ctx *c, size_t i, eng_status es, const char *v, size_t vl,
+                           ks_fields_at_fn fn, void *arg)
+{
+    if (es == ENG_NOTFOUND) {
+        fn(arg, i, KS_NOTFOUND, NULL, 0);
+        return KS_OK;
+    }
+    if (es != ENG_OK) return ks_engine_err(c, es, "read");
+    ks_meta m;
+    if (ks_meta_view(&m, v, vl, c->now_ms) != 0) return ks_corrupt(c, "key metadata");
+    if (m.type != KS_HASH) {
+        fn(arg, i, m.type == KS_NONE ? KS_NOTFOUND : KS_ERR_WRONGTYPE, NULL, 0);
+        return KS_OK;
+    }
+    ks_fvec fv;
+    ks_fvec_init(&fv);
+    ks_status st = KS_OK;
+    if (m.big)
+        st = ks_hash_load(c, NULL, c->db, &m, &fv);
+    else if (packed_parse_fast(m.payload, m.plen, &fv) != 0)
+        st = corrupt(c);
+    if (st == KS_OK) fn(arg, i, KS_OK, fv.v, fv.n);
+    ks_fvec_free(&fv);
+    return st;
+}
+
+ks_status ks_hash_fields_many(ks_ctx *c, size_t n, const char *const *keys, const size_t *klens,
+                              ks_fields_at_fn fn, void *arg)
+{
+    eng_status es = ks_emget_meta(c, NULL, c->db, n, keys, klens);
+    if (es != ENG_OK) return ks_engine_err(c, es, "read");
+    ks_status st = KS_OK;
+    for (size_t i = 0; i < n && st == KS_OK; i++) {
+        const char *v = NULL;
+        size_t vl = 0;
+        es = ks_emget_value(c, i, &v, &vl);
+        st = fields_at(c, i, es, v, vl, fn, arg);
+    }
+    return st;
+}
+
 /* ks_hash_all streams the pairs ks_hash_fields hands over at once. */
 typedef struct all_adapter {
     ks_count_fn count_fn;
