@@ -210,7 +210,7 @@ static eng_status recover_flush(eng_db *db, memtable **mem, version_edit *e)
     if (mem_entries(*mem) == 0) return ENG_OK;
     file_meta *f;
     iter *it = mem_iter_new(*mem);
-    eng_status s = db_build_table(db, it, db->vs.next_file++, &f);
+    eng_status s = db_build_table(db, it, db->vs.next_file++, ENG_MAX_SEQUENCE, &f); /* no snapshots */
     iter_free(it);
     if (s != ENG_OK) return s;
     if (f) edit_add_file(e, 0, f);
