@@ -2,7 +2,8 @@
  * eng_flush_test.c -- a flush writes one version of a key that many writes
  * overwrote (Invariant F1 of flush.c), but never drops a version a live
  * snapshot can still read, nor the deletion that hides older tables'
- * versions.
+ * versions. Memtables waiting for their flush borrow their size from the
+ * block cache and give it back once flushed.
  */
 #include "test.h"
 
@@ -89,6 +90,39 @@ TEST(FlushKeepsTheDeletionThatHidesAnOlderTable)
     CHECK(eng_close(db) == ENG_OK);
     db = open_db();
     CHECK_GET(db, "k", NULL);
+    CHECK(eng_close(db) == ENG_OK);
+}
+
+TEST(ImmutableMemtablesBorrowFromTheBlockCache)
+{
+    eng_options o;
+    eng_options_init(&o);
+    o.write_buffer_size = 64 * 1024;
+    o.cache_size = 1 << 20;
+    eng_db *db;
+    CHECK(eng_open(test_tmpdir(), &o, &db) == ENG_OK);
+    static char v[48 * 1024];
+    memset(v, 'v', sizeof v - 1);
+    int shrunk = 0;
+    for (int i = 0; i < 4000 && !shrunk; i++) {
+        char k[32];
+        snprintf(k, sizeof k, "k%06d", i);
+        put(db, k, v); /* each write nearly fills a memtable */
+        eng_stats st;
+        eng_get_stats(db, &st);
+        size_t cap = st.cache_capacity, full = o.cache_size;
+        CHECK_MSG(cap == full || cap == full - o.write_buffer_size ||
+                      cap == full - 2 * o.write_buffer_size,
+                  "capacity %zu with %llu immutable memtables", cap,
+                  (unsigned long long)st.immutable_memtables);
+        shrunk = cap < full;
+    }
+    CHECK_MSG(shrunk, "no write ever found a memtable waiting for its flush");
+    CHECK(eng_flush(db) == ENG_OK);
+    eng_stats st;
+    eng_get_stats(db, &st);
+    CHECK_EQ_INT(st.immutable_memtables, 0);
+    CHECK_EQ_INT(st.cache_capacity, o.cache_size);
     CHECK(eng_close(db) == ENG_OK);
 }
 
