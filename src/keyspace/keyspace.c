@@ -352,12 +352,29 @@ eng_status ks_emget_value(ks_ctx *c, size_t i, const char **v, size_t *vl)
     return eng_mget_value(c->ks->mget, i, v, vl);
 }
 
+/* Whether c->batch may hold a counter write (see keyspace.cbatch). */
+static int counter_pending(const ks_ctx *c)
+{
+    return c->batch && c->ks->cbatch == c->batch && eng_batch_count(c->batch) >= c->ks->cmark;
+}
+
+/* Records that a counter write was just added to c->batch. */
+static void counter_written(ks_ctx *c)
+{
+    if (counter_pending(c)) return; /* an earlier one is still there: keep its mark */
+    c->ks->cbatch = c->batch;
+    c->ks->cmark = eng_batch_count(c->batch);
+}
+
 static ks_status count_read(ks_ctx *c, int db, uint64_t *keys, uint64_t *expires)
 {
     char k[2] = {KS_NS_COUNT, (char)db}, *v = NULL;
     size_t vl = 0;
     *keys = *expires = 0;
-    eng_status s = ks_eget(c, NULL, k, 2, &v, &vl);
+    /* The command's other writes cannot change a counter: unless the batch
+     * holds a counter write, the committed value is the answer. */
+    eng_status s = counter_pending(c) ? eng_get_batch(c->ks->db, NULL, c->batch, k, 2, &v, &vl)
+                                      : eng_get(c->ks->db, NULL, k, 2, &v, &vl);
     if (s == ENG_NOTFOUND) return KS_OK;
     if (s != ENG_OK) return ks_engine_err(c, s, "counter read");
     if (vl == 16) {
@@ -388,6 +405,7 @@ ks_status ks_count_add(ks_ctx *c, int db, int64_t dkeys, int64_t dexpires)
     ks_put_le64(v, keys);
     ks_put_le64(v + 8, expires);
     eng_batch_put(c->batch, k, 2, v, 16);
+    counter_written(c);
     return KS_OK;
 }
 
@@ -562,6 +580,7 @@ static ks_status flush_db(ks_ctx *c, int db)
     delete_ns_db(c, KS_NS_EXPIRE, db);
     char k[2] = {KS_NS_COUNT, (char)db};
     eng_batch_delete(c->batch, k, 2);
+    counter_written(c);
     ks_touch(c, db, NULL, 0);
     return KS_OK;
 }

@@ -91,6 +91,13 @@ struct keyspace {
     int cdefer;
     uint32_t dmask;
     int64_t dkeys[KS_DATABASES], dexp[KS_DATABASES];
+    /* The batch that holds a counter write (put or delete) and its op count
+     * just after the first one: while the batch has at least that many ops
+     * the write may still be there, and counter reads go through the batch;
+     * otherwise it holds none (a rollback or clear took them all) and a read
+     * skips the batch and its index. */
+    eng_batch *cbatch;
+    size_t cmark;
     /* ks_emget's answers (reused from call to call) and its encoded keys. */
     eng_mget *mget;
     char *mkeys;

@@ -6,7 +6,7 @@ wrote earlier must all come out as on redis-server, with DBSIZE exact."""
 import time
 
 from harness import main, test
-from redis_compare import compare_with_redis
+from redis_compare import RealRedis, compare_with_redis
 
 SCRIPT = """
 mset a 1 a 2 b 3 a 4
@@ -41,6 +41,40 @@ dbsize
 @test
 def mset_and_msetnx_match_redis(srv):
     compare_with_redis(srv, SCRIPT)
+
+
+# DBSIZE's counter is read without the batch unless the batch holds a
+# counter write: transactions that flush, create, fail and roll back.
+TRANSACTIONS = [
+    [("flushdb",), ("set", "a", "1"), ("set", "b", "2")],
+    [("set", "c", "3"), ("incr", "b2"), ("hset", "b", "f", "v"), ("set", "d", "4"), ("del", "a")],
+    [("flushdb",)],
+    [("set", "e", "6"), ("set", "f", "7"), ("flushall",), ("set", "g", "8")],
+    [("set", "h", "x"), ("incr", "h"), ("set", "i", "y")],
+]
+
+
+def run_transactions(c):
+    out = []
+    c.set("k0", "v")
+    for t in TRANSACTIONS:
+        p = c.pipeline(transaction=True)
+        for cmd in t:
+            p.execute_command(*cmd)
+        res = p.execute(raise_on_error=False)
+        out.append([type(r).__name__ if isinstance(r, Exception) else r for r in res])
+        out.append(c.dbsize())
+    return out
+
+
+@test
+def counters_follow_transactions_flushes_and_failed_commands(srv):
+    ref = RealRedis()
+    try:
+        want = run_transactions(ref.client())
+    finally:
+        ref.close()
+    assert run_transactions(srv.client()) == want
 
 
 @test
