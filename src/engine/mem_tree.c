@@ -40,7 +40,8 @@
  *       lo and hi are the separators around the child pointer the node hangs
  *       from in every ancestor (missing at the tree's ends).
  *   T3. Every leaf is at depth height - 1; a leaf reached other than as the
- *       root is not empty; an inner node has count + 1 children.
+ *       root is not empty; an inner node has count + 1 children, and its
+ *       leaf_kids says whether they are leaves.
  *   T4. Nodes and entries are never freed, moved or reused before the arena
  *       is: any pointer a reader loads can be dereferenced, whatever it read.
  *   T5. Every key of the node and its fences share their first plen bytes
@@ -79,6 +80,7 @@ typedef struct mt_node {
     _Atomic uint32_t kmax;  /* T5 */
     _Atomic uint8_t dbytes; /* T5 */
     uint8_t leaf;           /* set before the node is linked, never changed */
+    uint8_t leaf_kids;      /* an inner node's children are leaves; as leaf */
     _Atomic(void *) link;   /* a leaf's next leaf (T6); an inner node's child 0 */
 } mt_node;
 
@@ -274,22 +276,25 @@ static void write_unlock(mt_node *n)
 
 /* ---- Nodes -------------------------------------------------------------- */
 
-static mt_node *node_new(mem_tree *t, int leaf)
+static mt_node *node_new(mem_tree *t, int leaf, int leaf_kids)
 {
     size_t sz = node_size(leaf);
     mt_node *n = arena_alloc(t->arena, sz);
     memset(n, 0, sz); /* before publication (T1): plain stores are fine */
     n->leaf = (uint8_t)leaf;
+    n->leaf_kids = (uint8_t)leaf_kids;
     n->dbytes = 8;
     return n;
 }
 
-/* Starts fetching every line of n: a binary search reads most of them, and
- * the misses overlap instead of following one another. */
-static inline void prefetch_node(const mt_node *n)
+/* Starts fetching every line of n, a leaf or not as its parent's leaf_kids
+ * says (reading n's own header would wait for the first miss): a binary
+ * search reads most of them, and the misses overlap instead of following
+ * one another. */
+static inline void prefetch_node(const mt_node *n, int leaf)
 {
     const char *p = (const char *)n;
-    for (size_t off = 0, sz = node_size(n->leaf); off < sz; off += 64)
+    for (size_t off = 0, sz = node_size(leaf); off < sz; off += 64)
         __builtin_prefetch(p + off);
 }
 
@@ -297,7 +302,7 @@ void mt_init(mem_tree *t, arena *a)
 {
     t->arena = a;
     t->height = 1;
-    atomic_store_explicit(&t->root, node_new(t, 1), REL);
+    atomic_store_explicit(&t->root, node_new(t, 1, 0), REL);
 }
 
 /* The writer's working copy of a node (one key more than fits). */
@@ -467,7 +472,7 @@ static mt_node *node_put(mem_tree *t, path *p, int d, const mem_ent *up, mt_node
     }
     unsigned m = split_point(p->pos[d], leaf), rfrom = leaf ? m : m + 1;
     *sep = s.key[m];
-    mt_node *r = node_new(t, leaf);
+    mt_node *r = node_new(t, leaf, n->leaf_kids);
     /* The new node is complete before anything links it (T1). An inner
      * node's separator moves up: r gets the keys after it. */
     node_store(r, &s, rfrom, s.n, split_plen(*sep, p->hi[d], *sep, s.key[s.n - 1]));
@@ -501,7 +506,7 @@ static void insert_path(mem_tree *t, path *p, int depth, const mem_ent *e)
         if (!right) break;
     }
     if (top < 0) { /* T7: the old root is still locked */
-        mt_node *root = node_new(t, 0);
+        mt_node *root = node_new(t, 0, p->node[0]->leaf);
         inner_slot *sl = (inner_slot *)(root + 1);
         root->count = 1;
         root->plen = up->klen - 8; /* T5: the common prefix of its one key */
@@ -534,8 +539,9 @@ void mt_insert(mem_tree *t, const mem_ent *e)
         p.pos[d] = i;
         if (i > 0) lo = atomic_load_explicit(&sl[i - 1].key, RLX);
         if (i < cnt) hi = atomic_load_explicit(&sl[i].key, RLX);
+        int kid_leaf = n->leaf_kids;
         n = atomic_load_explicit(child_ref(n, i), RLX);
-        prefetch_node(n);
+        prefetch_node(n, kid_leaf);
     }
     p.pos[d] = search(n, &k, 0, !lo || !hi);
     insert_path(t, &p, d, e);
@@ -595,7 +601,7 @@ static int locate_once(mt_cursor *c, const tkey *t, int mode)
         open_hi &= i == cnt;
         const mt_node *ch = atomic_load_explicit(child_ref(n, i), ACQ);
         if (!ch || !read_valid(n, v)) return 0;
-        prefetch_node(ch);
+        prefetch_node(ch, n->leaf_kids);
         uint64_t vc = read_begin(ch);
         if (!read_valid(n, v)) return 0; /* ch is still n's child */
         n = ch;
@@ -729,6 +735,7 @@ static int check_node(const mt_node *n, int depth, const mem_ent *lo, const mem_
     size_t stride = slot_stride(n);
     if (cnt > CAP) return 3;
     if (n->leaf != (depth == st->height - 1)) return 3;
+    if (!n->leaf && n->leaf_kids != (depth + 1 == st->height - 1)) return 3;
     if (n->leaf && cnt == 0 && depth > 0) return 3;
     if (lo && hi ? n->plen != ent_lcp(lo, hi) : cnt && n->plen > node_lcp(n, lo, hi)) return 5;
     if (n->dbytes < MIN_DBYTES || n->dbytes > 8) return 5;
