@@ -3,35 +3,43 @@
 # and Debian's redis-server side by side, in the same run.
 #
 #   src/bench/bench-redis.sh [--tests set,get,...] [--clients C] [--pipeline P]
-#                            [--fsync everysec|always] [--runs R] [--cpu]
+#                            [--fsync everysec|always] [--runs R]
 #
 # Starts both on free ports with temporary directories -- strata with
 # appendfsync <fsync>, redis-server with appendonly yes, the same appendfsync
 # and no RDB snapshots -- then runs, for each test in turn, first against
 # strata and then against redis:
 #   redis-benchmark -t <test> -n $BENCH_N -r 1000000 -c <C> -P <P> -q --csv
-# Alternating test by test (rather than one -t set,get,incr,hset,mset run per
-# server) keeps both servers under the same machine noise; each test still
-# sees the data the earlier tests left, exactly as in a single run. --runs R
-# repeats each test R times, alternating again, and reports the totals.
+# Alternating test by test (rather than one -t set,get,... run per server)
+# keeps both servers under the same machine noise; each test still sees the
+# data the earlier tests left, exactly as in a single run (spop pops from the
+# set sadd filled). --runs R repeats each test R times, alternating again,
+# and reports the totals.
 #
-# Tests are redis-benchmark's -t names, plus two custom commands: `evalsha`,
-# EVALSHA of a script doing one INCR of a random key (SCRIPT LOAD on both
-# servers first), and `hgetall`, HGETALL of random keys h:<12 digits> among
-# 100_000 hashes of 10 fields (~200 bytes), loaded into both servers before
-# the first test.
+# Tests are redis-benchmark's -t names, plus custom command lines
+# (redis-benchmark puts a random 12-digit number below -r in place of each
+# __rand_int__; a bit offset cannot be one, it has leading zeros):
+#   evalsha   EVALSHA of a script doing one INCR of a random key (SCRIPT LOAD
+#             on both servers first)
+#   setbit    SETBIT bits:__rand_int__ 1000 1, -r 1000000: 126-byte bitmaps,
+#             about two thirds of the requests create one
+#   pfadd     PFADD hll:__rand_int__ __rand_int__, -r 10000: 10_000 sparse
+#             HyperLogLogs of ~100 elements, nearly every add changes one
+#   hgetall   HGETALL of random keys h:<12 digits> among 100_000 hashes of 10
+#             fields (~200 bytes), loaded into both servers before the first
+#             test (not in the default list)
 #
-# --cpu also reports each server's CPU time per request (user + system of the
-# whole server process, every thread, from /proc/<pid>/stat, read before and
-# after each run): on a shared machine requests per second depend on what
-# else runs, CPU per request much less. The cpu ratio is redis's CPU per
-# request over strata's (above 1: strata spends less).
+# The table also gives each server's CPU time per request (user + system of
+# the whole server process, every thread, from /proc/<pid>/stat, which
+# machine noise disturbs far less than wall time), read after the server has
+# been idle for 0.3 s before and after each run so that background work a
+# run causes (flushes, compactions, fsyncs) is charged to it, and their
+# ratio, redis/strata: above 1 when strata spends less.
 #
 # Prints a table of requests per second and strata/redis per test; the last
-# line is
-#   strata/redis ratios: set=A get=B incr=C hset=D mset=E evalsha=F
-# preceded with --cpu by
-#   strata/redis cpu ratios: set=A ...
+# two lines are
+#   redis/strata CPU-time ratios: set=A get=B ...
+#   strata/redis ratios: set=A get=B incr=C hset=D mset=E sadd=F spop=G evalsha=H setbit=I pfadd=J
 # Stops both servers and removes the directories, also on failure or ^C.
 #
 # Environment: BINDIR (where strata-server is; default src), STRATA_SERVER
@@ -43,13 +51,12 @@ BINDIR=${BINDIR:-src}
 STRATA_SERVER=${STRATA_SERVER:-$BINDIR/strata-server}
 N=${BENCH_N:-1000000}
 TIMEOUT=${BENCH_TIMEOUT:-900}
-TESTS="set get incr hset mset evalsha"
+TESTS="set get incr hset mset sadd spop evalsha setbit pfadd"
 INCR_SCRIPT="return redis.call('incr', KEYS[1])"
 CLIENTS=50
 PIPELINE=16
 FSYNC=everysec
 RUNS=1
-CPU=0
 PY=/usr/bin/python3
 HGETALL_KEYS=100000
 
@@ -62,7 +69,6 @@ while [ $# -gt 0 ]; do
     --pipeline) PIPELINE=$2; shift 2 ;;
     --fsync) FSYNC=$2; shift 2 ;;
     --runs) RUNS=$2; shift 2 ;;
-    --cpu) CPU=1; shift ;;
     -h | --help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
@@ -131,7 +137,7 @@ HZ=$(getconf CLK_TCK)
 
 # load_hashes port: the hgetall test's 100_000 hashes of 10 fields.
 load_hashes() {
-  $PY - "$1" "$HGETALL_KEYS" <<'EOF' || die "loading the hgetall hashes failed"
+  $PY - "$1" "$HGETALL_KEYS" <<'PYEOF' || die "loading the hgetall hashes failed"
 import sys, redis
 r = redis.Redis(port=int(sys.argv[1]))
 p = r.pipeline(transaction=False)
@@ -140,7 +146,7 @@ for i in range(int(sys.argv[2])):
     if i % 1000 == 999:
         p.execute()
 p.execute()
-EOF
+PYEOF
 }
 
 # run_bench port test: sets RPS to the requests per second redis-benchmark
@@ -149,14 +155,18 @@ EOF
 # (timeout puts redis-benchmark in a process group of its own; cleanup stops
 # it).
 run_bench() {
-  local args=(-t "$2" -r 1000000) sha
-  [ "$2" = hgetall ] && args=(-r "$HGETALL_KEYS" hgetall "h:__rand_int__")
-  if [ "$2" = evalsha ]; then
+  local what=(-t "$2" -r 1000000) sha
+  case "$2" in
+  evalsha)
     sha=$(redis-cli -p "$1" script load "$INCR_SCRIPT") || sha=none
-    args=(-r 1000000 evalsha "$sha" 1 "counter:__rand_int__")
-  fi
+    what=(-r 1000000 evalsha "$sha" 1 "counter:__rand_int__")
+    ;;
+  setbit) what=(-r 1000000 SETBIT "bits:__rand_int__" 1000 1) ;;
+  pfadd) what=(-r 10000 PFADD "hll:__rand_int__" __rand_int__) ;;
+  hgetall) what=(-r "$HGETALL_KEYS" hgetall "h:__rand_int__") ;;
+  esac
   timeout "$TIMEOUT" redis-benchmark -p "$1" -n "$N" -c "$CLIENTS" -P "$PIPELINE" -q --csv \
-    "${args[@]}" >"$tmp/bench.csv" 2>>"$tmp/benchmark.err" &
+    "${what[@]}" >"$tmp/bench.csv" 2>>"$tmp/benchmark.err" &
   bench_pid=$!
   wait "$bench_pid"
   bench_pid=""
@@ -183,25 +193,20 @@ measure() {
   settle "$2"
   t0=$(cpu_ticks "$2")
   run_bench "$1" "$3"
-  [ "$CPU" -eq 1 ] && settle "$2"
+  settle "$2"
   TICKS=$(($(cpu_ticks "$2") - t0))
 }
 
-fmt() { if [ -n "$1" ]; then printf '%.0f' "$1"; else echo failed; fi; }
-
 case " $TESTS " in *" hgetall "*) load_hashes "$sport"; load_hashes "$rport" ;; esac
 
-echo "redis-benchmark -n $N -c $CLIENTS -P $PIPELINE ($RUNS run(s) per test): strata on port $sport" \
-  "(appendfsync $FSYNC), redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p')" \
-  "on port $rport (appendonly yes, appendfsync $FSYNC)"
-if [ "$CPU" -eq 1 ]; then
-  printf '%-8s %13s %13s %7s %12s %12s %9s\n' test "strata req/s" "redis req/s" ratio \
-    "strata us/r" "redis us/r" "cpu ratio"
-else
-  printf '%-8s %14s %14s %8s\n' test "strata req/s" "redis req/s" ratio
-fi
+echo "redis-benchmark -n $N -r 1000000 (pfadd: -r 10000) -c $CLIENTS" \
+  "-P $PIPELINE ($RUNS run(s) per test): strata on port $sport (appendfsync $FSYNC)," \
+  "redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') on port $rport" \
+  "(appendonly yes, appendfsync $FSYNC)"
+printf '%-8s %13s %13s %7s %10s %10s %9s\n' test "strata req/s" "redis req/s" ratio \
+  "strata us" "redis us" "cpu ratio"
 summary="strata/redis ratios:"
-cpusummary="strata/redis cpu ratios:"
+cpu_summary="redis/strata CPU-time ratios:"
 failed=0
 for t in $TESTS; do
   # Totals over the runs: seconds of wall time and ticks of CPU per server.
@@ -220,26 +225,22 @@ for t in $TESTS; do
     failed=1
     printf '%-8s %14s\n' "$t" failed
     summary+=" $t=failed"
-    cpusummary+=" $t=failed"
+    cpu_summary+=" $t=failed"
     continue
   fi
   read -r s r ratio sus rus cratio < <(awk -v n="$((N * RUNS))" -v sw="$swall" -v rw="$rwall" \
     -v st="$sticks" -v rt="$rticks" -v hz="$HZ" 'BEGIN {
       s = n / sw; r = n / rw; sus = st * 1e6 / hz / n; rus = rt * 1e6 / hz / n
       printf "%.0f %.0f %.2f %.2f %.2f %.2f\n", s, r, s / r, sus, rus, (sus > 0 ? rus / sus : 0) }')
-  if [ "$CPU" -eq 1 ]; then
-    printf '%-8s %13s %13s %7s %12s %12s %9s\n' "$t" "$s" "$r" "$ratio" "$sus" "$rus" "$cratio"
-  else
-    printf '%-8s %14s %14s %8s\n' "$t" "$s" "$r" "$ratio"
-  fi
+  printf '%-8s %13s %13s %7s %10s %10s %9s\n' "$t" "$s" "$r" "$ratio" "$sus" "$rus" "$cratio"
   summary+=" $t=$ratio"
-  cpusummary+=" $t=$cratio"
+  cpu_summary+=" $t=$cratio"
 done
 if [ "$failed" -ne 0 ] && [ -s "$tmp/benchmark.err" ]; then
   echo "redis-benchmark errors:" >&2
   tail -5 "$tmp/benchmark.err" >&2
 fi
 kill -0 "${pids[0]}" 2>/dev/null || { echo "bench-redis: strata-server died; its log:" >&2; tail -20 "$tmp/strata.log" >&2; failed=1; }
-[ "$CPU" -eq 1 ] && echo "$cpusummary"
+echo "$cpu_summary"
 echo "$summary"
 exit "$failed"

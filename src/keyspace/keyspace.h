@@ -74,8 +74,10 @@ typedef struct ks_ctx {
     keyspace *ks;
     eng_batch *batch; /* indexed; owned by the server */
     int db;
-    int64_t now_ms; /* expiry is judged against this */
-    char *err;      /* message for KS_ERR_MSG / KS_ERR_ENGINE */
+    int64_t now_ms;   /* expiry is judged against this */
+    char *err;        /* message for KS_ERR_MSG / KS_ERR_ENGINE */
+    int skip_damaged; /* ks_scan_hashes steps over damaged table blocks (a check) */
+    uint64_t damaged; /* ... and counts them here */
 } ks_ctx;
 
 void ks_ctx_reset(ks_ctx *c); /* frees err */
@@ -183,7 +185,7 @@ int ks_compaction_filter(void *ctx, const char *key, size_t klen, const char *va
  * ks_write_put / ks_write_del, members with ks_member_* and ks_miter_*,
  * packed bodies with ks_strs_*), which also defines the type's row
  * (ks_type_ops: name, OBJECT ENCODING, count, check, copy, drop, repair,
- * filter); the row goes into rows[] in ks_type.c, and the format into
+ * filter); the row goes into ks_type_rows[] in ks_type.c, and the format into
  * ENCODING.md (already laid out for lists, sorted sets and streams). Its
  * public functions get a section below (ks_lpush ..., ks_zadd ...) with
  * the same conventions; nothing else in the keyspace changes, and DEL,
@@ -240,6 +242,10 @@ ks_status ks_rename(ks_ctx *c, const char *src, size_t sl, const char *dst, size
                     int *done);
 /* Copies src of c->db to dst of dst_db with its TTL; *done = 0 when dst
  * exists and !replace, or src is absent. */
+/* MOVE: key to db dst_db when dst_db has no such key (*done = 0
+ * otherwise, or when key is absent), keeping its TTL. A big value's
+ * members are copied under a new version (they are keyed by db). */
+ks_status ks_move(ks_ctx *c, const char *key, size_t klen, int dst_db, int *done);
 ks_status ks_copy(ks_ctx *c, const char *src, size_t sl, int dst_db, const char *dst, size_t dl,
                   int replace, int *done);
 
@@ -266,8 +272,16 @@ ks_status ks_scan(ks_ctx *c, uint64_t cursor, const char *pat, size_t plen, uint
                   ks_type type, ks_key_fn fn, void *arg, uint64_t *next);
 /* A random live key (malloc'd into *key); KS_NOTFOUND when db is empty. */
 ks_status ks_randomkey(ks_ctx *c, char **key, size_t *klen);
-/* Redis's stringmatchlen: glob with * ? [abc] [^a-z] and \ escapes. */
+/* Redis's stringmatchlen (ks_glob.c has the exact semantics): glob with
+ * * ? [abc] [^a-z] and \ escapes, ASCII case folding when nocase. Returns
+ * 1 on a match. O(plen * slen) time whatever the pattern, no allocation; a
+ * pure function, safe from any thread. The one matcher of the server. */
 int ks_glob_match(const char *pat, size_t plen, const char *s, size_t slen, int nocase);
+/* As ks_glob_match, adding to *steps the work done (loop turns plus
+ * pattern bytes examined): at most (plen + 1) * (slen + 1) + plen. For
+ * tests that check the bound. */
+int ks_glob_match_steps(const char *pat, size_t plen, const char *s, size_t slen, int nocase,
+                        uint64_t *steps);
 
 /* ---- Strings (ks_string.c) ---------------------------------------------- */
 ks_status ks_get(ks_ctx *c, const char *key, size_t klen, ks_val *out);
@@ -276,6 +290,7 @@ typedef struct ks_set_opts {
     int nx, xx, keepttl;
     int get;           /* return the old string in *old (KS_NOTFOUND: none) */
     int64_t expire_ms; /* absolute; 0: none (then the TTL is cleared unless keepttl) */
+    int raw;           /* built in place (BITOP): OBJECT ENCODING raw, as Redis's */
 } ks_set_opts;
 /* SET: *done = 0 when NX/XX prevented it. With o->get, an old value that is
  * not a string fails with KS_ERR_WRONGTYPE and writes nothing; *old gets
@@ -300,6 +315,43 @@ ks_status ks_append(ks_ctx *c, const char *key, size_t klen, const char *v, size
                     size_t *newlen);
 ks_status ks_setrange(ks_ctx *c, const char *key, size_t klen, uint64_t off, const char *v,
                       size_t vl, size_t *newlen);
+
+/* A growable byte string owned by its holder (malloc'd p, freed with
+ * ks_strbuf_free): the value a read-modify-write command edits. */
+typedef struct ks_strbuf {
+    char *p;
+    size_t n, cap;
+} ks_strbuf;
+/* Makes room for cap bytes, keeping p[0..n). 0, or -1 on out-of-memory. */
+int ks_strbuf_reserve(ks_strbuf *b, size_t cap);
+/* Sets the length to n; bytes it grows by are zero. 0 or -1. */
+int ks_strbuf_resize(ks_strbuf *b, size_t n);
+void ks_strbuf_free(ks_strbuf *b);
+
+/* A string opened for a read-modify-write (SETBIT, BITFIELD, PFADD,
+ * PFMERGE, PFCOUNT's cached count): one engine read at ks_str_open, one
+ * put at ks_str_write. The caller edits and resizes s->v freely in
+ * between (it is a private copy) and ends with ks_str_close, also after
+ * an error. */
+struct ks_write;
+typedef struct ks_str {
+    ks_strbuf v;        /* the value's bytes */
+    int exists;         /* the key held a string (or has been written since) */
+    struct ks_write *w; /* private: the keyspace write opened for it */
+} ks_str;
+/* KS_OK with s->exists = 0 and s->v empty when the key is absent (an
+ * expired key is deleted first, as every write path does); KS_ERR_WRONGTYPE
+ * when it holds another type; KS_ERR_ENGINE, or KS_ERR_MSG on
+ * out-of-memory. */
+ks_status ks_str_open(ks_ctx *c, const char *key, size_t klen, ks_str *s);
+/* Stores s->v as the opened key's string (OBJECT ENCODING raw, as Redis's
+ * values changed in place), keeping its TTL; creates the key when it did
+ * not exist. REQUIRES: at most once per open. */
+ks_status ks_str_write(ks_str *s);
+void ks_str_close(ks_str *s);
+/* Sets ctx->err to "ERR out of memory" and returns KS_ERR_MSG: for callers
+ * whose own allocation fails in the middle of a command. */
+ks_status ks_oom(ks_ctx *c);
 
 /* Redis's number parsing and formatting (util.c), for values and for
  * command arguments alike. string2ll/string2ld return 1 when the whole
@@ -398,10 +450,10 @@ ks_status ks_smove(ks_ctx *c, const char *src, size_t sl, const char *dst, size_
 enum { KS_SINTER = 0, KS_SUNION = 1, KS_SDIFF = 2 };
 ks_status ks_setop(ks_ctx *c, int op, const ks_field *keys, size_t n, const char *dst, size_t dl,
                    uint64_t limit, ks_fields_fn fn, void *arg, uint64_t *card);
-/* One SSCAN step (cursor semantics as ks_scan; fn gets members as f, v
- * NULL). KS_NOTFOUND when absent. */
+/* One SSCAN step (cursor semantics as ks_scan): *next is set before fn
+ * gets the members of this step. KS_NOTFOUND when absent. */
 ks_status ks_sscan(ks_ctx *c, const char *key, size_t klen, uint64_t cursor, const char *pat,
-                   size_t plen, uint64_t count, ks_field_fn fn, void *arg, uint64_t *next);
+                   size_t plen, uint64_t count, ks_fields_fn fn, void *arg, uint64_t *next);
 
 /* ---- Server-wide records (ks_sysrec.c) ----------------------------
  * State of the server itself, outside

@@ -1,10 +1,12 @@
 /*
  * ks_keys.c -- generic key commands' data work: TYPE, DEL, RENAME, COPY,
- * TTLs, KEYS, SCAN, RANDOMKEY and the glob matcher.
+ * TTLs, KEYS and SCAN (RANDOMKEY is ks_random.c, the glob matcher ks_glob.c).
  *
  * Reads the metadata keys 'm' db key (ENCODING.md); key order is bytewise,
  * so KEYS with a literal prefix seeks straight to it and SCAN resumes by
- * seeking to the key it stopped at.
+ * seeking to the key it stopped at. KEYS, SCAN and RANDOMKEY step over a
+ * damaged table block (eng_iter_skip_damaged: the engine logs the file,
+ * offset and key range left out) instead of failing for the whole db.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -78,14 +80,15 @@ static ks_status move_or_copy(ks_ctx *c, const char *src, size_t sl, int dst_db,
         return st;
     }
     if (nx && dw.m.type != KS_NONE) goto out;
-    if (remove_src) {
+    if (remove_src && dst_db == c->db) {
         st = ks_write_move(&sw, &dw);
-    } else {
+    } else { /* COPY, and MOVE: members are keyed by db, so they are copied */
         ks_value v;
         char body[KS_BIG_BODY_MAX];
         st = ks_type_row(sw.m.type)->copy(c, c->db, &sw.m, dst_db, &v, body);
         v.expire = sw.m.expire;
         if (st == KS_OK) st = ks_write_put(&dw, &v);
+        if (st == KS_OK && remove_src) st = ks_write_del(&sw);
     }
     *done = st == KS_OK;
 out:
@@ -104,6 +107,12 @@ ks_status ks_rename(ks_ctx *c, const char *src, size_t sl, const char *dst, size
         return st != KS_OK ? st : t == KS_NONE ? KS_NOTFOUND : KS_OK;
     }
     return move_or_copy(c, src, sl, c->db, dst, dl, nx, 1, done);
+}
+
+ks_status ks_move(ks_ctx *c, const char *key, size_t klen, int dst_db, int *done)
+{
+    ks_status st = move_or_copy(c, key, klen, dst_db, key, klen, 1, 1, done);
+    return st == KS_NOTFOUND ? KS_OK : st;
 }
 
 ks_status ks_copy(ks_ctx *c, const char *src, size_t sl, int dst_db, const char *dst, size_t dl,
@@ -160,75 +169,6 @@ ks_status ks_expire_get(ks_ctx *c, const char *key, size_t klen, int64_t *when_m
     return KS_OK;
 }
 
-/* ---- Glob (Redis's stringmatchlen) ------------------------------------------ */
-
-static int lower(int ch)
-{
-    return ch >= 'A' && ch <= 'Z' ? ch + 32 : ch;
-}
-
-/* Matches one pattern element at p (not '*') against ch; *used is its
- * length in the pattern. */
-static int match_elem(const char *p, size_t left, unsigned char ch, int nocase, size_t *used)
-{
-    int a, b, x = nocase ? lower(ch) : ch;
-    if (p[0] == '?') return *used = 1, 1;
-    if (p[0] == '\\' && left >= 2)
-        return *used = 2, (nocase ? lower((unsigned char)p[1]) : (unsigned char)p[1]) == x;
-    if (p[0] != '[')
-        return *used = 1, (nocase ? lower((unsigned char)p[0]) : (unsigned char)p[0]) == x;
-    size_t i = 1;
-    int neg = i < left && p[i] == '^', match = 0;
-    if (neg) i++;
-    for (; i < left && p[i] != ']'; i++) {
-        if (p[i] == '\\' && i + 1 < left) {
-            i++;
-            if ((unsigned char)p[i] == ch) match = 1;
-        } else if (i + 2 < left && p[i + 1] == '-') {
-            a = (unsigned char)p[i];
-            b = (unsigned char)p[i + 2];
-            if (a > b) {
-                int t = a;
-                a = b;
-                b = t;
-            }
-            if (nocase) a = lower(a), b = lower(b);
-            if (x >= a && x <= b) match = 1;
-            i += 2;
-        } else if ((nocase ? lower((unsigned char)p[i]) : (unsigned char)p[i]) == x) {
-            match = 1;
-        }
-    }
-    *used = i < left ? i + 1 : left; /* an unclosed class runs to the end */
-    return neg ? !match : match;
-}
-
-int ks_glob_match(const char *pat, size_t plen, const char *s, size_t slen, int nocase)
-{
-    size_t pi = 0, si = 0, star_p = (size_t)-1, star_s = 0, used;
-    while (si < slen) {
-        if (pi < plen && pat[pi] == '*') {
-            while (pi < plen && pat[pi] == '*')
-                pi++;
-            if (pi == plen) return 1;
-            star_p = pi;
-            star_s = si;
-            continue;
-        }
-        if (pi < plen && match_elem(pat + pi, plen - pi, (unsigned char)s[si], nocase, &used)) {
-            pi += used;
-            si++;
-            continue;
-        }
-        if (star_p == (size_t)-1) return 0;
-        pi = star_p; /* let the last star eat one more byte */
-        si = ++star_s;
-    }
-    while (pi < plen && pat[pi] == '*')
-        pi++;
-    return pi == plen;
-}
-
 /* ---- KEYS / SCAN / RANDOMKEY ------------------------------------------------ */
 
 static int in_db(const char *k, size_t kl, int db)
@@ -244,6 +184,7 @@ ks_status ks_keys(ks_ctx *c, const char *pat, size_t plen, ks_key_fn fn, void *a
     ks_ekey start;
     ks_ekey_meta(&start, c->db, pat, lit);
     eng_iter *it = eng_iter_new(c->ks->db, NULL, ks_read_batch(c));
+    eng_iter_skip_damaged(it); /* a listing goes on past a damaged block (logged) */
     ks_status st = KS_OK;
     for (eng_iter_seek(it, start.p, start.n); eng_iter_valid(it); eng_iter_next(it)) {
         size_t kl, vl;
@@ -267,6 +208,7 @@ ks_status ks_scan(ks_ctx *c, uint64_t cursor, const char *pat, size_t plen, uint
     char start[2] = {KS_NS_META, (char)c->db};
     const ks_cursor *cur = cursor ? ks_cursor_find(c->ks, cursor) : NULL;
     eng_iter *it = eng_iter_new(c->ks->db, NULL, ks_read_batch(c));
+    eng_iter_skip_damaged(it); /* a listing goes on past a damaged block (logged) */
     /* The cursor names the next key to visit (KS-E1 is not needed here). */
     if (cur && in_db(cur->pos, cur->plen, c->db))
         eng_iter_seek(it, cur->pos, cur->plen);
@@ -288,79 +230,6 @@ ks_status ks_scan(ks_ctx *c, uint64_t cursor, const char *pat, size_t plen, uint
         if (fn(arg, k + 2, kl - 2)) break;
     }
     if (eng_iter_status(it) != ENG_OK) st = ks_engine_err(c, eng_iter_status(it), "scan");
-    eng_iter_free(it);
-    return st;
-}
-
-/* Seeks to a random key by walking down the trie of key bytes: at each
- * depth it lists the distinct next bytes (one seek each) and picks one
- * uniformly, so keys like "user:123" and "h:1" / "s:2" spread well. The
- * draw is uniform over branches, not keys (Redis's is not uniform either);
- * it costs at most KS_RANDOM_SEEKS seeks. */
-#define KS_RANDOM_SEEKS 2048
-static void seek_random(ks_ctx *c, eng_iter *it)
-{
-    char prefix[66];
-    size_t pl = 2, seeks = 0;
-    prefix[0] = KS_NS_META;
-    prefix[1] = (char)c->db;
-    while (pl < sizeof(prefix) - 1 && seeks < KS_RANDOM_SEEKS) {
-        unsigned char opts[257];
-        int n = 0, terminal = 0;
-        eng_iter_seek(it, prefix, pl);
-        seeks++;
-        while (eng_iter_valid(it) && seeks < KS_RANDOM_SEEKS) {
-            size_t kl;
-            const char *k = eng_iter_key(it, &kl);
-            if (kl < pl || memcmp(k, prefix, pl) != 0) break;
-            if (kl == pl) { /* the prefix itself is a key */
-                terminal = 1;
-                eng_iter_next(it);
-                continue;
-            }
-            unsigned char b = (unsigned char)k[pl];
-            opts[n++] = b;
-            if (b == 255) break;
-            prefix[pl] = (char)(b + 1);
-            eng_iter_seek(it, prefix, pl + 1);
-            seeks++;
-        }
-        if (n + terminal == 0) break;
-        uint64_t pick = ks_rand(c->ks) % (uint64_t)(n + terminal);
-        if (pick == (uint64_t)n) break; /* the terminal key */
-        prefix[pl++] = (char)opts[pick];
-    }
-    eng_iter_seek(it, prefix, pl);
-}
-
-ks_status ks_randomkey(ks_ctx *c, char **key, size_t *klen)
-{
-    eng_iter *it = eng_iter_new(c->ks->db, NULL, ks_read_batch(c));
-    char start[2] = {KS_NS_META, (char)c->db};
-    ks_status st = KS_NOTFOUND;
-    int wrapped = 0;
-    seek_random(c, it);
-    for (int steps = 0; steps < 100000; steps++) {
-        size_t kl, vl;
-        if (!eng_iter_valid(it) || !in_db(eng_iter_key(it, &kl), kl, c->db)) {
-            if (wrapped++) break;
-            eng_iter_seek(it, start, 2);
-            continue;
-        }
-        const char *k = eng_iter_key(it, &kl), *v = eng_iter_value(it, &vl);
-        ks_meta m;
-        if (ks_meta_view(&m, v, vl, c->now_ms) == 0 && m.type != KS_NONE) {
-            *key = malloc(kl - 2 + 1);
-            if (!*key) break;
-            memcpy(*key, k + 2, kl - 2);
-            *klen = kl - 2;
-            st = KS_OK;
-            break;
-        }
-        eng_iter_next(it);
-    }
-    if (st != KS_OK && eng_iter_status(it) != ENG_OK)
-        st = ks_engine_err(c, eng_iter_status(it), "randomkey");
     eng_iter_free(it);
     return st;
 }

@@ -33,11 +33,12 @@ static void reply_flags(client *c, uint32_t f)
     static const struct {
         uint32_t bit;
         const char *name;
-    } names[] = {{CMD_WRITE, "write"},       {CMD_READONLY, "readonly"},
-                 {CMD_ADMIN, "admin"},       {CMD_FAST, "fast"},
-                 {CMD_NOAUTH, "no_auth"},    {CMD_LOADING, "loading"},
-                 {CMD_STALE, "stale"},       {CMD_NOSCRIPT, "noscript"},
-                 {CMD_BLOCKING, "blocking"}, {CMD_ALLOW_BUSY, "allow_busy"}};
+    } names[] = {{CMD_WRITE, "write"},        {CMD_READONLY, "readonly"},
+                 {CMD_ADMIN, "admin"},        {CMD_FAST, "fast"},
+                 {CMD_NOAUTH, "no_auth"},     {CMD_LOADING, "loading"},
+                 {CMD_STALE, "stale"},        {CMD_NOSCRIPT, "noscript"},
+                 {CMD_BLOCKING, "blocking"},  {CMD_ALLOW_BUSY, "allow_busy"},
+                 {CMD_DENY_MULTI, "no_multi"}};
     int n = 0;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (f & names[i].bit) n++;
@@ -183,7 +184,7 @@ static void command_list(client *c)
     long n = 0;
     for (size_t i = 0; i < command_table_size; i++) {
         const struct command *cmd = &command_table[i];
-        if (by_pattern && !strata_glob_match(f, strlen(f), cmd->name, strlen(cmd->name), 1))
+        if (by_pattern && !ks_glob_match(f, c->argv[4].len, cmd->name, strlen(cmd->name), 1))
             continue;
         if (by_cat) {
             const char *cats[4];
@@ -321,6 +322,39 @@ static void info_memory(sbuf *b)
     sb_printf(b, "%s", scripting);
 }
 
+/* One kind of background work in INFO persistence: <name>_status ok|err,
+ * since when it fails (unix seconds, 0), how many attempts failed, and the
+ * last error (kept after a recovery). */
+static void info_fault(sbuf *b, const char *name, const eng_fault_info *f)
+{
+    char err[256];
+    snprintf(err, sizeof(err), "%s", f->error);
+    for (char *p = err; *p; p++)
+        if (*p == '\r' || *p == '\n') *p = ' ';
+    sb_printf(b,
+              "%s_status:%s\r\n%s_failing_since:%lld\r\n%s_failures:%llu\r\n"
+              "%s_last_error:%s\r\n",
+              name, f->failing ? "err" : "ok", name, (long long)(f->since_ms / 1000), name,
+              (unsigned long long)f->failures, name, err);
+}
+
+/* Redis's aof_last_write_status for the log, and the engine's faults. */
+static void info_faults(sbuf *b)
+{
+    eng_health h;
+    eng_get_health(server.db, &h);
+    sb_printf(b, "aof_last_write_status:%s\r\naof_last_bgrewrite_status:ok\r\n",
+              h.log.failing ? "err" : "ok");
+    info_fault(b, "log_write", &h.log);
+    info_fault(b, "flush", &h.flush);
+    info_fault(b, "compaction", &h.compaction);
+    sb_printf(b,
+              "writes_refused:%d\r\nlog_recoveries:%llu\r\nreplies_held:%d\r\n"
+              "refused_writes:%llu\r\n",
+              h.writes_refused, (unsigned long long)h.recoveries, server.replies_held,
+              (unsigned long long)server.stat_refused_writes);
+}
+
 static void info_engine(sbuf *b)
 {
     eng_stats st;
@@ -399,6 +433,7 @@ static void info_section(sbuf *b, const char *s, int all)
                   "rdb_bgsave_in_progress:0\r\nrdb_last_save_time:%lld\r\naof_enabled:1\r\n"
                   "appendfsync:%s\r\n",
                   (long long)server.lastsave_s, fsync);
+        info_faults(b);
     }
     if (all || !strcasecmp(s, "stats")) {
         sb_section(b, "Stats");
@@ -414,6 +449,9 @@ static void info_section(sbuf *b, const char *s, int all)
             (unsigned long long)server.stat_net_out, (unsigned long long)server.stat_rejected_conn,
             (unsigned long long)server.stat_expired, (unsigned long long)server.stat_errors,
             (unsigned long long)server.stat_commits, (unsigned long long)server.stat_write_errors);
+        /* Clients closed for reply-memory-limit (Redis 7.0's name for
+         * closings by its total client memory limit). */
+        sb_printf(b, "evicted_clients:%llu\r\n", (unsigned long long)server.stat_evicted_clients);
     }
     if (all || !strcasecmp(s, "replication")) {
         sb_section(b, "Replication");
@@ -502,7 +540,8 @@ void cmd_config(client *c)
         free(g.names);
         free(g.vals);
     } else if (arg_is(sub, "set")) {
-        if (c->argc < 4 || c->argc % 2 != 0) return add_reply_subcommand_arity(c);
+        if (c->argc < 4) return add_reply_subcommand_arity(c);
+        if (c->argc % 2 != 0) return add_reply_error(c, ERR_SYNTAX); /* as Redis: pairs */
         for (int i = 2; i < c->argc; i += 2) {
             const char *v[1] = {c->argv[i + 1].ptr};
             char *err = NULL;
@@ -518,6 +557,7 @@ void cmd_config(client *c)
         server.stat_commands = server.stat_connections = server.stat_rejected_conn = 0;
         server.stat_errors = server.stat_net_in = server.stat_net_out = 0;
         server.stat_expired = server.stat_commits = server.stat_write_errors = 0;
+        server.stat_evicted_clients = 0;
         server.stat_ops_sample_cmds = 0;
         add_reply_ok(c);
     } else {
@@ -540,12 +580,13 @@ static void flush(client *c, int all)
         return;
     }
     ks_ctx *ctx = client_ks(c);
+    server_watch_flush_begin(ctx, all ? -1 : c->db);
     ks_status st = ks_flush(ctx, all);
+    server_watch_flush_end(st == KS_OK);
     if (st != KS_OK) {
         add_reply_ks_error(c, st, ctx);
         return;
     }
-    server_touch_db(all ? -1 : c->db);
     add_reply_ok(c);
 }
 

@@ -120,15 +120,23 @@ static void adjust_open_files_limit(void)
     }
 }
 
+/* A whole-db flush (key NULL) is not passed on: FLUSHDB/FLUSHALL dirty
+ * only the watchers of keys that existed (server_watch_flush_begin). */
 static void touch_hook(void *tctx, int db, const char *key, size_t klen)
 {
-    if (key)
-        server_touch_key(db, key, klen);
-    else
-        server_touch_db(db);
+    if (key) server_touch_key(db, key, klen);
 }
 
-static int open_storage(void)
+static void log_quarantined(void *arg, int db, const char *name, const char *why)
+{
+    server_log(LL_WARNING,
+               "Index '%s' of db %d is quarantined: its stored definition cannot be read (%s). "
+               "The data is served; the index is not maintained or queryable until IDX.DROP "
+               "removes it (INFO index lists it).",
+               name, db, why);
+}
+
+int server_open_storage(void)
 {
     eng_options o;
     eng_options_init(&o);
@@ -141,6 +149,7 @@ static int open_storage(void)
     o.compaction_filter_ctx = NULL;
     o.log_fn = server_log_engine;
     o.create_if_missing = 1;
+    o.log_recovery = cfg.log_load_corrupt ? ENG_LOG_RECOVERY_TRUNCATE : ENG_LOG_RECOVERY_STRICT;
     if (mkdir_p(cfg.dir) < 0) {
         server_log(LL_WARNING, "Can't create the data directory %s: %s", cfg.dir, strerror(errno));
         return -1;
@@ -150,18 +159,26 @@ static int open_storage(void)
     if (st != ENG_OK) {
         server_log(LL_WARNING, "Can't open the database in %s: %s (%s)", cfg.dir,
                    eng_status_str(st), eng_last_error());
+        if (st == ENG_CORRUPTION)
+            server_log(LL_WARNING,
+                       "Nothing was changed. Run 'strata-check %s' to see what is "
+                       "damaged, and see README.md, 'When the server refuses to "
+                       "start'.",
+                       cfg.dir);
         return -1;
     }
     if (ks_open(server.db, &server.ks) != KS_OK) {
-        server_log(LL_WARNING, "Can't open the keyspace");
+        server_log(LL_WARNING, "Can't open the keyspace: %s", eng_last_error());
         return -1;
     }
+    config_apply_keyspace(); /* packing limits set by the config file */
     char *err = NULL;
     if (idx_init(server.ks, &err) != KS_OK) {
         server_log(LL_WARNING, "Can't load the index catalog: %s", err ? err : "?");
         free(err);
         return -1;
     }
+    idx_quarantine_each(log_quarantined, NULL);
     ks_set_touch_hook(server.ks, touch_hook, NULL);
     server_log(LL_NOTICE, "DB loaded from %s: %.3f seconds", cfg.dir,
                (double)(ae_mstime() - t0) / 1000.0);
@@ -197,7 +214,7 @@ int main(int argc, char **argv)
                                                   : "everysec");
     signal(SIGPIPE, SIG_IGN);
     adjust_open_files_limit();
-    if (open_storage() < 0) return 1;
+    if (server_open_storage() < 0) return 1;
     if (server_init() < 0) {
         server_log(LL_WARNING, "Can't listen on %s:%d", cfg.bind, cfg.port);
         return 1;
