@@ -30,7 +30,7 @@ run ProfilesEnginesAgreeOnEveryPhase 4 --engine strata,strata-ft,rocksdb,sqlite
 run ProfilesParallelPipelinedEnginesAgree 3 --engine strata,rocksdb,sqlite --clients 3 --pipeline 8
 
 # --queries caps the ten query phases (scans and queries) and no other.
-run ProfilesQueriesOptionCapsQueryPhases --engine strata,rocksdb,sqlite --queries 40
+run ProfilesQueriesOptionCapsQueryPhases 3 --engine strata,rocksdb,sqlite --queries 40
 log="$out/ProfilesQueriesOptionCapsQueryPhases.log"
 capped=$(grep -cE '^  [a-z]+ +(post-update )?(scan|query) .* 40 ops ' "$log")
 full=$(grep -cE '^  [a-z]+ +(post-update )?(insert|read|lookup|update) .* 3_000 ops ' "$log")
