@@ -264,7 +264,9 @@ typedef struct ks_fvec {
     ks_field sbuf[32];
     char **owned; /* chunks holding copies the pairs point into */
     size_t nowned, capowned;
-    size_t chunk_left; /* free bytes at the end of the newest chunk */
+    char *chunk_at;    /* the newest chunk's first free byte ... */
+    size_t chunk_left; /* ... and how many follow it */
+    size_t chunk_next; /* the next chunk's size (0: the first's) */
 } ks_fvec;
 void ks_fvec_init(ks_fvec *fv);
 int ks_fvec_push(ks_fvec *fv, const char *f, size_t fl, const char *v, size_t vl);

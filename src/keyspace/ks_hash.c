@@ -24,7 +24,8 @@ void ks_fvec_init(ks_fvec *fv)
     fv->cap = sizeof(fv->sbuf) / sizeof(fv->sbuf[0]);
     fv->owned = NULL;
     fv->nowned = fv->capowned = 0;
-    fv->chunk_left = 0;
+    fv->chunk_at = NULL;
+    fv->chunk_left = fv->chunk_next = 0;
 }
 
 int ks_fvec_push(ks_fvec *fv, const char *f, size_t fl, const char *v, size_t vl)
@@ -55,6 +56,11 @@ static int fvec_own(ks_fvec *fv, char *p)
     return 0;
 }
 
+/* Copies go into chunks that double from KS_FVEC_CHUNK0 to KS_FVEC_CHUNK:
+ * a command copying one short member (SPOP, SRANDMEMBER) allocates a few
+ * hundred bytes, not a large-class block (and its page faults), while a
+ * big read still allocates once per 64 KB. */
+#define KS_FVEC_CHUNK0 512
 #define KS_FVEC_CHUNK (64 * 1024)
 
 int ks_fvec_push_copy(ks_fvec *fv, const char *f, size_t fl, const char *v, size_t vl)
@@ -63,26 +69,26 @@ int ks_fvec_push_copy(ks_fvec *fv, const char *f, size_t fl, const char *v, size
     char *dst;
     if (need == 0) return ks_fvec_push(fv, "", 0, "", 0);
     if (need > KS_FVEC_CHUNK / 4) { /* a big pair gets its own block */
-        if (!(dst = malloc(need ? need : 1)) || fvec_own(fv, dst) != 0) {
+        if (!(dst = malloc(need)) || fvec_own(fv, dst) != 0) {
             free(dst);
             return -1;
         }
-        /* keep the current chunk current: move the big block before it */
-        if (fv->nowned >= 2 && fv->chunk_left) {
-            char *t = fv->owned[fv->nowned - 2];
-            fv->owned[fv->nowned - 2] = dst;
-            fv->owned[fv->nowned - 1] = t;
-        }
     } else {
         if (need > fv->chunk_left) {
-            char *chunk = malloc(KS_FVEC_CHUNK);
+            size_t size = fv->chunk_next ? fv->chunk_next : KS_FVEC_CHUNK0;
+            while (size < need)
+                size *= 2;
+            char *chunk = malloc(size);
             if (!chunk || fvec_own(fv, chunk) != 0) {
                 free(chunk);
                 return -1;
             }
-            fv->chunk_left = KS_FVEC_CHUNK;
+            fv->chunk_at = chunk;
+            fv->chunk_left = size;
+            fv->chunk_next = size < KS_FVEC_CHUNK ? size * 2 : KS_FVEC_CHUNK;
         }
-        dst = fv->owned[fv->nowned - 1] + (KS_FVEC_CHUNK - fv->chunk_left);
+        dst = fv->chunk_at;
+        fv->chunk_at += need;
         fv->chunk_left -= need;
     }
     if (fl) memcpy(dst, f, fl);
