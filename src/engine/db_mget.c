@@ -62,6 +62,11 @@ static void mget_release(eng_mget *m)
     m->n = m->npend = 0;
 }
 
+void eng_mget_release(eng_mget *m)
+{
+    if (m) mget_release(m);
+}
+
 void eng_mget_free(eng_mget *m)
 {
     if (!m) return;

@@ -209,6 +209,12 @@ eng_status eng_get_batch(eng_db *db, const eng_snapshot *snap, eng_batch *b, con
 typedef struct eng_mget eng_mget;
 eng_mget *eng_mget_new(void);
 void eng_mget_free(eng_mget *m);
+/* Drops what the last eng_multi_get pinned (its view: memtables and table
+ * files, and data blocks) but keeps m's arrays for the next call. A caller
+ * that keeps m between commands releases it when done with the values:
+ * until then a compaction's inputs stay on disk and retired memtables in
+ * memory. */
+void eng_mget_release(eng_mget *m);
 eng_status eng_multi_get(eng_db *db, const eng_snapshot *snap, eng_batch *b, size_t n,
                          const char *const *keys, const size_t *klens, eng_mget *m);
 /* Key i's answer: ENG_OK with *val and *vlen set (the engine's memory, see

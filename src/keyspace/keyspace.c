@@ -346,6 +346,11 @@ eng_status ks_emget_value(ks_ctx *c, size_t i, const char **v, size_t *vl)
     return eng_mget_value(c->ks->mget, i, v, vl);
 }
 
+void ks_emget_done(ks_ctx *c)
+{
+    eng_mget_release(c->ks->mget);
+}
+
 /* Whether c->batch may hold a counter write (see keyspace.cbatch). */
 static int counter_pending(const ks_ctx *c)
 {

@@ -229,6 +229,9 @@ eng_status ks_eget(ks_ctx *c, const eng_snapshot *snap, const char *k, size_t kl
 eng_status ks_emget_meta(ks_ctx *c, const eng_snapshot *snap, int db, size_t n,
                          const char *const *keys, const size_t *klens);
 eng_status ks_emget_value(ks_ctx *c, size_t i, const char **v, size_t *vl);
+/* Ends the use of the answers: drops the view and blocks they pinned
+ * (eng_mget_release). Every ks_emget_meta is followed by one. */
+void ks_emget_done(ks_ctx *c);
 /* Cursor table: save returns the new cursor id (0 on out-of-memory); find
  * returns NULL for an unknown or evicted id. */
 uint64_t ks_cursor_save(keyspace *ks, const char *pos, size_t n);

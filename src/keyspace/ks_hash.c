@@ -345,6 +345,7 @@ ks_status ks_hash_fields_many(ks_ctx *c, size_t n, const char *const *keys, cons
         es = ks_emget_value(c, i, &v, &vl);
         st = fields_at(c, i, es, v, vl, fn, arg);
     }
+    ks_emget_done(c);
     return st;
 }
 

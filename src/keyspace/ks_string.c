@@ -240,16 +240,17 @@ static ks_status mset_preread(ks_ctx *c, const ks_field *kv, size_t n, mset_pre 
         if (s == ENG_OK) total += p->len[i];
         if (s != ENG_OK && s != ENG_NOTFOUND) es = s;
     }
-    if (es != ENG_OK) return ks_engine_err(c, es, "read");
-    if (!(p->buf = malloc(total ? total : 1))) return ks_oom(c);
-    for (size_t i = 0, off = 0; i < n; i++) {
+    int oom = es == ENG_OK && !(p->buf = malloc(total ? total : 1));
+    for (size_t i = 0, off = 0; es == ENG_OK && !oom && i < n; i++) {
         const char *v;
         if (ks_emget_value(c, i, &v, &p->len[i]) != ENG_OK) continue;
         memcpy(p->buf + off, v, p->len[i]);
         p->raw[i] = p->buf + off;
         off += p->len[i];
     }
-    return KS_OK;
+    ks_emget_done(c); /* the values are copied: drop the view */
+    if (es != ENG_OK) return ks_engine_err(c, es, "read");
+    return oom ? ks_oom(c) : KS_OK;
 }
 
 /* MSETNX: whether any key exists (live), from the records read. */
