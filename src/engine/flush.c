@@ -14,13 +14,6 @@
  *      the older one, as compaction's C1. Hot keys (counters, a big
  *      collection's metadata) leave one version per flush instead of one
  *      per write.
- *  F2. Level-0 tables are written raw (no zstd): every one is rewritten by
- *      the compaction into level 1, which compresses (a level-0 file moves
- *      down unchanged only when it alone reaches the trigger, which the
- *      default trigger never allows). Compressing at the flush as well
- *      spent a quarter of the server's CPU under an indexed HSET load, for
- *      bytes that live on disk for seconds; reads of level 0 also skip the
- *      decompression.
  *
  * Faults: a flush that fails keeps its memtable and is retried after a
  * delay (D6). After a log failure the thread also freezes the failed log's
@@ -42,7 +35,8 @@ eng_status db_build_table(eng_db *db, iter *it, uint64_t number, uint64_t oldest
 {
     char path[PATH_MAX];
     db_filename(path, db->dir, number, "sst");
-    sst_options so = {db->opts.block_size, 0 /* F2 */, db->opts.bloom_bits_per_key, number};
+    sst_options so = {db->opts.block_size, db->opts.compression_level, db->opts.bloom_bits_per_key,
+                      number};
     sst_builder *b;
     *out = NULL;
     eng_status s = sst_builder_new(path, &so, &b);

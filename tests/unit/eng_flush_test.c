@@ -3,8 +3,7 @@
  * overwrote (Invariant F1 of flush.c), but never drops a version a live
  * snapshot can still read, nor the deletion that hides older tables'
  * versions. Memtables waiting for their flush borrow their size from the
- * block cache and give it back once flushed. Level-0 tables are written
- * raw and compaction compresses (F2).
+ * block cache and give it back once flushed.
  */
 #include "test.h"
 
@@ -124,37 +123,6 @@ TEST(ImmutableMemtablesBorrowFromTheBlockCache)
     eng_get_stats(db, &st);
     CHECK_EQ_INT(st.immutable_memtables, 0);
     CHECK_EQ_INT(st.cache_capacity, o.cache_size);
-    CHECK(eng_close(db) == ENG_OK);
-}
-
-TEST(FlushWritesRawTablesAndCompactionCompresses)
-{
-    eng_options o;
-    eng_options_init(&o); /* compression on: zstd level 1 */
-    eng_db *db;
-    CHECK(eng_open(test_tmpdir(), &o, &db) == ENG_OK);
-    char v[512];
-    memset(v, 'z', sizeof v - 1); /* compresses about 50x */
-    v[sizeof v - 1] = 0;
-    for (int i = 0; i < 2000; i++) {
-        char k[32];
-        snprintf(k, sizeof k, "key%06d", i);
-        put(db, k, v);
-    }
-    CHECK(eng_flush(db) == ENG_OK);
-    uint64_t raw = level0_bytes(db); /* ~1 MB of values */
-    CHECK_MSG(raw > 1000000, "level 0 holds %llu bytes for 1 MB written", (unsigned long long)raw);
-    CHECK(eng_compact_range(db, NULL, 0, NULL, 0) == ENG_OK);
-    eng_stats st;
-    eng_get_stats(db, &st);
-    uint64_t total = 0;
-    for (int l = 0; l < ENG_MAX_LEVELS; l++)
-        total += st.level_bytes[l];
-    CHECK_MSG(st.level_bytes[0] == 0 && total < raw / 4,
-              "after compaction: level 0 %llu bytes, all levels %llu (raw %llu)",
-              (unsigned long long)st.level_bytes[0], (unsigned long long)total,
-              (unsigned long long)raw);
-    CHECK_GET(db, "key001999", v);
     CHECK(eng_close(db) == ENG_OK);
 }
 
