@@ -213,7 +213,7 @@ static inline int slot_cmp(const leaf_slot *s, uint64_t td, const tkey *t)
     uint64_t d = atomic_load_explicit(&s->disc, RLX);
     if (d != td) return d < td ? -1 : 1;
     const mem_ent *e = atomic_load_explicit(&s->key, ACQ);
-    if (!e) return 1; /* a torn read (T1): the caller's check fails */
+    if (!e) return 1; /* torn (T1): the caller's check fails */
     return ent_cmp(e, t);
 }
 
