@@ -29,6 +29,14 @@ run() {
 run ProfilesEnginesAgreeOnEveryPhase 4 --engine strata,strata-ft,rocksdb,sqlite
 run ProfilesParallelPipelinedEnginesAgree 3 --engine strata,rocksdb,sqlite --clients 3 --pipeline 8
 
+# --queries caps the ten query phases (scans and queries) and no other.
+run ProfilesQueriesOptionCapsQueryPhases 3 --engine strata,rocksdb,sqlite --queries 40
+log="$out/ProfilesQueriesOptionCapsQueryPhases.log"
+capped=$(grep -cE '^  [a-z]+ +(post-update )?(scan|query) .* 40 ops ' "$log")
+full=$(grep -cE '^  [a-z]+ +(post-update )?(insert|read|lookup|update) .* 3_000 ops ' "$log")
+if [ "$capped" -eq 30 ] && [ "$full" -eq 18 ]; then echo "PASS ProfilesQueriesCountsOnlyQueryPhases"
+else echo "FAIL ProfilesQueriesCountsOnlyQueryPhases: $capped capped and $full full phase lines (want 30, 18)"; fi
+
 # A bad option is a usage error (exit 2), not a crash or a run.
 "$BENCH" profiles --profiles abc >"$out/bad.log" 2>&1
 rc=$?

@@ -3,7 +3,7 @@
  *
  * Invariants:
  *   A1. ptr is 8-byte aligned after every allocation (sizes are rounded up),
- *       so node pointers in the skiplist can be accessed atomically.
+ *       so tree nodes and entry pointers can be accessed atomically.
  *   A2. usage equals the sum of (header + size) over the blocks list.
  */
 #include "arena.h"

@@ -2,16 +2,21 @@
  * bloom.h -- the bloom filter of a table file, over user keys (grammar in
  * table_format.md, "Filter block").
  *
- *   filter = bits[m / 8] k:u8          (m = 8 * (size - 1) bits)
+ *   filter = line[64]* k:u8 0xB1       (blocked: written now)
+ *          | bits[m / 8] k:u8          (classic: m = 8 * (size - 1) bits)
  *
- * A key sets or tests k bits chosen by double hashing its 64-bit XXH3 hash
- * (h, h + d, h + 2d, ... with d from the hash's other half, each mapped to
+ * Blocked: a key's 64-bit XXH3 hash picks one 64-byte line and k bits in it
+ * (bloom.c), so a probe is one cache miss. Classic: k bits chosen by double
+ * hashing over the whole array (h, h + d, h + 2d, ..., each mapped to
  * [0, m) by a multiply-shift instead of a division).
  */
 #ifndef STRATA_BLOOM_H
 #define STRATA_BLOOM_H
 
 #include "coding.h"
+
+/* The last byte of a blocked filter (a classic one ends in k, 1..30). */
+#define BLOOM_BLOCKED_TAG 0xB1
 
 /* The hash a filter is built from and probed with. */
 uint64_t bloom_hash(slice key);
@@ -24,5 +29,9 @@ void bloom_build(buf *out, const uint64_t *hashes, size_t n, int bits_per_key);
  * A filter that is too short or names an unknown probe count answers 1, so a
  * damaged filter costs reads, never answers. */
 int bloom_may_match(const char *filter, size_t len, uint64_t hash);
+
+/* Starts loading the line bloom_may_match will read for hash (blocked
+ * filters; nothing otherwise), so several keys' misses can overlap. */
+void bloom_prefetch(const char *filter, size_t len, uint64_t hash);
 
 #endif

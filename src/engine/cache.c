@@ -325,6 +325,18 @@ void cache_set_capacity(block_cache *c, size_t capacity_bytes)
     }
 }
 
+void cache_set_capacity_lazy(block_cache *c, size_t capacity_bytes)
+{
+    __atomic_store_n(&c->capacity, capacity_bytes, __ATOMIC_RELAXED);
+    size_t per = (capacity_bytes + CACHE_SHARDS - 1) / CACHE_SHARDS;
+    for (int i = 0; i < CACHE_SHARDS; i++) {
+        shard *s = &c->shards[i];
+        pthread_mutex_lock(&s->mu); /* no eviction here: only the new limit */
+        __atomic_store_n(&s->capacity, per, __ATOMIC_RELAXED);
+        pthread_mutex_unlock(&s->mu);
+    }
+}
+
 size_t cache_capacity(const block_cache *c)
 {
     return __atomic_load_n(&c->capacity, __ATOMIC_RELAXED);

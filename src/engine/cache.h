@@ -34,6 +34,9 @@ void cache_release(block_cache *c, cache_handle *h);
 void cache_erase_file(block_cache *c, uint64_t file);
 
 void cache_set_capacity(block_cache *c, size_t capacity_bytes);
+/* As cache_set_capacity, but what is over the new capacity is evicted by
+ * the next inserts rather than now: for callers that hold other locks. */
+void cache_set_capacity_lazy(block_cache *c, size_t capacity_bytes);
 size_t cache_capacity(const block_cache *c);
 size_t cache_usage(const block_cache *c);
 uint64_t cache_hits(const block_cache *c);

@@ -176,10 +176,12 @@ rdel_set *db_batch_rdels(memtable *m);
 
 /* ---- flush.c ----------------------------------------------------------- */
 /* Writes the entries of it (internal keys; range deletion entries become the
- * table's tombstones) to table file `number`. *out is NULL when there was
- * nothing to write (no file left behind), else metadata with refs = 1.
- * Takes no lock. */
-eng_status db_build_table(eng_db *db, iter *it, uint64_t number, file_meta **out);
+ * table's tombstones) to table file `number`, without the versions every
+ * snapshot at or above oldest_snapshot has a newer one of (F1). *out is
+ * NULL when there was nothing to write (no file left behind), else
+ * metadata with refs = 1. Takes no lock. */
+eng_status db_build_table(eng_db *db, iter *it, uint64_t number, uint64_t oldest_snapshot,
+                          file_meta **out);
 void *db_flush_thread(void *arg);
 
 /* ---- compaction.c ------------------------------------------------------ */

@@ -33,6 +33,12 @@ void db_install_sv(eng_db *db)
     superversion *old = db->sv;
     db->sv = sv;
     if (old) sv_unref(old);
+    /* Immutable memtables waiting for their flush borrow their size from
+     * the block cache (up to half of it), so memory peaks near cache + one
+     * memtable + row cache rather than cache + three memtables. */
+    size_t borrow = (size_t)db->nimm * db->opts.write_buffer_size, cap = db->opts.cache_size;
+    if (db->cache && cap)
+        cache_set_capacity_lazy(db->cache, borrow < cap / 2 ? cap - borrow : cap / 2);
 }
 
 superversion *db_get_sv(eng_db *db, uint64_t *last_seq)

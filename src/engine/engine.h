@@ -197,6 +197,30 @@ eng_status eng_get(eng_db *db, const eng_snapshot *snap, const char *k, size_t k
 eng_status eng_get_batch(eng_db *db, const eng_snapshot *snap, eng_batch *b, const char *k,
                          size_t kl, char **val, size_t *vlen);
 
+/* Point lookups of keys[0..n) at one view (snap, or now) through batch b
+ * (indexed, may be NULL), as n eng_get_batch calls would answer them, with
+ * the results in m (eng_mget_new; reused from call to call). The view is
+ * pinned once, the keys' first cache misses (memtable index slots, filter
+ * lines) are started together, and keys are read from the tables in key
+ * order, so neighbouring keys read their data block once. Values are not
+ * copied: they stay valid until the next eng_multi_get on m or
+ * eng_mget_free, and b must not change meanwhile. Returns ENG_OK (each
+ * key's own answer, found, absent or an error, in m) or ENG_NOMEM. */
+typedef struct eng_mget eng_mget;
+eng_mget *eng_mget_new(void);
+void eng_mget_free(eng_mget *m);
+/* Drops what the last eng_multi_get pinned (its view: memtables and table
+ * files, and data blocks) but keeps m's arrays for the next call. A caller
+ * that keeps m between commands releases it when done with the values:
+ * until then a compaction's inputs stay on disk and retired memtables in
+ * memory. */
+void eng_mget_release(eng_mget *m);
+eng_status eng_multi_get(eng_db *db, const eng_snapshot *snap, eng_batch *b, size_t n,
+                         const char *const *keys, const size_t *klens, eng_mget *m);
+/* Key i's answer: ENG_OK with *val and *vlen set (the engine's memory, see
+ * above), ENG_NOTFOUND, or the error its read met. REQUIRES: i < n. */
+eng_status eng_mget_value(const eng_mget *m, size_t i, const char **val, size_t *vlen);
+
 /* An iterator over a consistent view: snap (NULL: a snapshot taken now),
  * with the pending writes of indexed batch b on top (b may be NULL; it must
  * not change while the iterator is used). Writes, flushes and compactions

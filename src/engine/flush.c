@@ -7,6 +7,14 @@
  * (D3). Only then is the memtable's log file deleted: until the manifest
  * says its data is in a table, recovery still needs it.
  *
+ *  F1. A flush drops a point entry when a newer point entry of the same
+ *      user key, in the same memtable, is visible to every snapshot (its
+ *      sequence <= the oldest snapshot when the flush began; later
+ *      snapshots are newer than the whole memtable): no reader can reach
+ *      the older one, as compaction's C1. Hot keys (counters, a big
+ *      collection's metadata) leave one version per flush instead of one
+ *      per write.
+ *
  * Faults: a flush that fails keeps its memtable and is retried after a
  * delay (D6). After a log failure the thread also freezes the failed log's
  * memtable and, once every memtable is in a table, creates the new log and
@@ -22,7 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
-eng_status db_build_table(eng_db *db, iter *it, uint64_t number, file_meta **out)
+eng_status db_build_table(eng_db *db, iter *it, uint64_t number, uint64_t oldest_snapshot,
+                          file_meta **out)
 {
     char path[PATH_MAX];
     db_filename(path, db->dir, number, "sst");
@@ -33,20 +42,32 @@ eng_status db_build_table(eng_db *db, iter *it, uint64_t number, file_meta **out
     eng_status s = sst_builder_new(path, &so, &b);
     if (s != ENG_OK) return s;
     uint64_t n = 0;
+    buf last = {0}; /* the user key of the last point entry kept */
+    int have_last = 0;
+    uint64_t last_seq = 0;
     for (iter_seek_first(it); iter_valid(it); iter_next(it)) {
         slice k = iter_key(it);
-        n++;
         if (ikey_type(k) == ENG_TYPE_RANGE_DELETION) {
             /* An empty range [a, b) with b <= a deletes nothing. */
-            if (slice_compare(ikey_user_key(k), iter_value(it)) < 0)
+            if (slice_compare(ikey_user_key(k), iter_value(it)) < 0) {
                 sst_builder_add_range_del(b, ikey_user_key(k), iter_value(it), ikey_sequence(k));
-            else
-                n--;
+                n++;
+            }
             continue;
         }
+        slice uk = ikey_user_key(k);
+        if (have_last && last_seq <= oldest_snapshot &&
+            slice_compare(uk, slice_make(last.data, last.len)) == 0)
+            continue; /* F1: shadowed for every snapshot */
+        last.len = 0;
+        buf_append(&last, uk.data, uk.size);
+        have_last = 1;
+        last_seq = ikey_sequence(k);
+        n++;
         s = sst_builder_add(b, k, iter_value(it));
         if (s != ENG_OK) break;
     }
+    buf_free(&last);
     if (s == ENG_OK) s = iter_status(it);
     if (s != ENG_OK || n == 0) {
         sst_builder_abandon(b);
@@ -83,11 +104,12 @@ static eng_status flush_one(eng_db *db)
     uint64_t old_log = db->imm[0].log_number;
     mem_ref(m);
     uint64_t number = db->vs.next_file++;
+    uint64_t oldest = db_oldest_snapshot(db); /* F1 */
     pthread_mutex_unlock(&db->mu);
 
     file_meta *f = NULL;
     iter *it = mem_iter_new(m);
-    eng_status s = db_build_table(db, it, number, &f);
+    eng_status s = db_build_table(db, it, number, oldest, &f);
     iter_free(it);
     mem_unref(m);
 

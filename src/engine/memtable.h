@@ -1,12 +1,12 @@
 /*
- * memtable.h -- the in-memory sorted buffer of recent writes: a skiplist of
- * internal keys (dbformat.h) in an arena, with a hash index from each user
- * key to its newest point entry for point lookups.
+ * memtable.h -- the in-memory sorted buffer of recent writes: internal keys
+ * (dbformat.h) in an arena, ordered by a B+tree (mem_tree.h), with a hash
+ * index from each user key to its newest point entry for point lookups.
  *
  * Concurrency (Invariant M1): one writer at a time (the caller serializes
  * mem_add calls); any number of readers and iterators concurrently with the
- * writer and each other, without locks (LevelDB's skiplist discipline:
- * nodes are published with release stores and read with acquire loads).
+ * writer and each other, without locks (entries are published with release
+ * stores; tree readers validate node versions and retry, mem_tree.c T1).
  * Reference counted: the db, iterators and flushes each hold a reference.
  */
 #ifndef STRATA_MEMTABLE_H
@@ -48,13 +48,11 @@ typedef struct mem_entry {
     slice key, value;
 } mem_entry;
 
-/* Adds e[0..n), as n mem_add calls would, but runs the skiplist descents of
- * up to 16 entries at a time interleaved, so their cache misses overlap (a
- * write batch's keys are independent). Each entry is published as mem_add
- * publishes it (M1), though not necessarily in the order given: a reader
- * must not rely on seeing a group's entries in sequence order before the
- * call returns (the engine publishes a batch's sequence numbers only after
- * inserting all of it). e's slices need only live for the call.
+/* Adds e[0..n), as n mem_add calls would. Each entry is published as
+ * mem_add publishes it (M1); a reader must not rely on seeing a group's
+ * entries all at once before the call returns (the engine publishes a
+ * batch's sequence numbers only after inserting all of it). e's slices need
+ * only live for the call.
  * REQUIRES: Invariant M1; every (key, seq) pair is new and distinct. */
 void mem_add_many(memtable *m, const mem_entry *e, size_t n);
 
@@ -64,20 +62,29 @@ void mem_add_many(memtable *m, const mem_entry *e, size_t n);
  * *found_seq and *value (pointing into the arena: valid while the caller
  * holds a reference); returns 0 if the memtable has no such entry.
  * Cost: one hash probe when the key is absent or its newest version is
- * visible at seq; a skiplist descent only for an older snapshot. */
+ * visible at seq; a tree descent only for an older snapshot. */
 int mem_get(memtable *m, slice key, uint64_t seq, int *type, uint64_t *found_seq, slice *value);
 
-/* Approximate bytes of memory used (the arena: entries, skiplist links and
- * the hash index's tables). */
+/* mem_get with the key's hash given (mem_key_hash), for callers that hash
+ * once for several memtables; mem_prefetch starts loading the index slot
+ * a lookup of that hash will read, so several keys' misses overlap. */
+uint64_t mem_key_hash(slice key);
+int mem_get_hashed(memtable *m, slice key, uint64_t hash, uint64_t seq, int *type,
+                   uint64_t *found_seq, slice *value);
+void mem_prefetch(memtable *m, uint64_t hash);
+
+/* Approximate bytes of memory used (the arena: entries, tree nodes and the
+ * hash index's tables). */
 size_t mem_usage(const memtable *m);
 uint64_t mem_entries(const memtable *m);
 /* Number of ENG_TYPE_RANGE_DELETION entries added. */
 uint64_t mem_range_deletions(const memtable *m);
 
-/* Debug checker, O(entries): verifies the skiplist invariants (memtable.c:
- * M2 sorted and duplicate-free at every level, M3, M4, M7, the entry count
- * (1), and that the hash index agrees with the skiplist: M5, M6). Returns 0
- * when they hold, else the number of the broken one.
+/* Debug checker, O(entries): verifies the tree's invariants (mem_tree.c:
+ * T2 sorted within fences, T3 shape, T5 discriminators, T6 leaf list,
+ * returned as 12, 13, 15, 16), the entry count (1), and that the hash index
+ * agrees with the tree (memtable.c: M5, M6). Returns 0 when they hold, else
+ * the number of the broken one.
  * REQUIRES: no concurrent mem_add. */
 int mem_check(memtable *m);
 

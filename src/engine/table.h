@@ -85,6 +85,25 @@ int sst_reader_may_match(sst_reader *r, uint64_t hash);
 eng_status sst_reader_get_unfiltered(sst_reader *r, slice key, uint64_t seq, int *type,
                                      uint64_t *found_seq, char **value, size_t *vlen);
 
+/* Data blocks held in use by sst_reader_get_pinned, from any tables of one
+ * cache, released together. Zero-initialise; not thread-safe. */
+typedef struct sst_pins {
+    size_t n, cap;
+    struct sst_pin *v;
+} sst_pins;
+void sst_pins_release(sst_pins *p); /* drops every pin; p stays usable */
+void sst_pins_free(sst_pins *p);
+
+/* sst_reader_get_unfiltered with the value left where it is: *value
+ * points into its data block, which stays pinned in pins until they are
+ * released (no copy). A lookup landing in the block the newest pin holds
+ * reuses it without a cache probe, so sorted keys read each block once. */
+eng_status sst_reader_get_pinned(sst_reader *r, slice key, uint64_t seq, sst_pins *pins, int *type,
+                                 uint64_t *found_seq, slice *value);
+
+/* Starts loading the filter line a may_match of hash will read. */
+void sst_reader_prefetch_filter(const sst_reader *r, uint64_t hash);
+
 /* An internal iterator over the point entries. fill_cache = 0 for
  * compaction reads, which should not evict hot blocks. A corrupt block
  * makes the iterator invalid with status ENG_CORRUPTION. The iterator

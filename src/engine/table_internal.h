@@ -1,8 +1,9 @@
 /*
  * table_internal.h -- the inside of sst_reader, shared by table_reader.c
- * (open, close, point lookups, reading and checking blocks) and
- * table_iter.c (the two-level table iterator and compaction readahead).
- * Private to those two files: the contract for everyone else is table.h.
+ * (open, close, point lookups, reading and checking blocks), table_iter.c
+ * (the two-level table iterator and compaction readahead) and table_mget.c
+ * (lookups that keep their block pinned). Private to those files: the
+ * contract for everyone else is table.h.
  * The file format is in table_format.md; constants in table_format.h.
  *
  * Every function here is safe to call from several threads on one reader
@@ -76,6 +77,16 @@ eng_status sst_get_data_block(const sst_reader *r, sst_handle h, int fill_cache,
 
 /* Drops *br's cache handle or owned block and empties it. */
 void sst_block_ref_release(const sst_reader *r, block_ref *br);
+
+/* Finds the first entry >= target (key at some sequence) in data block b,
+ * read from h. ENG_OK with *type, *found_seq and *value (pointing into b;
+ * empty for a deletion) when that entry belongs to user key `key`,
+ * ENG_NOTFOUND when it belongs to another, ENG_CORRUPTION for a damaged
+ * block; and ENG_NOTFOUND with *past_end set when every entry of b is below
+ * target (the answer, if any, is in the next block). */
+eng_status sst_search_block(const sst_reader *r, sst_handle h, const block *b, slice key,
+                            slice target, int *type, uint64_t *found_seq, slice *value,
+                            int *past_end);
 
 /* Decodes into *h the handle the index iterator ii points at.
  * REQUIRES: block_iter_valid(ii). */

@@ -490,22 +490,15 @@ typedef struct get_out {
     size_t *vlen;
 } get_out;
 
-/* Finds the first entry >= target in the data block at h. ENG_OK with the
- * outputs filled when that entry belongs to user key `key`, ENG_NOTFOUND
- * when it belongs to another, ENG_CORRUPTION for a damaged block; and
- * ENG_NOTFOUND with *past_end set when every entry of the block is below
- * target (the answer, if any, is in the next block). */
-static eng_status get_in_block(sst_reader *r, sst_handle h, slice key, slice target, get_out o,
-                               int *past_end)
+eng_status sst_search_block(const sst_reader *r, sst_handle h, const block *b, slice key,
+                            slice target, int *type, uint64_t *found_seq, slice *value,
+                            int *past_end)
 {
-    block_ref br;
-    eng_status s = sst_get_data_block(r, h, 1, &br);
-    *past_end = 0;
-    if (s != ENG_OK) return s;
     block_iter bi;
-    block_iter_init(&bi, br.b, BLOCK_CMP_IKEY);
+    block_iter_init(&bi, b, BLOCK_CMP_IKEY);
     block_iter_seek(&bi, target);
-    s = ENG_NOTFOUND;
+    eng_status s = ENG_NOTFOUND;
+    *past_end = 0;
     if (block_iter_valid(&bi)) {
         slice k = block_iter_key(&bi);
         int t = ikey_type(k);
@@ -514,17 +507,9 @@ static eng_status get_in_block(sst_reader *r, sst_handle h, slice key, slice tar
         } else if (t != ENG_TYPE_VALUE && t != ENG_TYPE_DELETION) {
             s = sst_corrupt(r, h.offset, "bad entry type in data block");
         } else {
-            slice v = block_iter_value(&bi);
-            *o.type = t;
-            *o.found_seq = ikey_sequence(k);
-            *o.value = NULL;
-            *o.vlen = 0;
-            if (t == ENG_TYPE_VALUE) {
-                *o.value = malloc(v.size ? v.size : 1);
-                if (!*o.value) abort();
-                if (v.size) memcpy(*o.value, v.data, v.size);
-                *o.vlen = v.size;
-            }
+            *type = t;
+            *found_seq = ikey_sequence(k);
+            *value = t == ENG_TYPE_VALUE ? block_iter_value(&bi) : slice_make(NULL, 0);
             s = ENG_OK;
         }
     } else if (block_iter_status(&bi) != ENG_OK) {
@@ -533,6 +518,29 @@ static eng_status get_in_block(sst_reader *r, sst_handle h, slice key, slice tar
         *past_end = 1;
     }
     block_iter_cleanup(&bi);
+    return s;
+}
+
+/* sst_search_block in the data block at h, the value copied out. */
+static eng_status get_in_block(sst_reader *r, sst_handle h, slice key, slice target, get_out o,
+                               int *past_end)
+{
+    block_ref br;
+    eng_status s = sst_get_data_block(r, h, 1, &br);
+    *past_end = 0;
+    if (s != ENG_OK) return s;
+    slice v;
+    s = sst_search_block(r, h, br.b, key, target, o.type, o.found_seq, &v, past_end);
+    if (s == ENG_OK) {
+        *o.value = NULL;
+        *o.vlen = 0;
+        if (*o.type == ENG_TYPE_VALUE) {
+            *o.value = malloc(v.size ? v.size : 1);
+            if (!*o.value) abort();
+            if (v.size) memcpy(*o.value, v.data, v.size);
+            *o.vlen = v.size;
+        }
+    }
     sst_block_ref_release(r, &br);
     return s;
 }

@@ -301,7 +301,7 @@ static int cmp_ikey_parts(slice a, slice ukey, uint64_t trailer)
 }
 
 /* Index of the first file whose largest key >= (ukey, trailer), or n (V2). */
-static int find_file(file_meta *const *files, int n, slice ukey, uint64_t trailer)
+int version_find_file(file_meta *const *files, int n, slice ukey, uint64_t trailer)
 {
     int lo = 0, hi = n;
     while (lo < hi) {
@@ -354,7 +354,7 @@ eng_status version_get(version *v, slice key, uint64_t seq, int *type, uint64_t 
     for (int l = 1; l < ENG_MAX_LEVELS; l++) {
         int n = v->nfiles[l];
         if (!n) continue;
-        int i = find_file(v->files[l], n, key, trailer);
+        int i = version_find_file(v->files[l], n, key, trailer);
         if (i >= n) continue;
         file_meta *f = v->files[l][i];
         if (slice_compare(key, ikey_user_key(fm_small(f))) < 0) continue;
@@ -458,7 +458,7 @@ static void li_seek(iter *it, slice target)
 {
     level_iter *li = (level_iter *)it;
     if (li->st != ENG_OK) return;
-    int i = find_file(li->files, li->n, ikey_user_key(target), ikey_trailer(target));
+    int i = version_find_file(li->files, li->n, ikey_user_key(target), ikey_trailer(target));
     if (i >= li->n) {
         iter_free(li->data);
         li->data = NULL;
@@ -569,7 +569,8 @@ int version_deeper_overlap(const version *v, int level, slice lo, slice hi)
         int n = v->nfiles[l];
         if (!n) continue;
         /* V2: the first file whose largest user key >= lo is the only candidate start. */
-        int i = find_file(v->files[l], n, lo, ikey_pack_trailer(ENG_MAX_SEQUENCE, ENG_TYPE_SEEK));
+        int i = version_find_file(v->files[l], n, lo,
+                                  ikey_pack_trailer(ENG_MAX_SEQUENCE, ENG_TYPE_SEEK));
         if (i < n && slice_compare(ikey_user_key(fm_small(v->files[l][i])), hi) <= 0) return 1;
     }
     return 0;

@@ -116,6 +116,10 @@ void version_unref(version *v); /* thread-safe; frees at zero */
 eng_status version_get(version *v, slice key, uint64_t seq, int *type, uint64_t *found_seq,
                        char **val, size_t *vlen);
 
+/* Index of the first of files[0..n) (a level >= 1, V2) whose largest key
+ * is >= (ukey, trailer), or n. */
+int version_find_file(file_meta *const *files, int n, slice ukey, uint64_t trailer);
+
 /* Appends to its[] (room for nfiles[0] + ENG_MAX_LEVELS entries) one
  * iterator per level-0 file and one level iterator per non-empty deeper
  * level, and to max_seq[] (may be NULL; same positions) the largest

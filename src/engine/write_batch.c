@@ -27,7 +27,7 @@
  *
  * Why lazy: the server runs every command through an indexed batch, but most
  * commands never read through it while it holds ops, so indexing each op as
- * it is added would insert every write into two skiplists (this one and the
+ * it is added would insert every write into two memtables (this one and the
  * db memtable at eng_write) for nothing.
  */
 #include "write_batch.h"

@@ -181,6 +181,10 @@ void ks_close(keyspace *ks)
     for (int i = 0; i < KS_CURSOR_SLOTS; i++)
         free(ks->cursors[i].pos);
     free(ks->scratch);
+    eng_mget_free(ks->mget);
+    free(ks->mkeys);
+    free(ks->mkp);
+    free(ks->mkl);
     free(ks);
 }
 
@@ -296,12 +300,81 @@ eng_status ks_eget(ks_ctx *c, const eng_snapshot *snap, const char *k, size_t kl
     return eng_get(c->ks->db, snap, k, kl, v, vl);
 }
 
+/* Grows the key arrays of ks_emget_meta to n keys of total bytes. */
+static int emget_reserve(keyspace *ks, size_t n, size_t bytes)
+{
+    if (bytes > ks->mkeys_cap) {
+        char *p = realloc(ks->mkeys, bytes);
+        if (!p) return -1;
+        ks->mkeys = p;
+        ks->mkeys_cap = bytes;
+    }
+    if (n > ks->mk_cap) {
+        const char **kp = realloc(ks->mkp, n * sizeof(*kp));
+        if (kp) ks->mkp = kp;
+        size_t *kl = realloc(ks->mkl, n * sizeof(*kl));
+        if (kl) ks->mkl = kl;
+        if (!kp || !kl) return -1;
+        ks->mk_cap = n;
+    }
+    return 0;
+}
+
+eng_status ks_emget_meta(ks_ctx *c, const eng_snapshot *snap, int db, size_t n,
+                         const char *const *keys, const size_t *klens)
+{
+    keyspace *ks = c->ks;
+    if (!ks->mget && !(ks->mget = eng_mget_new())) return ENG_NOMEM;
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++)
+        bytes += KS_META_KEY_LEN(klens[i]);
+    if (emget_reserve(ks, n, bytes)) return ENG_NOMEM;
+    size_t off = 0;
+    for (size_t i = 0; i < n; i++) { /* the buffer does not move from here on */
+        ks_ekey k;
+        ks_ekey_meta(&k, db, keys[i], klens[i]);
+        memcpy(ks->mkeys + off, k.p, k.n);
+        ks->mkp[i] = ks->mkeys + off;
+        ks->mkl[i] = k.n;
+        off += k.n;
+        ks_ekey_free(&k);
+    }
+    return eng_multi_get(ks->db, snap, ks_read_batch(c), n, ks->mkp, ks->mkl, ks->mget);
+}
+
+eng_status ks_emget_value(ks_ctx *c, size_t i, const char **v, size_t *vl)
+{
+    return eng_mget_value(c->ks->mget, i, v, vl);
+}
+
+void ks_emget_done(ks_ctx *c)
+{
+    eng_mget_release(c->ks->mget);
+}
+
+/* Whether c->batch may hold a counter write (see keyspace.cbatch). */
+static int counter_pending(const ks_ctx *c)
+{
+    return c->batch && c->ks->cbatch == c->batch && eng_batch_count(c->batch) >= c->ks->cmark;
+}
+
+/* Records that a counter write was just added to c->batch. */
+static void counter_written(ks_ctx *c)
+{
+    if (counter_pending(c)) return; /* an earlier one is still there: keep its mark */
+    c->ks->cbatch = c->batch;
+    c->ks->cmark = eng_batch_count(c->batch);
+}
+
 static ks_status count_read(ks_ctx *c, int db, uint64_t *keys, uint64_t *expires)
 {
     char k[2] = {KS_NS_COUNT, (char)db}, *v = NULL;
     size_t vl = 0;
     *keys = *expires = 0;
-    eng_status s = ks_eget(c, NULL, k, 2, &v, &vl);
+    /* The command's other writes cannot change a counter: unless the batch
+     * holds a counter write, the committed value is the answer. */
+    eng_status s = counter_pending(c) ? eng_get_batch(c->ks->db, NULL, c->batch, k, 2, &v, &vl)
+                                      : eng_get(c->ks->db, NULL, k, 2, &v, &vl);
     if (s == ENG_NOTFOUND) return KS_OK;
     if (s != ENG_OK) return ks_engine_err(c, s, "counter read");
     if (vl == 16) {
@@ -332,6 +405,7 @@ ks_status ks_count_add(ks_ctx *c, int db, int64_t dkeys, int64_t dexpires)
     ks_put_le64(v, keys);
     ks_put_le64(v + 8, expires);
     eng_batch_put(c->batch, k, 2, v, 16);
+    counter_written(c);
     return KS_OK;
 }
 
@@ -506,6 +580,7 @@ static ks_status flush_db(ks_ctx *c, int db)
     delete_ns_db(c, KS_NS_EXPIRE, db);
     char k[2] = {KS_NS_COUNT, (char)db};
     eng_batch_delete(c->batch, k, 2);
+    counter_written(c);
     ks_touch(c, db, NULL, 0);
     return KS_OK;
 }

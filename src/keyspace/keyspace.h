@@ -398,6 +398,16 @@ ks_status ks_hash_all(ks_ctx *c, const char *key, size_t klen, ks_count_fn count
  * call: the hash is parsed in full first). No lock: command thread. */
 typedef void (*ks_fields_fn)(void *arg, const ks_field *f, size_t n);
 ks_status ks_hash_fields(ks_ctx *c, const char *key, size_t klen, ks_fields_fn fn, void *arg);
+/* ks_hash_fields for keys[0..n) of c->db at once (IDX.RANGE ... HASHES):
+ * the records are read together (one view, overlapped cache misses, keys
+ * sharing a table block read it once, no copies), then fn(arg, i, st, f,
+ * nf) runs for each key in order with st KS_OK and its fields, or
+ * KS_NOTFOUND / KS_ERR_WRONGTYPE and no fields. Returns KS_OK, or an
+ * engine error or corrupt record (c->err set), after which fn is not
+ * called for that key or any later one. */
+typedef void (*ks_fields_at_fn)(void *arg, size_t i, ks_status st, const ks_field *f, size_t n);
+ks_status ks_hash_fields_many(ks_ctx *c, size_t n, const char *const *keys, const size_t *klens,
+                              ks_fields_at_fn fn, void *arg);
 /* One HSCAN step (cursor semantics as ks_scan). */
 ks_status ks_hscan(ks_ctx *c, const char *key, size_t klen, uint64_t cursor, const char *pat,
                    size_t plen, uint64_t count, ks_field_fn fn, void *arg, uint64_t *next);

@@ -92,6 +92,19 @@ struct keyspace {
     int cdefer;
     uint32_t dmask;
     int64_t dkeys[KS_DATABASES], dexp[KS_DATABASES];
+    /* The batch that holds a counter write (put or delete) and its op count
+     * just after the first one: while the batch has at least that many ops
+     * the write may still be there, and counter reads go through the batch;
+     * otherwise it holds none (a rollback or clear took them all) and a read
+     * skips the batch and its index. */
+    eng_batch *cbatch;
+    size_t cmark;
+    /* ks_emget's answers (reused from call to call) and its encoded keys. */
+    eng_mget *mget;
+    char *mkeys;
+    size_t mkeys_cap;
+    const char **mkp;
+    size_t *mkl, mk_cap;
     /* Engine reads made: point gets (ks_eget) and member iterator seeks
      * (ks_miter_*), so tests can count what a command costs. */
     uint64_t stat_gets, stat_seeks;
@@ -164,6 +177,7 @@ typedef struct ks_ekey {
     char sbuf[160];
 } ks_ekey;
 void ks_ekey_meta(ks_ekey *k, int db, const char *key, size_t klen);
+#define KS_META_KEY_LEN(klen) (2 + (klen)) /* what ks_ekey_meta writes */
 /* The common prefix of every member of (db, version); append a suffix with
  * ks_ekey_append. */
 void ks_ekey_members(ks_ekey *k, int db, uint64_t version);
@@ -211,6 +225,16 @@ static inline eng_batch *ks_read_batch(const ks_ctx *c)
 /* eng_get through c->batch when there is one. */
 eng_status ks_eget(ks_ctx *c, const eng_snapshot *snap, const char *k, size_t kl, char **v,
                    size_t *vl);
+/* ks_eget for n metadata records (of keys[0..n) in db) at once, through
+ * c->batch (eng_multi_get: one view, the misses overlapped, no copies).
+ * The answers stay readable with ks_emget_value until the next ks_emget.
+ * ENG_OK or ENG_NOMEM. */
+eng_status ks_emget_meta(ks_ctx *c, const eng_snapshot *snap, int db, size_t n,
+                         const char *const *keys, const size_t *klens);
+eng_status ks_emget_value(ks_ctx *c, size_t i, const char **v, size_t *vl);
+/* Ends the use of the answers: drops the view and blocks they pinned
+ * (eng_mget_release). Every ks_emget_meta is followed by one. */
+void ks_emget_done(ks_ctx *c);
 /* Cursor table: save returns the new cursor id (0 on out-of-memory); find
  * returns NULL for an unknown or evicted id. */
 uint64_t ks_cursor_save(keyspace *ks, const char *pos, size_t n);
@@ -246,7 +270,9 @@ typedef struct ks_fvec {
     ks_field sbuf[32];
     char **owned; /* chunks holding copies the pairs point into */
     size_t nowned, capowned;
-    size_t chunk_left; /* free bytes at the end of the newest chunk */
+    char *chunk_at;    /* the newest chunk's first free byte ... */
+    size_t chunk_left; /* ... and how many follow it */
+    size_t chunk_next; /* the next chunk's size (0: the first's) */
 } ks_fvec;
 void ks_fvec_init(ks_fvec *fv);
 int ks_fvec_push(ks_fvec *fv, const char *f, size_t fl, const char *v, size_t vl);

@@ -24,7 +24,8 @@ void ks_fvec_init(ks_fvec *fv)
     fv->cap = sizeof(fv->sbuf) / sizeof(fv->sbuf[0]);
     fv->owned = NULL;
     fv->nowned = fv->capowned = 0;
-    fv->chunk_left = 0;
+    fv->chunk_at = NULL;
+    fv->chunk_left = fv->chunk_next = 0;
 }
 
 int ks_fvec_push(ks_fvec *fv, const char *f, size_t fl, const char *v, size_t vl)
@@ -55,6 +56,11 @@ static int fvec_own(ks_fvec *fv, char *p)
     return 0;
 }
 
+/* Copies go into chunks that double from KS_FVEC_CHUNK0 to KS_FVEC_CHUNK:
+ * a command copying one short member (SPOP, SRANDMEMBER) allocates a few
+ * hundred bytes, not a large-class block (and its page faults), while a
+ * big read still allocates once per 64 KB. */
+#define KS_FVEC_CHUNK0 512
 #define KS_FVEC_CHUNK (64 * 1024)
 
 int ks_fvec_adopt(ks_fvec *fv, char *p)
@@ -75,26 +81,26 @@ int ks_fvec_push_copy(ks_fvec *fv, const char *f, size_t fl, const char *v, size
     char *dst;
     if (need == 0) return ks_fvec_push(fv, "", 0, "", 0);
     if (need > KS_FVEC_CHUNK / 4) { /* a big pair gets its own block */
-        if (!(dst = malloc(need ? need : 1)) || fvec_own(fv, dst) != 0) {
+        if (!(dst = malloc(need)) || fvec_own(fv, dst) != 0) {
             free(dst);
             return -1;
         }
-        /* keep the current chunk current: move the big block before it */
-        if (fv->nowned >= 2 && fv->chunk_left) {
-            char *t = fv->owned[fv->nowned - 2];
-            fv->owned[fv->nowned - 2] = dst;
-            fv->owned[fv->nowned - 1] = t;
-        }
     } else {
         if (need > fv->chunk_left) {
-            char *chunk = malloc(KS_FVEC_CHUNK);
+            size_t size = fv->chunk_next ? fv->chunk_next : KS_FVEC_CHUNK0;
+            while (size < need)
+                size *= 2;
+            char *chunk = malloc(size);
             if (!chunk || fvec_own(fv, chunk) != 0) {
                 free(chunk);
                 return -1;
             }
-            fv->chunk_left = KS_FVEC_CHUNK;
+            fv->chunk_at = chunk;
+            fv->chunk_left = size;
+            fv->chunk_next = size < KS_FVEC_CHUNK ? size * 2 : KS_FVEC_CHUNK;
         }
-        dst = fv->owned[fv->nowned - 1] + (KS_FVEC_CHUNK - fv->chunk_left);
+        dst = fv->chunk_at;
+        fv->chunk_at += need;
         fv->chunk_left -= need;
     }
     if (fl) memcpy(dst, f, fl);
@@ -309,6 +315,49 @@ ks_status ks_hash_fields(ks_ctx *c, const char *key, size_t klen, ks_fields_fn f
     if (st == KS_OK) fn(arg, fv.v, fv.n);
     ks_fvec_free(&fv);
     ks_meta_free(&m);
+    return st;
+}
+
+/* One key of ks_hash_fields_many: its record's value v (vl) as read. */
+static ks_status fields_at(ks_ctx *c, size_t i, eng_status es, const char *v, size_t vl,
+                           ks_fields_at_fn fn, void *arg)
+{
+    if (es == ENG_NOTFOUND) {
+        fn(arg, i, KS_NOTFOUND, NULL, 0);
+        return KS_OK;
+    }
+    if (es != ENG_OK) return ks_engine_err(c, es, "read");
+    ks_meta m;
+    if (ks_meta_view(&m, v, vl, c->now_ms) != 0) return ks_corrupt(c, "key metadata");
+    if (m.type != KS_HASH) {
+        fn(arg, i, m.type == KS_NONE ? KS_NOTFOUND : KS_ERR_WRONGTYPE, NULL, 0);
+        return KS_OK;
+    }
+    ks_fvec fv;
+    ks_fvec_init(&fv);
+    ks_status st = KS_OK;
+    if (m.big)
+        st = ks_hash_load(c, NULL, c->db, &m, &fv);
+    else if (packed_parse_fast(m.payload, m.plen, &fv) != 0)
+        st = corrupt(c);
+    if (st == KS_OK) fn(arg, i, KS_OK, fv.v, fv.n);
+    ks_fvec_free(&fv);
+    return st;
+}
+
+ks_status ks_hash_fields_many(ks_ctx *c, size_t n, const char *const *keys, const size_t *klens,
+                              ks_fields_at_fn fn, void *arg)
+{
+    eng_status es = ks_emget_meta(c, NULL, c->db, n, keys, klens);
+    if (es != ENG_OK) return ks_engine_err(c, es, "read");
+    ks_status st = KS_OK;
+    for (size_t i = 0; i < n && st == KS_OK; i++) {
+        const char *v = NULL;
+        size_t vl = 0;
+        es = ks_emget_value(c, i, &v, &vl);
+        st = fields_at(c, i, es, v, vl, fn, arg);
+    }
+    ks_emget_done(c);
     return st;
 }
 

@@ -169,26 +169,127 @@ ks_status ks_set(ks_ctx *c, const char *key, size_t klen, const char *v, size_t 
     return st;
 }
 
+/* MSET's keys' records, read together before any is written
+ * (ks_emget_meta: their cache misses overlap) and copied out: raw[i] NULL
+ * when absent; reread[i] set for a key that an earlier key of the command
+ * repeats, whose record must then be read back through the batch. */
+typedef struct mset_pre {
+    char *buf;
+    const char **raw;
+    size_t *len;
+    unsigned char *reread;
+    const char **keys; /* scratch for the read */
+    size_t *klens;
+} mset_pre;
+
+static void mset_pre_free(mset_pre *p)
+{
+    free(p->buf);
+    free(p->raw);
+    free(p->len);
+    free(p->reread);
+    free(p->keys);
+    free(p->klens);
+}
+
+static int by_key(const void *a, const void *b, void *kv)
+{
+    const ks_field *x = &((const ks_field *)kv)[*(const size_t *)a];
+    const ks_field *y = &((const ks_field *)kv)[*(const size_t *)b];
+    size_t n = x->fl < y->fl ? x->fl : y->fl;
+    int r = n ? memcmp(x->f, y->f, n) : 0;
+    if (r || x->fl != y->fl) return r ? r : x->fl < y->fl ? -1 : 1;
+    return *(const size_t *)a < *(const size_t *)b ? -1 : 1; /* first occurrence first */
+}
+
+/* Marks the later occurrences of repeated keys. */
+static int mark_repeats(const ks_field *kv, size_t n, unsigned char *reread)
+{
+    size_t *ord = malloc(n * sizeof(*ord));
+    if (!ord) return -1;
+    for (size_t i = 0; i < n; i++)
+        ord[i] = i;
+    qsort_r(ord, n, sizeof(*ord), by_key, (void *)kv);
+    for (size_t i = 1; i < n; i++) {
+        const ks_field *a = &kv[ord[i - 1]], *b = &kv[ord[i]];
+        reread[ord[i]] = a->fl == b->fl && (a->fl == 0 || memcmp(a->f, b->f, a->fl) == 0);
+    }
+    free(ord);
+    return 0;
+}
+
+static ks_status mset_preread(ks_ctx *c, const ks_field *kv, size_t n, mset_pre *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->raw = calloc(n, sizeof(*p->raw));
+    p->len = calloc(n, sizeof(*p->len));
+    p->reread = calloc(n, 1);
+    p->keys = malloc(n * sizeof(*p->keys));
+    p->klens = malloc(n * sizeof(*p->klens));
+    if (!p->raw || !p->len || !p->reread || !p->keys || !p->klens || mark_repeats(kv, n, p->reread))
+        return ks_oom(c);
+    for (size_t i = 0; i < n; i++) {
+        p->keys[i] = kv[i].f;
+        p->klens[i] = kv[i].fl;
+    }
+    eng_status es = ks_emget_meta(c, NULL, c->db, n, p->keys, p->klens);
+    size_t total = 0;
+    for (size_t i = 0; es == ENG_OK && i < n; i++) {
+        const char *v;
+        eng_status s = ks_emget_value(c, i, &v, &p->len[i]);
+        if (s == ENG_OK) total += p->len[i];
+        if (s != ENG_OK && s != ENG_NOTFOUND) es = s;
+    }
+    int oom = es == ENG_OK && !(p->buf = malloc(total ? total : 1));
+    for (size_t i = 0, off = 0; es == ENG_OK && !oom && i < n; i++) {
+        const char *v;
+        if (ks_emget_value(c, i, &v, &p->len[i]) != ENG_OK) continue;
+        memcpy(p->buf + off, v, p->len[i]);
+        p->raw[i] = p->buf + off;
+        off += p->len[i];
+    }
+    ks_emget_done(c); /* the values are copied: drop the view */
+    if (es != ENG_OK) return ks_engine_err(c, es, "read");
+    return oom ? ks_oom(c) : KS_OK;
+}
+
+/* MSETNX: whether any key exists (live), from the records read. */
+static ks_status any_exists(ks_ctx *c, const mset_pre *p, size_t n, int *any)
+{
+    *any = 0;
+    for (size_t i = 0; i < n && !*any; i++) {
+        ks_meta m;
+        if (!p->raw[i]) continue;
+        if (ks_meta_view(&m, p->raw[i], p->len[i], c->now_ms) != 0)
+            return ks_corrupt(c, "key metadata");
+        *any = m.type != KS_NONE;
+    }
+    return KS_OK;
+}
+
 ks_status ks_mset(ks_ctx *c, const ks_field *kv, size_t n, int nx, int *done)
 {
     *done = 0;
-    for (size_t i = 0; nx && i < n; i++) {
-        ks_meta m;
-        ks_status st = ks_key_read(c, NULL, c->db, kv[i].f, kv[i].fl, KS_NONE, &m);
-        if (st == KS_OK) ks_meta_free(&m);
-        if (st == KS_OK) return KS_OK; /* one exists: MSETNX does nothing */
-        if (st != KS_NOTFOUND) return st;
+    mset_pre pre;
+    ks_status st = mset_preread(c, kv, n, &pre);
+    int any = 0;
+    if (st == KS_OK && nx) st = any_exists(c, &pre, n, &any);
+    if (st != KS_OK || any) { /* one exists: MSETNX does nothing */
+        mset_pre_free(&pre);
+        return st;
     }
     /* The keys created share one counter update (ks_count_defer). */
     ks_count_defer(c->ks);
-    ks_status st = KS_OK;
     for (size_t i = 0; i < n && st == KS_OK; i++) {
         ks_write w;
-        st = ks_write_begin(c, c->db, kv[i].f, kv[i].fl, KS_NONE, &w);
+        st = pre.reread[i] ? ks_write_begin(c, c->db, kv[i].f, kv[i].fl, KS_NONE, &w)
+                           : ks_write_begin_read(c, c->db, kv[i].f, kv[i].fl, KS_NONE, pre.raw[i],
+                                                 pre.len[i], &w);
         if (st != KS_OK) break;
         st = put_string(&w, kv[i].v, kv[i].vl, NULL, 0, 0, 0);
         ks_write_end(&w);
     }
+    mset_pre_free(&pre);
     ks_status cst = ks_count_settle(c, st == KS_OK);
     if (st == KS_OK) st = cst;
     *done = st == KS_OK;

@@ -135,6 +135,12 @@ typedef struct ks_write {
  * caller changes members. */
 ks_status ks_write_begin(ks_ctx *c, int db, const char *key, size_t klen, int expect, ks_write *w);
 void ks_write_end(ks_write *w);
+/* ks_write_begin with the key's record already read (raw, rawlen: as the
+ * engine returned it through c->batch, copied here; raw NULL: absent), for
+ * commands that read several keys at once (MSET). REQUIRES: no write to
+ * the key since that read. */
+ks_status ks_write_begin_read(ks_ctx *c, int db, const char *key, size_t klen, int expect,
+                              const char *raw, size_t rawlen, ks_write *w);
 
 /* Stores v as the key's record: the index hook first (for hashes, old and
  * new content), then the record, expire entry, counters, the old version's

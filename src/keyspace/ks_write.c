@@ -139,7 +139,7 @@ ks_status ks_write_del(ks_write *w)
     return ks_count_add(c, w->db, -1, m->expire ? -1 : 0);
 }
 
-ks_status ks_write_begin(ks_ctx *c, int db, const char *key, size_t klen, int expect, ks_write *w)
+static void write_init(ks_ctx *c, int db, const char *key, size_t klen, ks_write *w)
 {
     w->c = c;
     w->db = db;
@@ -148,8 +148,40 @@ ks_status ks_write_begin(ks_ctx *c, int db, const char *key, size_t klen, int ex
     w->hooked = -1;
     w->loaded = w->moved = 0;
     w->mark = 0;
+}
+
+static ks_status write_begin_found(ks_write *w, int expect);
+
+ks_status ks_write_begin(ks_ctx *c, int db, const char *key, size_t klen, int expect, ks_write *w)
+{
+    write_init(c, db, key, klen, w);
     ks_status st = ks_meta_read(c, NULL, db, key, klen, &w->m);
-    if (st != KS_OK) return st;
+    return st != KS_OK ? st : write_begin_found(w, expect);
+}
+
+ks_status ks_write_begin_read(ks_ctx *c, int db, const char *key, size_t klen, int expect,
+                              const char *raw, size_t rawlen, ks_write *w)
+{
+    write_init(c, db, key, klen, w);
+    memset(&w->m, 0, sizeof(w->m));
+    if (raw) {
+        char *copy = malloc(rawlen ? rawlen : 1);
+        if (!copy) return ks_oom(c);
+        memcpy(copy, raw, rawlen);
+        if (ks_meta_view(&w->m, copy, rawlen, c->now_ms) != 0) {
+            free(copy);
+            memset(&w->m, 0, sizeof(w->m));
+            return ks_corrupt(c, "key metadata");
+        }
+        /* now owned: ks_meta_free releases it */
+    }
+    return write_begin_found(w, expect);
+}
+
+/* ks_write_begin once w->m holds the key's record as read. */
+static ks_status write_begin_found(ks_write *w, int expect)
+{
+    ks_status st;
     if (w->m.type == KS_NONE && w->m.stored != KS_NONE) {
         /* Lazy expiry on a write path: delete it properly (hook, KS-E1). */
         st = ks_write_del(w);

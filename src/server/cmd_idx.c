@@ -175,39 +175,47 @@ static void reply_fields(client *c, const idx_hit *h, const arg *want, long long
 
 typedef struct hash_reply {
     client *c;
-    const idx_hit *h;
+    const idx_result *r;
 } hash_reply;
 
-static void stream_hash(void *arg, const ks_field *f, size_t n)
+/* One hit's key and hash (no fields when it is gone or is not a hash). */
+static void stream_hash(void *arg, size_t i, ks_status st, const ks_field *f, size_t n)
 {
     hash_reply *hr = arg;
-    add_reply_keyed_hash(hr->c, hr->h->key, hr->h->klen, f, n);
+    const idx_hit *h = &hr->r->hits[i];
+    add_reply_keyed_hash(hr->c, h->key, h->klen, st == KS_OK ? f : NULL, st == KS_OK ? n : 0);
 }
 
-/* HASHES: the reply streams each hash straight from the engine's buffer
- * (ks_hash_fields), key and hash in one pass, instead of copying it into
- * the result first. idx_range has released its snapshot by then, but this
- * is still the view it read the entries in: one command thread runs
- * commands, so nothing wrote since, and ks_hash_fields reads ctx->batch
- * over the latest data as idx_range does when the batch holds writes
- * (inside EXEC). A failed read takes back the partial reply, so the client
- * gets the error alone, as before. */
+/* HASHES: the hits' hashes are read together (ks_hash_fields_many: one
+ * engine view, the keys' cache misses overlapped, neighbouring keys' table
+ * block read once) and the reply streams each straight from the engine's
+ * memory, key and hash in one pass. idx_range has released its snapshot by
+ * then, but this is still the view it read the entries in: one command
+ * thread runs commands, so nothing wrote since, and the read goes through
+ * ctx->batch over the latest data as idx_range does when the batch holds
+ * writes (inside EXEC). A failed read takes back the partial reply, so the
+ * client gets the error alone. */
 static void reply_hashes(client *c, const idx_result *r)
 {
     reply_mark mark;
     reply_mark_get(c, &mark);
     add_reply_map_len(c, (long)r->n);
+    const char *stack_keys[128];
+    size_t stack_lens[128];
+    const char **keys = r->n <= 128 ? stack_keys : malloc(r->n * sizeof(*keys));
+    size_t *lens = r->n <= 128 ? stack_lens : malloc(r->n * sizeof(*lens));
+    if (!keys || !lens) abort(); /* as the reply writer: out of memory is fatal */
     for (size_t i = 0; i < r->n; i++) {
-        hash_reply hr = {c, &r->hits[i]};
-        ks_status st = ks_hash_fields(client_ks(c), hr.h->key, hr.h->klen, stream_hash, &hr);
-        if (st == KS_NOTFOUND || st == KS_ERR_WRONGTYPE) {
-            /* gone or replaced by another type */
-            add_reply_keyed_hash(c, hr.h->key, hr.h->klen, NULL, 0);
-        } else if (st != KS_OK) {
-            reply_truncate(c, &mark);
-            add_reply_ks_error(c, st, client_ks(c));
-            return;
-        }
+        keys[i] = r->hits[i].key;
+        lens[i] = r->hits[i].klen;
+    }
+    hash_reply hr = {c, r};
+    ks_status st = ks_hash_fields_many(client_ks(c), r->n, keys, lens, stream_hash, &hr);
+    if (keys != stack_keys) free(keys);
+    if (lens != stack_lens) free(lens);
+    if (st != KS_OK) {
+        reply_truncate(c, &mark);
+        add_reply_ks_error(c, st, client_ks(c));
     }
 }
 

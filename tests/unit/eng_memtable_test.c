@@ -1,7 +1,7 @@
 /*
- * eng_memtable_test.c -- the skiplist memtable against a sorted model:
+ * eng_memtable_test.c -- the memtable against a sorted model:
  * ordering of versions, point lookups at snapshots (through the hash index
- * when the newest version is visible, through the skiplist for older
+ * when the newest version is visible, through the tree for older
  * snapshots), iterator movement, and reader threads running concurrently
  * with the writer while the index grows (Invariant M1).
  */

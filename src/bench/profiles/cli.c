@@ -21,9 +21,12 @@ static const drv_ops *const all_engines[] = {&drv_strata_ops, &drv_strata_ft_ops
 static void usage(void)
 {
     fprintf(stderr, "usage: strata-bench profiles [--profiles N] [--engine LIST|all]\n"
-                    "           [--clients C] [--pipeline P] [--out DIR] [--tmp DIR]\n"
+                    "           [--clients C] [--pipeline P] [--queries N] [--out DIR]\n"
+                    "           [--tmp DIR]\n"
                     "           [--check-agree] [--no-report]\n"
                     "  LIST: comma-separated of strata,strata-ft,redis,rocksdb,sqlite,mariadb\n"
+                    "  --queries N: run only the first N operations of each query phase\n"
+                    "               (default: all, profiles / 4)\n"
                     "  --check-agree: exit non-zero unless every completed engine printed the\n"
                     "                 same checksum for every phase (and none failed)\n");
 }
@@ -144,6 +147,8 @@ static int parse_args(int argc, char **argv, options *o)
             o->cfg.clients = (int)n;
         else if (!strcmp(a, "--pipeline") && !parse_int(v, 1, 1024, &n))
             o->cfg.pipeline = (int)n;
+        else if (!strcmp(a, "--queries") && !parse_int(v, 1, 1000000000, &n))
+            o->cfg.queries = n;
         else if (!strcmp(a, "--engine"))
             o->engines = v;
         else if (!strcmp(a, "--out"))
@@ -169,6 +174,9 @@ int bench_profiles_main(int argc, char **argv)
     if (nsel <= 0) return usage(), 2;
     printf("strata-bench profiles: %lld profiles, %d client(s), pipeline %d, engines %s\n",
            (long long)o.cfg.profiles, o.cfg.clients, o.cfg.pipeline, o.engines);
+    if (o.cfg.queries > 0 && o.cfg.queries < o.cfg.profiles / 4)
+        printf("query phases capped at %lld operations each (--queries)\n",
+               (long long)o.cfg.queries);
     rn_result res[NENGINES];
     const char *settings[NENGINES];
     int bad = 0;

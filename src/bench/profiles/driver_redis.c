@@ -19,6 +19,7 @@
 
 #include "bench/profiles/driver.h"
 #include "bench/profiles/resp_client.h"
+#include "bench/profiles/resp_fast.h"
 #include "bench/profiles/util.h"
 
 struct drv_engine {
@@ -26,7 +27,8 @@ struct drv_engine {
 };
 
 struct drv_conn {
-    redisContext *ctx;
+    redisContext *ctx; /* commands go out through hiredis, replies come */
+    rf_reader rd;      /* back through resp_fast, as for strata */
     rc_cmd cmd;
     int follow[1024]; /* per request: ids to fetch in round two (-1 none) */
 };
@@ -84,7 +86,18 @@ static void rd_disconnect(drv_conn *c)
 {
     if (!c) return;
     redisFree(c->ctx);
+    rf_free(&c->rd);
     free(c);
+}
+
+/* The next reply's first element (*cur at what follows it). Returns 0, or
+ * -1 with err (connection, or an error reply). */
+static int next_reply(drv_conn *c, rf_cur *cur, rf_val *h, char *err, size_t cap)
+{
+    if (rf_next(&c->rd, c->ctx, cur, err, cap) || rf_get(cur, h)) return -1;
+    if (h->type != '-') return 0;
+    snprintf(err, cap, "server error: %.*s", (int)h->len, h->s);
+    return -1;
 }
 
 /* Appends a binary argument: an optional one-byte prefix, then n bytes. */
@@ -226,12 +239,12 @@ static int append_req(drv_conn *c, drv_req *r, char *err, size_t cap)
 static int read_write(drv_conn *c, int nreplies, char *err, size_t cap)
 {
     for (int i = 0; i < nreplies; i++) {
-        redisReply *r = rc_read(c->ctx, 0, err, cap);
-        if (!r) return -1;
-        int bad = i == nreplies - 1 && r->type != REDIS_REPLY_ARRAY;
-        for (size_t j = 0; !bad && i == nreplies - 1 && j < r->elements; j++)
-            bad = r->element[j]->type == REDIS_REPLY_ERROR;
-        freeReplyObject(r);
+        rf_cur cur;
+        rf_val h;
+        if (next_reply(c, &cur, &h, err, cap)) return -1;
+        int bad = i == nreplies - 1 && h.type != '*';
+        for (int64_t j = 0; !bad && i == nreplies - 1 && j < h.n; j++)
+            bad = rf_peek(&cur) == '-' || rf_skip(&cur);
         if (bad) {
             snprintf(err, cap, "EXEC failed");
             return -1;
@@ -246,33 +259,31 @@ static int read_req(drv_conn *c, drv_req *r, int nreplies, int *follow, char *er
 {
     *follow = 0;
     if (r->op == DRV_INSERT || r->op == DRV_WRITE) return read_write(c, nreplies, err, cap);
-    redisReply *rep = rc_read(c->ctx, 0, err, cap);
-    if (!rep) return -1;
-    int rc = 0;
+    rf_cur cur;
+    rf_val h, m;
+    if (next_reply(c, &cur, &h, err, cap)) return -1;
     r->n = 0;
     if (r->op == DRV_GET) {
-        if (rep->type == REDIS_REPLY_ARRAY && rep->elements > 0) {
-            rc = rc_decode_hash(rep, &r->out[0], err, cap);
-            r->n = rc == 0;
+        if (h.type == '*' && h.n > 0) {
+            if (rf_decode_hash(&cur, &h, &r->out[0], err, cap)) return -1;
+            r->n = 1;
         }
     } else if (r->op == DRV_EMAIL) {
-        if (rep->type == REDIS_REPLY_STRING) {
-            r->ids[0] = strtoll(rep->str, NULL, 10);
+        if (h.type == '$' && h.s) {
+            r->ids[0] = strtoll(h.s, NULL, 10);
             *follow = 1;
         }
-    } else if (rep->type == REDIS_REPLY_ARRAY) {
-        for (size_t i = 0; i < rep->elements && r->n < WL_LIMIT; i++) {
-            redisReply *m = rep->element[i];
-            if (m->type != REDIS_REPLY_STRING || m->len < 8) continue;
-            r->ids[r->n++] = (int64_t)util_get_be64(m->str + m->len - 8);
+    } else if (h.type == '*') {
+        for (int64_t i = 0; i < h.n && r->n < WL_LIMIT && !rf_get(&cur, &m); i++) {
+            if (m.type != '$' || !m.s || m.len < 8) continue;
+            r->ids[r->n++] = (int64_t)util_get_be64(m.s + m.len - 8);
         }
         if (r->want_profiles) *follow = r->n;
     } else {
-        snprintf(err, cap, "unexpected reply type %d", rep->type);
-        rc = -1;
+        snprintf(err, cap, "unexpected reply type '%c'", h.type);
+        return -1;
     }
-    freeReplyObject(rep);
-    return rc;
+    return 0;
 }
 
 static int rd_exec(drv_conn *c, drv_req *reqs, int n, char *err, size_t cap)
@@ -281,6 +292,7 @@ static int rd_exec(drv_conn *c, drv_req *reqs, int n, char *err, size_t cap)
     if (n > 1024) n = 1024;
     for (int i = 0; i < n; i++)
         if ((counts[i] = append_req(c, &reqs[i], err, cap)) < 0) return -1;
+    if (rf_flush(c->ctx, err, cap)) return -1;
     int need = 0;
     for (int i = 0; i < n; i++) {
         if (read_req(c, &reqs[i], counts[i], &c->follow[i], err, cap)) return -1;
@@ -292,18 +304,19 @@ static int rd_exec(drv_conn *c, drv_req *reqs, int n, char *err, size_t cap)
         need += c->follow[i];
     }
     if (!need) return 0;
+    if (rf_flush(c->ctx, err, cap)) return -1;
     for (int i = 0; i < n; i++) {
         drv_req *r = &reqs[i];
         int got = 0;
         for (int j = 0; j < c->follow[i]; j++) {
-            redisReply *rep = rc_read(c->ctx, 0, err, cap);
-            if (!rep) return -1;
-            int rc = rep->type == REDIS_REPLY_ARRAY && rep->elements
-                         ? rc_decode_hash(rep, &r->out[got], err, cap)
+            rf_cur cur;
+            rf_val h;
+            if (next_reply(c, &cur, &h, err, cap)) return -1;
+            int rc = h.type == '*' && h.n > 0
+                         ? rf_decode_hash(&cur, &h, &r->out[got], err, cap)
                          : (snprintf(err, cap, "index entry for missing user %lld",
                                      (long long)r->ids[j]),
                             -1);
-            freeReplyObject(rep);
             if (rc) return -1;
             got++;
         }

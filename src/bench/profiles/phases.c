@@ -245,7 +245,13 @@ static int64_t phase_total(const ph_set *s, int phase)
 {
     enum kind kd = phase_def[phase].kind;
     return kd == K_INSERT || kd == K_GET || kd == K_EMAIL || kd == K_UPDATE ? s->plan->n
-                                                                            : s->plan->q;
+                                                                            : s->plan->q_run;
+}
+
+int ph_is_query(int phase)
+{
+    enum kind kd = phase_def[phase].kind;
+    return kd == K_CS || kd == K_CA || kd == K_TOP;
 }
 
 int ph_run(ph_set *s, int phase, uint64_t *sum, int64_t *ops, char *err, size_t cap)

@@ -24,6 +24,10 @@ void ph_free(ph_set *s);
  * the first worker's error in err. */
 int ph_run(ph_set *s, int phase, uint64_t *sum, int64_t *ops, char *err, size_t cap);
 
+/* 1 when phase (0-based) is one of the query phases (scans and queries of
+ * the three indexes), whose length --queries caps. */
+int ph_is_query(int phase);
+
 /* Single-connection helpers for the final verification. Return 0 or -1. */
 int ph_get(const drv_ops *ops, drv_conn *c, int64_t id, wl_profile *out, char *err, size_t cap);
 

@@ -160,7 +160,8 @@ static void configuration(FILE *f, const rn_config *cfg)
 {
     char n[32], q[32];
     num(cfg->profiles, n, sizeof(n));
-    num(cfg->profiles / 4, q, sizeof(q));
+    num(cfg->queries > 0 && cfg->queries < cfg->profiles / 4 ? cfg->queries : cfg->profiles / 4, q,
+        sizeof(q));
     fprintf(f,
             "## Configuration\n\n- Profiles: %s\n- Profile writes: individual operations\n"
             "- UserId reads: %s\n- Email lookups: %s\n- Query count: %s\n"

@@ -21,7 +21,7 @@ redisContext *rc_connect(int port, char *err, size_t cap)
         if (ctx) redisFree(ctx);
         return NULL;
     }
-    struct timeval rt = {600, 0}; /* a SAVE or a long phase step may take a while */
+    struct timeval rt = {3600, 0}; /* a full compaction (settle) at 10M profiles takes minutes */
     redisSetTimeout(ctx, rt);
     return ctx;
 }
@@ -201,26 +201,58 @@ void rc_build_hset(rc_cmd *cmd, const wl_profile *o, const wl_profile *p)
     }
 }
 
-static int get_i64(const redisReply *v, int64_t *out)
+static int get_i64(const char *s, size_t n, int64_t *out)
 {
-    if (v->type == REDIS_REPLY_INTEGER) {
-        *out = v->integer;
-        return 0;
-    }
-    if (v->type != REDIS_REPLY_STRING || v->len == 0 || v->len > 20) return -1;
+    if (!s || n == 0 || n > 20) return -1;
     char tmp[24], *end;
-    memcpy(tmp, v->str, v->len);
-    tmp[v->len] = 0;
+    memcpy(tmp, s, n);
+    tmp[n] = 0;
     *out = strtoll(tmp, &end, 10);
     return *end ? -1 : 0;
 }
 
-static int get_str(const redisReply *v, char *dst, size_t cap)
+static int get_str(const char *s, size_t n, char *dst, size_t cap)
 {
-    if (v->type != REDIS_REPLY_STRING || v->len >= cap) return -1;
-    memcpy(dst, v->str, v->len);
-    dst[v->len] = 0;
+    if (!s || n >= cap) return -1;
+    memcpy(dst, s, n);
+    dst[n] = 0;
     return 0;
+}
+
+int rc_profile_field(wl_profile *p, const char *f, size_t fl, const char *v, size_t vl,
+                     unsigned *seen)
+{
+    int64_t n = 0;
+    int bad = 0;
+#define FIELD(name) (fl == sizeof(name) - 1 && !memcmp(f, name, sizeof(name) - 1))
+    if (FIELD("user_id"))
+        bad = get_i64(v, vl, &p->user_id), *seen |= 1;
+    else if (FIELD("email"))
+        bad = get_str(v, vl, p->email, sizeof(p->email)), *seen |= 2;
+    else if (FIELD("country"))
+        bad = get_str(v, vl, p->country, sizeof(p->country)), *seen |= 4;
+    else if (FIELD("status"))
+        bad = get_str(v, vl, p->status, sizeof(p->status)), *seen |= 8;
+    else if (FIELD("created_at"))
+        bad = get_i64(v, vl, &p->created_at), *seen |= 16;
+    else if (FIELD("last_login"))
+        bad = get_i64(v, vl, &p->last_login), *seen |= 32;
+    else if (FIELD("reputation"))
+        bad = get_i64(v, vl, &n), p->reputation = (int32_t)n, *seen |= 64;
+    else if (FIELD("display_name"))
+        bad = get_str(v, vl, p->display_name, sizeof(p->display_name)), *seen |= 128;
+    else if (FIELD("bio"))
+        bad = get_str(v, vl, p->bio, sizeof(p->bio)), *seen |= 256;
+#undef FIELD
+    return bad;
+}
+
+int rc_profile_check(int bad, unsigned seen, size_t pairs, char *err, size_t cap)
+{
+    if (!bad && seen == RC_PROFILE_FIELDS) return 0;
+    snprintf(err, cap, "profile hash with %s fields (%zu entries)", bad ? "malformed" : "missing",
+             pairs);
+    return -1;
 }
 
 int rc_decode_hash(const redisReply *r, wl_profile *p, char *err, size_t cap)
@@ -234,33 +266,8 @@ int rc_decode_hash(const redisReply *r, wl_profile *p, char *err, size_t cap)
     for (size_t i = 0; i + 1 < r->elements; i += 2) {
         const redisReply *k = r->element[i], *v = r->element[i + 1];
         if (k->type != REDIS_REPLY_STRING) continue;
-        const char *f = k->str;
-        int64_t n = 0;
-#define FIELD(name) (k->len == sizeof(name) - 1 && !memcmp(f, name, sizeof(name) - 1))
-        if (FIELD("user_id"))
-            bad |= get_i64(v, &p->user_id), seen |= 1;
-        else if (FIELD("email"))
-            bad |= get_str(v, p->email, sizeof(p->email)), seen |= 2;
-        else if (FIELD("country"))
-            bad |= get_str(v, p->country, sizeof(p->country)), seen |= 4;
-        else if (FIELD("status"))
-            bad |= get_str(v, p->status, sizeof(p->status)), seen |= 8;
-        else if (FIELD("created_at"))
-            bad |= get_i64(v, &p->created_at), seen |= 16;
-        else if (FIELD("last_login"))
-            bad |= get_i64(v, &p->last_login), seen |= 32;
-        else if (FIELD("reputation"))
-            bad |= get_i64(v, &n), p->reputation = (int32_t)n, seen |= 64;
-        else if (FIELD("display_name"))
-            bad |= get_str(v, p->display_name, sizeof(p->display_name)), seen |= 128;
-        else if (FIELD("bio"))
-            bad |= get_str(v, p->bio, sizeof(p->bio)), seen |= 256;
-#undef FIELD
+        bad |= v->type != REDIS_REPLY_STRING ||
+               rc_profile_field(p, k->str, k->len, v->str, v->len, &seen);
     }
-    if (bad || seen != 511) {
-        snprintf(err, cap, "profile hash with %s fields (%zu entries)",
-                 bad ? "malformed" : "missing", r->elements / 2);
-        return -1;
-    }
-    return 0;
+    return rc_profile_check(bad, seen, r->elements / 2, err, cap);
 }

@@ -68,6 +68,14 @@ redisReply *rc_read(redisContext *ctx, int allow_error, char *err, size_t cap);
 /* Decodes a field/value array (HGETALL) into *p. Returns 0, or -1 with err
  * when a profile field is missing or malformed. */
 int rc_decode_hash(const redisReply *r, wl_profile *p, char *err, size_t cap);
+/* The pieces of that: one field/value pair into *p (other fields are
+ * ignored), setting its bit in *seen; returns 1 when the value is
+ * malformed. Then rc_profile_check: 0 when no pair was bad and every
+ * field was seen, else -1 with err naming the fault. */
+#define RC_PROFILE_FIELDS 511u /* the nine bits of *seen */
+int rc_profile_field(wl_profile *p, const char *f, size_t fl, const char *v, size_t vl,
+                     unsigned *seen);
+int rc_profile_check(int bad, unsigned seen, size_t pairs, char *err, size_t cap);
 
 /* Sends one command and returns its reply (an error reply is an error). */
 redisReply *rc_call(redisContext *ctx, rc_cmd *c, char *err, size_t cap);

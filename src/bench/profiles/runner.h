@@ -18,9 +18,10 @@
 
 typedef struct rn_config {
     int64_t profiles;
-    int clients;   /* worker threads, each with its own connection */
-    int pipeline;  /* requests in flight per connection (remote engines) */
-    char tmp[512]; /* parent of the engines' temporary data directories */
+    int64_t queries; /* query phases run at most this many operations; 0: all (n / 4) */
+    int clients;     /* worker threads, each with its own connection */
+    int pipeline;    /* requests in flight per connection (remote engines) */
+    char tmp[512];   /* parent of the engines' temporary data directories */
 } rn_config;
 
 typedef enum { RN_COMPLETED, RN_SKIPPED, RN_FAILED } rn_status;

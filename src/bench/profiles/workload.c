@@ -214,6 +214,7 @@ int wl_plan_build(wl_plan *p, int64_t n)
     memset(p, 0, sizeof(*p));
     p->n = n;
     p->q = n / 4;
+    p->q_run = p->q;
     size_t ni = (size_t)n * sizeof(int64_t), qs = (size_t)(p->q + 1) * sizeof(wl_cs_query);
     p->point_reads = malloc(ni);
     p->email_reads = malloc(ni);

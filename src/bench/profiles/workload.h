@@ -99,7 +99,8 @@ typedef struct wl_ca_query {
 } wl_ca_query;
 
 typedef struct wl_plan {
-    int64_t n, q;
+    int64_t n, q;                       /* q = n / 4 query items are drawn for each query list */
+    int64_t q_run;                      /* of which each query phase runs the first q_run (<= q) */
     int64_t *point_reads, *email_reads; /* n each */
     wl_cs_query *cs_queries;            /* q */
     wl_ca_query *ca_queries;            /* q */

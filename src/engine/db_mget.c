@@ -1,0 +1,322 @@
+/*
+ * db_mget.c -- eng_multi_get (engine.h): n point lookups at one view.
+ *
+ * The answers are those of n eng_get_batch calls (db_read.c): the batch's
+ * pending writes shadow the db; then the memtables newest first; then the
+ * tables (version_get's order, V1-V3), each table through its bloom filter
+ * and the row cache (RC1-RC3, as table_get); a range tombstone with a
+ * higher sequence hides a point entry (R1). What differs is how:
+ *
+ *  1. the superversion is pinned once for all keys (one db->mu round);
+ *  2. each stage starts every key's first cache miss before it needs any
+ *     (memtable index slots, then per table the filter lines), so the
+ *     misses of independent keys overlap instead of following each other;
+ *  3. the keys the memtables do not answer are sorted, so the deeper
+ *     levels are walked file by file in order and keys that share a data
+ *     block find it pinned by the key before them (sst_reader_get_pinned);
+ *  4. values are never copied: memtable values live in the pinned
+ *     memtables, table values in pinned blocks, row cache answers (already
+ *     copies) are kept until the next call.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bloom.h"
+#include "db_impl.h"
+#include "write_batch.h"
+
+typedef struct mg_item {
+    eng_status st; /* ENG_NOTFOUND until answered */
+    int done;
+    const char *v;
+    size_t vl;
+    uint64_t hash; /* bloom_hash of the key */
+    slice key;
+} mg_item;
+
+struct eng_mget {
+    size_t n, cap;
+    mg_item *it;
+    size_t *pend; /* indexes of the keys the tables must answer, in key order */
+    size_t npend;
+    superversion *sv;
+    sst_pins pins;
+    char **owned; /* row cache copies handed out */
+    size_t nowned, owned_cap;
+};
+
+eng_mget *eng_mget_new(void)
+{
+    return calloc(1, sizeof(eng_mget));
+}
+
+/* Drops what the previous call pinned or owned. */
+static void mget_release(eng_mget *m)
+{
+    sst_pins_release(&m->pins);
+    for (size_t i = 0; i < m->nowned; i++)
+        free(m->owned[i]);
+    m->nowned = 0;
+    if (m->sv) sv_unref(m->sv);
+    m->sv = NULL;
+    m->n = m->npend = 0;
+}
+
+void eng_mget_release(eng_mget *m)
+{
+    if (m) mget_release(m);
+}
+
+void eng_mget_free(eng_mget *m)
+{
+    if (!m) return;
+    mget_release(m);
+    sst_pins_free(&m->pins);
+    free(m->it);
+    free(m->pend);
+    free(m->owned);
+    free(m);
+}
+
+eng_status eng_mget_value(const eng_mget *m, size_t i, const char **val, size_t *vlen)
+{
+    const mg_item *x = &m->it[i];
+    if (x->st == ENG_OK) {
+        *val = x->v ? x->v : "";
+        *vlen = x->vl;
+    }
+    return x->st;
+}
+
+static int own(eng_mget *m, char *p)
+{
+    if (m->nowned == m->owned_cap) {
+        size_t cap = m->owned_cap ? 2 * m->owned_cap : 16;
+        char **o = realloc(m->owned, cap * sizeof(*o));
+        if (!o) return -1;
+        m->owned = o;
+        m->owned_cap = cap;
+    }
+    m->owned[m->nowned++] = p;
+    return 0;
+}
+
+static void answer(mg_item *x, eng_status st, const char *v, size_t vl)
+{
+    x->st = st;
+    x->v = v;
+    x->vl = vl;
+    x->done = 1;
+}
+
+/* A point entry found at fseq (type, value): visible unless a range
+ * tombstone of the view hides it. */
+static void found(eng_mget *m, mg_item *x, int type, uint64_t fseq, uint64_t seq, const char *v,
+                  size_t vl)
+{
+    superversion *sv = m->sv;
+    int hidden =
+        type != ENG_TYPE_VALUE || (sv->rd.n && rdel_view_covers(&sv->rd, x->key, fseq, seq));
+    answer(x, hidden ? ENG_NOTFOUND : ENG_OK, v, vl);
+}
+
+/* The batch, then the memtables: answers what they hold. */
+static void memtable_stage(eng_mget *m, memtable *bm, rdel_set *brd, uint64_t seq)
+{
+    superversion *sv = m->sv;
+    for (size_t i = 0; i < m->n; i++) {
+        uint64_t h = mem_key_hash(m->it[i].key);
+        m->it[i].hash = h; /* the same XXH3 as bloom_hash */
+        if (bm) mem_prefetch(bm, h);
+        mem_prefetch(sv->mem, h);
+    }
+    for (size_t i = 0; i < m->n; i++) {
+        mg_item *x = &m->it[i];
+        int type;
+        uint64_t fseq;
+        slice v;
+        if (bm && mem_get_hashed(bm, x->key, x->hash, ENG_MAX_SEQUENCE, &type, &fseq, &v)) {
+            /* a pending write shadows the db, unless a pending range delete
+             * above it hides it too */
+            int hidden = brd && rdel_set_covers(brd, x->key, fseq, ENG_MAX_SEQUENCE);
+            answer(x, !hidden && type == ENG_TYPE_VALUE ? ENG_OK : ENG_NOTFOUND, v.data, v.size);
+            continue;
+        }
+        if (brd && rdel_set_covers(brd, x->key, 0, ENG_MAX_SEQUENCE)) {
+            answer(x, ENG_NOTFOUND, NULL, 0); /* hides every committed version */
+            continue;
+        }
+        int hit = mem_get_hashed(sv->mem, x->key, x->hash, seq, &type, &fseq, &v);
+        for (int j = 0; !hit && j < sv->nimm; j++)
+            hit = mem_get_hashed(sv->imm[j], x->key, x->hash, seq, &type, &fseq, &v);
+        if (hit) found(m, x, type, fseq, seq, v.data, v.size);
+    }
+}
+
+static int pend_cmp(const void *a, const void *b, void *items)
+{
+    const mg_item *it = items;
+    return slice_compare(it[*(const size_t *)a].key, it[*(const size_t *)b].key);
+}
+
+/* One table's answer for x (table_get's order: filter, row cache, table).
+ * Returns 1 when the table has an entry for the key (x is answered). */
+static int table_lookup(eng_mget *m, file_meta *f, sst_reader *r, mg_item *x, uint64_t seq)
+{
+    if (!sst_reader_may_match(r, x->hash)) return 0;
+    row_cache *rc = f->vs ? f->vs->row_cache : NULL;
+    int type;
+    uint64_t fseq;
+    char *copy = NULL;
+    size_t cl = 0;
+    if (row_cache_get(rc, f->number, x->hash, x->key, seq, &type, &fseq, &copy, &cl)) { /* RC2 */
+        if (type == ROW_ABSENT) return 0;
+        if (copy && own(m, copy)) {
+            free(copy);
+            answer(x, ENG_NOMEM, NULL, 0);
+            return 1;
+        }
+        found(m, x, type, fseq, seq, copy, cl);
+        return 1;
+    }
+    slice v = {NULL, 0};
+    fseq = 0;
+    eng_status s = sst_reader_get_pinned(r, x->key, seq, &m->pins, &type, &fseq, &v);
+    if (rc && seq >= f->largest_seq && (s == ENG_OK || s == ENG_NOTFOUND)) /* RC1 */
+        row_cache_put(rc, f->number, x->hash, x->key, s == ENG_OK ? type : ROW_ABSENT, fseq, v);
+    if (s == ENG_NOTFOUND) return 0;
+    if (s != ENG_OK)
+        answer(x, s, NULL, 0);
+    else
+        found(m, x, type, fseq, seq, v.data, v.size);
+    return 1;
+}
+
+/* The keys of pend[] still open that table f may hold, in key order:
+ * filter lines prefetched for all, then looked up one by one. */
+static void file_stage(eng_mget *m, file_meta *f, size_t from, size_t to, uint64_t seq)
+{
+    sst_reader *r;
+    eng_status s = version_table(f, &r);
+    if (s != ENG_OK) {
+        for (size_t j = from; j < to; j++)
+            if (!m->it[m->pend[j]].done) answer(&m->it[m->pend[j]], s, NULL, 0);
+        return;
+    }
+    for (size_t j = from; j < to; j++)
+        if (!m->it[m->pend[j]].done) sst_reader_prefetch_filter(r, m->it[m->pend[j]].hash);
+    for (size_t j = from; j < to; j++) {
+        mg_item *x = &m->it[m->pend[j]];
+        if (!x->done) table_lookup(m, f, r, x, seq);
+    }
+}
+
+/* The first index in pend[from, npend) whose key is >= k (pend is sorted). */
+static size_t pend_lower(const eng_mget *m, size_t from, slice k)
+{
+    size_t lo = from, hi = m->npend;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (slice_compare(m->it[m->pend[mid]].key, k) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static slice file_ukey(const buf *ikey)
+{
+    return ikey_user_key(slice_make(ikey->data, ikey->len));
+}
+
+/* The first index in pend[from, npend) past the keys <= f's largest. */
+static size_t pend_end(const eng_mget *m, size_t from, const file_meta *f)
+{
+    slice hi = file_ukey(&f->largest);
+    while (from < m->npend && slice_compare(m->it[m->pend[from]].key, hi) <= 0)
+        from++;
+    return from;
+}
+
+/* Level 0: every file may hold any key; newest first (V1). */
+static void level0_stage(eng_mget *m, const version *v, uint64_t seq)
+{
+    for (int i = 0; i < v->nfiles[0]; i++) {
+        file_meta *f = v->files[0][i];
+        size_t from = pend_lower(m, 0, file_ukey(&f->smallest)), to = pend_end(m, from, f);
+        if (from < to) file_stage(m, f, from, to, seq);
+    }
+}
+
+/* A deeper level: disjoint sorted files (V2), so the sorted keys walk
+ * them in order, one file search per run of keys that share a file. */
+static void level_stage(eng_mget *m, const version *v, int l, uint64_t seq)
+{
+    file_meta *const *files = v->files[l];
+    int nf = v->nfiles[l];
+    uint64_t trailer = ikey_pack_trailer(seq, ENG_TYPE_SEEK);
+    for (size_t j = 0; j < m->npend;) {
+        slice k = m->it[m->pend[j]].key;
+        int fi = version_find_file(files, nf, k, trailer);
+        if (fi >= nf) break; /* this key and every later one lie past the level */
+        if (slice_compare(k, file_ukey(&files[fi]->smallest)) < 0) {
+            j++; /* in a gap between files */
+            continue;
+        }
+        size_t to = pend_end(m, j, files[fi]);
+        file_stage(m, files[fi], j, to, seq);
+        j = to;
+    }
+}
+
+/* The tables, level by level (V1-V3), for the keys still open. */
+static void table_stage(eng_mget *m, uint64_t seq)
+{
+    version *v = m->sv->v;
+    for (int l = 0; l < ENG_MAX_LEVELS && m->npend; l++) {
+        if (l == 0)
+            level0_stage(m, v, seq);
+        else
+            level_stage(m, v, l, seq);
+        /* Keep only the keys still open for the next level. */
+        size_t k = 0;
+        for (size_t j = 0; j < m->npend; j++)
+            if (!m->it[m->pend[j]].done) m->pend[k++] = m->pend[j];
+        m->npend = k;
+    }
+}
+
+static int reserve(eng_mget *m, size_t n)
+{
+    if (n <= m->cap) return 0;
+    mg_item *it = realloc(m->it, n * sizeof(*it));
+    if (it) m->it = it;
+    size_t *pend = realloc(m->pend, n * sizeof(*pend));
+    if (pend) m->pend = pend;
+    if (!it || !pend) return -1;
+    m->cap = n;
+    return 0;
+}
+
+eng_status eng_multi_get(eng_db *db, const eng_snapshot *snap, eng_batch *b, size_t n,
+                         const char *const *keys, const size_t *klens, eng_mget *m)
+{
+    mget_release(m);
+    if (reserve(m, n)) return ENG_NOMEM;
+    m->n = n;
+    for (size_t i = 0; i < n; i++)
+        m->it[i] = (mg_item){ENG_NOTFOUND, 0, NULL, 0, 0, slice_make(keys[i], klens[i])};
+    uint64_t seq;
+    m->sv = db_get_sv(db, &seq);
+    if (snap) seq = snap->seq;
+    memtable *bm = b ? batch_index(b) : NULL;
+    rdel_set *brd = db_batch_rdels(bm);
+    memtable_stage(m, bm, brd, seq);
+    rdel_set_unref(brd);
+    for (size_t i = 0; i < n; i++)
+        if (!m->it[i].done) m->pend[m->npend++] = i;
+    if (m->npend > 1) qsort_r(m->pend, m->npend, sizeof(size_t), pend_cmp, m->it);
+    table_stage(m, seq);
+    return ENG_OK;
+}

@@ -1,0 +1,775 @@
+/*
+ * mem_tree.c -- a B+tree of memtable entries (mem_tree.h) with prefix-
+ * compressed 8-byte discriminators and optimistic, lock-free readers.
+ *
+ * Why a B+tree: an ordered insert into a skiplist of a million entries is a
+ * chain of ~20-30 dependent cache misses, and user keys share long prefixes
+ * ("m<db>user:000000..."), so every comparison reads the whole entry. Here a
+ * node holds up to CAP keys as (disc, entry pointer) pairs: disc is the key's
+ * bytes right after a prefix that every key of the node shares (T5), so a
+ * binary search in a node compares integers in two or three cache lines and
+ * reads an entry only on a tie. A million entries are four or five levels,
+ * the upper ones cache-resident.
+ *
+ * Layout: every node is one arena allocation,
+ *
+ *   version | count | plen | kmax | dbytes | leaf | link | slot[CAP]
+ *
+ * a leaf's slot is (disc, key), an inner node's (disc, key, right); link is
+ * a leaf's next leaf and an inner node's first child. key points at an entry
+ * (mem_ent); in an inner node it is a separator: child 0 (link) holds the
+ * keys below key 0, slot i's right child those k with key i <= k < key i+1.
+ *
+ * Concurrency: one writer (the memtable's, Invariant M1 of memtable.c) and
+ * any number of readers that take no lock. The writer changes a node only
+ * between write_lock and write_unlock, which make its version odd and then
+ * even again; a reader notes a node's version, reads the node, and accepts
+ * what it read only if the version is still the same, else starts again
+ * from the root (optimistic lock coupling: the child's version is read
+ * before the parent's is checked again). A split locks every node it will
+ * change before it changes any, and builds new nodes before it links them.
+ *
+ * Invariants:
+ *   T1. A node's version is odd exactly while the writer changes the node.
+ *       Every field a reader loads is atomic (relaxed, pointers acquire), so
+ *       a torn read is harmless: it is discarded when the version check
+ *       fails. Entry and node pointers are published with release stores
+ *       after what they point to is complete.
+ *   T2. The keys of a node are strictly increasing in K1 order
+ *       (ikey_compare), and lie within the node's fences: lo <= k < hi, where
+ *       lo and hi are the separators around the child pointer the node hangs
+ *       from in every ancestor (missing at the tree's ends).
+ *   T3. Every leaf is at depth height - 1; a leaf reached other than as the
+ *       root is not empty; an inner node has count + 1 children, and its
+ *       leaf_kids says whether they are leaves.
+ *   T4. Nodes and entries are never freed, moved or reused before the arena
+ *       is: any pointer a reader loads can be dereferenced, whatever it read.
+ *   T5. Every key of the node and its fences share their first plen bytes
+ *       (user keys): plen is at most their longest common prefix, and is
+ *       exactly the fences' when the node has both (what a split gives), so
+ *       every key that can be routed to such a node shares those bytes (T2).
+ *       A node with a fence missing (on the tree's left or right edge, the
+ *       root) compares a search key with its prefix first, and lowers plen
+ *       when a key that does not share it comes in. A slot's disc is
+ *       bytes plen .. plen + dbytes of its key's user key, big-endian in the
+ *       high bytes of the word, zero past the key's end and in the low
+ *       8 - dbytes bytes; MIN_DBYTES <= dbytes <= 8. Unequal discs order two
+ *       user keys as the keys are ordered; equal discs say nothing. kmax is
+ *       at least the user-key length of every key in the node: when
+ *       plen + dbytes reaches it, the discs hold every key to its end, so
+ *       a split that lengthens plen can shift them instead of reading the
+ *       keys again.
+ *   T6. The leaves, in key order, form a list through next, the last one's
+ *       next NULL.
+ *   T7. root only changes when the old root splits, while it is locked.
+ */
+#include "mem_tree.h"
+
+#include <sched.h>
+#include <stddef.h>
+#include <string.h>
+
+#define CAP 32        /* keys per node */
+#define MAX_HEIGHT 24 /* CAP/2 fill: 16^24 entries */
+#define MIN_DBYTES 6  /* below this a split reads the keys again (T5) */
+
+typedef struct mt_node {
+    _Atomic uint64_t version; /* T1 */
+    _Atomic uint32_t count;
+    _Atomic uint32_t plen;  /* T5 */
+    _Atomic uint32_t kmax;  /* T5 */
+    _Atomic uint8_t dbytes; /* T5 */
+    uint8_t leaf;           /* set before the node is linked, never changed */
+    uint8_t leaf_kids;      /* an inner node's children are leaves; as leaf */
+    _Atomic(void *) link;   /* a leaf's next leaf (T6); an inner node's child 0 */
+} mt_node;
+
+/* The slots follow the header: a binary search reads a slot's disc and, on
+ * a tie, its key pointer from the same cache line, and in an inner node the
+ * child right of the separator it lands next to. */
+typedef struct leaf_slot {
+    _Atomic uint64_t disc;
+    _Atomic(const mem_ent *) key;
+} leaf_slot;
+
+typedef struct inner_slot {
+    _Atomic uint64_t disc;
+    _Atomic(const mem_ent *) key; /* the separator */
+    _Atomic(mt_node *) right;     /* the child after it */
+} inner_slot;
+
+static inline size_t node_size(int leaf)
+{
+    return sizeof(mt_node) + CAP * (leaf ? sizeof(leaf_slot) : sizeof(inner_slot));
+}
+
+static inline size_t slot_stride(const mt_node *n)
+{
+    return n->leaf ? sizeof(leaf_slot) : sizeof(inner_slot);
+}
+
+/* Slot i of n: its disc and key (the two leading fields of either kind). */
+static inline leaf_slot *slot_at(const mt_node *n, size_t stride, unsigned i)
+{
+    return (leaf_slot *)((char *)(n + 1) + i * stride);
+}
+
+static inline _Atomic(mt_node *) *child_ref(const mt_node *n, unsigned i)
+{
+    if (i == 0) return (_Atomic(mt_node *) *)&((mt_node *)n)->link;
+    return &((inner_slot *)(n + 1))[i - 1].right;
+}
+
+/* A search target: an internal key given as user key and trailer. */
+typedef struct tkey {
+    const char *uk;
+    size_t ul;
+    uint64_t trailer;
+} tkey;
+
+#define RLX memory_order_relaxed
+#define ACQ memory_order_acquire
+#define REL memory_order_release
+
+static inline tkey tkey_of(const mem_ent *e)
+{
+    return (tkey){e->data, e->klen - 8, ment_trailer(e)};
+}
+
+/* ---- Comparisons -------------------------------------------------------- */
+
+/* memcmp's sign, eight bytes a step: user keys are short. */
+static inline int bytes_cmp(const char *a, const char *b, size_t n)
+{
+    for (; n >= 8; a += 8, b += 8, n -= 8) {
+        uint64_t x = dec_fixed64(a), y = dec_fixed64(b);
+        if (x != y) return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : 1;
+    }
+    for (; n; a++, b++, n--)
+        if (*a != *b) return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+    return 0;
+}
+
+/* Entry e against target t in K1 order. */
+static inline int ent_cmp(const mem_ent *e, const tkey *t)
+{
+    size_t el = e->klen - 8, n = el < t->ul ? el : t->ul;
+    int r = n ? bytes_cmp(e->data, t->uk, n) : 0;
+    if (r) return r;
+    if (el != t->ul) return el < t->ul ? -1 : 1;
+    uint64_t tr = ment_trailer(e);
+    return tr > t->trailer ? -1 : tr < t->trailer ? 1 : 0;
+}
+
+static inline uint64_t dmask(unsigned dbytes)
+{
+    return dbytes >= 8 ? ~UINT64_C(0) : ~UINT64_C(0) << (64 - 8 * dbytes);
+}
+
+/* Bytes off .. off + 8 of a user key as a big-endian word, zero past its end
+ * (T5 before masking). */
+static inline uint64_t disc_at(const char *uk, size_t ul, size_t off)
+{
+    if (off >= ul) return 0;
+    uint64_t x = 0;
+    if (ul - off >= 8)
+        x = dec_fixed64(uk + off);
+    else
+        memcpy(&x, uk + off, ul - off);
+    return __builtin_bswap64(x);
+}
+
+static inline uint64_t node_disc(unsigned plen, unsigned dbytes, const char *uk, size_t ul)
+{
+    return disc_at(uk, ul, plen) & dmask(dbytes);
+}
+
+static inline uint64_t ent_disc(unsigned plen, unsigned dbytes, const mem_ent *e)
+{
+    return node_disc(plen, dbytes, e->data, e->klen - 8);
+}
+
+/* Length of the common prefix of two entries' user keys. */
+static unsigned ent_lcp(const mem_ent *a, const mem_ent *b)
+{
+    size_t n = a->klen - 8 < b->klen - 8 ? a->klen - 8 : b->klen - 8, i = 0;
+    while (i < n && a->data[i] == b->data[i])
+        i++;
+    return (unsigned)i;
+}
+
+/* The prefix length a node gets from a split (T5): the common prefix of its
+ * fences, or where one is missing, of the other fence and the node's key at
+ * that end (first for a missing lo, last for a missing hi). */
+static unsigned split_plen(const mem_ent *lo, const mem_ent *hi, const mem_ent *first,
+                           const mem_ent *last)
+{
+    return ent_lcp(lo ? lo : first, hi ? hi : last);
+}
+
+/* Slot s against t, given t's disc in s's node. */
+static inline int slot_cmp(const leaf_slot *s, uint64_t td, const tkey *t)
+{
+    uint64_t d = atomic_load_explicit(&s->disc, RLX);
+    if (d != td) return d < td ? -1 : 1;
+    const mem_ent *e = atomic_load_explicit(&s->key, ACQ);
+    if (!e) return 1; /* torn (T1): the caller's check fails */
+    return ent_cmp(e, t);
+}
+
+/* The first slot whose key is >= t (after = 0) or > t (after = 1). open:
+ * n lacks a fence, so t need not share n's prefix (T5). */
+static unsigned search(const mt_node *n, const tkey *t, int after, int open)
+{
+    unsigned lo = 0, hi = atomic_load_explicit(&n->count, RLX);
+    unsigned plen = atomic_load_explicit(&n->plen, RLX);
+    if (hi > CAP) hi = CAP; /* only in a torn read */
+    size_t stride = slot_stride(n);
+    if (open && plen && hi) { /* below or above every key unless t has the prefix */
+        const mem_ent *f = atomic_load_explicit(&slot_at(n, stride, 0)->key, ACQ);
+        if (!f) return 0; /* a torn read */
+        size_t m = plen < t->ul ? plen : t->ul;
+        if (m > f->klen - 8) m = f->klen - 8; /* only in a torn read */
+        int r = bytes_cmp(t->uk, f->data, m);
+        if (r) return r < 0 ? 0 : hi;
+        if (t->ul < plen) return 0; /* t is a proper prefix of every key */
+    }
+    uint64_t td = node_disc(plen, atomic_load_explicit(&n->dbytes, RLX), t->uk, t->ul);
+    while (lo < hi) {
+        unsigned mid = (lo + hi) / 2;
+        int c = slot_cmp(slot_at(n, stride, mid), td, t);
+        if (c < 0 || (after && c == 0))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* ---- Versions (T1) ------------------------------------------------------ */
+
+static inline uint64_t read_begin(const mt_node *n)
+{
+    for (unsigned spins = 0;; spins++) {
+        uint64_t v = atomic_load_explicit(&n->version, ACQ);
+        if (!(v & 1)) return v;
+        if (spins >= 64) sched_yield(); /* the writer may have been preempted */
+    }
+}
+
+static inline int read_valid(const mt_node *n, uint64_t v)
+{
+    atomic_thread_fence(memory_order_acquire);
+    return atomic_load_explicit(&n->version, RLX) == v;
+}
+
+static void write_lock(mt_node *n)
+{
+    atomic_store_explicit(&n->version, atomic_load_explicit(&n->version, RLX) + 1, RLX);
+    atomic_thread_fence(memory_order_release);
+}
+
+static void write_unlock(mt_node *n)
+{
+    atomic_store_explicit(&n->version, atomic_load_explicit(&n->version, RLX) + 1, REL);
+}
+
+/* ---- Nodes -------------------------------------------------------------- */
+
+static mt_node *node_new(mem_tree *t, int leaf, int leaf_kids)
+{
+    size_t sz = node_size(leaf);
+    mt_node *n = arena_alloc(t->arena, sz);
+    memset(n, 0, sz); /* before publication (T1): plain stores are fine */
+    n->leaf = (uint8_t)leaf;
+    n->leaf_kids = (uint8_t)leaf_kids;
+    n->dbytes = 8;
+    return n;
+}
+
+/* Starts fetching every line of n, a leaf or not as its parent's leaf_kids
+ * says (reading n's own header would wait for the first miss): a binary
+ * search reads most of them, and the misses overlap instead of following
+ * one another. */
+static inline void prefetch_node(const mt_node *n, int leaf)
+{
+    const char *p = (const char *)n;
+    for (size_t off = 0, sz = node_size(leaf); off < sz; off += 64)
+        __builtin_prefetch(p + off);
+}
+
+void mt_init(mem_tree *t, arena *a)
+{
+    t->arena = a;
+    t->height = 1;
+    atomic_store_explicit(&t->root, node_new(t, 1, 0), REL);
+}
+
+/* The writer's working copy of a node (one key more than fits). */
+typedef struct slots {
+    unsigned n, plen, dbytes, kmax;
+    uint64_t disc[CAP + 1];
+    const mem_ent *key[CAP + 1];
+    mt_node *child[CAP + 2]; /* inner nodes */
+} slots;
+
+static void slots_load(const mt_node *n, slots *s)
+{
+    size_t stride = slot_stride(n);
+    s->n = atomic_load_explicit(&n->count, RLX);
+    s->plen = atomic_load_explicit(&n->plen, RLX);
+    s->dbytes = atomic_load_explicit(&n->dbytes, RLX);
+    s->kmax = atomic_load_explicit(&n->kmax, RLX);
+    for (unsigned i = 0; i < s->n; i++) {
+        const leaf_slot *sl = slot_at(n, stride, i);
+        s->disc[i] = atomic_load_explicit(&sl->disc, RLX);
+        s->key[i] = atomic_load_explicit(&sl->key, RLX);
+    }
+    if (!n->leaf)
+        for (unsigned i = 0; i <= s->n; i++)
+            s->child[i] = atomic_load_explicit(child_ref(n, i), RLX);
+}
+
+/* Puts key e (and, in an inner node, child c to its right) at slot pos. */
+static void slots_insert(slots *s, unsigned pos, const mem_ent *e, mt_node *c, int leaf)
+{
+    memmove(&s->disc[pos + 1], &s->disc[pos], (s->n - pos) * sizeof(s->disc[0]));
+    memmove(&s->key[pos + 1], &s->key[pos], (s->n - pos) * sizeof(s->key[0]));
+    if (!leaf) memmove(&s->child[pos + 2], &s->child[pos + 1], (s->n - pos) * sizeof(c));
+    s->disc[pos] = ent_disc(s->plen, s->dbytes, e);
+    s->key[pos] = e;
+    if (!leaf) s->child[pos + 1] = c;
+    if (e->klen - 8 > s->kmax) s->kmax = e->klen - 8;
+    s->n++;
+}
+
+/* Lowers s's prefix length to plen, reading every key again (T5). */
+static void slots_shrink(slots *s, unsigned plen)
+{
+    s->plen = plen;
+    s->dbytes = 8;
+    for (unsigned i = 0; i < s->n; i++)
+        s->disc[i] = ent_disc(plen, 8, s->key[i]);
+}
+
+/* The prefix length n must drop to for e to come in (T5), or n's own when e
+ * shares it. open: n lacks a fence (only then can e not share it). */
+static unsigned plen_for(const mt_node *n, const mem_ent *e, int open)
+{
+    unsigned plen = atomic_load_explicit(&n->plen, RLX);
+    if (!open || !plen || !atomic_load_explicit(&n->count, RLX)) return plen;
+    unsigned l = ent_lcp(e, atomic_load_explicit(&slot_at(n, slot_stride(n), 0)->key, RLX));
+    return l < plen ? l : plen;
+}
+
+/* Writes keys [from, to) of s (and their children) into n as its whole
+ * content, with the prefix length plen its new fences give (T5): the discs
+ * are shifted when that keeps enough of them, else read again. */
+static void node_store(mt_node *n, const slots *s, unsigned from, unsigned to, unsigned plen)
+{
+    unsigned grow = plen - s->plen, dbytes = s->dbytes;
+    int reread = 0;
+    if (grow) {
+        if (s->kmax <= s->plen + dbytes)
+            dbytes = 8; /* the shifted-in zeros are past every key's end */
+        else if (dbytes >= grow + MIN_DBYTES)
+            dbytes -= grow;
+        else
+            reread = 1, dbytes = 8;
+    }
+    size_t stride = slot_stride(n);
+    for (unsigned i = from; i < to; i++) {
+        const mem_ent *e = s->key[i];
+        uint64_t d = reread ? ent_disc(plen, 8, e) : grow >= 8 ? 0 : s->disc[i] << (8 * grow);
+        leaf_slot *sl = slot_at(n, stride, i - from);
+        atomic_store_explicit(&sl->disc, d & dmask(dbytes), RLX);
+        atomic_store_explicit(&sl->key, e, REL);
+    }
+    if (!n->leaf)
+        for (unsigned i = from; i <= to; i++)
+            atomic_store_explicit(child_ref(n, i - from), s->child[i], REL);
+    atomic_store_explicit(&n->plen, plen, RLX);
+    atomic_store_explicit(&n->dbytes, (uint8_t)dbytes, RLX);
+    atomic_store_explicit(&n->kmax, s->kmax, RLX);
+    atomic_store_explicit(&n->count, to - from, RLX);
+}
+
+/* Inserts into n, which has room, in place: one shift of the slots. */
+static void node_insert(mt_node *n, unsigned pos, const mem_ent *e, mt_node *c)
+{
+    unsigned cnt = atomic_load_explicit(&n->count, RLX);
+    if (n->leaf) {
+        leaf_slot *sl = slot_at(n, sizeof(leaf_slot), 0);
+        for (unsigned i = cnt; i > pos; i--) {
+            atomic_store_explicit(&sl[i].disc, atomic_load_explicit(&sl[i - 1].disc, RLX), RLX);
+            atomic_store_explicit(&sl[i].key, atomic_load_explicit(&sl[i - 1].key, RLX), RLX);
+        }
+    } else {
+        inner_slot *sl = (inner_slot *)(n + 1);
+        for (unsigned i = cnt; i > pos; i--) {
+            atomic_store_explicit(&sl[i].disc, atomic_load_explicit(&sl[i - 1].disc, RLX), RLX);
+            atomic_store_explicit(&sl[i].key, atomic_load_explicit(&sl[i - 1].key, RLX), RLX);
+            atomic_store_explicit(&sl[i].right, atomic_load_explicit(&sl[i - 1].right, RLX), RLX);
+        }
+        atomic_store_explicit(&sl[pos].right, c, REL);
+    }
+    leaf_slot *sp = slot_at(n, slot_stride(n), pos);
+    atomic_store_explicit(
+        &sp->disc,
+        ent_disc(atomic_load_explicit(&n->plen, RLX), atomic_load_explicit(&n->dbytes, RLX), e),
+        RLX);
+    atomic_store_explicit(&sp->key, e, REL); /* T1: e is complete */
+    if (e->klen - 8 > atomic_load_explicit(&n->kmax, RLX))
+        atomic_store_explicit(&n->kmax, e->klen - 8, RLX);
+    atomic_store_explicit(&n->count, cnt + 1, RLX);
+}
+
+/* Where a full node of CAP + 1 keys splits: the left half keeps keys
+ * [0, m). An insert at either end (ascending or descending keys) leaves the
+ * old node full and starts a nearly empty one, so sequential inserts fill
+ * nodes instead of leaving them half empty. */
+static unsigned split_point(unsigned pos, int leaf)
+{
+    if (pos == CAP) return leaf ? CAP : CAP - 1;
+    if (pos == 0) return 1;
+    return (CAP + 1) / 2;
+}
+
+/* The insert path: per level from the root, the node, the child slot taken
+ * and the node's fences. */
+typedef struct path {
+    mt_node *node[MAX_HEIGHT];
+    unsigned pos[MAX_HEIGHT];
+    const mem_ent *lo[MAX_HEIGHT], *hi[MAX_HEIGHT];
+} path;
+
+static inline int path_open(const path *p, int d)
+{
+    return !p->lo[d] || !p->hi[d];
+}
+
+/* Inserts key up (and child right, inner levels) at p->pos[d] into n =
+ * p->node[d], locked. When n is full it splits: n keeps the lower half and
+ * the new node -- returned, complete and linked in the leaf list -- the
+ * upper one, and *sep is the key that goes up. Returns NULL when n had room. */
+static mt_node *node_put(mem_tree *t, path *p, int d, const mem_ent *up, mt_node *right,
+                         const mem_ent **sep)
+{
+    mt_node *n = p->node[d];
+    int leaf = n->leaf;
+    unsigned plen = plen_for(n, up, path_open(p, d));
+    if (atomic_load_explicit(&n->count, RLX) < CAP && plen == atomic_load_explicit(&n->plen, RLX)) {
+        node_insert(n, p->pos[d], up, right);
+        return NULL;
+    }
+    slots s;
+    slots_load(n, &s);
+    if (plen != s.plen) slots_shrink(&s, plen);
+    slots_insert(&s, p->pos[d], up, right, leaf);
+    if (s.n <= CAP) { /* room, but a lower plen: rewrite n */
+        node_store(n, &s, 0, s.n, s.plen);
+        return NULL;
+    }
+    unsigned m = split_point(p->pos[d], leaf), rfrom = leaf ? m : m + 1;
+    *sep = s.key[m];
+    mt_node *r = node_new(t, leaf, n->leaf_kids);
+    /* The new node is complete before anything links it (T1). An inner
+     * node's separator moves up: r gets the keys after it. */
+    node_store(r, &s, rfrom, s.n, split_plen(*sep, p->hi[d], *sep, s.key[s.n - 1]));
+    if (leaf) atomic_store_explicit(&r->link, atomic_load_explicit(&n->link, RLX), RLX);
+    node_store(n, &s, 0, m, split_plen(p->lo[d], *sep, s.key[0], *sep));
+    if (leaf) atomic_store_explicit(&n->link, r, REL);
+    return r;
+}
+
+/* The levels an insert at the leaf changes: from the leaf up while nodes
+ * are full. Returns the highest, -1 when the root splits too. */
+static int changed_top(const path *p, int depth)
+{
+    int top = depth;
+    while (top >= 0 && atomic_load_explicit(&p->node[top]->count, RLX) == CAP)
+        top--;
+    return top;
+}
+
+/* Inserts e at the leaf and the separators the splits produce into the
+ * levels above, every changed node locked before any changes. */
+static void insert_path(mem_tree *t, path *p, int depth, const mem_ent *e)
+{
+    int top = changed_top(p, depth), first = top < 0 ? 0 : top;
+    for (int d = first; d <= depth; d++)
+        write_lock(p->node[d]);
+    const mem_ent *up = e; /* what goes into the level above: a key ... */
+    mt_node *right = NULL; /* ... and the child to its right (inner levels) */
+    for (int d = depth; d >= first; d--) {
+        right = node_put(t, p, d, up, right, &up);
+        if (!right) break;
+    }
+    if (top < 0) { /* T7: the old root is still locked */
+        mt_node *root = node_new(t, 0, p->node[0]->leaf);
+        inner_slot *sl = (inner_slot *)(root + 1);
+        root->count = 1;
+        root->plen = up->klen - 8; /* T5: the common prefix of its one key */
+        root->kmax = up->klen - 8;
+        root->link = p->node[0];
+        sl[0].disc = ent_disc(root->plen, 8, up);
+        sl[0].key = up;
+        sl[0].right = right;
+        atomic_store_explicit(&t->root, root, REL);
+        t->height++;
+    }
+    for (int d = first; d <= depth; d++)
+        write_unlock(p->node[d]);
+}
+
+void mt_insert(mem_tree *t, const mem_ent *e)
+{
+    tkey k = tkey_of(e);
+    path p;
+    mt_node *n = atomic_load_explicit(&t->root, RLX);
+    const mem_ent *lo = NULL, *hi = NULL;
+    int d = 0;
+    for (;; d++) {
+        p.node[d] = n;
+        p.lo[d] = lo;
+        p.hi[d] = hi;
+        if (n->leaf) break;
+        unsigned i = search(n, &k, 1, !lo || !hi), cnt = atomic_load_explicit(&n->count, RLX);
+        const inner_slot *sl = (const inner_slot *)(n + 1);
+        p.pos[d] = i;
+        if (i > 0) lo = atomic_load_explicit(&sl[i - 1].key, RLX);
+        if (i < cnt) hi = atomic_load_explicit(&sl[i].key, RLX);
+        int kid_leaf = n->leaf_kids;
+        n = atomic_load_explicit(child_ref(n, i), RLX);
+        prefetch_node(n, kid_leaf);
+    }
+    p.pos[d] = search(n, &k, 0, !lo || !hi);
+    insert_path(t, &p, d, e);
+}
+
+/* ---- Readers ------------------------------------------------------------ */
+
+enum { AT_GE, AT_GT, AT_LT, AT_FIRST, AT_LAST };
+
+static const mem_ent *set_cur(mt_cursor *c, const mt_node *leaf, uint64_t v, int idx,
+                              const mem_ent *e)
+{
+    c->leaf = leaf;
+    c->version = v;
+    c->idx = idx;
+    c->cur = e;
+    return e;
+}
+
+static inline const mem_ent *leaf_key(const mt_node *n, unsigned i)
+{
+    return atomic_load_explicit(&slot_at(n, sizeof(leaf_slot), i)->key, ACQ);
+}
+
+/* Positions c on the first key of the leaf after n (read at version v), or
+ * on nothing at the end; returns 0 when a check failed and the caller must
+ * start again. */
+static int step_to_next_leaf(mt_cursor *c, const mt_node *n, uint64_t v)
+{
+    const mt_node *nl = atomic_load_explicit(&((mt_node *)n)->link, ACQ);
+    if (!read_valid(n, v)) return 0;
+    if (!nl) {
+        set_cur(c, NULL, 0, 0, NULL);
+        return 1;
+    }
+    uint64_t vl = read_begin(nl);
+    const mem_ent *e = leaf_key(nl, 0); /* T3: not empty */
+    if (!e || !read_valid(nl, vl)) return 0;
+    set_cur(c, nl, vl, 0, e);
+    return 1;
+}
+
+/* One attempt to position c by mode; 0 when a version check failed. */
+static int locate_once(mt_cursor *c, const tkey *t, int mode)
+{
+    const mt_node *n = atomic_load_explicit(&c->t->root, ACQ);
+    uint64_t v = read_begin(n);
+    if (atomic_load_explicit(&c->t->root, ACQ) != n) return 0; /* T7: it split */
+    int open_lo = 1, open_hi = 1;                              /* the node lacks that fence (T5) */
+    while (!n->leaf) {
+        unsigned cnt = atomic_load_explicit(&n->count, RLX);
+        unsigned i = mode == AT_FIRST  ? 0
+                     : mode == AT_LAST ? cnt
+                                       : search(n, t, mode != AT_LT, open_lo || open_hi);
+        if (i > CAP) return 0;
+        open_lo &= i == 0;
+        open_hi &= i == cnt;
+        const mt_node *ch = atomic_load_explicit(child_ref(n, i), ACQ);
+        if (!ch || !read_valid(n, v)) return 0;
+        prefetch_node(ch, n->leaf_kids);
+        uint64_t vc = read_begin(ch);
+        if (!read_valid(n, v)) return 0; /* ch is still n's child */
+        n = ch;
+        v = vc;
+    }
+    unsigned cnt = atomic_load_explicit(&n->count, RLX), i;
+    if (cnt > CAP) return 0;
+    switch (mode) {
+    case AT_FIRST:
+        i = 0;
+        break;
+    case AT_LAST:
+        i = cnt ? cnt - 1 : 0;
+        break;
+    default:
+        i = search(n, t, mode == AT_GT, open_lo || open_hi);
+        break;
+    }
+    if (mode == AT_LT) {
+        /* The last key < t is in this leaf when any exists: each subtree
+         * holds the separator left of it (no entry is ever removed). */
+        if (i == 0) {
+            if (!read_valid(n, v)) return 0;
+            set_cur(c, NULL, 0, 0, NULL);
+            return 1;
+        }
+        i--;
+    } else if (i == cnt) { /* past this leaf (or an empty tree) */
+        if (mode == AT_LAST) {
+            if (!read_valid(n, v)) return 0;
+            set_cur(c, NULL, 0, 0, NULL);
+            return 1;
+        }
+        return step_to_next_leaf(c, n, v);
+    }
+    const mem_ent *e = leaf_key(n, i);
+    if (!e || !read_valid(n, v)) return 0;
+    set_cur(c, n, v, (int)i, e);
+    return 1;
+}
+
+static const mem_ent *locate(mt_cursor *c, const tkey *t, int mode)
+{
+    while (!locate_once(c, t, mode)) {
+    }
+    return c->cur;
+}
+
+void mt_cursor_init(mt_cursor *c, const mem_tree *t)
+{
+    memset(c, 0, sizeof(*c));
+    c->t = t;
+}
+
+const mem_ent *mt_seek(mt_cursor *c, const char *uk, size_t ul, uint64_t trailer)
+{
+    tkey t = {uk, ul, trailer};
+    return locate(c, &t, AT_GE);
+}
+
+const mem_ent *mt_first(mt_cursor *c)
+{
+    return locate(c, NULL, AT_FIRST);
+}
+
+const mem_ent *mt_last(mt_cursor *c)
+{
+    return locate(c, NULL, AT_LAST);
+}
+
+const mem_ent *mt_next(mt_cursor *c)
+{
+    const mt_node *n = c->leaf;
+    if (atomic_load_explicit(&n->version, ACQ) == c->version) { /* unchanged: step in place */
+        unsigned i = (unsigned)c->idx + 1;
+        if (i < atomic_load_explicit(&n->count, RLX) && i < CAP) {
+            const mem_ent *e = leaf_key(n, i);
+            if (e && read_valid(n, c->version)) return set_cur(c, n, c->version, (int)i, e);
+        } else if (step_to_next_leaf(c, n, c->version)) {
+            return c->cur;
+        }
+    }
+    tkey t = tkey_of(c->cur); /* the leaf changed: find what follows cur */
+    return locate(c, &t, AT_GT);
+}
+
+const mem_ent *mt_prev(mt_cursor *c)
+{
+    const mt_node *n = c->leaf;
+    if (c->idx > 0 && atomic_load_explicit(&n->version, ACQ) == c->version) {
+        const mem_ent *e = leaf_key(n, (unsigned)c->idx - 1);
+        if (e && read_valid(n, c->version)) return set_cur(c, n, c->version, c->idx - 1, e);
+    }
+    tkey t = tkey_of(c->cur);
+    return locate(c, &t, AT_LT);
+}
+
+/* ---- Checker ------------------------------------------------------------ */
+
+typedef struct check_state {
+    const mt_node *prev_leaf; /* T6: the leaf before the next one visited */
+    uint64_t count;
+    int height;
+} check_state;
+
+static int ent_order(const mem_ent *a, const mem_ent *b)
+{
+    tkey tb = tkey_of(b);
+    return ent_cmp(a, &tb);
+}
+
+/* The longest common prefix of n's keys and fences. REQUIRES: n has a key. */
+static unsigned node_lcp(const mt_node *n, const mem_ent *lo, const mem_ent *hi)
+{
+    size_t stride = slot_stride(n);
+    const mem_ent *f = slot_at(n, stride, 0)->key;
+    unsigned l = f->klen - 8;
+    for (unsigned i = 1; i < n->count; i++) {
+        unsigned x = ent_lcp(f, slot_at(n, stride, i)->key);
+        if (x < l) l = x;
+    }
+    if (lo && ent_lcp(f, lo) < l) l = ent_lcp(f, lo);
+    if (hi && ent_lcp(f, hi) < l) l = ent_lcp(f, hi);
+    return l;
+}
+
+static int check_node(const mt_node *n, int depth, const mem_ent *lo, const mem_ent *hi,
+                      check_state *st)
+{
+    unsigned cnt = n->count;
+    size_t stride = slot_stride(n);
+    if (cnt > CAP) return 3;
+    if (n->leaf != (depth == st->height - 1)) return 3;
+    if (!n->leaf && n->leaf_kids != (depth + 1 == st->height - 1)) return 3;
+    if (n->leaf && cnt == 0 && depth > 0) return 3;
+    if (lo && hi ? n->plen != ent_lcp(lo, hi) : cnt && n->plen > node_lcp(n, lo, hi)) return 5;
+    if (n->dbytes < MIN_DBYTES || n->dbytes > 8) return 5;
+    for (unsigned i = 0; i < cnt; i++) {
+        const mem_ent *e = slot_at(n, stride, i)->key;
+        if (!e) return 3;
+        if (slot_at(n, stride, i)->disc != ent_disc(n->plen, n->dbytes, e)) return 5;
+        if (e->klen - 8 > n->kmax) return 5;
+        if (i > 0 && ent_order(slot_at(n, stride, i - 1)->key, e) >= 0) return 2;
+        if ((lo && ent_order(e, lo) < 0) || (hi && ent_order(e, hi) >= 0)) return 2;
+    }
+    if (n->leaf) {
+        if (st->prev_leaf && st->prev_leaf->link != n) return 6;
+        st->prev_leaf = n;
+        st->count += cnt;
+        return 0;
+    }
+    for (unsigned i = 0; i <= cnt; i++) {
+        const mt_node *ch = *child_ref(n, i);
+        if (!ch) return 3;
+        int r = check_node(ch, depth + 1, i > 0 ? slot_at(n, stride, i - 1)->key : lo,
+                           i < cnt ? slot_at(n, stride, i)->key : hi, st);
+        if (r) return r;
+    }
+    return 0;
+}
+
+int mt_check(const mem_tree *t, uint64_t *count)
+{
+    check_state st = {NULL, 0, t->height};
+    int r = check_node(atomic_load_explicit(&t->root, ACQ), 0, NULL, NULL, &st);
+    if (!r && st.prev_leaf->link) r = 6;
+    uint64_t want = *count;
+    *count = st.count;
+    if (!r && st.count != want) r = 1;
+    return r;
+}

@@ -1,0 +1,85 @@
+/*
+ * mem_tree.h -- the memtable's ordered index (internal to the memtable): a
+ * B+tree of entry pointers in Invariant K1 order, one writer, lock-free
+ * readers (mem_tree.c has the node layout and Invariants T1-T7).
+ *
+ * The memtable allocates each entry (mem_ent) in its arena and hands it to
+ * mt_insert; the tree stores only pointers to entries and never copies or
+ * frees them. Nodes live in the same arena, so every pointer a reader loads
+ * stays valid until the memtable is freed (T4).
+ */
+#ifndef STRATA_MEM_TREE_H
+#define STRATA_MEM_TREE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "coding.h"
+
+/* One memtable entry: ikey (user key | trailer, dbformat.h) then value.
+ * Immutable once inserted. */
+typedef struct mem_ent {
+    uint32_t klen; /* ikey length: user key + 8 */
+    uint32_t vlen;
+    char data[]; /* klen bytes of ikey, then vlen bytes of value */
+} mem_ent;
+
+static inline slice ment_ukey(const mem_ent *e)
+{
+    return slice_make(e->data, e->klen - 8);
+}
+static inline uint64_t ment_trailer(const mem_ent *e)
+{
+    return dec_fixed64(e->data + e->klen - 8);
+}
+static inline slice ment_value(const mem_ent *e)
+{
+    return slice_make(e->data + e->klen, e->vlen);
+}
+
+struct mt_node;
+
+typedef struct mem_tree {
+    arena *arena;                   /* where nodes are allocated: writer-only */
+    _Atomic(struct mt_node *) root; /* T7 */
+    int height;                     /* levels, 1 = the root is a leaf: writer-only */
+} mem_tree;
+
+/* An empty tree whose nodes come from a (the memtable's arena). */
+void mt_init(mem_tree *t, arena *a);
+
+/* Inserts e. REQUIRES: the caller is the only writer (T1); no entry with
+ * e's ikey is in the tree; e stays valid and unchanged while the tree is. */
+void mt_insert(mem_tree *t, const mem_ent *e);
+
+/* A reader's position. Any thread may use its own cursor concurrently with
+ * the writer and with other cursors. */
+typedef struct mt_cursor {
+    const mem_tree *t;
+    const struct mt_node *leaf; /* the leaf cur was read from */
+    uint64_t version;           /* leaf's version when cur was read there */
+    int idx;                    /* cur's slot in leaf at that version */
+    const mem_ent *cur;         /* NULL: not positioned */
+} mt_cursor;
+
+void mt_cursor_init(mt_cursor *c, const mem_tree *t);
+
+/* Each positions c and returns the entry it lands on, or NULL (and c->cur
+ * NULL) when there is none: the first entry >= (uk, trailer) in K1 order,
+ * the first entry, the last entry. */
+const mem_ent *mt_seek(mt_cursor *c, const char *uk, size_t ul, uint64_t trailer);
+const mem_ent *mt_first(mt_cursor *c);
+const mem_ent *mt_last(mt_cursor *c);
+/* The entry after / before c->cur. REQUIRES: c->cur != NULL. */
+const mem_ent *mt_next(mt_cursor *c);
+const mem_ent *mt_prev(mt_cursor *c);
+
+/* Debug checker, O(entries): returns 0 when Invariants T2, T3, T5 and T6
+ * hold and the leaves hold exactly *count entries (set *count to the number
+ * found), else the number of the broken invariant (1 for the count).
+ * REQUIRES: no concurrent mt_insert. */
+int mt_check(const mem_tree *t, uint64_t *count);
+
+#endif

@@ -1,0 +1,99 @@
+/*
+ * table_mget.c -- point lookups that leave the answer in its data block
+ * (table.h, sst_reader_get_pinned): the block stays pinned in an sst_pins
+ * until the caller releases them all, so a multi-get hands out values
+ * without copying them, and consecutive keys that fall in one block (a
+ * multi-get sorts its keys) read and search that block once.
+ *
+ * The search is sst_reader_get_unfiltered's (table_reader.c): the index
+ * entry >= (key, seq), then the first entry >= that target in its block,
+ * or in the next block when the target lies past a block's last entry.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bloom.h"
+#include "dbformat.h"
+#include "table_internal.h"
+
+struct sst_pin {
+    const sst_reader *r;
+    uint64_t offset; /* the block's offset in r's file */
+    block_ref br;
+};
+
+void sst_pins_release(sst_pins *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        sst_block_ref_release(p->v[i].r, &p->v[i].br);
+    p->n = 0;
+}
+
+void sst_pins_free(sst_pins *p)
+{
+    sst_pins_release(p);
+    free(p->v);
+    memset(p, 0, sizeof(*p));
+}
+
+/* The data block at h of r: the newest pin when it is that block, else
+ * read (through the cache) and pinned. */
+static eng_status pinned_block(const sst_reader *r, sst_handle h, sst_pins *p, const block **out)
+{
+    if (p->n && p->v[p->n - 1].r == r && p->v[p->n - 1].offset == h.offset) {
+        *out = p->v[p->n - 1].br.b;
+        return ENG_OK;
+    }
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 16;
+        struct sst_pin *v = realloc(p->v, cap * sizeof(*v));
+        if (!v) return ENG_NOMEM;
+        p->v = v;
+        p->cap = cap;
+    }
+    struct sst_pin *pin = &p->v[p->n];
+    eng_status s = sst_get_data_block(r, h, 1, &pin->br);
+    if (s != ENG_OK) return s;
+    pin->r = r;
+    pin->offset = h.offset;
+    p->n++;
+    *out = pin->br.b;
+    return ENG_OK;
+}
+
+eng_status sst_reader_get_pinned(sst_reader *r, slice key, uint64_t seq, sst_pins *pins, int *type,
+                                 uint64_t *found_seq, slice *value)
+{
+    if (seq > ENG_MAX_SEQUENCE) seq = ENG_MAX_SEQUENCE;
+    char stack[256];
+    char *t = key.size + 8 <= sizeof(stack) ? stack : malloc(key.size + 8);
+    if (!t) return ENG_NOMEM;
+    if (key.size) memcpy(t, key.data, key.size);
+    enc_fixed64(t + key.size, ikey_pack_trailer(seq, ENG_TYPE_SEEK));
+    slice target = slice_make(t, key.size + 8);
+    block_iter ii;
+    block_iter_init(&ii, &r->index, BLOCK_CMP_IKEY);
+    sst_index_seek(r, &ii, target);
+    eng_status s = ENG_NOTFOUND;
+    for (; block_iter_valid(&ii); block_iter_next(&ii)) {
+        sst_handle h;
+        const block *b;
+        int past_end = 0;
+        s = sst_index_handle(r, &ii, &h);
+        if (s == ENG_OK) s = pinned_block(r, h, pins, &b);
+        if (s == ENG_OK)
+            s = sst_search_block(r, h, b, key, target, type, found_seq, value, &past_end);
+        if (!past_end) break;
+        s = ENG_NOTFOUND;
+    }
+    if (s == ENG_NOTFOUND && !block_iter_valid(&ii) && block_iter_status(&ii) != ENG_OK)
+        s = sst_corrupt(r, r->index.size, "bad index block");
+    block_iter_cleanup(&ii);
+    if (t != stack) free(t);
+    return s;
+}
+
+void sst_reader_prefetch_filter(const sst_reader *r, uint64_t hash)
+{
+    if (r->filter_len) bloom_prefetch(r->filter, r->filter_len, hash);
+}

@@ -1,0 +1,189 @@
+/*
+ * eng_mget_test.c -- eng_multi_get against eng_get_batch, key by key: a db
+ * with data in the memtable, immutable memtables, level 0 and deeper levels
+ * (random puts, overwrites, deletes and range deletes, flushes and
+ * compactions), read at the latest view and at older snapshots, through an
+ * indexed batch with pending writes and a pending range delete, with and
+ * without the row cache, for random key sets with duplicates, absent keys
+ * and keys that share data blocks. Also: values stay valid until the next
+ * call, and the result holder is reusable.
+ */
+#include "test.h"
+
+#include <stdint.h>
+
+#include "engine/engine.h"
+#include "eng_db_util.h"
+
+static uint64_t rs = 0x243F6A8885A308D3ull;
+static uint64_t rnd(void)
+{
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    return rs;
+}
+
+#define NKEYS 3000
+
+static size_t key_of(char *k, unsigned i)
+{
+    return (size_t)snprintf(k, 32, "user:%06u", i);
+}
+
+/* Random history: puts with versions, deletes, a range delete now and
+ * then, flushes and a compaction midway. */
+static void fill(eng_db *db, int ops)
+{
+    char k[32], k2[32], v[96];
+    for (int i = 0; i < ops; i++) {
+        unsigned id = (unsigned)(rnd() % NKEYS);
+        key_of(k, id);
+        int r = (int)(rnd() % 100);
+        if (r < 80) {
+            snprintf(v, sizeof v, "v%d-%u-%.*s", i, id, (int)(rnd() % 60),
+                     "padpadpadpadpadpadpadpadpadpadpadpadpadpadpadpadpadpadpadpadpad");
+            put(db, k, v);
+        } else if (r < 97) {
+            del(db, k);
+        } else {
+            key_of(k2, id + 1 + (unsigned)(rnd() % 20));
+            del_range(db, k, k2);
+        }
+        if (i % 4000 == 3999) CHECK(eng_flush(db) == ENG_OK);
+        if (i == ops / 2) CHECK(eng_compact_range(db, NULL, 0, NULL, 0) == ENG_OK);
+    }
+}
+
+/* Compares eng_multi_get of n random keys with eng_get_batch of each. */
+static void compare(eng_db *db, const eng_snapshot *snap, eng_batch *b, eng_mget *m, size_t n)
+{
+    char kb[64][32];
+    const char *keys[64] = {0};
+    size_t kl[64] = {0};
+    for (size_t i = 0; i < n; i++) {
+        unsigned id = (unsigned)(rnd() % (NKEYS + 100));          /* some never written */
+        if (i && rnd() % 8 == 0) id = (unsigned)(rnd() % 4) + 10; /* duplicates */
+        if (i && rnd() % 3 == 0)
+            id = (unsigned)(strtoul(kb[i - 1] + 5, NULL, 10) + 1); /* neighbours */
+        kl[i] = key_of(kb[i], id);
+        keys[i] = kb[i];
+    }
+    CHECK(eng_multi_get(db, snap, b, n, keys, kl, m) == ENG_OK);
+    for (size_t i = 0; i < n; i++) {
+        char *want;
+        size_t wl;
+        eng_status ws = eng_get_batch(db, snap, b, keys[i], kl[i], &want, &wl);
+        const char *got;
+        size_t gl;
+        eng_status gs = eng_mget_value(m, i, &got, &gl);
+        CHECK_MSG(gs == ws, "%s: multi-get %s, get %s", keys[i], eng_status_str(gs),
+                  eng_status_str(ws));
+        if (ws == ENG_OK) {
+            CHECK_MSG(gl == wl && !memcmp(got, want, wl), "%s: multi-get %.*s, get %.*s", keys[i],
+                      (int)gl, got, (int)wl, want);
+            eng_free(want);
+        }
+    }
+}
+
+static void run(size_t row_cache)
+{
+    eng_options o;
+    eng_options_init(&o);
+    o.write_buffer_size = 64 * 1024; /* several immutable memtables and tables */
+    o.block_size = 512;              /* neighbouring keys share blocks, a few per block */
+    o.row_cache_size = row_cache;
+    eng_db *db;
+    CHECK(eng_open(test_tmpdir(), &o, &db) == ENG_OK);
+    fill(db, 30000);
+    const eng_snapshot *old = eng_snapshot_new(db);
+    fill(db, 6000); /* newer versions the snapshot must not see */
+    eng_mget *m = eng_mget_new();
+    for (int round = 0; round < 300; round++) {
+        size_t n = 1 + (size_t)(rnd() % 64);
+        compare(db, NULL, NULL, m, n);
+        compare(db, old, NULL, m, n);
+    }
+    /* Through a batch with pending writes, deletes and a range delete. */
+    eng_batch *b = eng_batch_new(1);
+    char k[32], k2[32];
+    for (int i = 0; i < 200; i++) {
+        key_of(k, (unsigned)(rnd() % NKEYS));
+        if (i % 3)
+            eng_batch_put(b, k, strlen(k), "pending", 7);
+        else
+            eng_batch_delete(b, k, strlen(k));
+    }
+    key_of(k, 100);
+    key_of(k2, 140);
+    eng_batch_delete_range(b, k, strlen(k), k2, strlen(k2));
+    key_of(k, 120);
+    eng_batch_put(b, k, strlen(k), "after-range", 11); /* above the range delete */
+    for (int round = 0; round < 200; round++)
+        compare(db, NULL, b, m, 1 + (size_t)(rnd() % 64));
+    eng_batch_free(b);
+    eng_snapshot_release(db, old);
+    eng_mget_free(m);
+    CHECK(eng_close(db) == ENG_OK);
+}
+
+TEST(MultiGetMatchesGetsAcrossEveryLevel)
+{
+    run(0);
+}
+
+TEST(MultiGetMatchesGetsThroughTheRowCache)
+{
+    run(1 << 20);
+}
+
+TEST(ValuesStayValidUntilTheNextCall)
+{
+    eng_options o;
+    eng_options_init(&o);
+    o.write_buffer_size = 64 * 1024;
+    eng_db *db;
+    CHECK(eng_open(test_tmpdir(), &o, &db) == ENG_OK);
+    char k[32], v[64];
+    for (unsigned i = 0; i < 2000; i++) {
+        key_of(k, i);
+        snprintf(v, sizeof v, "value-%u", i);
+        put(db, k, v);
+    }
+    CHECK(eng_flush(db) == ENG_OK);
+    for (unsigned i = 0; i < 2000; i += 2) { /* half in the memtable, half in a table */
+        key_of(k, i);
+        snprintf(v, sizeof v, "value-%u", i);
+        put(db, k, v);
+    }
+    char kb[2000][32];
+    const char *keys[2000];
+    size_t kl[2000];
+    for (unsigned i = 0; i < 2000; i++) {
+        kl[i] = key_of(kb[i], i);
+        keys[i] = kb[i];
+    }
+    eng_mget *m = eng_mget_new();
+    CHECK(eng_multi_get(db, NULL, NULL, 2000, keys, kl, m) == ENG_OK);
+    /* Flushes and compactions meanwhile must not pull the values away. */
+    for (unsigned i = 0; i < 2000; i++) {
+        key_of(k, i);
+        put(db, k, "overwritten-later");
+    }
+    CHECK(eng_compact_range(db, NULL, 0, NULL, 0) == ENG_OK);
+    for (unsigned i = 0; i < 2000; i++) {
+        const char *got;
+        size_t gl;
+        CHECK(eng_mget_value(m, i, &got, &gl) == ENG_OK);
+        snprintf(v, sizeof v, "value-%u", i);
+        CHECK_MSG(gl == strlen(v) && !memcmp(got, v, gl), "key %u: %.*s", i, (int)gl, got);
+    }
+    eng_mget_free(m);
+    CHECK(eng_close(db) == ENG_OK);
+}
+
+int main(int argc, char **argv)
+{
+    return test_main(argc, argv);
+}
