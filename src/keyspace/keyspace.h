@@ -502,6 +502,23 @@ ks_status ks_lpos(ks_ctx *c, const char *key, size_t klen, const char *v, size_t
 ks_status ks_lmove(ks_ctx *c, const char *src, size_t sl, const char *dst, size_t dl, int from,
                    int to, ks_val *out);
 
+/* ---- DUMP and RESTORE (ks_rdb_value.c; format: ENCODING.md, "DUMP
+ * payloads") ------------------------------------------------------------- */
+/* DUMP: *out = Redis's RDB serialization of key's value (type, body,
+ * RDB version 10, CRC-64), loadable by redis-server 7.0's RESTORE;
+ * out->base is malloc'd (ks_val_free). KS_NOTFOUND when absent. */
+ks_status ks_dump(ks_ctx *c, const char *key, size_t klen, ks_val *out);
+/* RESTORE: stores the value in payload[0..n) at key with absolute expire
+ * expire_ms (0: none; one not after ctx->now_ms stores nothing). replace:
+ * any old value is deleted first; without it the caller has checked that
+ * key is absent (BUSYKEY comes before the payload is looked at, as Redis).
+ * KS_ERR_MSG "ERR DUMP payload version or checksum are wrong" or "ERR Bad
+ * data format" (nothing is written before the payload is decoded whole;
+ * a duplicate found while writing leaves writes for the caller's rollback,
+ * S1). Any bytes are safe. */
+ks_status ks_restore(ks_ctx *c, const char *key, size_t klen, const char *payload, size_t n,
+                     int replace, int64_t expire_ms);
+
 /* ---- Server-wide records (ks_sysrec.c) ----------------------------
  * State of the server itself, outside
  * every database, under engine keys 'S' kind name (ENCODING.md). kind is
