@@ -138,6 +138,13 @@ static void command_getkeys(client *c)
             add_reply_bulk(c, c->argv[5 + i].ptr, c->argv[5 + i].len);
         return;
     }
+    if (cmd->proc == cmd_sort) { /* STORE's key too */
+        int pos[2], n = sort_getkeys(c->argv + 2, argc, pos);
+        add_reply_array_len(c, n);
+        for (int i = 0; i < n; i++)
+            add_reply_bulk(c, c->argv[2 + pos[i]].ptr, c->argv[2 + pos[i]].len);
+        return;
+    }
     if (cmd->first_key == 0) return add_reply_error(c, "The command has no key arguments");
     int last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
     long n = 0;
