@@ -268,9 +268,11 @@ ks_status ks_sort(ks_ctx *c, const char *key, size_t klen, const ks_sort_opts *o
             v[j] = v[n - 1 - j], v[n - 1 - j] = t;
         }
     long long len = (long long)n;
-    long long start = o->limit_start < 0 ? 0 : o->limit_start;
-    long long end = o->limit_count < 0 ? len - 1 : start + o->limit_count - 1;
-    if (start >= len) start = len - 1, end = len - 2;
+    long long start = o->limit_start < 0 ? 0 : o->limit_start, end;
+    if (start >= len) /* Redis's LIMIT clamping, without its overflow for huge counts */
+        start = len - 1, end = len - 2;
+    else
+        end = o->limit_count < 0 || o->limit_count > len ? len - 1 : start + o->limit_count - 1;
     if (end >= len) end = len - 1;
     if (!dontsort) {
         if ((st = weigh_all(c, &eff, v, n, &store)) != KS_OK) goto cleanup;

@@ -137,6 +137,12 @@ def sort_errors_and_getkeys_match_redis(srv):
             ["SORT", "l", "ALPHA", "LIMIT", "2", "-1", "DESC"],
             ["SORT", "l", "BY", "nosort", "DESC", "LIMIT", "1", "2"],
             ["SORT", "l", "STORE", "dst"], ["EXISTS", "dst"],  # the error stores nothing
+            ["SORT", "l", "ALPHA", "LIMIT", "1", "9223372036854775807"],
+            ["SORT", "l", "ALPHA", "LIMIT", "9223372036854775807", "9223372036854775807"],
+            ["SADD", "st", "b", "c", "a", "10", "9"],
+            ["EVAL", "return redis.call('sort', KEYS[1], 'by', 'nosort')", "1", "st"],
+            ["EVAL", "return redis.call('sort_ro', KEYS[1], 'by', 'nosort', 'desc')", "1", "st"],
+            ["SORT", "st", "BY", "nosort", "STORE", "dst"], ["LRANGE", "dst", "0", "-1"],
             ["COMMAND", "GETKEYS", "SORT", "abc", "STORE", "def"],
             ["COMMAND", "GETKEYS", "SORT_RO", "abc"],
             ["COMMAND", "GETKEYS", "SORT", "abc", "STORE", "invalid", "STORE", "stillbad", "STORE", "def"],
