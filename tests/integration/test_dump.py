@@ -104,6 +104,48 @@ def redis_payloads_restore_into_strata_and_strata_payloads_into_redis(srv):
         ref.close()
 
 
+def random_elem(rnd):
+    kind = rnd.random()
+    if kind < 0.3:
+        return str(rnd.randint(-200, 200))
+    if kind < 0.5:
+        return str(rnd.randint(-2 ** 63, 2 ** 63 - 1) >> rnd.randint(0, 63))
+    if kind < 0.6:
+        return bytes(rnd.getrandbits(8) for _ in range(rnd.randint(0, 20)))
+    return "e%d" % rnd.randint(0, 10 ** 6) + "x" * rnd.choice([0, 0, 5, 60, 300])
+
+
+@test
+def random_values_round_trip_between_redis_and_strata(srv):
+    ref = RealRedis()
+    try:
+        s, r = srv.client(), ref.client()
+        zsets = has_zsets(s)
+        rnd = random.Random(int(os.environ.get("STRATA_SEED", "1")))
+        for i in range(60):
+            r.config_set("list-max-listpack-size", rnd.choice(["-2", "-1", "4", "128"]))
+            k = "r%d" % i
+            n = rnd.choice([1, 2, 5, 40, 200, 600, 1500])
+            t = rnd.choice(["string", "list", "set", "hash"] + (["zset"] if zsets else []))
+            if t == "string":
+                r.set(k, random_elem(rnd))
+            elif t == "list":
+                r.rpush(k, *[random_elem(rnd) for _ in range(n)])
+            elif t == "set":
+                r.sadd(k, *[random_elem(rnd) for _ in range(n)])
+            elif t == "hash":
+                r.hset(k, mapping={random_elem(rnd): random_elem(rnd) for _ in range(n)})
+            else:
+                r.zadd(k, {random_elem(rnd): rnd.uniform(-1e6, 1e6) for _ in range(n)})
+            s.restore(k, 0, r.dump(k))
+            assert content(s, k) == content(r, k), k
+            assert s.object("encoding", k) == r.object("encoding", k), k
+            r.restore(k + ":b", 0, s.dump(k))
+            assert content(r, k + ":b") == content(r, k), k
+    finally:
+        ref.close()
+
+
 @test
 def restore_options_and_errors_match_redis(srv):
     ref = RealRedis()
