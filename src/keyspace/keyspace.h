@@ -512,6 +512,46 @@ ks_status ks_lpos(ks_ctx *c, const char *key, size_t klen, const char *v, size_t
 ks_status ks_lmove(ks_ctx *c, const char *src, size_t sl, const char *dst, size_t dl, int from,
                    int to, ks_val *out);
 
+/* ---- SORT (ks_sort.c) ------------------------------------------------ */
+typedef struct ks_sort_opts {
+    int desc, alpha;
+    const char *by; /* BY pattern (NULL: the elements themselves); no '*': no sorting */
+    size_t bylen;
+    long long limit_start, limit_count; /* LIMIT (0, -1: everything) */
+    const ks_field *gets;               /* GET patterns (.f/.fl; "#" the element) */
+    size_t ngets;
+    const char *store; /* STORE destination, or NULL to hand the result over */
+    size_t storelen;
+    int script; /* run by a script: a set is sorted even under a constant BY */
+} ks_sort_opts;
+/* SORT / SORT_RO of the list, set or sorted set at key (absent: empty),
+ * Redis 7.0's semantics (ks_sort.c). Without store, calls fn(arg, out, n)
+ * once with the rows (one value per GET, or the element): out[i].f/fl,
+ * out[i].vl = 1 when present, 0 for a nil. With store, replaces store's
+ * value (and TTL) by the rows as a list (nils as ""), or deletes it when
+ * there are none; *stored = their number. KS_ERR_MSG "ERR One or more
+ * scores can't be converted into double"; KS_ERR_WRONGTYPE for a key of
+ * another type (BY/GET keys of another type read as missing). */
+ks_status ks_sort(ks_ctx *c, const char *key, size_t klen, const ks_sort_opts *o,
+                  ks_fields_fn fn, void *arg, uint64_t *stored);
+
+/* ---- DUMP and RESTORE (ks_rdb_value.c; format: ENCODING.md, "DUMP
+ * payloads") ------------------------------------------------------------- */
+/* DUMP: *out = Redis's RDB serialization of key's value (type, body,
+ * RDB version 10, CRC-64), loadable by redis-server 7.0's RESTORE;
+ * out->base is malloc'd (ks_val_free). KS_NOTFOUND when absent. */
+ks_status ks_dump(ks_ctx *c, const char *key, size_t klen, ks_val *out);
+/* RESTORE: stores the value in payload[0..n) at key with absolute expire
+ * expire_ms (0: none; one not after ctx->now_ms stores nothing). replace:
+ * any old value is deleted first; without it the caller has checked that
+ * key is absent (BUSYKEY comes before the payload is looked at, as Redis).
+ * KS_ERR_MSG "ERR DUMP payload version or checksum are wrong" or "ERR Bad
+ * data format" (nothing is written before the payload is decoded whole;
+ * a duplicate found while writing leaves writes for the caller's rollback,
+ * S1). Any bytes are safe. */
+ks_status ks_restore(ks_ctx *c, const char *key, size_t klen, const char *payload, size_t n,
+                     int replace, int64_t expire_ms);
+
 /* ---- Server-wide records (ks_sysrec.c) ----------------------------
  * State of the server itself, outside
  * every database, under engine keys 'S' kind name (ENCODING.md). kind is

@@ -524,6 +524,7 @@ static void info_section(sbuf *b, const char *s, int all)
         /* Clients closed for reply-memory-limit (Redis 7.0's name for
          * closings by its total client memory limit). */
         sb_printf(b, "evicted_clients:%llu\r\n", (unsigned long long)server.stat_evicted_clients);
+        sb_printf(b, "migrate_cached_sockets:0\r\n"); /* no MIGRATE: never a socket */
     }
     if (all || !strcasecmp(s, "replication")) {
         sb_section(b, "Replication");

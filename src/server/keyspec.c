@@ -135,3 +135,19 @@ int keyspec_getkeys_bitfield(int argc, const arg *argv, key_ref *out, int max)
     out[0] = (key_ref){1, readonly ? KEY_RO | KEY_ACCESS : KEY_RW | KEY_ACCESS | KEY_UPDATE};
     return 1;
 }
+
+int keyspec_getkeys_sort(int argc, const arg *argv, key_ref *out, int max)
+{
+    int pos[2], n = argc < 2 ? 0 : sort_getkeys(argv, argc, pos);
+    if (n > max) n = max;
+    for (int i = 0; i < n; i++)
+        out[i] = (key_ref){pos[i], i ? KEY_OW | KEY_UPDATE : KEY_RO | KEY_ACCESS};
+    return n;
+}
+
+int keyspec_getkeys_sort_ro(int argc, const arg *argv, key_ref *out, int max)
+{
+    if (max < 1 || argc < 2) return 0;
+    out[0] = (key_ref){1, KEY_RO | KEY_ACCESS};
+    return 1;
+}

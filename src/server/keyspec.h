@@ -11,5 +11,9 @@
 
 int keyspec_getkeys_set(int argc, const arg *argv, key_ref *out, int max);
 int keyspec_getkeys_bitfield(int argc, const arg *argv, key_ref *out, int max);
+/* SORT: the sorted key (RO ACCESS) and the last STORE's (OW UPDATE). */
+int keyspec_getkeys_sort(int argc, const arg *argv, key_ref *out, int max);
+/* SORT_RO: the sorted key only (BY/GET patterns are no key names). */
+int keyspec_getkeys_sort_ro(int argc, const arg *argv, key_ref *out, int max);
 
 #endif

@@ -377,6 +377,10 @@ int block_unblock(client *target, int error);
 void block_client_gone(client *c);
 uint64_t block_count(void);         /* INFO blocked_clients */
 uint64_t block_timeout_count(void); /* INFO clients_in_timeout_table */
+/* SORT's keys in argv[0..argc) (the command name first): positions into
+ * pos (room for 2), returns how many (cmd_sort.c). */
+int sort_getkeys(const arg *argv, int argc, int *pos);
+
 /* ---- Key access times (key_access.c) -----------------------------------
  * OBJECT IDLETIME / FREQ without a copy of every key: a fixed table of
  * recent accesses by key hash (key_access.c says what it can answer).
