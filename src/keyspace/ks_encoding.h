@@ -91,6 +91,7 @@ struct keyspace {
     int cdefer;
     uint32_t dmask;
     int64_t dkeys[KS_DATABASES], dexp[KS_DATABASES];
+    uint64_t miter_steps; /* ks_member_steps */
 };
 
 /* ---- Byte helpers ------------------------------------------------------ */
