@@ -9,7 +9,10 @@
  * On-disk format (ENCODING.md, "Sorted sets (type 5)"):
  *   packed body: varint(n) { varint(mlen) member score:be64 }*n, in
  *                (score, member) order, scores as IEEE-754 bits
- *   big body:    version le64, count le64, height u8
+ *   big body:    version le64, count le64, height u8, removed le64 (members
+ *                removed or moved under this version: their tombstones slow
+ *                the seeks that cross them, so past count + 1024 the zset
+ *                is rewritten under a new version)
  *   big entries: 'd' db be64(version) then
  *                0x00 member               -> score:be64 (exact bits)
  *                0x01 skey:be64 member     -> "" | "-" (the score is -0)
@@ -26,6 +29,8 @@
 #include <string.h>
 
 #include "keyspace/ks_zset.h"
+
+uint64_t ks_zrewrite_slack = KS_ZSET_REWRITE_SLACK;
 
 /* ---- Order and member vectors ----------------------------------------------- */
 
@@ -279,12 +284,14 @@ static ks_status packed_put(ks_write *w, const ks_zmember *it, size_t n, int enc
     return ks_write_put(w, &v);
 }
 
-static ks_status big_put(ks_write *w, uint64_t version, uint64_t count, int height, int enc,
-                         int64_t expire)
+static ks_status big_put(ks_write *w, uint64_t version, uint64_t count, int height,
+                         uint64_t removed, int enc, int64_t expire)
 {
-    char body[KS_BIG_BODY_MAX], ext = (char)height;
+    char body[KS_BIG_BODY_MAX], ext[KS_ZEXT_LEN];
+    ext[0] = (char)height;
+    ks_put_le64(ext + 1, removed);
     ks_value v = {KS_ZSET, 1, enc, expire, NULL, 0, NULL, 0};
-    ks_big_body(&v, body, version, count, &ext, 1);
+    ks_big_body(&v, body, version, count, ext, KS_ZEXT_LEN);
     return ks_write_put(w, &v);
 }
 
@@ -321,18 +328,26 @@ static int zset_count(const ks_meta *m, uint64_t *n)
 static int zset_check(const ks_meta *m)
 {
     if (!m->big) return 0;
-    return m->extlen == 1 && m->ext[0] >= 1 && m->ext[0] <= KS_ZRANK_MAX_HEIGHT ? 0 : -1;
+    return m->extlen == KS_ZEXT_LEN && m->ext[0] >= 1 && m->ext[0] <= KS_ZRANK_MAX_HEIGHT ? 0 : -1;
 }
 
 /* ks_copy_generic copies every entry (member, order, rank blocks) under a
- * new version and keeps the ext (the height): the copy is as valid. */
+ * new version and keeps the ext: the height stays right, and the copy has
+ * no tombstones of its own, so its removed count starts at 0. */
+static ks_status zset_copy(ks_ctx *c, int sdb, const ks_meta *m, int ddb, ks_value *v, char *buf)
+{
+    ks_status st = ks_copy_generic(c, sdb, m, ddb, v, buf);
+    if (st == KS_OK && m->big) ks_put_le64(buf + KS_BIG_HDR + 1, 0);
+    return st;
+}
+
 const ks_type_ops ks_zset_type = {
     .type = KS_ZSET,
     .name = "zset",
     .encoding = zset_encoding,
     .count = zset_count,
     .check = zset_check,
-    .copy = ks_copy_generic,
+    .copy = zset_copy,
     .drop = ks_drop_generic,
     .repair = ks_repair_generic,
     .filter = ks_filter_generic,
@@ -455,6 +470,7 @@ ks_status ks_zw_open(ks_zw *z, ks_write *w)
         z->version = m->version;
         z->count = m->count;
         z->height = (unsigned char)m->ext[0];
+        z->removed = ks_get_le64(m->ext + 1);
         return KS_OK;
     }
     if (ks_zpacked_parse(m->payload, m->plen, &z->items, &z->n) != 0)
@@ -561,6 +577,7 @@ ks_status ks_zw_set(ks_zw *z, const char *m, size_t ml, int found, double old, d
         ks_zsfx_order(&k, old, m, ml);
         ks_member_del(c, z->w->db, z->version, k.p, k.n);
         ks_ekey_free(&k);
+        z->removed++;
         ks_status st = push_delta(z, old, m, ml, -1);
         if (st != KS_OK) return st;
     } else {
@@ -588,7 +605,43 @@ ks_status ks_zw_remove(ks_zw *z, const char *m, size_t ml, double score)
     ks_member_del(c, z->w->db, z->version, k.p, k.n);
     ks_ekey_free(&k);
     z->count--;
+    z->removed++;
     return push_delta(z, score, m, ml, -1);
+}
+
+/* Writes sorted items[0..n) (n > 0) as w's whole zset with enc and
+ * expire: packed when they fit, else under a new version. */
+static ks_status store_sorted(ks_write *w, const ks_zmember *items, size_t n, int enc,
+                              int64_t expire)
+{
+    ks_ctx *c = w->c;
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++)
+        bytes += packed_item_size(items[i].ml);
+    if (packed_fits(c, n, bytes)) return packed_put(w, items, n, enc, expire);
+    uint64_t version = ks_new_version(c);
+    for (size_t i = 0; i < n; i++)
+        entries_put(c, w->db, version, items[i].m, items[i].ml, items[i].score);
+    int height = 0;
+    ks_status st = ks_zrank_rebuild(c, w->db, version, &height);
+    return st == KS_OK ? big_put(w, version, n, height, 0, enc, expire) : st;
+}
+
+/* Writes z's big zset again from its live members (read through the
+ * batch, after the command's changes) and drops the old version with its
+ * tombstones. Each rewrite follows more removals than the members it
+ * copies, so it costs O(1) per removal over time. */
+static ks_status rewrite(ks_zw *z)
+{
+    ks_zview v = {.m = {.type = KS_ZSET, .stored = KS_ZSET, .big = 1, .version = z->version},
+                  .n = z->count};
+    ks_zmvec all;
+    ks_zmvec_init(&all);
+    ks_status st = ks_zview_all(z->c, &v, &all);
+    if (st == KS_OK && all.n != z->count) st = ks_corrupt(z->c, "zset count");
+    if (st == KS_OK) st = store_sorted(z->w, all.v, all.n, z->enc, z->w->m.expire);
+    ks_zmvec_free(&all);
+    return st;
 }
 
 ks_status ks_zw_close(ks_zw *z)
@@ -605,9 +658,12 @@ ks_status ks_zw_close(ks_zw *z)
     if (!z->big) {
         ks_zmvec_sort(z->items, z->n);
         st = packed_put(w, z->items, z->n, z->enc, w->m.expire);
+    } else if (z->removed > z->count + ks_zrewrite_slack) {
+        st = rewrite(z);
     } else {
         st = ks_zrank_apply(z, 1);
-        if (st == KS_OK) st = big_put(w, z->version, z->count, z->height, z->enc, w->m.expire);
+        if (st == KS_OK)
+            st = big_put(w, z->version, z->count, z->height, z->removed, z->enc, w->m.expire);
     }
 out:
     ks_zw_abort(z);
@@ -618,33 +674,31 @@ ks_status ks_zstore_items(ks_write *w, const ks_zmember *items, size_t n)
 {
     ks_ctx *c = w->c;
     if (n == 0) return w->m.stored != KS_NONE ? ks_write_del(w) : KS_OK;
-    size_t bytes = 0, maxlen = 0;
-    for (size_t i = 0; i < n; i++) {
-        bytes += packed_item_size(items[i].ml);
+    size_t maxlen = 0;
+    for (size_t i = 0; i < n; i++)
         if (items[i].ml > maxlen) maxlen = items[i].ml;
-    }
     int enc = !((long long)n <= c->ks->limits.zset_max_listpack_entries &&
                 (long long)maxlen <= c->ks->limits.zset_max_listpack_value);
     ks_zmember *sorted = malloc(n * sizeof(*sorted));
     if (!sorted) return ks_oom(c);
     memcpy(sorted, items, n * sizeof(*sorted));
+    for (size_t i = 0; !enc && i < n; i++) /* a listpack has no -0 (see listpack_score) */
+        if (sorted[i].score == 0) sorted[i].score = 0.0;
     ks_zmvec_sort(sorted, n);
-    ks_status st;
-    if (packed_fits(c, n, bytes)) {
-        st = packed_put(w, sorted, n, enc, 0);
-    } else {
-        uint64_t version = ks_new_version(c);
-        for (size_t i = 0; i < n; i++)
-            entries_put(c, w->db, version, sorted[i].m, sorted[i].ml, sorted[i].score);
-        int height = 0;
-        st = ks_zrank_rebuild(c, w->db, version, &height);
-        if (st == KS_OK) st = big_put(w, version, n, height, enc, 0);
-    }
+    ks_status st = store_sorted(w, sorted, n, enc, 0);
     free(sorted);
     return st;
 }
 
 /* ---- Commands ------------------------------------------------------------------------------ */
+
+/* Redis's listpack stores an integral score as an integer, so a -0 added
+ * to a zset of its listpack encoding (ENC clear) is kept as 0; a skiplist
+ * keeps the double's sign. The reply still shows the score computed. */
+static double listpack_score(const ks_zw *z, double score)
+{
+    return !z->enc && score == 0 ? 0.0 : score;
+}
 
 static ks_status zadd_one(ks_zw *z, const ks_zmember *in, int flags, ks_zadd_result *r)
 {
@@ -664,7 +718,7 @@ static ks_status zadd_one(ks_zw *z, const ks_zmember *in, int flags, ks_zadd_res
         r->score = score;
         if (score == cur) return KS_OK;
         r->updated++;
-        return ks_zw_set(z, in->m, in->ml, 1, cur, score);
+        return ks_zw_set(z, in->m, in->ml, 1, cur, listpack_score(z, score));
     }
     if (flags & KS_ZADD_XX) return KS_OK;
     /* Redis's listpack turns into a skiplist on the member that would make
@@ -676,7 +730,7 @@ static ks_status zadd_one(ks_zw *z, const ks_zmember *in, int flags, ks_zadd_res
     r->added++;
     r->processed++;
     r->score = score;
-    return ks_zw_set(z, in->m, in->ml, 0, 0, score);
+    return ks_zw_set(z, in->m, in->ml, 0, 0, listpack_score(z, score));
 }
 
 ks_status ks_zadd(ks_ctx *c, const char *key, size_t klen, const ks_zmember *in, size_t n,

@@ -24,9 +24,18 @@
 /* Rank blocks: fan-out B; a block splits above 2B children and is merged
  * into its predecessor below B/4 (ENCODING.md). */
 #define KS_ZRANK_FANOUT 64
-#define KS_ZRANK_MAX (2 * KS_ZRANK_FANOUT)
-#define KS_ZRANK_MIN (KS_ZRANK_FANOUT / 4)
+/* The fan-out in use: KS_ZRANK_FANOUT, changed only by tests (before any
+ * big zset exists) to build deep block trees from few members. */
+extern unsigned ks_zrank_b;
+#define KS_ZRANK_MAX (2u * ks_zrank_b)
+#define KS_ZRANK_MIN (ks_zrank_b / 4u)
 #define KS_ZRANK_MAX_HEIGHT 16
+/* Big ext: height:u8 removed:le64. A big zset is rewritten once more
+ * members were removed (or moved by a new score) under its version than it
+ * has, plus this slack (ENCODING.md, "Tombstones"). */
+#define KS_ZEXT_LEN 9
+#define KS_ZSET_REWRITE_SLACK 1024
+extern uint64_t ks_zrewrite_slack; /* KS_ZSET_REWRITE_SLACK; tests change it */
 
 /* ---- Scores ---------------------------------------------------------------- */
 
@@ -137,7 +146,7 @@ typedef struct ks_zw {
     ks_write *w;
     ks_ctx *c;
     int big, enc, height;
-    uint64_t version, count;
+    uint64_t version, count, removed;
     ks_zmember *items; /* packed: the members, unordered while changing */
     size_t n, cap;
     ks_fvec keys; /* big: the order keys of the pending deltas */

@@ -612,8 +612,8 @@ ks_status ks_zrandmember(ks_ctx *c, const char *key, size_t klen, uint64_t count
         /* nothing */
     } else if (!uniq) {
         st = repeated(c, &v, count, &out);
-    } else if (count >= v.n) { /* the whole zset, in order (Redis's case 2) */
-        ks_zspec all = {.by = KS_ZBY_RANK, .start = 0, .end = -1};
+    } else if (count >= v.n) { /* the whole zset, from the top as Redis's case 2 walks it */
+        ks_zspec all = {.by = KS_ZBY_RANK, .rev = 1, .start = 0, .end = -1};
         st = collect(c, &v, &all, &out);
     } else {
         uint64_t *ranks = distinct_ranks(c->ks, v.n, count);

@@ -36,7 +36,9 @@
 
 #include "keyspace/ks_zset.h"
 
-#define B KS_ZRANK_FANOUT
+#define B ks_zrank_b
+
+unsigned ks_zrank_b = KS_ZRANK_FANOUT;
 
 static int kcmp(const char *a, size_t al, const char *b, size_t bl)
 {
