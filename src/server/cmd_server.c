@@ -33,11 +33,12 @@ static void reply_flags(client *c, uint32_t f)
     static const struct {
         uint32_t bit;
         const char *name;
-    } names[] = {{CMD_WRITE, "write"},       {CMD_READONLY, "readonly"},
-                 {CMD_ADMIN, "admin"},       {CMD_FAST, "fast"},
-                 {CMD_NOAUTH, "no_auth"},    {CMD_LOADING, "loading"},
-                 {CMD_STALE, "stale"},       {CMD_NOSCRIPT, "noscript"},
-                 {CMD_BLOCKING, "blocking"}, {CMD_ALLOW_BUSY, "allow_busy"}};
+    } names[] = {{CMD_WRITE, "write"},        {CMD_READONLY, "readonly"},
+                 {CMD_ADMIN, "admin"},        {CMD_FAST, "fast"},
+                 {CMD_NOAUTH, "no_auth"},     {CMD_LOADING, "loading"},
+                 {CMD_STALE, "stale"},        {CMD_NOSCRIPT, "noscript"},
+                 {CMD_BLOCKING, "blocking"},  {CMD_ALLOW_BUSY, "allow_busy"},
+                 {CMD_DENY_MULTI, "no_multi"}};
     int n = 0;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (f & names[i].bit) n++;
@@ -183,7 +184,7 @@ static void command_list(client *c)
     long n = 0;
     for (size_t i = 0; i < command_table_size; i++) {
         const struct command *cmd = &command_table[i];
-        if (by_pattern && !strata_glob_match(f, strlen(f), cmd->name, strlen(cmd->name), 1))
+        if (by_pattern && !ks_glob_match(f, c->argv[4].len, cmd->name, strlen(cmd->name), 1))
             continue;
         if (by_cat) {
             const char *cats[4];
@@ -414,6 +415,9 @@ static void info_section(sbuf *b, const char *s, int all)
             (unsigned long long)server.stat_net_out, (unsigned long long)server.stat_rejected_conn,
             (unsigned long long)server.stat_expired, (unsigned long long)server.stat_errors,
             (unsigned long long)server.stat_commits, (unsigned long long)server.stat_write_errors);
+        /* Clients closed for reply-memory-limit (Redis 7.0's name for
+         * closings by its total client memory limit). */
+        sb_printf(b, "evicted_clients:%llu\r\n", (unsigned long long)server.stat_evicted_clients);
     }
     if (all || !strcasecmp(s, "replication")) {
         sb_section(b, "Replication");
@@ -502,7 +506,8 @@ void cmd_config(client *c)
         free(g.names);
         free(g.vals);
     } else if (arg_is(sub, "set")) {
-        if (c->argc < 4 || c->argc % 2 != 0) return add_reply_subcommand_arity(c);
+        if (c->argc < 4) return add_reply_subcommand_arity(c);
+        if (c->argc % 2 != 0) return add_reply_error(c, ERR_SYNTAX); /* as Redis: pairs */
         for (int i = 2; i < c->argc; i += 2) {
             const char *v[1] = {c->argv[i + 1].ptr};
             char *err = NULL;
@@ -518,6 +523,7 @@ void cmd_config(client *c)
         server.stat_commands = server.stat_connections = server.stat_rejected_conn = 0;
         server.stat_errors = server.stat_net_in = server.stat_net_out = 0;
         server.stat_expired = server.stat_commits = server.stat_write_errors = 0;
+        server.stat_evicted_clients = 0;
         server.stat_ops_sample_cmds = 0;
         add_reply_ok(c);
     } else {
@@ -540,12 +546,13 @@ static void flush(client *c, int all)
         return;
     }
     ks_ctx *ctx = client_ks(c);
+    server_watch_flush_begin(ctx, all ? -1 : c->db);
     ks_status st = ks_flush(ctx, all);
+    server_watch_flush_end(st == KS_OK);
     if (st != KS_OK) {
         add_reply_ks_error(c, st, ctx);
         return;
     }
-    server_touch_db(all ? -1 : c->db);
     add_reply_ok(c);
 }
 

@@ -37,6 +37,12 @@ typedef struct server_config {
     long long client_query_buffer_limit;
     int databases;
     int tcp_backlog;
+    /* client-output-buffer-limit, per CLIENT_CLASS_* (server.h): 0 = none */
+    struct obuf_limit {
+        unsigned long long hard, soft; /* bytes */
+        long long soft_seconds;
+    } obuf_limits[3];
+    long long reply_memory_limit; /* all clients' reply blocks; 0 = none */
     int busy_reply_threshold; /* ms a script runs before others get BUSY; 0 = never */
     long long hll_sparse_max_bytes; /* a sparse HyperLogLog turns dense past this */
 } server_config;
@@ -55,13 +61,11 @@ int config_set(const char *name, const char *const *argv, int argc, int at_start
 /* Writes the current value of setting name (canonical) into buf. Returns 0
  * or -1 when unknown. */
 int config_get_value(const char *name, char *buf, size_t cap);
-/* Calls fn for every setting whose name matches the glob pattern. */
+/* Calls fn for every setting whose name matches the glob pattern
+ * (ks_glob_match, case-insensitive). */
 typedef void (*config_visit_fn)(void *ctx, const char *name, const char *value);
 void config_match(const char *pattern, config_visit_fn fn, void *ctx);
 
-/* Redis's glob matcher (stringmatchlen): * ? [a-z] [^x] \x. Returns 1 on a
- * match. */
-int strata_glob_match(const char *pat, size_t plen, const char *s, size_t slen, int nocase);
 /* "1gb" -> 1073741824. Returns 0, or -1 when not a memory value. */
 int config_parse_memory(const char *s, long long *out);
 /* Splits line into arguments as sdssplitargs; returns argc (malloc'd argv

@@ -180,6 +180,11 @@ int server_process_command(client *c)
         add_reply_error(c, "NOAUTH Authentication required.");
         return 0;
     }
+    if ((c->flags & CLIENT_MULTI) && (cmd->flags & CMD_DENY_MULTI)) {
+        flag_transaction(c);
+        add_reply_error(c, "Command not allowed inside a transaction");
+        return 0;
+    }
     if (script_timedout() && !(cmd->flags & CMD_ALLOW_BUSY)) {
         flag_transaction(c);
         script_reply_busy(c);
