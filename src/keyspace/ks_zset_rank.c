@@ -358,37 +358,55 @@ static ks_status copy_into(ks_ctx *c, ks_fvec *own, const char *p, size_t n, con
     return KS_OK;
 }
 
-/* Finds the blocks of level holding the changes d[0..n). */
+/* Finds the blocks of level holding the changes d[0..n). The changes are
+ * sorted, so after a block the iterator already stands on the next one:
+ * nearby changes are reached by stepping, far ones by a seek. */
+#define LOCATE_WALK 16
 static ks_status locate(ks_ctx *c, int db, uint64_t version, int level, const ks_zdelta *d,
                         size_t n, ks_fvec *own, zblk *t, size_t *nt)
 {
     ks_miter mi;
     ks_status st = KS_OK;
+    ks_ekey cur;
+    int positioned = 0; /* mi is on a block starting at or before d[i] */
     *nt = 0;
+    ks_zbuf_init(&cur);
     ks_miter_open(&mi, c, NULL, db, version);
     for (size_t i = 0; st == KS_OK && i < n;) {
         zblk *b = &t[(*nt)++];
         memset(b, 0, sizeof(*b));
         const char *s;
         size_t sl;
-        blk_seek(&mi, level, d[i].k, d[i].kl, 1);
-        if (blk_at(&mi, level, &s, &sl, &b->count, &b->children) != 1) {
-            st = corrupt(c);
-            break;
-        }
-        b->sl = sl;
-        if ((st = copy_into(c, own, s, sl, &b->start)) != KS_OK) break;
         uint64_t nc, nch;
-        ks_miter_next(&mi);
-        int nx = blk_at(&mi, level, &s, &sl, &nc, &nch);
-        if (nx < 0) st = corrupt(c);
+        int nx = 0, steps = 0;
+        if (!positioned) blk_seek(&mi, level, d[i].k, d[i].kl, 1);
+        for (;;) {
+            if (blk_at(&mi, level, &s, &sl, &b->count, &b->children) != 1) {
+                st = corrupt(c);
+                break;
+            }
+            cur.n = 0;
+            ks_ekey_append(&cur, s, sl);
+            ks_miter_next(&mi);
+            nx = blk_at(&mi, level, &s, &sl, &nc, &nch);
+            if (nx < 0) st = corrupt(c);
+            if (nx <= 0 || kcmp(s, sl, d[i].k, d[i].kl) > 0) break;
+            if (++steps > LOCATE_WALK) {
+                blk_seek(&mi, level, d[i].k, d[i].kl, 1);
+                steps = 0;
+            }
+        }
+        if (st != KS_OK || (st = copy_into(c, own, cur.p, cur.n, &b->start)) != KS_OK) break;
+        b->sl = cur.n;
         if (nx > 0 && (st = copy_into(c, own, s, sl, &b->next)) == KS_OK) b->nl = sl;
         for (; st == KS_OK && i < n && (!b->next || kcmp(d[i].k, d[i].kl, b->next, b->nl) < 0);
              i++) {
             b->dcount += d[i].dcount;
             b->dchildren += d[i].dchildren;
         }
+        positioned = nx > 0;
     }
+    ks_ekey_free(&cur);
     ks_status cst = ks_miter_close(&mi, c);
     return st != KS_OK ? st : cst;
 }
