@@ -71,10 +71,11 @@ void ks_members_drop(ks_ctx *c, int db, uint64_t version)
 
 void ks_miter_open(ks_miter *mi, ks_ctx *c, const eng_snapshot *snap, int db, uint64_t version)
 {
-    mi->steps = &c->ks->miter_steps;
     ks_ekey_members(&mi->pre, db, version);
     ks_ekey_members(&mi->end, db, version + 1);
     mi->it = eng_iter_new(c->ks->db, snap, ks_read_batch(c));
+    mi->seeks = &c->ks->stat_seeks;
+    mi->steps = &c->ks->stat_steps;
 }
 
 int ks_miter_valid(const ks_miter *mi)
@@ -87,13 +88,13 @@ int ks_miter_valid(const ks_miter *mi)
 
 void ks_miter_first(ks_miter *mi)
 {
-    (*mi->steps)++;
+    (*mi->seeks)++;
     eng_iter_seek(mi->it, mi->pre.p, mi->pre.n);
 }
 
 void ks_miter_last(ks_miter *mi)
 {
-    (*mi->steps)++;
+    (*mi->seeks)++;
     /* The last key <= the next version's prefix, which may itself be a key
      * of that version (an empty suffix): step back over it. */
     eng_iter_seek_prev(mi->it, mi->end.p, mi->end.n);
@@ -105,7 +106,7 @@ void ks_miter_last(ks_miter *mi)
 
 void ks_miter_seek(ks_miter *mi, const char *sfx, size_t sn)
 {
-    (*mi->steps)++;
+    (*mi->seeks)++;
     size_t base = mi->pre.n;
     ks_ekey_append(&mi->pre, sfx, sn);
     eng_iter_seek(mi->it, mi->pre.p, mi->pre.n);
@@ -114,7 +115,7 @@ void ks_miter_seek(ks_miter *mi, const char *sfx, size_t sn)
 
 void ks_miter_seek_prev(ks_miter *mi, const char *sfx, size_t sn)
 {
-    (*mi->steps)++;
+    (*mi->seeks)++;
     size_t base = mi->pre.n;
     ks_ekey_append(&mi->pre, sfx, sn);
     eng_iter_seek_prev(mi->it, mi->pre.p, mi->pre.n);
@@ -158,7 +159,7 @@ ks_status ks_miter_close(ks_miter *mi, ks_ctx *c)
 
 uint64_t ks_member_steps(const keyspace *ks)
 {
-    return ks->miter_steps;
+    return ks->stat_seeks + ks->stat_steps;
 }
 
 int ks_member_cursor_seek(ks_ctx *c, ks_miter *mi, uint64_t cursor)

@@ -97,7 +97,7 @@ int ks_filter_generic(const char *v, size_t vl, int64_t now_ms);
 int ks_check_no_ext(const ks_meta *m);
 
 /* The rows (defined in their type's file). */
-extern const ks_type_ops ks_string_type, ks_hash_type, ks_zset_type;
+extern const ks_type_ops ks_string_type, ks_hash_type, ks_list_type, ks_zset_type;
 
 /* ---- Reading a key --------------------------------------------------------- */
 
@@ -178,9 +178,10 @@ void ks_members_drop(ks_ctx *c, int db, uint64_t version);
  * (an engine rule): collect, close, then write. */
 typedef struct ks_miter {
     eng_iter *it;
-    uint64_t *steps; /* the keyspace's count (ks_member_steps) */
     ks_ekey pre;
     ks_ekey end;
+    uint64_t *seeks; /* the keyspace's stat_seeks */
+    uint64_t *steps; /* the keyspace's stat_steps (next, prev) */
 } ks_miter;
 void ks_miter_open(ks_miter *mi, ks_ctx *c, const eng_snapshot *snap, int db, uint64_t version);
 void ks_miter_first(ks_miter *mi);
