@@ -1,10 +1,11 @@
 /*
  * cmd_zset_ops.c -- multi-key sorted-set commands and pops: ZUNION,
  * ZINTER, ZDIFF, ZUNIONSTORE, ZINTERSTORE, ZDIFFSTORE, ZINTERCARD,
- * ZPOPMIN, ZPOPMAX, ZMPOP. Argument rules, replies and error texts follow
- * Redis 7.0 (t_zset.c: zunionInterDiffGenericCommand, genericZpopCommand,
- * zmpopGenericCommand); the data work is in src/keyspace/ks_zset_ops.c and
- * ks_zset_range.c.
+ * ZPOPMIN, ZPOPMAX, ZMPOP and the blocking BZPOPMIN, BZPOPMAX, BZMPOP (on
+ * the server's blocking module, blocking.c). Argument rules, replies and
+ * error texts follow Redis 7.0 (t_zset.c: zunionInterDiffGenericCommand,
+ * genericZpopCommand, zmpopGenericCommand, blockingGenericZpopCommand);
+ * the data work is in src/keyspace/ks_zset_ops.c and ks_zset_range.c.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -236,48 +237,131 @@ void cmd_zpopmax(client *c)
     zpop_generic(c, 1);
 }
 
-/* ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]: keys from argv[2]. */
-void cmd_zmpop(client *c)
+/* The keys of a pop as keyspace fields (no copies); NULL on out of memory
+ * (replied). */
+static ks_field *pop_keys(client *c, const arg *a, int n)
 {
-    long long numkeys, count = -1;
-    if (zarg_range(c, &c->argv[1], 1, LLONG_MAX, "numkeys should be greater than 0", &numkeys) < 0)
-        return;
-    if (numkeys >= c->argc - 2) {
-        add_reply_error(c, ERR_SYNTAX);
-        return;
-    }
-    int where = 2 + (int)numkeys, max;
-    if (arg_is(&c->argv[where], "min")) {
-        max = 0;
-    } else if (arg_is(&c->argv[where], "max")) {
-        max = 1;
-    } else {
-        add_reply_error(c, ERR_SYNTAX);
-        return;
-    }
-    for (int j = where + 1; j < c->argc; j++) {
-        if (count == -1 && arg_is(&c->argv[j], "count") && j + 1 < c->argc) {
-            if (zarg_range(c, &c->argv[++j], 1, LLONG_MAX, "count should be greater than 0",
-                           &count) < 0)
-                return;
-        } else {
-            add_reply_error(c, ERR_SYNTAX);
-            return;
-        }
-    }
-    ks_field *keys = malloc((size_t)numkeys * sizeof(*keys));
+    ks_field *keys = malloc((size_t)(n ? n : 1) * sizeof(*keys));
     if (!keys) {
         add_reply_error(c, "ERR out of memory");
-        return;
+        return NULL;
     }
-    for (long long i = 0; i < numkeys; i++)
-        keys[i] = (ks_field){c->argv[2 + i].ptr, c->argv[2 + i].len, NULL, 0};
-    pop_reply r = {c, 1, 1};
-    ks_status st = ks_zpop(client_ks(c), keys, (size_t)numkeys, max,
-                           count == -1 ? 1 : (uint64_t)count, pop_fn, &r);
+    for (int i = 0; i < n; i++)
+        keys[i] = (ks_field){a[i].ptr, a[i].len, NULL, 0};
+    return keys;
+}
+
+/* Pops from the first of keys holding a zset and replies; KS_NOTFOUND
+ * (nothing replied) when none does. */
+static ks_status pop_first(client *c, const arg *a, int n, int max, uint64_t count, int nested)
+{
+    ks_field *keys = pop_keys(c, a, n);
+    if (!keys) return KS_ERR_MSG;
+    pop_reply r = {c, 1, nested};
+    ks_status st = ks_zpop(client_ks(c), keys, (size_t)n, max, count, pop_fn, &r);
     free(keys);
-    if (st == KS_NOTFOUND)
+    if (st != KS_OK && st != KS_NOTFOUND) reply_zerr(c, st);
+    return st;
+}
+
+/* ZMPOP/BZMPOP: numkeys at argv[idx], its keys, MIN|MAX, [COUNT count]. */
+static int mpop_parse(client *c, int idx, int *n, int *max, long long *count)
+{
+    long long numkeys;
+    *count = -1;
+    if (zarg_range(c, &c->argv[idx], 1, LLONG_MAX, "numkeys should be greater than 0", &numkeys) <
+        0)
+        return -1;
+    if (numkeys >= c->argc - idx - 1) return add_reply_error(c, ERR_SYNTAX), -1;
+    int where = idx + 1 + (int)numkeys;
+    if (arg_is(&c->argv[where], "min"))
+        *max = 0;
+    else if (arg_is(&c->argv[where], "max"))
+        *max = 1;
+    else
+        return add_reply_error(c, ERR_SYNTAX), -1;
+    for (int j = where + 1; j < c->argc; j++) {
+        if (*count == -1 && arg_is(&c->argv[j], "count") && j + 1 < c->argc) {
+            if (zarg_range(c, &c->argv[++j], 1, LLONG_MAX, "count should be greater than 0",
+                           count) < 0)
+                return -1;
+        } else {
+            return add_reply_error(c, ERR_SYNTAX), -1;
+        }
+    }
+    if (*count == -1) *count = 1;
+    *n = (int)numkeys;
+    return 0;
+}
+
+/* ZMPOP numkeys key [key ...] MIN|MAX [COUNT count] */
+void cmd_zmpop(client *c)
+{
+    int n, max;
+    long long count;
+    if (mpop_parse(c, 1, &n, &max, &count) < 0) return;
+    if (pop_first(c, &c->argv[2], n, max, (uint64_t)count, 1) == KS_NOTFOUND)
         add_reply_null_array(c);
-    else if (st != KS_OK)
-        reply_zerr(c, st);
+}
+
+/* ---- BZPOPMIN, BZPOPMAX, BZMPOP --------------------------------------------------------- */
+
+/* What a client blocked in a sorted-set pop waits to do. */
+typedef struct zpop_wait {
+    int max, nested;
+    uint64_t count;
+} zpop_wait;
+
+/* Serves a blocked pop from key once it holds a zset (another type keeps
+ * the client waiting, as Redis's BLOCKED_ZSET). */
+static int zset_serve(client *c, void *state, const char *key, size_t klen, ks_type type)
+{
+    const zpop_wait *w = state;
+    if (type != KS_ZSET) return 0;
+    arg k = {(char *)key, klen};
+    return pop_first(c, &k, 1, w->max, w->count, w->nested) != KS_NOTFOUND;
+}
+
+static const block_ops zset_block_ops = {zset_serve, NULL, free};
+
+/* The pop when a key has members, else the wait (a null array where the
+ * client must not block: MULTI/EXEC, scripts). */
+static void bzpop(client *c, const arg *keys, int n, int max, uint64_t count, int nested,
+                  int64_t deadline)
+{
+    if (pop_first(c, keys, n, max, count, nested) != KS_NOTFOUND) return;
+    if (!block_allowed(c)) return add_reply_null_array(c);
+    zpop_wait *w = malloc(sizeof(*w));
+    if (!w) abort();
+    *w = (zpop_wait){max, nested, count};
+    block_on_keys(c, &zset_block_ops, keys, n, deadline, w);
+}
+
+/* BZPOPMIN/BZPOPMAX key [key ...] timeout: [key, member, score]. */
+static void bzpop_generic(client *c, int max)
+{
+    int64_t deadline;
+    if (block_parse_timeout(c, &c->argv[c->argc - 1], BLOCK_SECONDS, &deadline) < 0) return;
+    bzpop(c, &c->argv[1], c->argc - 2, max, 1, 0, deadline);
+}
+
+void cmd_bzpopmin(client *c)
+{
+    bzpop_generic(c, 0);
+}
+
+void cmd_bzpopmax(client *c)
+{
+    bzpop_generic(c, 1);
+}
+
+/* BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count] */
+void cmd_bzmpop(client *c)
+{
+    int n, max;
+    long long count;
+    int64_t deadline;
+    if (mpop_parse(c, 2, &n, &max, &count) < 0) return;
+    if (block_parse_timeout(c, &c->argv[1], BLOCK_SECONDS, &deadline) < 0) return;
+    bzpop(c, &c->argv[3], n, max, (uint64_t)count, 1, deadline);
 }

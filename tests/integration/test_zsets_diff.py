@@ -179,6 +179,8 @@ def zset_commands(g):
         (("ZPOPMIN", k), EXACT),
         (("ZPOPMAX", k, g.choice([0, 1, 2, 5, 1000])), EXACT),
         (("ZMPOP", len(ks)) + ks + (g.choice(["MIN", "MAX"]),), EXACT),
+        (("BZPOPMIN",) + ks + ("0.01",), EXACT),
+        (("BZMPOP", "0.01", len(ks)) + ks + ("MAX", "COUNT", 2), EXACT),
         (("ZMPOP", len(ks)) + ks + ("MAX", "COUNT", g.choice([1, 3, 10 ** 9])), EXACT),
         (("ZUNION", len(ks)) + ks + wts + agg + ws, EXACT),
         (("ZINTER", len(ks)) + ks + wts + agg + ws, EXACT),
