@@ -542,10 +542,13 @@ enum { KS_ZAGG_SUM = 0, KS_ZAGG_MIN = 1, KS_ZAGG_MAX = 2 };
 ks_status ks_zsetop(ks_ctx *c, int op, const ks_field *keys, const double *weights, size_t n,
                     int agg, const char *dst, size_t dl, uint64_t limit, ks_zmembers_fn fn,
                     void *arg, uint64_t *card);
-/* One ZSCAN step (cursor semantics as ks_scan): *next is set before fn
- * gets the members of this step. KS_NOTFOUND when absent. */
+/* One ZSCAN step (cursor semantics as ks_scan): *next and *listpack
+ * (the zset is of Redis's listpack encoding, which decides how its
+ * scores print) are set before fn gets the members of this step; a
+ * listpack comes back whole. KS_NOTFOUND when absent. */
 ks_status ks_zscan(ks_ctx *c, const char *key, size_t klen, uint64_t cursor, const char *pat,
-                   size_t plen, uint64_t count, ks_zmembers_fn fn, void *arg, uint64_t *next);
+                   size_t plen, uint64_t count, ks_zmembers_fn fn, void *arg, int *listpack,
+                   uint64_t *next);
 /* Checks the big-zset invariants KS-Z1..KS-Z3 of key (ENCODING.md): 0 when
  * they hold (or the key is absent or packed), else -1 with *why set to a
  * static description. A debugging aid: walks every entry. */

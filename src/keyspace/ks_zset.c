@@ -818,18 +818,24 @@ ks_status ks_zscore(ks_ctx *c, const char *key, size_t klen, const ks_field *m, 
 }
 
 ks_status ks_zscan(ks_ctx *c, const char *key, size_t klen, uint64_t cursor, const char *pat,
-                   size_t plen, uint64_t count, ks_zmembers_fn fn, void *arg, uint64_t *next)
+                   size_t plen, uint64_t count, ks_zmembers_fn fn, void *arg, int *listpack,
+                   uint64_t *next)
 {
     ks_zview v;
     *next = 0;
     ks_status st = ks_zview_open(c, key, klen, &v);
     if (st != KS_OK) return st;
-    ks_zmvec out;
+    *listpack = !v.m.enc;
+    ks_zmvec all, out;
+    ks_zmvec_init(&all);
     ks_zmvec_init(&out);
-    if (!v.m.big) { /* small zsets come back whole, as Redis's listpack */
-        for (size_t i = 0; st == KS_OK && i < v.n; i++)
-            if ((!pat || ks_glob_match(pat, plen, v.items[i].m, v.items[i].ml, 0)) &&
-                ks_zmvec_push(&out, v.items[i].m, v.items[i].ml, v.items[i].score, 0) != 0)
+    if (!v.m.big || !v.m.enc) {
+        /* Packed zsets, and those Redis would hold as a listpack, come back
+         * whole in score order, as Redis scans a listpack. */
+        st = ks_zview_all(c, &v, &all);
+        for (size_t i = 0; st == KS_OK && i < all.n; i++)
+            if ((!pat || ks_glob_match(pat, plen, all.v[i].m, all.v[i].ml, 0)) &&
+                ks_zmvec_push(&out, all.v[i].m, all.v[i].ml, all.v[i].score, 0) != 0)
                 st = ks_oom(c);
     } else {
         ks_miter mi;
@@ -856,6 +862,7 @@ ks_status ks_zscan(ks_ctx *c, const char *key, size_t klen, uint64_t cursor, con
     }
     if (st == KS_OK) fn(arg, out.v, out.n);
     ks_zmvec_free(&out);
+    ks_zmvec_free(&all);
     ks_zview_close(&v);
     return st;
 }

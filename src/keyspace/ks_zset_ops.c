@@ -18,6 +18,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "keyspace/ks_set.h"
 #include "keyspace/ks_zset.h"
 
 /* ---- Inputs ---------------------------------------------------------------------- */
@@ -25,8 +26,9 @@
 typedef struct zsrc {
     const char *key;
     size_t klen;
-    int type; /* KS_NONE (absent), KS_ZSET */
+    int type; /* KS_NONE (absent), KS_ZSET, KS_SET */
     ks_zview v;
+    ks_sview sv;
     double weight;
     uint64_t card;
 } zsrc;
@@ -39,6 +41,14 @@ static ks_status src_open(ks_ctx *c, const ks_field *k, double weight, zsrc *s)
     s->weight = weight;
     ks_status st = ks_zview_open(c, k->f, k->fl, &s->v);
     if (st == KS_NOTFOUND) return KS_OK;
+    if (st == KS_ERR_WRONGTYPE) { /* a set: members of score 1 */
+        st = ks_sview_open(c, k->f, k->fl, 0, &s->sv);
+        if (st == KS_NOTFOUND) return KS_OK;
+        if (st != KS_OK) return st;
+        s->type = KS_SET;
+        s->card = ks_sview_count(&s->sv);
+        return KS_OK;
+    }
     if (st != KS_OK) return st;
     s->type = KS_ZSET;
     s->card = s->v.n;
@@ -47,19 +57,31 @@ static ks_status src_open(ks_ctx *c, const ks_field *k, double weight, zsrc *s)
 
 static void src_close(zsrc *s)
 {
-    if (s->type != KS_NONE) ks_zview_close(&s->v);
+    if (s->type == KS_ZSET) ks_zview_close(&s->v);
+    if (s->type == KS_SET) ks_sview_close(&s->sv);
 }
 
-/* Every member of s, copied into out (zset order). */
+/* Every member of s, copied into out (zset order; a set's in its own). */
 static ks_status src_all(ks_ctx *c, const zsrc *s, ks_zmvec *out)
 {
-    return s->type == KS_NONE ? KS_OK : ks_zview_all(c, &s->v, out);
+    if (s->type == KS_ZSET) return ks_zview_all(c, &s->v, out);
+    if (s->type == KS_NONE) return KS_OK;
+    ks_fvec all;
+    ks_fvec_init(&all);
+    ks_status st = ks_sview_all(c, &s->sv, &all);
+    for (size_t i = 0; st == KS_OK && i < all.n; i++)
+        if (ks_zmvec_push(out, all.v[i].f, all.v[i].fl, 1.0, 1) != 0) st = ks_oom(c);
+    ks_fvec_free(&all);
+    return st;
 }
 
 /* The score of m in s: 1 found, 0 not, -1 error. */
-static int src_find(ks_ctx *c, const zsrc *s, const char *m, size_t ml, double *score)
+static int src_find(ks_ctx *c, zsrc *s, const char *m, size_t ml, double *score)
 {
-    return s->type == KS_NONE ? 0 : ks_zview_score(c, &s->v, m, ml, score);
+    if (s->type == KS_ZSET) return ks_zview_score(c, &s->v, m, ml, score);
+    if (s->type == KS_NONE) return 0;
+    *score = 1.0;
+    return ks_sview_has(c, &s->sv, m, ml);
 }
 
 static void aggregate(double *t, double v, int agg)
@@ -75,13 +97,14 @@ static void aggregate(double *t, double v, int agg)
 }
 
 /* Redis sorts the inputs by size with qsort, which glibc makes a stable
- * merge sort: equal sizes keep their order. */
-static void sort_by_card(zsrc *s, size_t n)
+ * merge sort: equal sizes keep their order. The views move as pointers
+ * (a view holds pointers into itself). */
+static void sort_by_card(zsrc **s, size_t n)
 {
     for (size_t i = 1; i < n; i++) {
-        zsrc t = s[i];
+        zsrc *t = s[i];
         size_t j = i;
-        for (; j > 0 && s[j - 1].card > t.card; j--)
+        for (; j > 0 && s[j - 1]->card > t->card; j--)
             s[j] = s[j - 1];
         s[j] = t;
     }
@@ -143,7 +166,7 @@ static int acc_add(zacc *a, const char *m, size_t ml, double score, int agg)
 
 /* ---- The operations ---------------------------------------------------------------- */
 
-static ks_status op_union(ks_ctx *c, zsrc *s, size_t n, int agg, ks_zmvec *res)
+static ks_status op_union(ks_ctx *c, zsrc **s, size_t n, int agg, ks_zmvec *res)
 {
     zacc a = {0};
     ks_zmvec_init(&a.out);
@@ -151,9 +174,9 @@ static ks_status op_union(ks_ctx *c, zsrc *s, size_t n, int agg, ks_zmvec *res)
     for (size_t i = 0; st == KS_OK && i < n; i++) {
         ks_zmvec all;
         ks_zmvec_init(&all);
-        st = src_all(c, &s[i], &all);
+        st = src_all(c, s[i], &all);
         for (size_t j = 0; st == KS_OK && j < all.n; j++) {
-            double score = s[i].weight * all.v[j].score;
+            double score = s[i]->weight * all.v[j].score;
             if (isnan(score)) score = 0;
             if (acc_add(&a, all.v[j].m, all.v[j].ml, score, agg) != 0) st = ks_oom(c);
         }
@@ -168,24 +191,24 @@ static ks_status op_union(ks_ctx *c, zsrc *s, size_t n, int agg, ks_zmvec *res)
 }
 
 /* ZINTER (res set) or ZINTERCARD (res NULL: *card counts, up to limit). */
-static ks_status op_inter(ks_ctx *c, zsrc *s, size_t n, int agg, uint64_t limit, ks_zmvec *res,
+static ks_status op_inter(ks_ctx *c, zsrc **s, size_t n, int agg, uint64_t limit, ks_zmvec *res,
                           uint64_t *card)
 {
     ks_zmvec all;
     ks_zmvec_init(&all);
     *card = 0;
-    if (s[0].card == 0) return KS_OK;
-    ks_status st = src_all(c, &s[0], &all);
+    if (s[0]->card == 0) return KS_OK;
+    ks_status st = src_all(c, s[0], &all);
     for (size_t i = 0; st == KS_OK && i < all.n; i++) {
         const ks_zmember *z = &all.v[i];
-        double score = s[0].weight * z->score, v;
+        double score = s[0]->weight * z->score, v;
         if (isnan(score)) score = 0;
         size_t j = 1;
         for (; j < n; j++) {
-            int r = src_find(c, &s[j], z->m, z->ml, &v);
+            int r = src_find(c, s[j], z->m, z->ml, &v);
             if (r < 0) st = KS_ERR_ENGINE;
             if (r <= 0) break;
-            aggregate(&score, v * s[j].weight, agg);
+            aggregate(&score, v * s[j]->weight, agg);
         }
         if (st != KS_OK || j < n) continue;
         (*card)++;
@@ -199,17 +222,17 @@ static ks_status op_inter(ks_ctx *c, zsrc *s, size_t n, int agg, uint64_t limit,
     return st;
 }
 
-static ks_status op_diff(ks_ctx *c, zsrc *s, size_t n, ks_zmvec *res)
+static ks_status op_diff(ks_ctx *c, zsrc **s, size_t n, ks_zmvec *res)
 {
     ks_zmvec all;
     ks_zmvec_init(&all);
-    ks_status st = src_all(c, &s[0], &all);
+    ks_status st = src_all(c, s[0], &all);
     for (size_t i = 0; st == KS_OK && i < all.n; i++) {
         const ks_zmember *z = &all.v[i];
         int in_other = 0;
         double v;
         for (size_t j = 1; st == KS_OK && j < n && !in_other; j++) {
-            int r = src_find(c, &s[j], z->m, z->ml, &v);
+            int r = src_find(c, s[j], z->m, z->ml, &v);
             if (r < 0) st = KS_ERR_ENGINE;
             in_other = r > 0;
         }
@@ -224,15 +247,22 @@ ks_status ks_zsetop(ks_ctx *c, int op, const ks_field *keys, const double *weigh
                     int agg, const char *dst, size_t dl, uint64_t limit, ks_zmembers_fn fn,
                     void *arg, uint64_t *card)
 {
-    zsrc *s = calloc(n ? n : 1, sizeof(*s));
+    zsrc *src = calloc(n ? n : 1, sizeof(*src));
+    zsrc **s = calloc(n ? n : 1, sizeof(*s));
     ks_zmvec res;
     ks_zmvec_init(&res);
     *card = 0;
-    if (!s) return ks_oom(c);
+    if (!src || !s) {
+        free(src);
+        free(s);
+        return ks_oom(c);
+    }
+    for (size_t i = 0; i < n; i++)
+        s[i] = &src[i];
     ks_status st = KS_OK;
     size_t opened = 0;
     for (; st == KS_OK && opened < n; opened++) {
-        st = src_open(c, &keys[opened], weights ? weights[opened] : 1.0, &s[opened]);
+        st = src_open(c, &keys[opened], weights ? weights[opened] : 1.0, &src[opened]);
         if (st != KS_OK) break;
     }
     if (st == KS_OK && op != KS_ZDIFF) sort_by_card(s, n);
@@ -245,7 +275,8 @@ ks_status ks_zsetop(ks_ctx *c, int op, const ks_field *keys, const double *weigh
             st = op_diff(c, s, n, &res);
     }
     for (size_t i = 0; i < opened && i < n; i++)
-        src_close(&s[i]);
+        src_close(&src[i]);
+    free(src);
     free(s);
     if (st == KS_OK && (dst || fn)) *card = res.n;
     if (st == KS_OK && dst) {

@@ -314,3 +314,55 @@ void cmd_zrandmember(client *c)
         reply_zerr(c, st);
     }
 }
+
+/* ---- ZSCAN ------------------------------------------------------------------------- */
+
+typedef struct zscan_reply {
+    client *c;
+    const uint64_t *next;
+    const int *listpack;
+} zscan_reply;
+
+/* A score as ZSCAN prints it: Redis returns the value as stored, which in
+ * a listpack is an integer for integral scores (double2ll) and %.17g
+ * otherwise, and in a skiplist %.17Lg of the long double (the same digits;
+ * -0 kept). */
+static int scan_score(char *buf, size_t cap, double d, int listpack)
+{
+    if (isinf(d)) return snprintf(buf, cap, "%s", d > 0 ? "inf" : "-inf");
+    if (listpack && d >= -(double)(LLONG_MAX / 2) && d <= (double)(LLONG_MAX / 2) &&
+        (double)(long long)d == d)
+        return snprintf(buf, cap, "%lld", (long long)d);
+    return snprintf(buf, cap, "%.17g", d);
+}
+
+static void zscan_fn(void *arg, const ks_zmember *z, size_t n)
+{
+    zscan_reply *r = arg;
+    char buf[64];
+    int bl = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)*r->next);
+    add_reply_array_len(r->c, 2);
+    add_reply_bulk(r->c, buf, (size_t)bl);
+    add_reply_array_len(r->c, (long)(2 * n));
+    for (size_t i = 0; i < n; i++) {
+        add_reply_bulk(r->c, z[i].m, z[i].ml);
+        bl = scan_score(buf, sizeof(buf), z[i].score, *r->listpack);
+        add_reply_bulk(r->c, buf, (size_t)bl);
+    }
+}
+
+void cmd_zscan(client *c)
+{
+    uint64_t cursor, count, next = 0;
+    const char *pat;
+    size_t plen;
+    int listpack = 1;
+    if (!scan_collection_args(c, KS_ZSET, &cursor, &pat, &plen, &count)) return;
+    zscan_reply r = {c, &next, &listpack};
+    ks_status st = ks_zscan(client_ks(c), c->argv[1].ptr, c->argv[1].len, cursor, pat, plen, count,
+                            zscan_fn, &r, &listpack, &next);
+    if (st == KS_NOTFOUND)
+        zscan_fn(&r, NULL, 0); /* Redis's empty scan: cursor 0, no members */
+    else if (st != KS_OK)
+        reply_zerr(c, st);
+}
