@@ -393,6 +393,24 @@ ks_status ks_zremrange(ks_ctx *c, const char *key, size_t klen, const ks_zspec *
     return st;
 }
 
+/* Redis fills a ZRANGESTORE destination member by member in the range's
+ * order: into a listpack first (by rank: unless the range is longer than
+ * zset-max-listpack-entries, known up front), converted to a skiplist by
+ * the member that would exceed either limit. A -0 written before that
+ * conversion became the listpack's integer 0; the later ones keep their
+ * sign (ks_zstore_items then clears every -0 only when no conversion
+ * happened). */
+static void listpack_zeros(const ks_ctx *c, const ks_zspec *r, ks_zmember *z, size_t n)
+{
+    long long entries = c->ks->limits.zset_max_listpack_entries,
+              value = c->ks->limits.zset_max_listpack_value;
+    if (r->by == KS_ZBY_RANK && (long long)n > entries) return;
+    for (size_t i = 0; i < n; i++) {
+        if ((long long)i + 1 > entries || (long long)z[i].ml > value) return;
+        if (z[i].score == 0) z[i].score = 0.0;
+    }
+}
+
 ks_status ks_zrangestore(ks_ctx *c, const char *dst, size_t dl, const char *src, size_t sl,
                          const ks_zspec *r, uint64_t *stored)
 {
@@ -408,6 +426,7 @@ ks_status ks_zrangestore(ks_ctx *c, const char *dst, size_t dl, const char *src,
         ks_write w;
         st = ks_write_begin(c, c->db, dst, dl, KS_NONE, &w);
         if (st == KS_OK) {
+            listpack_zeros(c, r, out.v, out.n);
             st = ks_zstore_items(&w, out.v, out.n);
             ks_write_end(&w);
         }
