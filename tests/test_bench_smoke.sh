@@ -97,12 +97,12 @@ else
 fi
 
 # BenchRedisPrintsRatios: strata and redis-server side by side, every test.
-BENCH_N=20000 BENCH_TIMEOUT=30 timeout 60 src/bench/bench-redis.sh >"$out/redis.txt" 2>&1
+BENCH_N=20000 BENCH_TIMEOUT=30 timeout 90 src/bench/bench-redis.sh >"$out/redis.txt" 2>&1
 rc=$?
 if [ $rc -ne 0 ]; then
   echo "FAIL BenchRedisPrintsRatios: exit status $rc"
   tail -n 8 "$out/redis.txt" | sed 's/^/    /'
 else
   check_last BenchRedisPrintsRatios "$out/redis.txt" \
-    "^strata/redis ratios: set=$num get=$num incr=$num hset=$num mset=$num sadd=$num spop=$num evalsha=$num setbit=$num pfadd=$num lpush=$num rpush=$num lpop=$num rpop=$num lrange_100=$num\$"
+    "^strata/redis ratios: set=$num get=$num incr=$num hset=$num mset=$num sadd=$num spop=$num evalsha=$num setbit=$num pfadd=$num lpush=$num rpush=$num lpop=$num rpop=$num lrange_100=$num zadd=$num zpopmin=$num geoadd=$num\$"
 fi

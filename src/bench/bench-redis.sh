@@ -19,12 +19,20 @@
 #                                     two thirds of the requests create one
 #   PFADD hll:__rand_int__ __rand_int__   -r 10000: 10_000 sparse HyperLogLogs
 #                                     of ~100 elements, nearly every add changes one
+# geoadd is one too, on one key as a geo index usually is (each
+# __rand_int__ is drawn on its own, so a place is a random point within
+# 1e-6 degrees of 13,38 and its name random below -r):
+#   GEOADD geo 13.__rand_int__ 38.__rand_int__ m:__rand_int__
+# zadd and zpopmin are redis-benchmark's own: ZADD myzset <random score>
+# element:__rand_int__ (one key, growing to ~0.63 x BENCH_N members),
+# then ZPOPMIN myzset until it is empty and on (nil replies).
 # The table also gives each server's CPU time per request (utime + stime
 # from /proc, which machine noise disturbs far less than wall time) and
 # their ratio, redis/strata: above 1 when strata spends less.
 # Prints a table of requests per second and strata/redis per test; the last
 # line is
 #   strata/redis ratios: set=A get=B incr=C hset=D mset=E sadd=F spop=G evalsha=H setbit=I pfadd=J lpush=...
+#   ... lrange_100=O zadd=P zpopmin=Q geoadd=R
 # (spop pops from the set sadd filled, as in one redis-benchmark run).
 # The list tests are redis-benchmark's own (-t): LPUSH/RPUSH/LPOP/RPOP on the
 # one key "mylist" (lpush and rpush grow it to 2 x BENCH_N items, lpop and
@@ -44,7 +52,7 @@ BINDIR=${BINDIR:-src}
 STRATA_SERVER=${STRATA_SERVER:-$BINDIR/strata-server}
 N=${BENCH_N:-1000000}
 TIMEOUT=${BENCH_TIMEOUT:-900}
-TESTS=${BENCH_TESTS:-"set get incr hset mset sadd spop evalsha setbit pfadd lpush rpush lpop rpop lrange_100"}
+TESTS=${BENCH_TESTS:-"set get incr hset mset sadd spop evalsha setbit pfadd lpush rpush lpop rpop lrange_100 zadd zpopmin geoadd"}
 INCR_SCRIPT="return redis.call('incr', KEYS[1])"
 PY=/usr/bin/python3
 
@@ -117,6 +125,7 @@ run_bench() {
     ;;
   setbit) what=(-r 1000000 SETBIT "bits:__rand_int__" 1000 1) ;;
   pfadd) what=(-r 10000 PFADD "hll:__rand_int__" __rand_int__) ;;
+  geoadd) what=(-r 1000000 GEOADD geo "13.__rand_int__" "38.__rand_int__" "m:__rand_int__") ;;
   esac
   timeout "$TIMEOUT" redis-benchmark -p "$1" -n "$N" -c 50 -P 16 -q --csv "${what[@]}" \
     >"$tmp/bench.csv" 2>>"$tmp/benchmark.err" &
