@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_profiles.sh -- the profile workload (strata-bench profiles) at a small
-# size on strata, strata-ft (FT.*), rocksdb and sqlite: every engine must complete and all must
+# size on strata, strata-ft (FT.*), strata-zset (client-kept sorted sets), rocksdb and sqlite: every engine must complete and all must
 # print the same checksum for every phase and for the final verification,
 # single worker and in parallel mode. Prints PASS/FAIL lines (tests/run.sh).
 set -u
@@ -26,7 +26,7 @@ run() {
   fi
 }
 
-run ProfilesEnginesAgreeOnEveryPhase 4 --engine strata,strata-ft,rocksdb,sqlite
+run ProfilesEnginesAgreeOnEveryPhase 5 --engine strata,strata-ft,strata-zset,rocksdb,sqlite
 run ProfilesParallelPipelinedEnginesAgree 3 --engine strata,rocksdb,sqlite --clients 3 --pipeline 8
 
 # --queries caps the ten query phases (scans and queries) and no other.

@@ -25,6 +25,14 @@
 #             about two thirds of the requests create one
 #   pfadd     PFADD hll:__rand_int__ __rand_int__, -r 10000: 10_000 sparse
 #             HyperLogLogs of ~100 elements, nearly every add changes one
+#   geoadd    GEOADD geo 13.__rand_int__ 38.__rand_int__ m:__rand_int__, on
+#             one key as a geo index usually is (each __rand_int__ is drawn
+#             on its own, so a place is a random point within 1e-6 degrees of
+#             13,38 and its name random below -r)
+#   zadd and zpopmin are redis-benchmark's own: ZADD myzset <random score>
+#             element:__rand_int__ (one key, growing to ~0.63 x BENCH_N
+#             members), then ZPOPMIN myzset until it is empty and on (nil
+#             replies).
 #   hgetall   HGETALL of random keys h:<12 digits> among 100_000 hashes of 10
 #             fields (~200 bytes), loaded into both servers before the first
 #             test (not in the default list)
@@ -40,6 +48,8 @@
 # two lines are
 #   redis/strata CPU-time ratios: set=A get=B ...
 #   strata/redis ratios: set=A get=B incr=C hset=D mset=E sadd=F spop=G evalsha=H setbit=I pfadd=J lpush=...
+#   ... lrange_100=O zadd=P zpopmin=Q geoadd=R
+# (spop pops from the set sadd filled, as in one redis-benchmark run).
 # The list tests are redis-benchmark's own (-t): LPUSH/RPUSH/LPOP/RPOP on the
 # one key "mylist" (lpush and rpush grow it to 2 x BENCH_N items, lpop and
 # rpop empty it again), and lrange_100, which first pushes BENCH_N items
@@ -58,7 +68,7 @@ BINDIR=${BINDIR:-src}
 STRATA_SERVER=${STRATA_SERVER:-$BINDIR/strata-server}
 N=${BENCH_N:-1000000}
 TIMEOUT=${BENCH_TIMEOUT:-900}
-TESTS=${BENCH_TESTS:-"set get incr hset mset sadd spop evalsha setbit pfadd lpush rpush lpop rpop lrange_100"}
+TESTS=${BENCH_TESTS:-"set get incr hset mset sadd spop evalsha setbit pfadd lpush rpush lpop rpop lrange_100 zadd zpopmin geoadd"}
 INCR_SCRIPT="return redis.call('incr', KEYS[1])"
 CLIENTS=50
 PIPELINE=16
@@ -171,6 +181,7 @@ run_bench() {
   setbit) what=(-r 1000000 SETBIT "bits:__rand_int__" 1000 1) ;;
   pfadd) what=(-r 10000 PFADD "hll:__rand_int__" __rand_int__) ;;
   hgetall) what=(-r "$HGETALL_KEYS" hgetall "h:__rand_int__") ;;
+  geoadd) what=(-r 1000000 GEOADD geo "13.__rand_int__" "38.__rand_int__" "m:__rand_int__") ;;
   esac
   timeout "$TIMEOUT" redis-benchmark -p "$1" -n "$N" -c "$CLIENTS" -P "$PIPELINE" -q --csv \
     "${what[@]}" >"$tmp/bench.csv" 2>>"$tmp/benchmark.err" &

@@ -455,6 +455,121 @@ ks_status ks_setop(ks_ctx *c, int op, const ks_field *keys, size_t n, const char
 ks_status ks_sscan(ks_ctx *c, const char *key, size_t klen, uint64_t cursor, const char *pat,
                    size_t plen, uint64_t count, ks_fields_fn fn, void *arg, uint64_t *next);
 
+/* ---- Sorted sets (ks_zset*.c) -------------------------------------------
+ * A member with its score is a ks_zmember. Functions handing members over
+ * call fn(arg, z, n) once with every member, in the order the command
+ * replies them, after any writes are in the batch (pointers valid only
+ * during the call); KS_NOTFOUND (no call) when the key is absent. Scores
+ * handed in are never NaN (the callers parse them). */
+typedef struct ks_zmember {
+    const char *m;
+    size_t ml;
+    double score;
+} ks_zmember;
+typedef void (*ks_zmembers_fn)(void *arg, const ks_zmember *z, size_t n);
+
+enum { KS_ZADD_NX = 1, KS_ZADD_XX = 2, KS_ZADD_GT = 4, KS_ZADD_LT = 8, KS_ZADD_INCR = 16 };
+typedef struct ks_zadd_result {
+    uint64_t added, updated, processed; /* processed: not skipped by NX/XX/GT/LT */
+    double score;                       /* INCR: the member's new score */
+} ks_zadd_result;
+/* ZADD, ZINCRBY (KS_ZADD_INCR, n == 1), GEOADD: z[0..n) in argument
+ * order (a repeated member applies in turn). An INCR whose result is NaN
+ * fails with KS_ERR_MSG "ERR resulting score is not a number (NaN)". */
+ks_status ks_zadd(ks_ctx *c, const char *key, size_t klen, const ks_zmember *z, size_t n,
+                  int flags, ks_zadd_result *r);
+/* ZREM: m[i].f/fl; deletes the key when it empties. */
+ks_status ks_zrem(ks_ctx *c, const char *key, size_t klen, const ks_field *m, size_t n,
+                  uint64_t *removed);
+ks_status ks_zcard(ks_ctx *c, const char *key, size_t klen, uint64_t *n);
+/* ZSCORE / ZMSCORE: found[i] = 1 and scores[i] for each member m[i] that
+ * is there (all 0 and KS_NOTFOUND when the key is absent). */
+ks_status ks_zscore(ks_ctx *c, const char *key, size_t klen, const ks_field *m, size_t n,
+                    double *scores, int *found);
+/* ZRANK / ZREVRANK: *found = 0 when member is not there. */
+ks_status ks_zrank(ks_ctx *c, const char *key, size_t klen, const char *m, size_t ml, int rev,
+                   uint64_t *rank, int *found);
+
+/* A range of a sorted set, as ZRANGE's three kinds take it. */
+enum { KS_ZBY_RANK = 0, KS_ZBY_SCORE = 1, KS_ZBY_LEX = 2 };
+typedef struct ks_zlex {
+    const char *p; /* the string after '[' or '(' */
+    size_t n;
+    int ex;  /* '(' */
+    int inf; /* -1 for "-", +1 for "+", else 0 */
+} ks_zlex;
+typedef struct ks_zspec {
+    int by, rev;
+    long long start, end;              /* RANK: Redis's indexes (negative from the end) */
+    double min, max;                   /* SCORE: never NaN */
+    int minex, maxex;                  /* SCORE: '(' */
+    ks_zlex lmin, lmax;                /* LEX */
+    long long offset, limit;           /* SCORE, LEX: LIMIT (limit < 0: no limit) */
+} ks_zspec;
+/* ZRANGE (every form), ZRANGEBYSCORE, ZRANGEBYLEX, their REV forms and
+ * GEOSEARCH's box reads: the members in r, in reply order. Lex ranges
+ * compare members only (Redis requires equal scores; see ENCODING.md for
+ * mixed scores). */
+ks_status ks_zrange(ks_ctx *c, const char *key, size_t klen, const ks_zspec *r,
+                    ks_zmembers_fn fn, void *arg);
+/* ZCOUNT (SCORE) / ZLEXCOUNT (LEX): the members in r (no LIMIT). */
+ks_status ks_zcount(ks_ctx *c, const char *key, size_t klen, const ks_zspec *r, uint64_t *n);
+/* ZREMRANGEBYRANK / BYSCORE / BYLEX (no LIMIT); deletes the key when it
+ * empties. */
+ks_status ks_zremrange(ks_ctx *c, const char *key, size_t klen, const ks_zspec *r,
+                       uint64_t *removed);
+/* ZRANGESTORE: stores src's range r at dst (replacing any value and TTL;
+ * deleting dst when the range is empty). src absent: an empty range. */
+ks_status ks_zrangestore(ks_ctx *c, const char *dst, size_t dl, const char *src, size_t sl,
+                         const ks_zspec *r, uint64_t *stored);
+/* Stores z[0..n) (distinct members, any order) at dst as a command's
+ * destination (GEOSEARCHSTORE): replaces any value and TTL, deletes dst
+ * when n == 0. */
+ks_status ks_zstore(ks_ctx *c, const char *dst, size_t dl, const ks_zmember *z, size_t n);
+
+/* ZPOPMIN/ZPOPMAX (max), ZMPOP, BZPOP*, BZMPOP: pops min(count, ZCARD)
+ * members (count >= 1) from the first of keys[0..nkeys) that holds a zset
+ * and hands them over with that key; a key of another type met first is
+ * KS_ERR_WRONGTYPE; KS_NOTFOUND when no key holds one. Deletes the key
+ * when it empties. */
+typedef void (*ks_zpop_fn)(void *arg, const char *key, size_t klen, const ks_zmember *z,
+                           size_t n);
+ks_status ks_zpop(ks_ctx *c, const ks_field *keys, size_t nkeys, int max, uint64_t count,
+                  ks_zpop_fn fn, void *arg);
+/* ZRANDMEMBER with a count: uniq: min(count, ZCARD) distinct members
+ * (Redis's four cases), else count uniform draws with repetition. */
+ks_status ks_zrandmember(ks_ctx *c, const char *key, size_t klen, uint64_t count, int uniq,
+                         ks_zmembers_fn fn, void *arg);
+
+/* ZUNION, ZINTER, ZDIFF over keys[0..n) (zsets, or sets as members of
+ * score 1; absent keys are empty; another type fails the whole command
+ * with KS_ERR_WRONGTYPE) with weights (NULL: all 1; not for DIFF) and an
+ * aggregate, as Redis computes them (NaN sums are 0):
+ * - dst NULL, fn set: hands the result over in (score, member) order;
+ * - dst set: stores it at dst (ks_zstore's rules) -- the STORE forms;
+ * - both NULL (KS_ZINTER): counts, stopping at limit when > 0 (ZINTERCARD).
+ * *card is the result's size. */
+enum { KS_ZUNION = 0, KS_ZINTER = 1, KS_ZDIFF = 2 };
+enum { KS_ZAGG_SUM = 0, KS_ZAGG_MIN = 1, KS_ZAGG_MAX = 2 };
+ks_status ks_zsetop(ks_ctx *c, int op, const ks_field *keys, const double *weights, size_t n,
+                    int agg, const char *dst, size_t dl, uint64_t limit, ks_zmembers_fn fn,
+                    void *arg, uint64_t *card);
+/* One ZSCAN step (cursor semantics as ks_scan): *next and *listpack
+ * (the zset is of Redis's listpack encoding, which decides how its
+ * scores print) are set before fn gets the members of this step; a
+ * listpack comes back whole. KS_NOTFOUND when absent. */
+ks_status ks_zscan(ks_ctx *c, const char *key, size_t klen, uint64_t cursor, const char *pat,
+                   size_t plen, uint64_t count, ks_zmembers_fn fn, void *arg, int *listpack,
+                   uint64_t *next);
+/* Checks the big-zset invariants KS-Z1..KS-Z3 of key (ENCODING.md): 0 when
+ * they hold (or the key is absent or packed), else -1 with *why set to a
+ * static description. A debugging aid: walks every entry. */
+int ks_zset_check(ks_ctx *c, const char *key, size_t klen, const char **why);
+/* Iterator positionings and steps over collection members since the
+ * keyspace opened (ks_miter_*): the cost measure the big-value tests
+ * assert on. */
+uint64_t ks_member_steps(const keyspace *ks);
+
 /* ---- Lists (ks_list.c, ks_list_big.c) ---------------------------------
  * Items are f/fl of ks_field (v unused); where is KS_LIST_HEAD (Redis's
  * LEFT) or KS_LIST_TAIL (RIGHT); indexes are Redis's (0 the head, -1 the

@@ -107,7 +107,7 @@ struct keyspace {
     size_t *mkl, mk_cap;
     /* Engine reads made: point gets (ks_eget) and member iterator seeks
      * (ks_miter_*), so tests can count what a command costs. */
-    uint64_t stat_gets, stat_seeks;
+    uint64_t stat_gets, stat_seeks, stat_steps; /* steps: ks_miter_next/prev */
     /* RANDOMKEY's rejection bound per db (ks_random.c) and the db size it
      * was learnt at. */
     double random_fmax[KS_DATABASES];

@@ -75,6 +75,7 @@ void ks_miter_open(ks_miter *mi, ks_ctx *c, const eng_snapshot *snap, int db, ui
     ks_ekey_members(&mi->end, db, version + 1);
     mi->it = eng_iter_new(c->ks->db, snap, ks_read_batch(c));
     mi->seeks = &c->ks->stat_seeks;
+    mi->steps = &c->ks->stat_steps;
 }
 
 int ks_miter_valid(const ks_miter *mi)
@@ -123,11 +124,13 @@ void ks_miter_seek_prev(ks_miter *mi, const char *sfx, size_t sn)
 
 void ks_miter_next(ks_miter *mi)
 {
+    (*mi->steps)++;
     eng_iter_next(mi->it);
 }
 
 void ks_miter_prev(ks_miter *mi)
 {
+    (*mi->steps)++;
     eng_iter_prev(mi->it);
 }
 
@@ -152,6 +155,11 @@ ks_status ks_miter_close(ks_miter *mi, ks_ctx *c)
     ks_ekey_free(&mi->pre);
     ks_ekey_free(&mi->end);
     return s == ENG_OK ? KS_OK : ks_engine_err(c, s, "member read");
+}
+
+uint64_t ks_member_steps(const keyspace *ks)
+{
+    return ks->stat_seeks + ks->stat_steps;
 }
 
 int ks_member_cursor_seek(ks_ctx *c, ks_miter *mi, uint64_t cursor)

@@ -457,6 +457,8 @@ static void info_engine(sbuf *b)
     F(log_syncs);
     F(background_errors);
 #undef F
+    /* Collection member iterator moves: what big-value reads cost. */
+    sb_printf(b, "member_iter_steps:%llu\r\n", (unsigned long long)ks_member_steps(server.ks));
     for (int l = 0; l < ENG_MAX_LEVELS; l++)
         sb_printf(b, "level%d:files=%llu,bytes=%llu\r\n", l, (unsigned long long)st.level_files[l],
                   (unsigned long long)st.level_bytes[l]);

@@ -446,6 +446,19 @@ void add_reply_double(client *c, double d)
     }
 }
 
+void add_reply_human_double(client *c, long double d)
+{
+    char buf[KS_LD_BUF];
+    size_t n = ks_ld2string(buf, sizeof(buf), d);
+    if (c->resp >= 3) {
+        reply_append(c, ",", 1);
+        reply_append(c, buf, n);
+        reply_append(c, "\r\n", 2);
+    } else {
+        add_reply_bulk(c, buf, n);
+    }
+}
+
 void add_reply_bool(client *c, int b)
 {
     if (c->resp >= 3)

@@ -242,6 +242,9 @@ void add_reply_null(client *c);                   /* $-1 in RESP2, _ in RESP3 */
 void add_reply_null_array(client *c);             /* *-1 in RESP2, _ in RESP3 */
 void add_reply_long_long(client *c, long long v); /* :v */
 void add_reply_double(client *c, double d);       /* bulk in RESP2, , in RESP3 */
+/* Redis's addReplyHumanLongDouble: "%.17Lf" without trailing zeros, a bulk
+ * in RESP2, a double in RESP3 (GEOPOS, WITHCOORD). */
+void add_reply_human_double(client *c, long double d);
 void add_reply_bool(client *c, int b);            /* :0/:1 in RESP2, #t/#f in RESP3 */
 void add_reply_array_len(client *c, long n);      /* *n */
 void add_reply_map_len(client *c, long n);        /* %n in RESP3, *2n in RESP2 */

@@ -42,7 +42,7 @@ TEST(AritiesAndKeyPositionsAreSane)
     for (size_t i = 0; i < command_table_size; i++) {
         const struct command *c = &command_table[i];
         CHECK_MSG(c->arity != 0, "%s: arity 0", c->name);
-        CHECK_MSG(c->arity >= -7 && c->arity <= 8, "%s: arity %d", c->name, c->arity);
+        CHECK_MSG(c->arity >= -8 && c->arity <= 8, "%s: arity %d", c->name, c->arity);
         if (c->first_key == 0) {
             CHECK_MSG(c->last_key == 0 && c->key_step == 0, "%s: keys without first", c->name);
             continue;

@@ -13,22 +13,23 @@
 #include "bench/profiles/report.h"
 #include "bench/profiles/runner.h"
 
-static const drv_ops *const all_engines[] = {&drv_strata_ops, &drv_strata_ft_ops,
-                                             &drv_redis_ops,  &drv_rocksdb_ops,
-                                             &drv_sqlite_ops, &drv_mariadb_ops};
+static const drv_ops *const all_engines[] = {
+    &drv_strata_ops,  &drv_strata_ft_ops, &drv_strata_zset_ops, &drv_redis_ops,
+    &drv_rocksdb_ops, &drv_sqlite_ops,    &drv_mariadb_ops};
 #define NENGINES (int)(sizeof(all_engines) / sizeof(all_engines[0]))
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: strata-bench profiles [--profiles N] [--engine LIST|all]\n"
-                    "           [--clients C] [--pipeline P] [--queries N] [--out DIR]\n"
-                    "           [--tmp DIR]\n"
-                    "           [--check-agree] [--no-report]\n"
-                    "  LIST: comma-separated of strata,strata-ft,redis,rocksdb,sqlite,mariadb\n"
-                    "  --queries N: run only the first N operations of each query phase\n"
-                    "               (default: all, profiles / 4)\n"
-                    "  --check-agree: exit non-zero unless every completed engine printed the\n"
-                    "                 same checksum for every phase (and none failed)\n");
+    fprintf(stderr,
+            "usage: strata-bench profiles [--profiles N] [--engine LIST|all]\n"
+            "           [--clients C] [--pipeline P] [--queries N] [--out DIR]\n"
+            "           [--tmp DIR] [--check-agree] [--no-report]\n"
+            "  LIST: comma-separated of strata,strata-ft,strata-zset,redis,rocksdb,sqlite,\n"
+            "        mariadb\n"
+            "  --queries N: run only the first N operations of each query phase\n"
+            "               (default: all, profiles / 4)\n"
+            "  --check-agree: exit non-zero unless every completed engine printed the\n"
+            "                 same checksum for every phase (and none failed)\n");
 }
 
 /* Parses the engine list into sel[] (indexes into all_engines). */

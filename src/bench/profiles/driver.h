@@ -86,6 +86,7 @@ typedef struct drv_ops {
 extern const drv_ops drv_strata_ops;
 extern const drv_ops drv_strata_ft_ops;
 extern const drv_ops drv_redis_ops;
+extern const drv_ops drv_strata_zset_ops;
 extern const drv_ops drv_rocksdb_ops;
 extern const drv_ops drv_sqlite_ops;
 extern const drv_ops drv_mariadb_ops;

@@ -11,6 +11,11 @@
  * Members are shaped like the report's RocksDB index keys, so ZRANGE BYLEX
  * walks them in query order; a profile and its index entries are written in
  * one MULTI/EXEC. The server runs with appendonly yes, appendfsync everysec.
+ *
+ * strata-zset is the same client-kept scheme, byte for byte the same
+ * commands, run against strata-server (appendfsync everysec; settled with
+ * SAVE): the report then shows client-kept sorted-set indexes on Redis
+ * and on strata beside strata's own IDX indexes, on the same data.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +29,7 @@
 
 struct drv_engine {
     rc_server srv;
+    int strata; /* strata-zset: strata-server instead of redis-server */
 };
 
 struct drv_conn {
@@ -46,22 +52,39 @@ static int rd_probe(char *why, size_t cap)
     return -1;
 }
 
-static drv_engine *rd_open(const char *dir, char *err, size_t cap)
+static drv_engine *open_engine(const char *dir, int strata, char *err, size_t cap)
 {
     drv_engine *e = calloc(1, sizeof(*e));
     if (!e) return NULL;
-    snprintf(e->srv.bin, sizeof(e->srv.bin), "%s", redis_bin());
+    e->strata = strata;
     snprintf(e->srv.dir, sizeof(e->srv.dir), "%s", dir);
-    static const char *extra[] = {"--appendonly",     "yes",    "--appendfsync",
-                                  "everysec",         "--save", "",
-                                  "--protected-mode", "no",     NULL};
-    memcpy(e->srv.extra, extra, sizeof(extra));
-    e->srv.redis_style = 1;
+    if (strata) {
+        rc_strata_bin(e->srv.bin, sizeof(e->srv.bin));
+        static const char *extra[] = {"--appendfsync", "everysec", NULL};
+        memcpy(e->srv.extra, extra, sizeof(extra));
+    } else {
+        snprintf(e->srv.bin, sizeof(e->srv.bin), "%s", redis_bin());
+        static const char *extra[] = {"--appendonly",     "yes",    "--appendfsync",
+                                      "everysec",         "--save", "",
+                                      "--protected-mode", "no",     NULL};
+        memcpy(e->srv.extra, extra, sizeof(extra));
+        e->srv.redis_style = 1;
+    }
     if (rc_server_start(&e->srv, err, cap)) {
         free(e);
         return NULL;
     }
     return e;
+}
+
+static drv_engine *rd_open(const char *dir, char *err, size_t cap)
+{
+    return open_engine(dir, 0, err, cap);
+}
+
+static drv_engine *sz_open(const char *dir, char *err, size_t cap)
+{
+    return open_engine(dir, 1, err, cap);
 }
 
 static void rd_close(drv_engine *e)
@@ -325,11 +348,20 @@ static int rd_exec(drv_conn *c, drv_req *reqs, int n, char *err, size_t cap)
     return 0;
 }
 
-/* Rewrites the AOF so that storage is the data, not its history. */
+/* Rewrites the AOF so that storage is the data, not its history (strata:
+ * SAVE, which flushes and compacts as for the strata engine). */
 static int rd_settle(drv_engine *e, char *err, size_t cap)
 {
     redisContext *ctx = rc_connect(e->srv.port, err, cap);
     if (!ctx) return -1;
+    if (e->strata) {
+        redisReply *r = redisCommand(ctx, "SAVE");
+        int ok = r && r->type != REDIS_REPLY_ERROR;
+        if (!ok) snprintf(err, cap, "SAVE: %s", r ? r->str : ctx->errstr);
+        if (r) freeReplyObject(r);
+        redisFree(ctx);
+        return ok ? 0 : -1;
+    }
     redisReply *r = redisCommand(ctx, "BGREWRITEAOF");
     if (r) freeReplyObject(r);
     int rc = -1;
@@ -383,10 +415,15 @@ static pid_t rd_server_pid(drv_engine *e)
     return e->srv.pid;
 }
 
+/* What redis and strata-zset share: the client-kept indexes and their requests. */
+#define CLIENT_INDEX_OPS                                                                           \
+    .remote = 1, .connect = rd_connect, .disconnect = rd_disconnect, .exec = rd_exec,              \
+    .stabilize = NULL, .settle = rd_settle, .storage = rd_storage, .reopen = rd_reopen,            \
+    .count = rd_count, .server_pid = rd_server_pid, .close = rd_close
+
 const drv_ops drv_redis_ops = {
     .name = "redis",
     .title = "Redis",
-    .remote = 1,
     .settings = "Server: Debian redis-server over loopback TCP (hiredis)\n"
                 "Persistence: appendonly yes, appendfsync everysec, no RDB snapshots\n"
                 "Indexes: client-maintained lexicographic sorted sets (idx:cs, idx:ca, idx:rep) "
@@ -395,14 +432,20 @@ const drv_ops drv_redis_ops = {
                 "Settle: BGREWRITEAOF\n",
     .probe = rd_probe,
     .open = rd_open,
-    .connect = rd_connect,
-    .disconnect = rd_disconnect,
-    .exec = rd_exec,
-    .stabilize = NULL,
-    .settle = rd_settle,
-    .storage = rd_storage,
-    .reopen = rd_reopen,
-    .count = rd_count,
-    .server_pid = rd_server_pid,
-    .close = rd_close,
+    CLIENT_INDEX_OPS,
+};
+
+const drv_ops drv_strata_zset_ops = {
+    .name = "strata-zset",
+    .title = "strata-zset",
+    .settings = "Server: strata-server over loopback TCP (hiredis, RESP2), as strata\n"
+                "Durability: appendfsync everysec\n"
+                "Indexes: client-maintained lexicographic sorted sets (idx:cs, idx:ca, idx:rep) "
+                "and email:<email> strings, written with the hash in MULTI/EXEC, exactly as "
+                "the redis engine does (no IDX or FT indexes)\n"
+                "Queries: ZRANGE BYLEX LIMIT, then HGETALL per profile\n"
+                "Settle: SAVE\n",
+    .probe = rc_strata_probe,
+    .open = sz_open,
+    CLIENT_INDEX_OPS,
 };

@@ -62,31 +62,13 @@ struct drv_conn {
     char buf[256];
 };
 
-static void strata_bin(char *out, size_t cap)
-{
-    const char *b = getenv("STRATA_SERVER");
-    if (b && *b)
-        snprintf(out, cap, "%s", b);
-    else
-        util_exe_sibling("strata-server", out, cap);
-}
-
-static int st_probe(char *why, size_t cap)
-{
-    char bin[1024];
-    strata_bin(bin, sizeof(bin));
-    if (bin[0] && access(bin, X_OK) == 0) return 0;
-    snprintf(why, cap, "strata-server not found at '%s' (build it, or set STRATA_SERVER)", bin);
-    return -1;
-}
-
 static drv_engine *open_engine(const char *dir, int ft, char *err, size_t cap)
 {
     drv_engine *e = calloc(1, sizeof(*e));
     if (!e) return NULL;
     e->ft = ft;
     const char *const *defs = ft ? ft_index_defs : index_defs;
-    strata_bin(e->srv.bin, sizeof(e->srv.bin));
+    rc_strata_bin(e->srv.bin, sizeof(e->srv.bin));
     snprintf(e->srv.dir, sizeof(e->srv.dir), "%s", dir);
     static const char *extra[] = {"--appendfsync", "everysec", NULL};
     memcpy(e->srv.extra, extra, sizeof(extra));
@@ -369,7 +351,7 @@ static pid_t st_server_pid(drv_engine *e)
 
 /* What strata and strata-ft share: the server, connections, requests. */
 #define STRATA_OPS                                                                                 \
-    .probe = st_probe, .connect = st_connect, .disconnect = st_disconnect, .exec = st_exec,        \
+    .probe = rc_strata_probe, .connect = st_connect, .disconnect = st_disconnect, .exec = st_exec, \
     .stabilize = NULL, .settle = st_settle, .storage = st_storage, .reopen = st_reopen,            \
     .count = st_count, .server_pid = st_server_pid, .close = st_close
 

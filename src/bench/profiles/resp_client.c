@@ -12,6 +12,24 @@
 
 #include "bench/profiles/util.h"
 
+void rc_strata_bin(char *out, size_t cap)
+{
+    const char *b = getenv("STRATA_SERVER");
+    if (b && *b)
+        snprintf(out, cap, "%s", b);
+    else
+        util_exe_sibling("strata-server", out, cap);
+}
+
+int rc_strata_probe(char *why, size_t cap)
+{
+    char bin[1024];
+    rc_strata_bin(bin, sizeof(bin));
+    if (bin[0] && access(bin, X_OK) == 0) return 0;
+    snprintf(why, cap, "strata-server not found at '%s' (build it, or set STRATA_SERVER)", bin);
+    return -1;
+}
+
 redisContext *rc_connect(int port, char *err, size_t cap)
 {
     struct timeval tv = {10, 0};

@@ -40,6 +40,13 @@ int64_t rc_server_storage(const rc_server *s);
 
 redisContext *rc_connect(int port, char *err, size_t cap);
 
+/* The strata-server the strata engines run: $STRATA_SERVER, else the
+ * strata-server next to strata-bench (out is "" when unknown). */
+void rc_strata_bin(char *out, size_t cap);
+/* An engine's probe for that binary: 0 when it is executable, else -1
+ * with why. */
+int rc_strata_probe(char *why, size_t cap);
+
 /* A command under construction: arguments point into buf or at caller
  * strings that live until rc_append. */
 typedef struct rc_cmd {

@@ -1,0 +1,868 @@
+/*
+ * ks_zset.c -- sorted sets: how they are stored, the zset row of the type
+ * table, views and the write context every changing command uses, and the
+ * single-key commands' data work (ZADD, ZINCRBY, ZREM, ZSCORE, ZMSCORE,
+ * ZCARD, ZSCAN). Ranges, pops and random members are in ks_zset_range.c,
+ * the multi-key commands in ks_zset_ops.c, the rank blocks in
+ * ks_zset_rank.c.
+ *
+ * On-disk format (ENCODING.md, "Sorted sets (type 5)"):
+ *   packed body: varint(n) { varint(mlen) member score:be64 }*n, in
+ *                (score, member) order, scores as IEEE-754 bits
+ *   big body:    version le64, count le64, height u8, removed le64 (members
+ *                removed or moved under this version: their tombstones slow
+ *                the seeks that cross them, so past count + 1024 the zset
+ *                is rewritten under a new version)
+ *   big entries: 'd' db be64(version) then
+ *                0x00 member               -> score:be64 (exact bits)
+ *                0x01 skey:be64 member     -> "" | "-" (the score is -0)
+ *                0x02 level:u8 start       -> count:le64 children:le64
+ * skey is the order-preserving form of the score (IDX NUMERIC's), so the
+ * order entries sort as Redis orders a zset. ENC (0x20) = Redis's skiplist
+ * encoding, sticky. Packed while count <= zset-max-listpack-entries and the
+ * body <= KS_PACKED_MAX_BYTES; a value that outgrows either turns big in
+ * the same batch and never turns back, except when a command rewrites it
+ * whole (the STORE commands).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "keyspace/ks_zset.h"
+
+uint64_t ks_zrewrite_slack = KS_ZSET_REWRITE_SLACK;
+
+/* ---- Order and member vectors ----------------------------------------------- */
+
+int ks_zcmp(const ks_zmember *a, const ks_zmember *b)
+{
+    if (a->score < b->score) return -1;
+    if (a->score > b->score) return 1;
+    size_t n = a->ml < b->ml ? a->ml : b->ml;
+    int r = n ? memcmp(a->m, b->m, n) : 0;
+    if (r) return r;
+    return a->ml < b->ml ? -1 : a->ml > b->ml;
+}
+
+static int zcmp_qsort(const void *a, const void *b)
+{
+    return ks_zcmp(a, b);
+}
+
+void ks_zmvec_sort(ks_zmember *items, size_t n)
+{
+    if (n > 1) qsort(items, n, sizeof(*items), zcmp_qsort);
+}
+
+void ks_zmvec_init(ks_zmvec *v)
+{
+    memset(v, 0, sizeof(*v));
+}
+
+#define ZMVEC_CHUNK (64 * 1024)
+
+static char *zmvec_alloc(ks_zmvec *v, size_t n)
+{
+    if (v->nchunks == v->capchunks) {
+        size_t cap = v->capchunks ? v->capchunks * 2 : 8;
+        char **nc = realloc(v->chunks, cap * sizeof(*nc));
+        if (!nc) return NULL;
+        v->chunks = nc;
+        v->capchunks = cap;
+    }
+    if (n > ZMVEC_CHUNK / 4) { /* a big member gets a block of its own, before the current */
+        char *p = malloc(n);
+        if (!p) return NULL;
+        v->chunks[v->nchunks++] = p;
+        if (v->nchunks >= 2 && v->left) {
+            char *t = v->chunks[v->nchunks - 2];
+            v->chunks[v->nchunks - 2] = p;
+            v->chunks[v->nchunks - 1] = t;
+        }
+        return p;
+    }
+    if (n > v->left) {
+        char *p = malloc(ZMVEC_CHUNK);
+        if (!p) return NULL;
+        v->chunks[v->nchunks++] = p;
+        v->left = ZMVEC_CHUNK;
+    }
+    char *p = v->chunks[v->nchunks - 1] + (ZMVEC_CHUNK - v->left);
+    v->left -= n;
+    return p;
+}
+
+int ks_zmvec_push(ks_zmvec *v, const char *m, size_t ml, double score, int copy)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 16;
+        ks_zmember *nv = realloc(v->v, cap * sizeof(*nv));
+        if (!nv) return -1;
+        v->v = nv;
+        v->cap = cap;
+    }
+    if (copy && ml) {
+        char *p = zmvec_alloc(v, ml);
+        if (!p) return -1;
+        memcpy(p, m, ml);
+        m = p;
+    }
+    v->v[v->n++] = (ks_zmember){ml ? m : "", ml, score};
+    return 0;
+}
+
+void ks_zmvec_free(ks_zmvec *v)
+{
+    for (size_t i = 0; i < v->nchunks; i++)
+        free(v->chunks[i]);
+    free(v->chunks);
+    free(v->v);
+    ks_zmvec_init(v);
+}
+
+/* ---- Suffixes ---------------------------------------------------------------------- */
+
+void ks_zsfx_member(ks_ekey *k, const char *m, size_t ml)
+{
+    char t = KS_ZTAG_MEMBER;
+    ks_zbuf_init(k);
+    ks_ekey_append(k, &t, 1);
+    ks_ekey_append(k, m, ml);
+}
+
+void ks_zorder_key(ks_ekey *k, double score, const char *m, size_t ml)
+{
+    char s[8];
+    ks_put_be64(s, ks_zskey(score));
+    ks_zbuf_init(k);
+    ks_ekey_append(k, s, 8);
+    ks_ekey_append(k, m, ml);
+}
+
+void ks_zsfx_order(ks_ekey *k, double score, const char *m, size_t ml)
+{
+    char s[9];
+    s[0] = KS_ZTAG_ORDER;
+    ks_put_be64(s + 1, ks_zskey(score));
+    ks_zbuf_init(k);
+    ks_ekey_append(k, s, 9);
+    ks_ekey_append(k, m, ml);
+}
+
+void ks_zsfx_rank(ks_ekey *k, int level, const char *start, size_t sl)
+{
+    char s[2] = {KS_ZTAG_RANK, (char)level};
+    ks_zbuf_init(k);
+    ks_ekey_append(k, s, 2);
+    ks_ekey_append(k, start, sl);
+}
+
+/* ---- Order entries ------------------------------------------------------------------ */
+
+int ks_zorder_valid(const ks_miter *mi)
+{
+    if (!ks_miter_valid(mi)) return 0;
+    size_t sn;
+    const char *s = ks_miter_suffix(mi, &sn);
+    return sn >= 1 && s[0] == KS_ZTAG_ORDER;
+}
+
+int ks_zorder_entry(const ks_miter *mi, ks_zmember *out)
+{
+    size_t sn, vn;
+    const char *s = ks_miter_suffix(mi, &sn);
+    const char *v = ks_miter_value(mi, &vn);
+    if (sn < 9 || s[0] != KS_ZTAG_ORDER || vn > 1) return -1;
+    out->score = ks_zskey_score(ks_get_be64(s + 1));
+    if (vn == 1) {
+        if (v[0] != '-' || out->score != 0) return -1;
+        out->score = -0.0;
+    }
+    out->m = s + 9;
+    out->ml = sn - 9;
+    return 0;
+}
+
+void ks_zorder_seek(ks_miter *mi, const char *key, size_t kl)
+{
+    ks_ekey k;
+    char t = KS_ZTAG_ORDER;
+    ks_zbuf_init(&k);
+    ks_ekey_append(&k, &t, 1);
+    ks_ekey_append(&k, key, kl);
+    ks_miter_seek(mi, k.p, k.n);
+    ks_ekey_free(&k);
+}
+
+void ks_zorder_seek_prev(ks_miter *mi, const char *key, size_t kl)
+{
+    ks_ekey k;
+    char t = KS_ZTAG_ORDER;
+    ks_zbuf_init(&k);
+    ks_ekey_append(&k, &t, 1);
+    ks_ekey_append(&k, key, kl);
+    ks_miter_seek_prev(mi, k.p, k.n);
+    ks_ekey_free(&k);
+}
+
+void ks_zorder_first(ks_miter *mi)
+{
+    char t = KS_ZTAG_ORDER;
+    ks_miter_seek(mi, &t, 1);
+}
+
+void ks_zorder_last(ks_miter *mi)
+{
+    char t = KS_ZTAG_RANK; /* the last key before the rank blocks */
+    ks_miter_seek_prev(mi, &t, 1);
+}
+
+/* ---- Packed bodies ------------------------------------------------------------------ */
+
+int ks_zpacked_parse(const char *p, size_t n, ks_zmember **items, size_t *count)
+{
+    const char *end = p + n;
+    uint64_t cnt, ml;
+    *items = NULL;
+    *count = 0;
+    if (!(p = ks_get_varint(p, end, &cnt)) || cnt > n) return -1;
+    ks_zmember *it = malloc((cnt ? cnt : 1) * sizeof(*it));
+    if (!it) return -1;
+    for (uint64_t i = 0; i < cnt; i++) {
+        if (!(p = ks_get_varint(p, end, &ml)) || ml > (uint64_t)(end - p) ||
+            (uint64_t)(end - p) - ml < 8) {
+            free(it);
+            return -1;
+        }
+        it[i].m = p;
+        it[i].ml = ml;
+        it[i].score = ks_zdouble(ks_get_be64(p + ml));
+        if (isnan(it[i].score)) {
+            free(it);
+            return -1;
+        }
+        p += ml + 8;
+    }
+    if (p != end) {
+        free(it);
+        return -1;
+    }
+    *items = it;
+    *count = cnt;
+    return 0;
+}
+
+static size_t packed_item_size(size_t ml)
+{
+    return ks_varint_len(ml) + ml + 8;
+}
+
+/* 1 when n members of total item bytes fit a packed body. */
+static int packed_fits(ks_ctx *c, size_t n, size_t bytes)
+{
+    return (long long)n <= c->ks->limits.zset_max_listpack_entries &&
+           ks_varint_len(n) + bytes <= KS_PACKED_MAX_BYTES;
+}
+
+/* Writes sorted items as w's packed record. */
+static ks_status packed_put(ks_write *w, const ks_zmember *it, size_t n, int enc, int64_t expire)
+{
+    size_t size = ks_varint_len(n);
+    for (size_t i = 0; i < n; i++)
+        size += packed_item_size(it[i].ml);
+    char *buf = ks_scratch(w->c->ks, KS_HDR_MAX + size);
+    if (!buf) return ks_oom(w->c);
+    char *p = ks_put_varint(buf + KS_HDR_MAX, n);
+    for (size_t i = 0; i < n; i++) {
+        p = ks_put_varint(p, it[i].ml);
+        if (it[i].ml) memcpy(p, it[i].m, it[i].ml);
+        p += it[i].ml;
+        ks_put_be64(p, ks_zbits(it[i].score));
+        p += 8;
+    }
+    ks_value v = {KS_ZSET, 0, enc, expire, buf + KS_HDR_MAX, size, NULL, 0};
+    return ks_write_put(w, &v);
+}
+
+static ks_status big_put(ks_write *w, uint64_t version, uint64_t count, int height,
+                         uint64_t removed, int enc, int64_t expire)
+{
+    char body[KS_BIG_BODY_MAX], ext[KS_ZEXT_LEN];
+    ext[0] = (char)height;
+    ks_put_le64(ext + 1, removed);
+    ks_value v = {KS_ZSET, 1, enc, expire, NULL, 0, NULL, 0};
+    ks_big_body(&v, body, version, count, ext, KS_ZEXT_LEN);
+    return ks_write_put(w, &v);
+}
+
+/* The member and order entries of one member (a new version's or an
+ * update's). */
+static void entries_put(ks_ctx *c, int db, uint64_t version, const char *m, size_t ml, double score)
+{
+    ks_ekey k;
+    char sb[8];
+    ks_put_be64(sb, ks_zbits(score));
+    ks_zsfx_member(&k, m, ml);
+    ks_member_put(c, db, version, k.p, k.n, sb, 8);
+    ks_ekey_free(&k);
+    ks_zsfx_order(&k, score, m, ml);
+    int negzero = score == 0 && signbit(score);
+    ks_member_put(c, db, version, k.p, k.n, negzero ? "-" : "", negzero ? 1 : 0);
+    ks_ekey_free(&k);
+}
+
+/* ---- The zset row --------------------------------------------------------------------- */
+
+static const char *zset_encoding(const ks_meta *m, const ks_limits *lim)
+{
+    (void)lim;
+    return m->enc ? "skiplist" : "listpack";
+}
+
+static int zset_count(const ks_meta *m, uint64_t *n)
+{
+    if (m->big) return *n = m->count, 0;
+    return ks_packed_count(m->payload, m->plen, n);
+}
+
+static int zset_check(const ks_meta *m)
+{
+    if (!m->big) return 0;
+    return m->extlen == KS_ZEXT_LEN && m->ext[0] >= 1 && m->ext[0] <= KS_ZRANK_MAX_HEIGHT ? 0 : -1;
+}
+
+/* ks_copy_generic copies every entry (member, order, rank blocks) under a
+ * new version and keeps the ext: the height stays right, and the copy has
+ * no tombstones of its own, so its removed count starts at 0. */
+static ks_status zset_copy(ks_ctx *c, int sdb, const ks_meta *m, int ddb, ks_value *v, char *buf)
+{
+    ks_status st = ks_copy_generic(c, sdb, m, ddb, v, buf);
+    if (st == KS_OK && m->big) ks_put_le64(buf + KS_BIG_HDR + 1, 0);
+    return st;
+}
+
+const ks_type_ops ks_zset_type = {
+    .type = KS_ZSET,
+    .name = "zset",
+    .encoding = zset_encoding,
+    .count = zset_count,
+    .check = zset_check,
+    .copy = zset_copy,
+    .drop = ks_drop_generic,
+    .repair = ks_repair_generic,
+    .filter = ks_filter_generic,
+    .fields = NULL,
+};
+
+/* ---- Views ------------------------------------------------------------------------------ */
+
+ks_status ks_zview_of(ks_ctx *c, const ks_meta *m, ks_zview *v)
+{
+    v->m = *m;
+    v->own = 0;
+    v->items = NULL;
+    v->n = 0;
+    v->height = 0;
+    if (m->type == KS_NONE) return KS_OK;
+    if (m->big) {
+        v->n = m->count;
+        v->height = (unsigned char)m->ext[0];
+        return KS_OK;
+    }
+    if (ks_zpacked_parse(m->payload, m->plen, &v->items, &v->n) != 0)
+        return ks_corrupt(c, "zset encoding");
+    return KS_OK;
+}
+
+ks_status ks_zview_open(ks_ctx *c, const char *key, size_t klen, ks_zview *v)
+{
+    ks_meta m;
+    ks_status st = ks_key_read(c, NULL, c->db, key, klen, KS_ZSET, &m);
+    if (st != KS_OK) return st;
+    st = ks_zview_of(c, &m, v);
+    if (st != KS_OK) {
+        ks_meta_free(&m);
+        return st;
+    }
+    v->own = 1;
+    return KS_OK;
+}
+
+void ks_zview_close(ks_zview *v)
+{
+    free(v->items);
+    v->items = NULL;
+    if (v->own) ks_meta_free(&v->m);
+    v->own = 0;
+}
+
+static int packed_find(const ks_zmember *it, size_t n, const char *m, size_t ml)
+{
+    for (size_t i = 0; i < n; i++)
+        if (it[i].ml == ml && (ml == 0 || memcmp(it[i].m, m, ml) == 0)) return (int)i;
+    return -1;
+}
+
+/* The score of member in big zset (db, version): 1, 0 absent, -1 error. */
+static int big_score(ks_ctx *c, int db, uint64_t version, const char *m, size_t ml, double *score)
+{
+    ks_ekey k;
+    char *val;
+    size_t vl;
+    ks_zsfx_member(&k, m, ml);
+    eng_status s = ks_member_get(c, NULL, db, version, k.p, k.n, &val, &vl);
+    ks_ekey_free(&k);
+    if (s == ENG_NOTFOUND) return 0;
+    if (s != ENG_OK) return ks_engine_err(c, s, "zset read"), -1;
+    int ok = vl == 8;
+    if (ok) *score = ks_zdouble(ks_get_be64(val));
+    eng_free(val);
+    if (!ok || isnan(*score)) return ks_corrupt(c, "zset member"), -1;
+    return 1;
+}
+
+int ks_zview_score(ks_ctx *c, const ks_zview *v, const char *m, size_t ml, double *score)
+{
+    if (v->m.type == KS_NONE) return 0;
+    if (v->m.big) return big_score(c, c->db, v->m.version, m, ml, score);
+    int i = packed_find(v->items, v->n, m, ml);
+    if (i < 0) return 0;
+    *score = v->items[i].score;
+    return 1;
+}
+
+ks_status ks_zview_all(ks_ctx *c, const ks_zview *v, ks_zmvec *out)
+{
+    if (v->m.type == KS_NONE) return KS_OK;
+    if (!v->m.big) {
+        for (size_t i = 0; i < v->n; i++)
+            if (ks_zmvec_push(out, v->items[i].m, v->items[i].ml, v->items[i].score, 1) != 0)
+                return ks_oom(c);
+        return KS_OK;
+    }
+    ks_miter mi;
+    ks_status st = KS_OK;
+    ks_miter_open(&mi, c, NULL, c->db, v->m.version);
+    for (ks_zorder_first(&mi); st == KS_OK && ks_zorder_valid(&mi); ks_miter_next(&mi)) {
+        ks_zmember z;
+        if (ks_zorder_entry(&mi, &z) != 0)
+            st = ks_corrupt(c, "zset order entry");
+        else if (ks_zmvec_push(out, z.m, z.ml, z.score, 1) != 0)
+            st = ks_oom(c);
+    }
+    ks_status cst = ks_miter_close(&mi, c);
+    return st != KS_OK ? st : cst;
+}
+
+/* ---- The write context ------------------------------------------------------------------- */
+
+ks_status ks_zw_open(ks_zw *z, ks_write *w)
+{
+    memset(z, 0, sizeof(*z));
+    z->w = w;
+    z->c = w->c;
+    ks_fvec_init(&z->keys);
+    const ks_meta *m = &w->m;
+    if (m->type == KS_NONE) return KS_OK;
+    z->enc = m->enc;
+    if (m->big) {
+        z->big = 1;
+        z->version = m->version;
+        z->count = m->count;
+        z->height = (unsigned char)m->ext[0];
+        z->removed = ks_get_le64(m->ext + 1);
+        return KS_OK;
+    }
+    if (ks_zpacked_parse(m->payload, m->plen, &z->items, &z->n) != 0)
+        return ks_corrupt(w->c, "zset encoding");
+    z->cap = z->n;
+    z->count = z->n;
+    return KS_OK;
+}
+
+void ks_zw_abort(ks_zw *z)
+{
+    free(z->items);
+    free(z->d);
+    ks_fvec_free(&z->keys);
+    z->items = NULL;
+    z->d = NULL;
+}
+
+/* Pending rank changes beyond this many are applied on the spot, which
+ * keeps the memory of one command's changes bounded. */
+#define ZW_DELTA_CHUNK 4096
+
+static ks_status push_delta(ks_zw *z, double score, const char *m, size_t ml, int d)
+{
+    if (z->rebuild) return KS_OK;
+    if (z->nd == z->capd) {
+        size_t cap = z->capd ? z->capd * 2 : 16;
+        ks_zdelta *nd = realloc(z->d, cap * sizeof(*nd));
+        if (!nd) return ks_oom(z->c);
+        z->d = nd;
+        z->capd = cap;
+    }
+    ks_ekey k;
+    ks_zorder_key(&k, score, m, ml);
+    int r = ks_fvec_push_copy(&z->keys, k.p, k.n, NULL, 0);
+    ks_ekey_free(&k);
+    if (r != 0) return ks_oom(z->c);
+    const ks_field *f = &z->keys.v[z->keys.n - 1];
+    z->d[z->nd++] = (ks_zdelta){f->f, f->fl, d, d};
+    if (z->nd >= ZW_DELTA_CHUNK) return ks_zrank_apply(z, 0);
+    return KS_OK;
+}
+
+/* The packed members become big: every member under a new version, the
+ * rank blocks rebuilt at the close. */
+static void to_big(ks_zw *z)
+{
+    ks_ctx *c = z->c;
+    z->version = ks_new_version(c);
+    for (size_t i = 0; i < z->n; i++)
+        entries_put(c, z->w->db, z->version, z->items[i].m, z->items[i].ml, z->items[i].score);
+    z->count = z->n;
+    free(z->items);
+    z->items = NULL;
+    z->n = z->cap = 0;
+    z->big = 1;
+    z->rebuild = 1;
+}
+
+int ks_zw_find(ks_zw *z, const char *m, size_t ml, double *score)
+{
+    if (z->big) return big_score(z->c, z->w->db, z->version, m, ml, score);
+    int i = packed_find(z->items, z->n, m, ml);
+    if (i < 0) return 0;
+    *score = z->items[i].score;
+    return 1;
+}
+
+static size_t packed_bytes(const ks_zw *z)
+{
+    size_t b = 0;
+    for (size_t i = 0; i < z->n; i++)
+        b += packed_item_size(z->items[i].ml);
+    return b;
+}
+
+ks_status ks_zw_set(ks_zw *z, const char *m, size_t ml, int found, double old, double score)
+{
+    ks_ctx *c = z->c;
+    z->changed = 1;
+    if (!z->big) {
+        if (found) {
+            z->items[packed_find(z->items, z->n, m, ml)].score = score;
+            return KS_OK;
+        }
+        if (z->n == z->cap) {
+            size_t cap = z->cap ? z->cap * 2 : 8;
+            ks_zmember *ni = realloc(z->items, cap * sizeof(*ni));
+            if (!ni) return ks_oom(c);
+            z->items = ni;
+            z->cap = cap;
+        }
+        z->items[z->n++] = (ks_zmember){ml ? m : "", ml, score};
+        z->count = z->n;
+        /* Checked per added member so a huge ZADD into a new key goes
+         * big early instead of searching a huge array. */
+        if ((long long)z->n > c->ks->limits.zset_max_listpack_entries ||
+            (z->n % 16 == 0 && !packed_fits(c, z->n, packed_bytes(z))) || ml > KS_PACKED_MAX_BYTES)
+            to_big(z);
+        return KS_OK;
+    }
+    ks_ekey k;
+    if (found) {
+        ks_zsfx_order(&k, old, m, ml);
+        ks_member_del(c, z->w->db, z->version, k.p, k.n);
+        ks_ekey_free(&k);
+        z->removed++;
+        ks_status st = push_delta(z, old, m, ml, -1);
+        if (st != KS_OK) return st;
+    } else {
+        z->count++;
+    }
+    entries_put(c, z->w->db, z->version, m, ml, score);
+    return push_delta(z, score, m, ml, +1);
+}
+
+ks_status ks_zw_remove(ks_zw *z, const char *m, size_t ml, double score)
+{
+    ks_ctx *c = z->c;
+    z->changed = 1;
+    if (!z->big) {
+        int i = packed_find(z->items, z->n, m, ml);
+        if (i >= 0) z->items[i] = z->items[--z->n];
+        z->count = z->n;
+        return KS_OK;
+    }
+    ks_ekey k;
+    ks_zsfx_member(&k, m, ml);
+    ks_member_del(c, z->w->db, z->version, k.p, k.n);
+    ks_ekey_free(&k);
+    ks_zsfx_order(&k, score, m, ml);
+    ks_member_del(c, z->w->db, z->version, k.p, k.n);
+    ks_ekey_free(&k);
+    z->count--;
+    z->removed++;
+    return push_delta(z, score, m, ml, -1);
+}
+
+/* Writes sorted items[0..n) (n > 0) as w's whole zset with enc and
+ * expire: packed when they fit, else under a new version. */
+static ks_status store_sorted(ks_write *w, const ks_zmember *items, size_t n, int enc,
+                              int64_t expire)
+{
+    ks_ctx *c = w->c;
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++)
+        bytes += packed_item_size(items[i].ml);
+    if (packed_fits(c, n, bytes)) return packed_put(w, items, n, enc, expire);
+    uint64_t version = ks_new_version(c);
+    for (size_t i = 0; i < n; i++)
+        entries_put(c, w->db, version, items[i].m, items[i].ml, items[i].score);
+    int height = 0;
+    ks_status st = ks_zrank_rebuild(c, w->db, version, &height);
+    return st == KS_OK ? big_put(w, version, n, height, 0, enc, expire) : st;
+}
+
+/* Writes z's big zset again from its live members (read through the
+ * batch, after the command's changes) and drops the old version with its
+ * tombstones. Each rewrite follows more removals than the members it
+ * copies, so it costs O(1) per removal over time. */
+static ks_status rewrite(ks_zw *z)
+{
+    ks_zview v = {.m = {.type = KS_ZSET, .stored = KS_ZSET, .big = 1, .version = z->version},
+                  .n = z->count};
+    ks_zmvec all;
+    ks_zmvec_init(&all);
+    ks_status st = ks_zview_all(z->c, &v, &all);
+    if (st == KS_OK && all.n != z->count) st = ks_corrupt(z->c, "zset count");
+    if (st == KS_OK) st = store_sorted(z->w, all.v, all.n, z->enc, z->w->m.expire);
+    ks_zmvec_free(&all);
+    return st;
+}
+
+ks_status ks_zw_close(ks_zw *z)
+{
+    ks_write *w = z->w;
+    ks_status st = KS_OK;
+    if (!z->changed) goto out;
+    if (z->count == 0) {
+        st = w->m.stored != KS_NONE ? ks_write_del(w) : KS_OK;
+    } else if (!z->big) {
+        if (!packed_fits(z->c, z->n, packed_bytes(z))) to_big(z);
+    }
+    if (z->count == 0 || st != KS_OK) goto out;
+    if (!z->big) {
+        ks_zmvec_sort(z->items, z->n);
+        st = packed_put(w, z->items, z->n, z->enc, w->m.expire);
+    } else if (z->removed > z->count + ks_zrewrite_slack) {
+        st = rewrite(z);
+    } else {
+        st = ks_zrank_apply(z, 1);
+        if (st == KS_OK)
+            st = big_put(w, z->version, z->count, z->height, z->removed, z->enc, w->m.expire);
+    }
+out:
+    ks_zw_abort(z);
+    return st;
+}
+
+ks_status ks_zstore_items(ks_write *w, const ks_zmember *items, size_t n)
+{
+    ks_ctx *c = w->c;
+    if (n == 0) return w->m.stored != KS_NONE ? ks_write_del(w) : KS_OK;
+    size_t maxlen = 0;
+    for (size_t i = 0; i < n; i++)
+        if (items[i].ml > maxlen) maxlen = items[i].ml;
+    int enc = !((long long)n <= c->ks->limits.zset_max_listpack_entries &&
+                (long long)maxlen <= c->ks->limits.zset_max_listpack_value);
+    ks_zmember *sorted = malloc(n * sizeof(*sorted));
+    if (!sorted) return ks_oom(c);
+    memcpy(sorted, items, n * sizeof(*sorted));
+    for (size_t i = 0; !enc && i < n; i++) /* a listpack has no -0 (see listpack_score) */
+        if (sorted[i].score == 0) sorted[i].score = 0.0;
+    ks_zmvec_sort(sorted, n);
+    ks_status st = store_sorted(w, sorted, n, enc, 0);
+    free(sorted);
+    return st;
+}
+
+/* ---- Commands ------------------------------------------------------------------------------ */
+
+/* Redis's listpack stores an integral score as an integer, so a -0 added
+ * to a zset of its listpack encoding (ENC clear) is kept as 0; a skiplist
+ * keeps the double's sign. The reply still shows the score computed. */
+static double listpack_score(const ks_zw *z, double score)
+{
+    return !z->enc && score == 0 ? 0.0 : score;
+}
+
+static ks_status zadd_one(ks_zw *z, const ks_zmember *in, int flags, ks_zadd_result *r)
+{
+    ks_ctx *c = z->c;
+    double cur, score = in->score;
+    int found = ks_zw_find(z, in->m, in->ml, &cur);
+    if (found < 0) return KS_ERR_ENGINE;
+    if (found) {
+        if (flags & KS_ZADD_NX) return KS_OK;
+        if (flags & KS_ZADD_INCR) {
+            score += cur;
+            if (isnan(score)) return ks_err_msg(c, "ERR resulting score is not a number (NaN)");
+        }
+        if (((flags & KS_ZADD_LT) && score >= cur) || ((flags & KS_ZADD_GT) && score <= cur))
+            return KS_OK;
+        r->processed++;
+        r->score = score;
+        if (score == cur) return KS_OK;
+        r->updated++;
+        return ks_zw_set(z, in->m, in->ml, 1, cur, listpack_score(z, score));
+    }
+    if (flags & KS_ZADD_XX) return KS_OK;
+    /* Redis's listpack turns into a skiplist on the member that would make
+     * it too long or too many. */
+    const ks_limits *lim = &c->ks->limits;
+    if ((long long)z->count + 1 > lim->zset_max_listpack_entries ||
+        (long long)in->ml > lim->zset_max_listpack_value)
+        z->enc = 1;
+    r->added++;
+    r->processed++;
+    r->score = score;
+    return ks_zw_set(z, in->m, in->ml, 0, 0, listpack_score(z, score));
+}
+
+ks_status ks_zadd(ks_ctx *c, const char *key, size_t klen, const ks_zmember *in, size_t n,
+                  int flags, ks_zadd_result *r)
+{
+    ks_write w;
+    memset(r, 0, sizeof(*r));
+    ks_status st = ks_write_begin(c, c->db, key, klen, KS_ZSET, &w);
+    if (st != KS_OK) return st;
+    if (w.m.type == KS_NONE && (flags & KS_ZADD_XX)) {
+        ks_write_end(&w);
+        return KS_OK;
+    }
+    ks_zw z;
+    st = ks_zw_open(&z, &w);
+    if (st == KS_OK && w.m.type == KS_NONE && n) {
+        /* A new key: Redis picks the encoding from the first member. */
+        const ks_limits *lim = &c->ks->limits;
+        z.enc = lim->zset_max_listpack_entries == 0 ||
+                lim->zset_max_listpack_value < (long long)in[0].ml;
+    }
+    for (size_t i = 0; st == KS_OK && i < n; i++)
+        st = zadd_one(&z, &in[i], flags, r);
+    if (st == KS_OK)
+        st = ks_zw_close(&z);
+    else
+        ks_zw_abort(&z);
+    ks_write_end(&w);
+    return st;
+}
+
+ks_status ks_zrem(ks_ctx *c, const char *key, size_t klen, const ks_field *m, size_t n,
+                  uint64_t *removed)
+{
+    ks_write w;
+    *removed = 0;
+    ks_status st = ks_write_begin(c, c->db, key, klen, KS_ZSET, &w);
+    if (st != KS_OK) return st;
+    if (w.m.type == KS_NONE) {
+        ks_write_end(&w);
+        return KS_NOTFOUND;
+    }
+    ks_zw z;
+    st = ks_zw_open(&z, &w);
+    for (size_t i = 0; st == KS_OK && i < n && z.count; i++) {
+        double score;
+        int found = ks_zw_find(&z, m[i].f, m[i].fl, &score);
+        if (found < 0) st = KS_ERR_ENGINE;
+        if (found > 0 && (st = ks_zw_remove(&z, m[i].f, m[i].fl, score)) == KS_OK) (*removed)++;
+    }
+    if (st == KS_OK)
+        st = ks_zw_close(&z);
+    else
+        ks_zw_abort(&z);
+    ks_write_end(&w);
+    return st;
+}
+
+ks_status ks_zcard(ks_ctx *c, const char *key, size_t klen, uint64_t *n)
+{
+    ks_meta m;
+    *n = 0;
+    ks_status st = ks_key_read(c, NULL, c->db, key, klen, KS_ZSET, &m);
+    if (st != KS_OK) return st;
+    if (zset_count(&m, n) != 0) st = ks_corrupt(c, "zset encoding");
+    ks_meta_free(&m);
+    return st;
+}
+
+ks_status ks_zscore(ks_ctx *c, const char *key, size_t klen, const ks_field *m, size_t n,
+                    double *scores, int *found)
+{
+    for (size_t i = 0; i < n; i++)
+        found[i] = 0, scores[i] = 0;
+    ks_zview v;
+    ks_status st = ks_zview_open(c, key, klen, &v);
+    if (st != KS_OK) return st;
+    for (size_t i = 0; st == KS_OK && i < n; i++) {
+        int r = ks_zview_score(c, &v, m[i].f, m[i].fl, &scores[i]);
+        if (r < 0) st = KS_ERR_ENGINE;
+        found[i] = r > 0;
+    }
+    ks_zview_close(&v);
+    return st;
+}
+
+ks_status ks_zscan(ks_ctx *c, const char *key, size_t klen, uint64_t cursor, const char *pat,
+                   size_t plen, uint64_t count, ks_zmembers_fn fn, void *arg, int *listpack,
+                   uint64_t *next)
+{
+    ks_zview v;
+    *next = 0;
+    ks_status st = ks_zview_open(c, key, klen, &v);
+    if (st != KS_OK) return st;
+    *listpack = !v.m.enc;
+    ks_zmvec all, out;
+    ks_zmvec_init(&all);
+    ks_zmvec_init(&out);
+    if (!v.m.big || !v.m.enc) {
+        /* Packed zsets, and those Redis would hold as a listpack, come back
+         * whole in score order, as Redis scans a listpack. */
+        st = ks_zview_all(c, &v, &all);
+        for (size_t i = 0; st == KS_OK && i < all.n; i++)
+            if ((!pat || ks_glob_match(pat, plen, all.v[i].m, all.v[i].ml, 0)) &&
+                ks_zmvec_push(&out, all.v[i].m, all.v[i].ml, all.v[i].score, 0) != 0)
+                st = ks_oom(c);
+    } else {
+        ks_miter mi;
+        char t = KS_ZTAG_MEMBER;
+        ks_miter_open(&mi, c, NULL, c->db, v.m.version);
+        if (!ks_member_cursor_seek(c, &mi, cursor)) ks_miter_seek(&mi, &t, 1);
+        for (uint64_t seen = 0; st == KS_OK && ks_miter_valid(&mi); ks_miter_next(&mi), seen++) {
+            size_t sn, vn;
+            const char *s = ks_miter_suffix(&mi, &sn), *val = ks_miter_value(&mi, &vn);
+            if (sn < 1 || s[0] != KS_ZTAG_MEMBER) break;
+            if (seen == count) {
+                *next = ks_member_cursor_save(c, &mi);
+                break;
+            }
+            if (vn != 8) {
+                st = ks_corrupt(c, "zset member");
+            } else if ((!pat || ks_glob_match(pat, plen, s + 1, sn - 1, 0)) &&
+                       ks_zmvec_push(&out, s + 1, sn - 1, ks_zdouble(ks_get_be64(val)), 1) != 0) {
+                st = ks_oom(c);
+            }
+        }
+        ks_status cst = ks_miter_close(&mi, c);
+        if (st == KS_OK) st = cst;
+    }
+    if (st == KS_OK) fn(arg, out.v, out.n);
+    ks_zmvec_free(&out);
+    ks_zmvec_free(&all);
+    ks_zview_close(&v);
+    return st;
+}

@@ -1,0 +1,205 @@
+/*
+ * ks_zset.h -- internal to src/keyspace: what the sorted-set files share.
+ *   ks_zset.c        storage (packed bodies, member and order entries), the
+ *                    zset row, views, the write context, the single-key
+ *                    commands (ZADD, ZREM, ZSCORE, ZCARD, ZSCAN)
+ *   ks_zset_rank.c   the counted rank blocks (KS-Z2, KS-Z3): rank(x), at(r),
+ *                    their upkeep, the rebuild and the invariant checker
+ *   ks_zset_range.c  ranges by rank, score and lex; ZCOUNT, ZLEXCOUNT,
+ *                    ZRANK, ZREMRANGEBY*, ZPOP*, ZRANDMEMBER
+ *   ks_zset_ops.c    ZUNION, ZINTER, ZDIFF (and their STORE forms),
+ *                    ZINTERCARD, whole-zset stores (ZRANGESTORE, GEO*STORE)
+ * Format: ENCODING.md, "Sorted sets (type 5)".
+ */
+#ifndef STRATA_KS_ZSET_H
+#define STRATA_KS_ZSET_H
+
+#include "keyspace/ks_type.h"
+
+/* Big-zset member suffixes: the first byte says which kind of entry. */
+#define KS_ZTAG_MEMBER 0x00 /* 0x00 member -> score:be64 (IEEE bits) */
+#define KS_ZTAG_ORDER 0x01  /* 0x01 skey:be64 member -> "" | "-" (-0) */
+#define KS_ZTAG_RANK 0x02   /* 0x02 level:u8 start -> count:le64 children:le64 */
+
+/* Rank blocks: fan-out B; a block splits above 2B children and is merged
+ * into its predecessor below B/4 (ENCODING.md). */
+#define KS_ZRANK_FANOUT 64
+/* The fan-out in use: KS_ZRANK_FANOUT, changed only by tests (before any
+ * big zset exists) to build deep block trees from few members. */
+extern unsigned ks_zrank_b;
+#define KS_ZRANK_MAX (2u * ks_zrank_b)
+#define KS_ZRANK_MIN (ks_zrank_b / 4u)
+#define KS_ZRANK_MAX_HEIGHT 16
+/* Big ext: height:u8 removed:le64. A big zset is rewritten once more
+ * members were removed (or moved by a new score) under its version than it
+ * has, plus this slack (ENCODING.md, "Tombstones"). */
+#define KS_ZEXT_LEN 9
+#define KS_ZSET_REWRITE_SLACK 1024
+extern uint64_t ks_zrewrite_slack; /* KS_ZSET_REWRITE_SLACK; tests change it */
+
+/* ---- Scores ---------------------------------------------------------------- */
+
+static inline uint64_t ks_zbits(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    return u;
+}
+static inline double ks_zdouble(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, 8);
+    return d;
+}
+/* The order-preserving key of a score (IDX NUMERIC's): -0 and +0 share it. */
+static inline uint64_t ks_zskey(double d)
+{
+    uint64_t u = ks_zbits(d == 0 ? 0.0 : d);
+    return (u >> 63) ? ~u : u ^ 0x8000000000000000ull;
+}
+static inline double ks_zskey_score(uint64_t k)
+{
+    return ks_zdouble((k >> 63) ? k ^ 0x8000000000000000ull : ~k);
+}
+/* Redis's order of (score, member): scores, then memcmp with the shorter
+ * first. */
+int ks_zcmp(const ks_zmember *a, const ks_zmember *b);
+
+/* ---- Suffix buffers ---------------------------------------------------------- */
+
+/* A byte string in a ks_ekey used as a growable buffer (sbuf first). */
+static inline void ks_zbuf_init(ks_ekey *k)
+{
+    k->p = k->sbuf;
+    k->cap = sizeof(k->sbuf);
+    k->n = 0;
+}
+/* tag member / tag skey member / tag level start */
+void ks_zsfx_member(ks_ekey *k, const char *m, size_t ml);
+void ks_zsfx_order(ks_ekey *k, double score, const char *m, size_t ml);
+void ks_zsfx_rank(ks_ekey *k, int level, const char *start, size_t sl);
+/* The order key of (score, member): skey:be64 member (an order entry's
+ * suffix without its tag; rank block starts are such keys). */
+void ks_zorder_key(ks_ekey *k, double score, const char *m, size_t ml);
+
+/* ---- Member vectors ---------------------------------------------------------- */
+
+/* A growable array of members; copies of member bytes live in its chunks. */
+typedef struct ks_zmvec {
+    ks_zmember *v;
+    size_t n, cap;
+    char **chunks;
+    size_t nchunks, capchunks;
+    size_t left; /* free bytes at the end of the newest chunk */
+} ks_zmvec;
+
+void ks_zmvec_init(ks_zmvec *v);
+/* Appends (m, score); copy: keep a copy of the member bytes. 0 or -1. */
+int ks_zmvec_push(ks_zmvec *v, const char *m, size_t ml, double score, int copy);
+void ks_zmvec_free(ks_zmvec *v);
+/* Sorts into Redis's (score, member) order. */
+void ks_zmvec_sort(ks_zmember *items, size_t n);
+
+/* ---- Views ------------------------------------------------------------------- */
+
+/* A sorted set read for a command. Packed: every member, parsed (pointers
+ * into m.raw), in (score, member) order. Big: the header only. */
+typedef struct ks_zview {
+    ks_meta m; /* owned when own; type KS_NONE when the key is absent */
+    ks_zmember *items;
+    size_t n; /* packed members; big: the count */
+    int height;
+    int own;
+} ks_zview;
+/* Reads key of c->db as a zset: KS_OK, KS_NOTFOUND (nothing to close),
+ * KS_ERR_WRONGTYPE or an engine/corruption error. */
+ks_status ks_zview_open(ks_ctx *c, const char *key, size_t klen, ks_zview *v);
+/* A view of a live zset record m (borrowed: must outlive the view). */
+ks_status ks_zview_of(ks_ctx *c, const ks_meta *m, ks_zview *v);
+void ks_zview_close(ks_zview *v);
+/* The score of member: 1 found, 0 not, -1 error (c->err set). */
+int ks_zview_score(ks_ctx *c, const ks_zview *v, const char *m, size_t ml, double *score);
+/* Every member in (score, member) order, copied into out (and its chunks). */
+ks_status ks_zview_all(ks_ctx *c, const ks_zview *v, ks_zmvec *out);
+/* Parses a packed body into items (malloc'd array, *n members). 0 or -1. */
+int ks_zpacked_parse(const char *p, size_t n, ks_zmember **items, size_t *count);
+
+/* ---- Writing ----------------------------------------------------------------- */
+
+/* A pending change of the rank blocks: an order key entering (+1) or
+ * leaving (-1) the order, or (inside ks_zset_rank.c) a block start gained
+ * or lost by a level. */
+typedef struct ks_zdelta {
+    const char *k; /* order key (a copy in the owner's chunks) */
+    size_t kl;
+    int64_t dcount, dchildren;
+} ks_zdelta;
+
+/* A sorted set being changed by one command. Packed values are changed in
+ * memory and written at ks_zw_close; a value that outgrows the packing
+ * limits turns big on the spot (every member written under a new
+ * version). Big values write member and order entries as they go and keep
+ * the rank changes for the close (or rebuild the rank blocks there when
+ * the changes are many: ks_zrank_apply). REQUIRES: member bytes handed in
+ * stay valid until the close. */
+typedef struct ks_zw {
+    ks_write *w;
+    ks_ctx *c;
+    int big, enc, height;
+    uint64_t version, count, removed;
+    ks_zmember *items; /* packed: the members, unordered while changing */
+    size_t n, cap;
+    ks_fvec keys; /* big: the order keys of the pending deltas */
+    ks_zdelta *d; /* big: pending rank changes */
+    size_t nd, capd;
+    int rebuild; /* big: rebuild the rank blocks at the close */
+    int changed; /* anything to write */
+} ks_zw;
+/* Opens w's key (a live zset or absent) for changes. */
+ks_status ks_zw_open(ks_zw *z, ks_write *w);
+/* Looks member up: 1 with *score, 0 absent, -1 error. */
+int ks_zw_find(ks_zw *z, const char *m, size_t ml, double *score);
+/* Sets member's score (found: it had old). */
+ks_status ks_zw_set(ks_zw *z, const char *m, size_t ml, int found, double old, double score);
+/* Removes a member that has score. */
+ks_status ks_zw_remove(ks_zw *z, const char *m, size_t ml, double score);
+/* Writes the result (the record, rank blocks; deletes the key when empty)
+ * keeping w's TTL, and frees z. ks_zw_abort frees without writing. */
+ks_status ks_zw_close(ks_zw *z);
+void ks_zw_abort(ks_zw *z);
+
+/* Replaces w's key by the zset items[0..n) (sorted, distinct), dropping any
+ * TTL, with Redis's encoding rule for a command's destination (listpack
+ * when n <= zset-max-listpack-entries and no member is longer than
+ * zset-max-listpack-value); n == 0 deletes the key. */
+ks_status ks_zstore_items(ks_write *w, const ks_zmember *items, size_t n);
+
+/* ---- Rank blocks (ks_zset_rank.c) -------------------------------------------- */
+
+/* Applies the pending deltas of z to the rank blocks, updating z->height
+ * (order entries must be final for them). Many changes at once rebuild
+ * the blocks instead: at once when final, else at the close (z->rebuild). */
+ks_status ks_zrank_apply(ks_zw *z, int final);
+/* Rebuilds every rank block of (db, version) from its order entries;
+ * *height gets the new height. */
+ks_status ks_zrank_rebuild(ks_ctx *c, int db, uint64_t version, int *height);
+/* The number of order entries < key (an order key: skey member). */
+ks_status ks_zrank_of(ks_ctx *c, const ks_zview *v, const char *key, size_t kl, uint64_t *rank);
+/* Positions mi (open on v's version) on the order entry of rank r
+ * (REQUIRES r < count). */
+ks_status ks_zrank_seek(ks_ctx *c, const ks_zview *v, ks_miter *mi, uint64_t r);
+
+/* ---- Order entries ------------------------------------------------------------- */
+
+/* Reads the order entry under mi: member and exact score (the '-' value
+ * restores -0). 0, or -1 when it is not a well-formed order entry. */
+int ks_zorder_entry(const ks_miter *mi, ks_zmember *out);
+/* 1 when mi is valid and on an order entry. */
+int ks_zorder_valid(const ks_miter *mi);
+/* Positions mi at the first order entry >= (skey member), or the last <=. */
+void ks_zorder_seek(ks_miter *mi, const char *key, size_t kl);
+void ks_zorder_seek_prev(ks_miter *mi, const char *key, size_t kl);
+void ks_zorder_first(ks_miter *mi);
+void ks_zorder_last(ks_miter *mi);
+
+#endif

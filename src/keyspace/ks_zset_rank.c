@@ -1,0 +1,794 @@
+/*
+ * ks_zset_rank.c -- the counted rank blocks of big sorted sets, which make
+ * ZRANK, ZRANGE by rank, ZCOUNT and random members cost a bounded number
+ * of iterator steps at any size (Redis's skiplist spans, on disk).
+ *
+ * On-disk format (ENCODING.md, "Sorted sets (type 5)"): under the zset's
+ * version,
+ *   0x02 level:u8 start -> count:le64 children:le64
+ * where start is an order key (skey:be64 member, the order entry's suffix
+ * without its 0x01 tag), empty for the first block of a level. The blocks
+ * of a level partition the order into [start_i, start_i+1); count is the
+ * number of order entries in the range (KS-Z2); children the number of
+ * order entries (level 1) or level-1 lower blocks (level >= 2) starting in
+ * it; every start of level L+1 is a start of level L (KS-Z3), every block
+ * has at most 2B children and the top level at most 2B blocks. A start
+ * need not name an existing order entry (the entry may have been removed
+ * since): ranges only compare against it.
+ *
+ * Algorithms:
+ * - rank(x): from the top level down, walk the blocks of the current
+ *   parent, adding the counts of those that end before x, descend into the
+ *   one that holds x; at level 1 walk its order entries up to x.
+ * - seek(r): the same descent choosing by the running sum of counts.
+ * - apply: a command's order-entry changes (+1/-1 per order key, sorted)
+ *   are added to the blocks that hold them, level by level; a block above
+ *   2B children splits into pieces of about B (one walk of its children),
+ *   one below B/4 that is not its parent's first child is merged into its
+ *   predecessor when they fit in 2B; each new or removed start is a
+ *   children change for the level above. A top level above 2B blocks gets
+ *   a new level over it; a single top block above level 1 is dropped.
+ * - rebuild: one walk of the order entries (levels built B at a time),
+ *   used when a command changes more than an eighth of the members.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "keyspace/ks_zset.h"
+
+#define B ks_zrank_b
+
+unsigned ks_zrank_b = KS_ZRANK_FANOUT;
+
+static int kcmp(const char *a, size_t al, const char *b, size_t bl)
+{
+    size_t n = al < bl ? al : bl;
+    int r = n ? memcmp(a, b, n) : 0;
+    return r ? r : (al < bl ? -1 : al > bl);
+}
+
+/* The block under mi when it is one of level: 1 (start, count, children
+ * set), 0 when mi is past the level, -1 when the value is malformed. */
+static int blk_at(const ks_miter *mi, int level, const char **start, size_t *sl, uint64_t *count,
+                  uint64_t *children)
+{
+    if (!ks_miter_valid(mi)) return 0;
+    size_t sn, vn;
+    const char *s = ks_miter_suffix(mi, &sn);
+    if (sn < 2 || s[0] != KS_ZTAG_RANK || (unsigned char)s[1] != level) return 0;
+    const char *v = ks_miter_value(mi, &vn);
+    if (vn != 16) return -1;
+    *start = s + 2;
+    *sl = sn - 2;
+    *count = ks_get_le64(v);
+    *children = ks_get_le64(v + 8);
+    return 1;
+}
+
+static void blk_seek(ks_miter *mi, int level, const char *start, size_t sl, int prev)
+{
+    ks_ekey k;
+    ks_zsfx_rank(&k, level, start, sl);
+    if (prev)
+        ks_miter_seek_prev(mi, k.p, k.n);
+    else
+        ks_miter_seek(mi, k.p, k.n);
+    ks_ekey_free(&k);
+}
+
+static void blk_put(ks_ctx *c, int db, uint64_t version, int level, const char *start, size_t sl,
+                    uint64_t count, uint64_t children)
+{
+    ks_ekey k;
+    char v[16];
+    ks_put_le64(v, count);
+    ks_put_le64(v + 8, children);
+    ks_zsfx_rank(&k, level, start, sl);
+    ks_member_put(c, db, version, k.p, k.n, v, 16);
+    ks_ekey_free(&k);
+}
+
+static void blk_del(ks_ctx *c, int db, uint64_t version, int level, const char *start, size_t sl)
+{
+    ks_ekey k;
+    ks_zsfx_rank(&k, level, start, sl);
+    ks_member_del(c, db, version, k.p, k.n);
+    ks_ekey_free(&k);
+}
+
+/* 1 when mi is on an order entry whose key (after the tag) is < end
+ * (end NULL: no bound); *key set. */
+static int order_before(const ks_miter *mi, const char *end, size_t el, const char **key,
+                        size_t *kl)
+{
+    if (!ks_zorder_valid(mi)) return 0;
+    size_t sn;
+    const char *s = ks_miter_suffix(mi, &sn);
+    *key = s + 1;
+    *kl = sn - 1;
+    return !end || kcmp(*key, *kl, end, el) < 0;
+}
+
+static ks_status corrupt(ks_ctx *c)
+{
+    return ks_corrupt(c, "zset rank blocks");
+}
+
+/* ---- Reading: rank and seek ---------------------------------------------------- */
+
+/* The descent both reads share: from the top, within the parent range
+ * that starts at lo, walk the blocks of each level. By key: stop at the
+ * last block starting at or before key, adding the counts passed to *r.
+ * By rank: stop at the block where the remaining rank *r falls, taking
+ * the counts passed off it. lo ends as the chosen level-1 block's start. */
+static ks_status descend(ks_ctx *c, const ks_zview *v, ks_miter *mi, int by_rank, const char *key,
+                         size_t kl, uint64_t *r, ks_ekey *lo)
+{
+    uint64_t acc = 0;
+    ks_zbuf_init(lo);
+    for (int level = v->height; level >= 1; level--) {
+        const char *s;
+        size_t sl;
+        uint64_t cnt, ch, ncnt;
+        blk_seek(mi, level, lo->p, lo->n, 0);
+        if (blk_at(mi, level, &s, &sl, &cnt, &ch) != 1 || kcmp(s, sl, lo->p, lo->n) != 0)
+            return corrupt(c);
+        for (;;) {
+            if (by_rank && *r < cnt) break;
+            ks_miter_next(mi);
+            int nx = blk_at(mi, level, &s, &sl, &ncnt, &ch);
+            if (nx < 0) return corrupt(c);
+            if (!by_rank && (nx == 0 || kcmp(s, sl, key, kl) > 0)) break;
+            if (nx == 0) return corrupt(c);
+            if (by_rank)
+                *r -= cnt;
+            else
+                acc += cnt;
+            lo->n = 0;
+            ks_ekey_append(lo, s, sl);
+            cnt = ncnt;
+        }
+    }
+    if (!by_rank) *r = acc;
+    return KS_OK;
+}
+
+ks_status ks_zrank_of(ks_ctx *c, const ks_zview *v, const char *key, size_t kl, uint64_t *rank)
+{
+    ks_miter mi;
+    ks_ekey lo;
+    uint64_t r = 0;
+    ks_miter_open(&mi, c, NULL, c->db, v->m.version);
+    ks_status st = descend(c, v, &mi, 0, key, kl, &r, &lo);
+    if (st == KS_OK) {
+        const char *k;
+        size_t n;
+        for (ks_zorder_seek(&mi, lo.p, lo.n); order_before(&mi, key, kl, &k, &n);
+             ks_miter_next(&mi))
+            r++;
+    }
+    ks_ekey_free(&lo);
+    ks_status cst = ks_miter_close(&mi, c);
+    *rank = r;
+    return st != KS_OK ? st : cst;
+}
+
+ks_status ks_zrank_seek(ks_ctx *c, const ks_zview *v, ks_miter *mi, uint64_t r)
+{
+    ks_ekey lo;
+    if (r < KS_ZRANK_MAX) { /* near the front a walk is cheaper than the descent */
+        ks_zorder_first(mi);
+        for (; r && ks_zorder_valid(mi); r--)
+            ks_miter_next(mi);
+        return ks_zorder_valid(mi) ? KS_OK : corrupt(c);
+    }
+    ks_status st = descend(c, v, mi, 1, NULL, 0, &r, &lo);
+    if (st == KS_OK) {
+        ks_zorder_seek(mi, lo.p, lo.n);
+        for (; r && ks_zorder_valid(mi); r--)
+            ks_miter_next(mi);
+        if (!ks_zorder_valid(mi)) st = corrupt(c);
+    }
+    ks_ekey_free(&lo);
+    return st;
+}
+
+/* ---- Rebuild -------------------------------------------------------------------- */
+
+/* One level's blocks while building: starts (copies in own), counts. */
+typedef struct blist {
+    const char **start;
+    size_t *sl;
+    uint64_t *count, *children;
+    size_t n, cap;
+} blist;
+
+static int blist_push(blist *l, const char *s, size_t sl, uint64_t count, uint64_t children)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        const char **ns = realloc(l->start, cap * sizeof(*ns));
+        if (ns) l->start = ns;
+        size_t *nl = realloc(l->sl, cap * sizeof(*nl));
+        if (nl) l->sl = nl;
+        uint64_t *nc = realloc(l->count, cap * sizeof(*nc));
+        if (nc) l->count = nc;
+        uint64_t *nh = realloc(l->children, cap * sizeof(*nh));
+        if (nh) l->children = nh;
+        if (!ns || !nl || !nc || !nh) return -1;
+        l->cap = cap;
+    }
+    l->start[l->n] = s;
+    l->sl[l->n] = sl;
+    l->count[l->n] = count;
+    l->children[l->n] = children;
+    l->n++;
+    return 0;
+}
+
+static void blist_free(blist *l)
+{
+    free(l->start);
+    free(l->sl);
+    free(l->count);
+    free(l->children);
+    memset(l, 0, sizeof(*l));
+}
+
+/* Groups the blocks of lower into pieces of about B (each > B unless
+ * there are fewer), as the blocks of the level above. */
+static int group(const blist *lower, blist *upper)
+{
+    size_t n = lower->n, k = n / B ? n / B : 1, base = n / k, extra = n % k, i = 0;
+    for (size_t p = 0; p < k; p++) {
+        size_t size = base + (p < extra), first = i;
+        uint64_t cnt = 0;
+        for (size_t j = 0; j < size; j++, i++)
+            cnt += lower->count[i];
+        if (blist_push(upper, p ? lower->start[first] : "", p ? lower->sl[first] : 0, cnt, size))
+            return -1;
+    }
+    return 0;
+}
+
+static void blist_write(ks_ctx *c, int db, uint64_t version, int level, const blist *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        blk_put(c, db, version, level, l->start[i], l->sl[i], l->count[i], l->children[i]);
+}
+
+/* Writes level 1 (lvl) and the levels above it until one has at most 2B
+ * blocks; *height gets the number of levels. */
+static ks_status build_up(ks_ctx *c, int db, uint64_t version, blist *lvl, int *height)
+{
+    int level = 1;
+    blist_write(c, db, version, 1, lvl);
+    while (lvl->n > KS_ZRANK_MAX) {
+        blist up = {0};
+        if (group(lvl, &up) != 0) {
+            blist_free(&up);
+            return ks_oom(c);
+        }
+        blist_free(lvl);
+        *lvl = up;
+        if (++level > KS_ZRANK_MAX_HEIGHT) return corrupt(c);
+        blist_write(c, db, version, level, lvl);
+    }
+    *height = level;
+    return KS_OK;
+}
+
+ks_status ks_zrank_rebuild(ks_ctx *c, int db, uint64_t version, int *height)
+{
+    char from = KS_ZTAG_RANK, to = KS_ZTAG_RANK + 1;
+    ks_members_delete_range(c, db, version, &from, 1, &to, 1);
+    ks_fvec own;
+    ks_fvec_init(&own);
+    blist l1 = {0};
+    ks_status st = KS_OK;
+    ks_miter mi;
+    uint64_t in_block = 0;
+    ks_miter_open(&mi, c, NULL, db, version);
+    for (ks_zorder_first(&mi); st == KS_OK && ks_zorder_valid(&mi); ks_miter_next(&mi)) {
+        size_t sn;
+        const char *s = ks_miter_suffix(&mi, &sn);
+        if (l1.n == 0 || in_block == B) {
+            if (l1.n) l1.count[l1.n - 1] = l1.children[l1.n - 1] = in_block;
+            int r = l1.n ? ks_fvec_push_copy(&own, s + 1, sn - 1, NULL, 0) : 0;
+            if (r != 0 || blist_push(&l1, l1.n ? own.v[own.n - 1].f : "",
+                                     l1.n ? own.v[own.n - 1].fl : 0, 0, 0) != 0)
+                st = ks_oom(c);
+            in_block = 0;
+        }
+        in_block++;
+    }
+    ks_status cst = ks_miter_close(&mi, c);
+    if (st == KS_OK) st = cst;
+    if (st == KS_OK && l1.n == 0 && blist_push(&l1, "", 0, 0, 0) != 0) st = ks_oom(c);
+    if (st == KS_OK) {
+        l1.count[l1.n - 1] = l1.children[l1.n - 1] = in_block;
+        st = build_up(c, db, version, &l1, height);
+    }
+    blist_free(&l1);
+    ks_fvec_free(&own);
+    return st;
+}
+
+/* ---- Incremental upkeep ---------------------------------------------------------- */
+
+/* A block a level's changes touch (or the predecessor one merges into). */
+typedef struct zblk {
+    const char *start, *next; /* copies; next NULL: the level's last block */
+    size_t sl, nl;
+    uint64_t count, children;
+    int64_t dcount, dchildren; /* the changes that fall in it */
+    struct zblk *into;         /* merged into that block */
+    int dirty;
+    blist pieces; /* split: the new blocks after it */
+} zblk;
+
+static int dcmp(const void *a, const void *b)
+{
+    const ks_zdelta *x = a, *y = b;
+    return kcmp(x->k, x->kl, y->k, y->kl);
+}
+
+/* Sorts deltas and sums those of the same key; returns the new count
+ * (zero sums dropped). */
+static size_t deltas_net(ks_zdelta *d, size_t n)
+{
+    qsort(d, n, sizeof(*d), dcmp);
+    size_t out = 0;
+    for (size_t i = 0; i < n;) {
+        ks_zdelta s = d[i++];
+        while (i < n && kcmp(d[i].k, d[i].kl, s.k, s.kl) == 0) {
+            s.dcount += d[i].dcount;
+            s.dchildren += d[i].dchildren;
+            i++;
+        }
+        if (s.dcount || s.dchildren) d[out++] = s;
+    }
+    return out;
+}
+
+static ks_status copy_into(ks_ctx *c, ks_fvec *own, const char *p, size_t n, const char **out)
+{
+    if (ks_fvec_push_copy(own, p, n, NULL, 0) != 0) return ks_oom(c);
+    *out = own->v[own->n - 1].f;
+    return KS_OK;
+}
+
+/* Finds the blocks of level holding the changes d[0..n). The changes are
+ * sorted, so after a block the iterator already stands on the next one:
+ * nearby changes are reached by stepping, far ones by a seek. */
+#define LOCATE_WALK 16
+static ks_status locate(ks_ctx *c, int db, uint64_t version, int level, const ks_zdelta *d,
+                        size_t n, ks_fvec *own, zblk *t, size_t *nt)
+{
+    ks_miter mi;
+    ks_status st = KS_OK;
+    ks_ekey cur;
+    int positioned = 0; /* mi is on a block starting at or before d[i] */
+    *nt = 0;
+    ks_zbuf_init(&cur);
+    ks_miter_open(&mi, c, NULL, db, version);
+    for (size_t i = 0; st == KS_OK && i < n;) {
+        zblk *b = &t[(*nt)++];
+        memset(b, 0, sizeof(*b));
+        const char *s;
+        size_t sl;
+        uint64_t nc, nch;
+        int nx = 0, steps = 0;
+        if (!positioned) blk_seek(&mi, level, d[i].k, d[i].kl, 1);
+        for (;;) {
+            if (blk_at(&mi, level, &s, &sl, &b->count, &b->children) != 1) {
+                st = corrupt(c);
+                break;
+            }
+            cur.n = 0;
+            ks_ekey_append(&cur, s, sl);
+            ks_miter_next(&mi);
+            nx = blk_at(&mi, level, &s, &sl, &nc, &nch);
+            if (nx < 0) st = corrupt(c);
+            if (nx <= 0 || kcmp(s, sl, d[i].k, d[i].kl) > 0) break;
+            if (++steps > LOCATE_WALK) {
+                blk_seek(&mi, level, d[i].k, d[i].kl, 1);
+                steps = 0;
+            }
+        }
+        if (st != KS_OK || (st = copy_into(c, own, cur.p, cur.n, &b->start)) != KS_OK) break;
+        b->sl = cur.n;
+        if (nx > 0 && (st = copy_into(c, own, s, sl, &b->next)) == KS_OK) b->nl = sl;
+        for (; st == KS_OK && i < n && (!b->next || kcmp(d[i].k, d[i].kl, b->next, b->nl) < 0);
+             i++) {
+            b->dcount += d[i].dcount;
+            b->dchildren += d[i].dchildren;
+        }
+        positioned = nx > 0;
+    }
+    ks_ekey_free(&cur);
+    ks_status cst = ks_miter_close(&mi, c);
+    return st != KS_OK ? st : cst;
+}
+
+/* 1 when start (of a level-`level` block) is also a start of the level
+ * above: the block is its parent's first child and must not be merged
+ * away (KS-Z3). */
+static int starts_parent(ks_ctx *c, int db, uint64_t version, int level, const char *s, size_t sl)
+{
+    ks_ekey k;
+    char *v;
+    size_t vl;
+    ks_zsfx_rank(&k, level + 1, s, sl);
+    eng_status es = ks_member_get(c, NULL, db, version, k.p, k.n, &v, &vl);
+    ks_ekey_free(&k);
+    if (es == ENG_OK) eng_free(v);
+    return es != ENG_NOTFOUND; /* an error keeps the block: always safe */
+}
+
+/* The predecessor of t[i] at level, for a merge: t[i-1] (or what it was
+ * merged into) when adjacent, else read into *extra. NULL when none. */
+static zblk *predecessor(ks_ctx *c, int db, uint64_t version, int level, zblk *t, size_t i,
+                         ks_fvec *own, zblk *extra, ks_status *st)
+{
+    if (i > 0 && t[i - 1].next && kcmp(t[i - 1].next, t[i - 1].nl, t[i].start, t[i].sl) == 0) {
+        zblk *p = &t[i - 1];
+        while (p->into)
+            p = p->into;
+        return p;
+    }
+    ks_miter mi;
+    zblk *p = NULL;
+    const char *s;
+    size_t sl;
+    ks_miter_open(&mi, c, NULL, db, version);
+    blk_seek(&mi, level, t[i].start, t[i].sl, 1);
+    ks_miter_prev(&mi);
+    memset(extra, 0, sizeof(*extra));
+    if (blk_at(&mi, level, &s, &sl, &extra->count, &extra->children) == 1 &&
+        (*st = copy_into(c, own, s, sl, &extra->start)) == KS_OK) {
+        extra->sl = sl;
+        p = extra;
+    }
+    ks_status cst = ks_miter_close(&mi, c);
+    if (*st == KS_OK) *st = cst;
+    return *st == KS_OK ? p : NULL;
+}
+
+/* Splits b (more than 2B children) into pieces of about B by walking its
+ * children: order entries at level 1, level-1 lower blocks above. */
+static ks_status split(ks_ctx *c, int db, uint64_t version, int level, zblk *b, ks_fvec *own)
+{
+    ks_miter mi;
+    ks_status st = KS_OK;
+    blist ch = {0};
+    ks_miter_open(&mi, c, NULL, db, version);
+    if (level == 1) {
+        const char *k;
+        size_t kl;
+        for (ks_zorder_seek(&mi, b->start, b->sl);
+             st == KS_OK && order_before(&mi, b->next, b->nl, &k, &kl); ks_miter_next(&mi))
+            if (blist_push(&ch, NULL, kl, 1, 1) != 0 ||
+                (st = copy_into(c, own, k, kl, &ch.start[ch.n - 1])) != KS_OK)
+                st = st != KS_OK ? st : ks_oom(c);
+    } else {
+        const char *s;
+        size_t sl;
+        uint64_t cnt, cch;
+        int r;
+        for (blk_seek(&mi, level - 1, b->start, b->sl, 0);
+             st == KS_OK && (r = blk_at(&mi, level - 1, &s, &sl, &cnt, &cch)) == 1 &&
+             (!b->next || kcmp(s, sl, b->next, b->nl) < 0);
+             ks_miter_next(&mi))
+            if (blist_push(&ch, NULL, sl, cnt, cch) != 0 ||
+                (st = copy_into(c, own, s, sl, &ch.start[ch.n - 1])) != KS_OK)
+                st = st != KS_OK ? st : ks_oom(c);
+    }
+    ks_status cst = ks_miter_close(&mi, c);
+    if (st == KS_OK) st = cst;
+    if (st == KS_OK && ch.n != b->children) st = corrupt(c);
+    blist all = {0};
+    if (st == KS_OK && group(&ch, &all) != 0) st = ks_oom(c);
+    if (st == KS_OK) {
+        b->count = all.count[0];
+        b->children = all.children[0];
+        for (size_t p = 1; st == KS_OK && p < all.n; p++)
+            if (blist_push(&b->pieces, all.start[p], all.sl[p], all.count[p], all.children[p]))
+                st = ks_oom(c);
+    }
+    blist_free(&all);
+    blist_free(&ch);
+    return st;
+}
+
+/* Applies the changes d[0..n) (sorted, distinct) to level; *up gets the
+ * changes for the level above (count changes and the starts gained and
+ * lost), *nup their number. top: the level has no parent. */
+static ks_status level_apply(ks_ctx *c, int db, uint64_t version, int level, int top,
+                             const ks_zdelta *d, size_t n, ks_fvec *own, ks_zdelta **up,
+                             size_t *nup, int *structural)
+{
+    zblk *t = calloc(n, sizeof(*t)), *extra = calloc(n, sizeof(*extra));
+    size_t nt = 0, nextra = 0;
+    ks_status st = t && extra ? KS_OK : ks_oom(c);
+    if (st == KS_OK) st = locate(c, db, version, level, d, n, own, t, &nt);
+    for (size_t i = 0; st == KS_OK && i < nt; i++) {
+        zblk *b = &t[i];
+        if ((int64_t)b->count + b->dcount < 0 || (int64_t)b->children + b->dchildren < 0) {
+            st = corrupt(c);
+            break;
+        }
+        b->count = (uint64_t)((int64_t)b->count + b->dcount);
+        b->children = (uint64_t)((int64_t)b->children + b->dchildren);
+        b->dirty = 1;
+    }
+    /* Merges of blocks left small, in order, so chains resolve left to right. */
+    for (size_t i = 0; st == KS_OK && i < nt; i++) {
+        zblk *b = &t[i];
+        if (b->children >= KS_ZRANK_MIN || b->sl == 0) continue;
+        if (!top && starts_parent(c, db, version, level, b->start, b->sl)) continue;
+        zblk *p = predecessor(c, db, version, level, t, i, own, &extra[nextra], &st);
+        if (!p || p->children + b->children > KS_ZRANK_MAX) continue;
+        if (p == &extra[nextra]) nextra++;
+        p->count += b->count;
+        p->children += b->children;
+        p->dirty = 1;
+        b->into = p;
+        *structural = 1;
+    }
+    for (size_t i = 0; st == KS_OK && i < nt; i++)
+        if (!t[i].into && t[i].children > KS_ZRANK_MAX) {
+            st = split(c, db, version, level, &t[i], own);
+            *structural = 1;
+        }
+    /* Writes, and the changes for the level above. */
+    size_t cap = 2 * nt + 1;
+    for (size_t i = 0; i < nt; i++)
+        cap += t[i].pieces.n;
+    ks_zdelta *u = st == KS_OK ? malloc(cap * sizeof(*u)) : NULL;
+    size_t nu = 0;
+    if (st == KS_OK && !u) st = ks_oom(c);
+    for (size_t i = 0; st == KS_OK && i < nt; i++) {
+        zblk *b = &t[i];
+        if (b->into)
+            blk_del(c, db, version, level, b->start, b->sl);
+        else
+            blk_put(c, db, version, level, b->start, b->sl, b->count, b->children);
+        if (b->dcount || b->into)
+            u[nu++] = (ks_zdelta){b->start, b->sl, b->dcount, b->into ? -1 : 0};
+        for (size_t p = 0; p < b->pieces.n; p++) {
+            blk_put(c, db, version, level, b->pieces.start[p], b->pieces.sl[p], b->pieces.count[p],
+                    b->pieces.children[p]);
+            u[nu++] = (ks_zdelta){b->pieces.start[p], b->pieces.sl[p], 0, 1};
+        }
+    }
+    for (size_t i = 0; st == KS_OK && i < nextra; i++)
+        blk_put(c, db, version, level, extra[i].start, extra[i].sl, extra[i].count,
+                extra[i].children);
+    for (size_t i = 0; t && i < nt; i++)
+        blist_free(&t[i].pieces);
+    free(t);
+    free(extra);
+    if (st != KS_OK) {
+        free(u);
+        u = NULL;
+        nu = 0;
+    }
+    *up = u;
+    *nup = nu;
+    return st;
+}
+
+/* After structural changes at the top: grow a level over a top of more
+ * than 2B blocks, drop a top level of one block. */
+static ks_status top_fix(ks_ctx *c, int db, uint64_t version, int *height, ks_fvec *own)
+{
+    for (;;) {
+        blist top = {0};
+        ks_miter mi;
+        ks_status st = KS_OK;
+        const char *s;
+        size_t sl;
+        uint64_t cnt, ch;
+        int r;
+        ks_miter_open(&mi, c, NULL, db, version);
+        for (blk_seek(&mi, *height, "", 0, 0);
+             st == KS_OK && (r = blk_at(&mi, *height, &s, &sl, &cnt, &ch)) == 1;
+             ks_miter_next(&mi)) {
+            const char *cp = NULL;
+            if ((st = copy_into(c, own, s, sl, &cp)) == KS_OK &&
+                blist_push(&top, cp, sl, cnt, ch) != 0)
+                st = ks_oom(c);
+        }
+        ks_status cst = ks_miter_close(&mi, c);
+        if (st == KS_OK) st = cst;
+        if (st == KS_OK && top.n == 0) st = corrupt(c);
+        int again = 0;
+        if (st == KS_OK && top.n > KS_ZRANK_MAX) {
+            blist upl = {0};
+            if (group(&top, &upl) != 0) st = ks_oom(c);
+            if (st == KS_OK && *height + 1 > KS_ZRANK_MAX_HEIGHT) st = corrupt(c);
+            if (st == KS_OK) {
+                blist_write(c, db, version, ++*height, &upl);
+                again = 1;
+            }
+            blist_free(&upl);
+        } else if (st == KS_OK && top.n == 1 && *height > 1) {
+            blk_del(c, db, version, *height, "", 0);
+            --*height;
+            again = 1;
+        }
+        blist_free(&top);
+        if (st != KS_OK || !again) return st;
+    }
+}
+
+static ks_status incremental(ks_ctx *c, int db, uint64_t version, int *height, ks_zdelta *d,
+                             size_t n)
+{
+    ks_fvec own;
+    ks_fvec_init(&own);
+    ks_status st = KS_OK;
+    ks_zdelta *cur = d, *next = NULL;
+    size_t ncur = n, nnext = 0;
+    int structural = 0;
+    for (int level = 1; st == KS_OK && level <= *height && ncur; level++) {
+        structural = 0;
+        st = level_apply(c, db, version, level, level == *height, cur, ncur, &own, &next, &nnext,
+                         &structural);
+        if (cur != d) free(cur);
+        cur = next;
+        ncur = nnext;
+        next = NULL;
+    }
+    if (cur != d) free(cur);
+    if (st == KS_OK && structural) st = top_fix(c, db, version, height, &own);
+    ks_fvec_free(&own);
+    return st;
+}
+
+ks_status ks_zrank_apply(ks_zw *z, int final)
+{
+    ks_status st = KS_OK;
+    if (!z->rebuild && z->nd) {
+        z->nd = deltas_net(z->d, z->nd);
+        /* Many changes: one walk of the order costs less than the seeks. */
+        if ((uint64_t)z->nd * 8 > z->count)
+            z->rebuild = 1;
+        else
+            st = incremental(z->c, z->w->db, z->version, &z->height, z->d, z->nd);
+    }
+    z->nd = 0;
+    ks_fvec_free(&z->keys);
+    if (st == KS_OK && z->rebuild && final) {
+        st = ks_zrank_rebuild(z->c, z->w->db, z->version, &z->height);
+        z->rebuild = 0;
+    }
+    return st;
+}
+
+/* ---- The invariant checker ------------------------------------------------------------ */
+
+static const char *check_levels(ks_ctx *c, const ks_zview *v, ks_miter *mi, blist *lv, size_t nlv,
+                                ks_fvec *own, const blist *order)
+{
+    for (int level = 1; level <= v->height; level++) {
+        const char *s;
+        size_t sl;
+        uint64_t cnt, ch;
+        int r;
+        blist *l = &lv[level];
+        for (blk_seek(mi, level, "", 0, 0); (r = blk_at(mi, level, &s, &sl, &cnt, &ch)) == 1;
+             ks_miter_next(mi)) {
+            const char *cp = NULL;
+            if (copy_into(c, own, s, sl, &cp) != KS_OK || blist_push(l, cp, sl, cnt, ch) != 0)
+                return "out of memory";
+        }
+        if (r < 0) return "malformed rank block";
+        if (l->n == 0 || l->sl[0] != 0) return "a level does not start with an empty start";
+        const blist *lower = level == 1 ? order : &lv[level - 1];
+        size_t j = 0;
+        uint64_t total = 0;
+        for (size_t i = 0; i < l->n; i++) {
+            uint64_t n = 0, sum = 0;
+            if (i &&
+                (j >= lower->n ||
+                 kcmp(lower->start[j], lower->sl[j], l->start[i], l->sl[i]) != 0) &&
+                level > 1)
+                return "KS-Z3: a block start is not a start of the level below";
+            while (j < lower->n && (i + 1 == l->n || kcmp(lower->start[j], lower->sl[j],
+                                                          l->start[i + 1], l->sl[i + 1]) < 0)) {
+                sum += lower->count[j];
+                n++, j++;
+            }
+            if (l->children[i] != n) return "KS-Z2: children differ from the entries below";
+            if (l->count[i] != sum) return "KS-Z2: count differs from the entries below";
+            if (n > KS_ZRANK_MAX) return "KS-Z3: a block has more than 2B children";
+            total += sum;
+        }
+        if (total != v->n) return "KS-Z2: the counts of a level do not sum to ZCARD";
+    }
+    if (lv[v->height].n > KS_ZRANK_MAX) return "KS-Z3: the top level has more than 2B blocks";
+    (void)nlv;
+    return NULL;
+}
+
+static const char *check_big(ks_ctx *c, const ks_zview *v, ks_miter *mi)
+{
+    ks_fvec own;
+    ks_fvec_init(&own);
+    blist order = {0}, lv[KS_ZRANK_MAX_HEIGHT + 1];
+    memset(lv, 0, sizeof(lv));
+    const char *why = NULL;
+    uint64_t members = 0;
+    /* KS-Z1: each member entry has its order entry with the same score. */
+    char t = KS_ZTAG_MEMBER;
+    for (ks_miter_seek(mi, &t, 1); !why && ks_miter_valid(mi); ks_miter_next(mi)) {
+        size_t sn, vn;
+        const char *s = ks_miter_suffix(mi, &sn);
+        ks_miter_value(mi, &vn);
+        if (sn < 1 || s[0] != KS_ZTAG_MEMBER) break;
+        if (vn != 8) why = "malformed member entry";
+        members++;
+    }
+    for (ks_zorder_first(mi); !why && ks_zorder_valid(mi); ks_miter_next(mi)) {
+        ks_zmember z;
+        const char *cp = NULL;
+        if (ks_zorder_entry(mi, &z) != 0) {
+            why = "malformed order entry";
+            break;
+        }
+        size_t sn;
+        const char *s = ks_miter_suffix(mi, &sn);
+        if (copy_into(c, &own, s + 1, sn - 1, &cp) != KS_OK || blist_push(&order, cp, sn - 1, 1, 1))
+            why = "out of memory";
+    }
+    for (size_t i = 0; !why && i < order.n; i++) {
+        ks_zmember z = {order.start[i] + 8, order.sl[i] - 8,
+                        ks_zskey_score(ks_get_be64(order.start[i]))};
+        double sc;
+        int r = ks_zview_score(c, v, z.m, z.ml, &sc);
+        if (r != 1 || ks_zskey(sc) != ks_get_be64(order.start[i]))
+            why = "KS-Z1: an order entry without its member entry";
+    }
+    if (!why && (members != order.n || order.n != v->n))
+        why = "KS-Z1: member entries, order entries and ZCARD differ";
+    if (!why) why = check_levels(c, v, mi, lv, KS_ZRANK_MAX_HEIGHT + 1, &own, &order);
+    if (!why) {
+        const char *s;
+        size_t sl;
+        uint64_t cnt, ch;
+        blk_seek(mi, v->height + 1, "", 0, 0);
+        if (blk_at(mi, v->height + 1, &s, &sl, &cnt, &ch) != 0) why = "a block above the top level";
+        blk_seek(mi, 0, "", 0, 0);
+        if (blk_at(mi, 0, &s, &sl, &cnt, &ch) != 0) why = "a block at level 0";
+    }
+    for (int i = 0; i <= KS_ZRANK_MAX_HEIGHT; i++)
+        blist_free(&lv[i]);
+    blist_free(&order);
+    ks_fvec_free(&own);
+    return why;
+}
+
+int ks_zset_check(ks_ctx *c, const char *key, size_t klen, const char **why)
+{
+    ks_zview v;
+    *why = NULL;
+    ks_status st = ks_zview_open(c, key, klen, &v);
+    if (st == KS_NOTFOUND) return 0;
+    if (st != KS_OK) {
+        *why = "the key does not read as a zset";
+        return -1;
+    }
+    if (v.m.big) {
+        ks_miter mi;
+        ks_miter_open(&mi, c, NULL, c->db, v.m.version);
+        *why = check_big(c, &v, &mi);
+        if (ks_miter_close(&mi, c) != KS_OK && !*why) *why = "engine error";
+    } else {
+        for (size_t i = 1; i < v.n && !*why; i++)
+            if (ks_zcmp(&v.items[i - 1], &v.items[i]) >= 0) *why = "packed members out of order";
+    }
+    ks_zview_close(&v);
+    return *why ? -1 : 0;
+}

@@ -1,0 +1,345 @@
+/*
+ * ks_zset_test.c -- sorted sets in the keyspace: random operations against
+ * an in-memory model with the rank-block invariants KS-Z1..KS-Z3 checked
+ * after each step (ks_zset_check), the cost bounds of rank reads on a big
+ * zset (counted iterator steps), and the edge cases of the encoding (-0,
+ * tombstone rewrites, COPY of a big zset).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+#include "ks_fixture.h"
+#include "keyspace/ks_zset.h"
+
+/* ---- The model: a sorted array of (score, member) --------------------------- */
+
+typedef struct mz {
+    char m[24];
+    size_t ml;
+    double score;
+} mz;
+
+typedef struct model {
+    mz *v;
+    size_t n, cap;
+} model;
+
+static int mzcmp(const void *a, const void *b)
+{
+    const mz *x = a, *y = b;
+    if (x->score < y->score) return -1;
+    if (x->score > y->score) return 1;
+    size_t n = x->ml < y->ml ? x->ml : y->ml;
+    int r = memcmp(x->m, y->m, n);
+    return r ? r : (x->ml < y->ml ? -1 : x->ml > y->ml);
+}
+
+static long model_find(const model *md, const char *m, size_t ml)
+{
+    for (size_t i = 0; i < md->n; i++)
+        if (md->v[i].ml == ml && memcmp(md->v[i].m, m, ml) == 0) return (long)i;
+    return -1;
+}
+
+static void model_del(model *md, long i);
+
+/* Sets member's score, keeping the array sorted (no qsort per change: the
+ * model must stay cheaper than the code it checks). */
+static void model_set(model *md, const char *m, size_t ml, double score)
+{
+    long i = model_find(md, m, ml);
+    if (i >= 0) model_del(md, i);
+    if (md->n == md->cap) {
+        md->cap = md->cap ? md->cap * 2 : 64;
+        md->v = realloc(md->v, md->cap * sizeof(*md->v));
+    }
+    mz e = {{0}, ml, score};
+    memcpy(e.m, m, ml);
+    size_t lo = 0, hi = md->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (mzcmp(&md->v[mid], &e) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    memmove(&md->v[lo + 1], &md->v[lo], (md->n - lo) * sizeof(*md->v));
+    md->v[lo] = e;
+    md->n++;
+}
+
+static void model_del(model *md, long i)
+{
+    memmove(&md->v[i], &md->v[i + 1], (md->n - (size_t)i - 1) * sizeof(*md->v));
+    md->n--;
+}
+
+/* ---- Helpers over the keyspace ----------------------------------------------------- */
+
+typedef struct got {
+    ks_zmember *z;
+    char *buf;
+    size_t n;
+} got;
+
+static got G;
+
+/* Copies what a range hands over into G (replacing what it held). */
+static void collect_fn(void *arg, const ks_zmember *z, size_t n)
+{
+    got *g = arg;
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++)
+        bytes += z[i].ml;
+    free(g->z);
+    free(g->buf);
+    g->z = malloc((n ? n : 1) * sizeof(*g->z));
+    g->buf = malloc(bytes ? bytes : 1);
+    g->n = n;
+    for (size_t i = 0, used = 0; i < n; i++) {
+        memcpy(g->buf + used, z[i].m, z[i].ml);
+        g->z[i] = (ks_zmember){g->buf + used, z[i].ml, z[i].score};
+        used += z[i].ml;
+    }
+}
+
+static void pop_fn(void *arg, const char *key, size_t klen, const ks_zmember *z, size_t n)
+{
+    (void)arg, (void)key, (void)klen, (void)z, (void)n;
+}
+
+static void check_invariants(const char *key)
+{
+    const char *why = NULL;
+    CHECK_MSG(ks_zset_check(&ctx, key, strlen(key), &why) == 0, "%s", why ? why : "?");
+}
+
+/* The whole zset equals the model, and a few ranks and counts agree. */
+static void check_against(const char *key, const model *md)
+{
+    uint64_t card;
+    ks_status st = ks_zcard(&ctx, key, strlen(key), &card);
+    CHECK(st == (md->n ? KS_OK : KS_NOTFOUND));
+    CHECK_EQ_INT(card, md->n);
+    if (!md->n) return;
+    ks_zspec all = {.by = KS_ZBY_RANK, .start = 0, .end = -1};
+    CHECK(ks_zrange(&ctx, key, strlen(key), &all, collect_fn, &G) == KS_OK);
+    CHECK_EQ_INT(G.n, md->n);
+    for (size_t i = 0; i < md->n; i++) {
+        CHECK_MSG(G.z[i].ml == md->v[i].ml && memcmp(G.z[i].m, md->v[i].m, G.z[i].ml) == 0,
+                  "member %zu", i);
+        CHECK_MSG(G.z[i].score == md->v[i].score, "score %zu", i);
+    }
+    for (int k = 0; k < 8; k++) {
+        size_t i = (size_t)rand() % md->n;
+        uint64_t rank;
+        int found;
+        CHECK(ks_zrank(&ctx, key, strlen(key), md->v[i].m, md->v[i].ml, 0, &rank, &found) == KS_OK);
+        CHECK(found);
+        CHECK_EQ_INT(rank, i);
+        ks_zspec one = {.by = KS_ZBY_RANK, .start = (long long)i, .end = (long long)i};
+        CHECK(ks_zrange(&ctx, key, strlen(key), &one, collect_fn, &G) == KS_OK);
+        CHECK(G.n == 1 && G.z[0].ml == md->v[i].ml && memcmp(G.z[0].m, md->v[i].m, G.z[0].ml) == 0);
+        double lo = md->v[i].score, hi = md->v[(size_t)rand() % md->n].score;
+        if (hi < lo) {
+            double t = lo;
+            lo = hi;
+            hi = t;
+        }
+        uint64_t want = 0, n;
+        for (size_t j = 0; j < md->n; j++)
+            want += md->v[j].score > lo && md->v[j].score <= hi;
+        ks_zspec sc = {.by = KS_ZBY_SCORE, .min = lo, .max = hi, .minex = 1, .limit = -1};
+        CHECK(ks_zcount(&ctx, key, strlen(key), &sc, &n) == KS_OK);
+        CHECK_EQ_INT(n, want);
+    }
+    check_invariants(key);
+}
+
+static void small_limits(long long entries)
+{
+    ks_limits l;
+    ks_limits_init(&l);
+    l.zset_max_listpack_entries = entries;
+    ks_set_limits(ks, &l);
+}
+
+/* ---- Tests ---------------------------------------------------------------------------- */
+
+/* Random adds, score changes, removals, range removals and pops against
+ * the model, on a zset that grows past several levels of rank blocks and
+ * shrinks again (splits, merges, new and dropped levels). */
+static void random_ops(int fanout, int target, int steps, unsigned seed)
+{
+    setup();
+    srand(seed);
+    small_limits(16);
+    ks_zrank_b = fanout;
+    model md = {0};
+    const char *key = "z";
+    char m[24];
+    for (int step = 0; step < steps; step++) {
+        int phase_grow = step < steps / 2;
+        int ops = 1 + rand() % 200;
+        ks_zmember in[256];
+        char names[256][24];
+        size_t nin = 0;
+        int op = rand() % 10;
+        if (phase_grow && md.n < (size_t)target) op = rand() % 4; /* mostly adds */
+        if (op <= 3) {                                            /* ZADD of a batch */
+            for (int i = 0; i < ops; i++) {
+                int k = rand() % (phase_grow ? target * 2 : target / 4);
+                size_t ml = (size_t)snprintf(names[nin], sizeof(names[nin]), "m%d", k);
+                double s = (double)(rand() % 500) - 250 + (rand() % 4) * 0.25;
+                in[nin++] = (ks_zmember){names[nin - 1], ml, s};
+            }
+            ks_zadd_result r;
+            CHECK(ks_zadd(&ctx, key, 1, in, nin, 0, &r) == KS_OK);
+            for (size_t i = 0; i < nin; i++)
+                model_set(&md, in[i].m, in[i].ml, in[i].score);
+        } else if (op <= 5) { /* ZREM */
+            ks_field f[64];
+            for (int i = 0; i < 64; i++) {
+                long j = md.n ? rand() % (long)md.n : 0;
+                size_t ml =
+                    md.n && rand() % 4 ? md.v[j].ml : (size_t)snprintf(names[i], 24, "x%d", i);
+                if (md.n && ml == md.v[j].ml && (rand() % 4)) {
+                    memcpy(names[i], md.v[j].m, ml);
+                }
+                f[i] = (ks_field){names[i], ml, NULL, 0};
+            }
+            uint64_t removed, want = 0;
+            for (int i = 0; i < 64; i++) {
+                long j = model_find(&md, f[i].f, f[i].fl);
+                if (j >= 0) model_del(&md, j), want++;
+            }
+            ks_status st = ks_zrem(&ctx, key, 1, f, 64, &removed);
+            CHECK(st == KS_OK || st == KS_NOTFOUND);
+            CHECK_EQ_INT(removed, want);
+        } else if (op == 6 && md.n) { /* ZREMRANGEBYRANK */
+            long long a = rand() % (long long)md.n, b = a + rand() % 300;
+            ks_zspec r = {.by = KS_ZBY_RANK, .start = a, .end = b};
+            uint64_t removed;
+            CHECK(ks_zremrange(&ctx, key, 1, &r, &removed) == KS_OK);
+            long long last = b >= (long long)md.n ? (long long)md.n - 1 : b;
+            CHECK_EQ_INT(removed, last - a + 1);
+            for (long long i = last; i >= a; i--)
+                model_del(&md, (long)i);
+        } else if (op == 7 && md.n) { /* ZREMRANGEBYSCORE */
+            double lo = (double)(rand() % 500) - 250, hi = lo + rand() % 4;
+            ks_zspec r = {.by = KS_ZBY_SCORE, .min = lo, .max = hi, .limit = -1};
+            uint64_t removed, want = 0;
+            CHECK(ks_zremrange(&ctx, key, 1, &r, &removed) == KS_OK);
+            for (long i = (long)md.n - 1; i >= 0; i--)
+                if (md.v[i].score >= lo && md.v[i].score <= hi) model_del(&md, i), want++;
+            CHECK_EQ_INT(removed, want);
+        } else if (op == 8 && md.n) { /* ZPOPMIN / ZPOPMAX */
+            int max = rand() % 2;
+            uint64_t count = 1 + (uint64_t)(rand() % 50);
+            ks_field k = {key, 1, NULL, 0};
+            CHECK(ks_zpop(&ctx, &k, 1, max, count, pop_fn, NULL) == KS_OK);
+            for (uint64_t i = 0; i < count && md.n; i++)
+                model_del(&md, max ? (long)md.n - 1 : 0);
+        } else if (md.n) { /* ZINCRBY */
+            long j = rand() % (long)md.n;
+            ks_zmember z = {md.v[j].m, md.v[j].ml, (double)(rand() % 7) - 3};
+            ks_zadd_result r;
+            memcpy(m, md.v[j].m, md.v[j].ml);
+            z.m = m;
+            CHECK(ks_zadd(&ctx, key, 1, &z, 1, KS_ZADD_INCR, &r) == KS_OK);
+            model_set(&md, m, z.ml, md.v[j].score + z.score);
+        }
+        if (rand() % 3) commit();
+        check_against(key, &md);
+    }
+    free(md.v);
+    ks_zrank_b = KS_ZRANK_FANOUT;
+    teardown();
+}
+
+/* Fan-out 4 and 8 (2B = 8, 16 children): a few thousand members make four
+ * or five levels, so every split, merge, new and dropped level happens. */
+TEST(RandomOperationsKeepModelAndRankInvariantsFanout4)
+{
+    random_ops(4, 3000, 300, 7);
+}
+
+TEST(RandomOperationsKeepModelAndRankInvariantsFanout8)
+{
+    random_ops(8, 4000, 300, 11);
+}
+
+/* The real fan-out: two levels. */
+TEST(RandomOperationsKeepModelAndRankInvariantsFanout64)
+{
+    random_ops(KS_ZRANK_FANOUT, 10000, 120, 3);
+}
+
+/* One member per command, in and then out again in a random order: every
+ * change goes through the incremental upkeep (no rebuild), so levels are
+ * added by splits at the top and dropped again by merges. */
+TEST(OneByOneGrowthAndShrinkAddsAndDropsLevels)
+{
+    setup();
+    srand(5);
+    small_limits(4);
+    ks_zrank_b = 8;
+    ks_zrewrite_slack = 1u << 30; /* no rewrite: shrinking must merge */
+    model md = {0};
+    enum { N = 3000 };
+    int order[N];
+    for (int i = 0; i < N; i++)
+        order[i] = i;
+    for (int i = N - 1; i > 0; i--) {
+        int j = rand() % (i + 1), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    int max_height = 0;
+    for (int i = 0; i < N; i++) {
+        char m[24];
+        size_t ml = (size_t)snprintf(m, sizeof(m), "k%05d", order[i]);
+        ks_zmember z = {m, ml, (double)(order[i] % 97)};
+        ks_zadd_result r;
+        CHECK(ks_zadd(&ctx, "z", 1, &z, 1, 0, &r) == KS_OK);
+        commit();
+        model_set(&md, m, ml, z.score);
+        ks_zview v;
+        CHECK(ks_zview_open(&ctx, "z", 1, &v) == KS_OK);
+        if (v.height > max_height) max_height = v.height;
+        ks_zview_close(&v);
+        if (i % 100 == 99) check_against("z", &md);
+    }
+    CHECK(max_height >= 3);
+    check_against("z", &md);
+    for (int i = 0; i < N - 3; i++) {
+        char m[24];
+        size_t ml = (size_t)snprintf(m, sizeof(m), "k%05d", order[(i * 7) % N]);
+        if (md.n <= 8) break; /* a big zset that small rebuilds on every change */
+        ks_field f = {m, ml, NULL, 0};
+        uint64_t removed;
+        long j = model_find(&md, m, ml);
+        CHECK(ks_zrem(&ctx, "z", 1, &f, 1, &removed) == KS_OK);
+        CHECK_EQ_INT(removed, j >= 0);
+        if (j >= 0) model_del(&md, j);
+        commit();
+        if (i % 100 == 99) check_against("z", &md);
+    }
+    check_against("z", &md);
+    ks_zview v;
+    CHECK(ks_zview_open(&ctx, "z", 1, &v) == KS_OK);
+    CHECK_MSG(v.height <= 2, "height %d left after shrinking to %zu members", v.height, md.n);
+    ks_zview_close(&v);
+    free(md.v);
+    ks_zrank_b = KS_ZRANK_FANOUT;
+    ks_zrewrite_slack = KS_ZSET_REWRITE_SLACK;
+    teardown();
+}
+
+int main(int argc, char **argv)
+{
+    return test_main(argc, argv);
+}
