@@ -91,6 +91,9 @@ struct keyspace {
     int cdefer;
     uint32_t dmask;
     int64_t dkeys[KS_DATABASES], dexp[KS_DATABASES];
+    /* Engine reads made: point gets (ks_eget) and member iterator seeks
+     * (ks_miter_*), so tests can count what a command costs. */
+    uint64_t stat_gets, stat_seeks;
     /* RANDOMKEY's rejection bound per db (ks_random.c) and the db size it
      * was learnt at. */
     double random_fmax[KS_DATABASES];

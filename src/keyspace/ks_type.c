@@ -16,6 +16,7 @@
 static const ks_type_ops *const rows[KS_TYPE_MAX] = {
     [KS_STRING] = &ks_string_type,
     [KS_HASH] = &ks_hash_type,
+    [KS_LIST] = &ks_list_type,
     [KS_STREAM] = &ks_stream_type,
 };
 

@@ -60,6 +60,7 @@ static int command_cats(const struct command *cmd, const char **cats)
                 : !strcmp(g, "server")       ? "@admin"
                 : !strcmp(g, "string")       ? "@string"
                 : !strcmp(g, "hash")         ? "@hash"
+                : !strcmp(g, "list")         ? "@list"
                 : !strcmp(g, "connection")   ? "@connection"
                 : !strcmp(g, "scripting")    ? "@scripting"
                                              : "@index";
@@ -388,8 +389,10 @@ static void info_section(sbuf *b, const char *s, int all)
         sb_section(b, "Clients");
         sb_printf(b,
                   "connected_clients:%llu\r\nmaxclients:%d\r\n"
-                  "blocked_clients:0\r\ntracking_clients:0\r\n",
-                  (unsigned long long)server.nclients, cfg.maxclients);
+                  "blocked_clients:%llu\r\ntracking_clients:0\r\n"
+                  "clients_in_timeout_table:%llu\r\n",
+                  (unsigned long long)server.nclients, cfg.maxclients,
+                  (unsigned long long)block_count(), (unsigned long long)block_timeout_count());
     }
     if (all || !strcasecmp(s, "memory")) info_memory(b);
     if (all || !strcasecmp(s, "persistence")) {

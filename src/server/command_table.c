@@ -21,6 +21,7 @@
 #define NS CMD_NOSCRIPT
 #define AB CMD_ALLOW_BUSY
 #define SC CMD_SCRIPT
+#define BL CMD_BLOCKING
 
 const struct command command_table[] = {
 #define COMMAND(name, proc, arity, flags, fk, lk, ks, group, summary)                              \

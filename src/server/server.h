@@ -56,7 +56,7 @@ struct command {
     command_proc proc;
     int arity;                         /* argc including the name; -N means at least N */
     uint32_t flags;                    /* CMD_* */
-    int first_key, last_key, key_step; /* as COMMAND INFO; last_key -1 = last arg */
+    int first_key, last_key, key_step; /* as COMMAND INFO; last_key < 0 from the end */
     const char
         *group; /* "string", "hash", "generic", "connection", "server", "transactions", "index" */
     const char *summary;
@@ -76,10 +76,12 @@ enum {
     CLIENT_CLOSE_AFTER_REPLY = 1 << 3,
     CLIENT_AUTHENTICATED = 1 << 4,
     CLIENT_IN_EXEC = 1 << 5,
-    CLIENT_SCRIPT = 1 << 6,         /* the connection-less client scripts run commands on */
-    CLIENT_DENY_BLOCKING = 1 << 7,  /* blocking commands must not block (scripts) */
-    CLIENT_PROTECTED = 1 << 8,      /* its script runs past busy-reply-threshold: neither read
-                                       nor written until it ends (script_run.c) */
+    CLIENT_SCRIPT = 1 << 6,        /* the connection-less client scripts run commands on */
+    CLIENT_DENY_BLOCKING = 1 << 7, /* blocking commands must not block (scripts) */
+    CLIENT_PROTECTED = 1 << 8,     /* its script runs past busy-reply-threshold: neither read
+                                      nor written until it ends (script_run.c) */
+    CLIENT_BLOCKED = 1 << 12,      /* waiting in a blocking command (blocking.c) */
+    CLIENT_UNBLOCKED = 1 << 13,    /* served or timed out: its pending input runs before sleep */
 };
 
 struct client {
@@ -175,6 +177,80 @@ void server_touch_db(int db); /* -1: every db */
 void server_watch_flush_begin(const ks_ctx *ctx, int db);
 void server_watch_flush_end(int flushed);
 
+/* ---- Blocking on keys (blocking.c) -------------------------------------
+ * A command that finds nothing to serve (BLPOP on empty lists, BZPOPMIN
+ * on empty sorted sets, XREAD BLOCK with no new entries ...) parks its
+ * client on keys instead of replying:
+ *
+ *   int64_t deadline;
+ *   if (block_parse_timeout(c, &c->argv[t], BLOCK_SECONDS, &deadline) < 0) return;
+ *   ... the non-blocking form; when it found something, it replied: return ...
+ *   if (!block_allowed(c)) return add_reply_null_array(c); // MULTI/EXEC, scripts
+ *   block_on_keys(c, &my_ops, &c->argv[1], nkeys, deadline, my_state);
+ *
+ * The client then runs nothing more (what it pipelined behind waits in its
+ * query buffer; it is still read, so a disconnect is seen) until one of:
+ * - a write touches one of its keys: every write does, through the
+ *   keyspace's touch hook (block_signal_key), also DEL, SET over the key,
+ *   RENAME onto it and expiry. After the command that wrote -- after EXEC
+ *   or the script as a whole -- and again before the loop sleeps,
+ *   block_handle_ready() offers each such key to its clients in the order
+ *   they blocked: ops->serve(c, state, key, klen, type) with the key's
+ *   type now (KS_NONE when absent) runs as the command would, replying to
+ *   c and writing through client_ks(c) (c->db is the db it blocked in). It
+ *   returns 1 when it served c (c is then unblocked; a reply error is fine:
+ *   BLMOVE onto a non-list replies WRONGTYPE and is served), 0 when the
+ *   key cannot serve it now (wrong type, nothing new: c stays blocked and
+ *   must have been sent nothing). Each serve has its own savepoint (S1);
+ *   its writes go to the engine right after it and are committed by the
+ *   group commit before its reply is written (N1), so what a client was
+ *   served is durable once it has the reply;
+ * - its deadline passes: ops->timeout(c, state) replies (NULL: a null
+ *   array, as Redis answers a timed-out BLPOP, BLMOVE, BZPOPMIN or XREAD);
+ * - CLIENT UNBLOCK <id> [TIMEOUT|ERROR]: as a timeout, or the error
+ *   "-UNBLOCKED client unblocked via CLIENT UNBLOCK";
+ * - it disconnects or is killed: it is forgotten and served nothing.
+ * Then ops->free(state) (if set) and its pending requests run, before the
+ * loop sleeps. A key is offered to its clients until one serve leaves it
+ * unable to serve more: serve must re-check the key itself (it may have
+ * been emptied by the client served before). Everything here runs on the
+ * command thread; nothing is stored. */
+typedef struct block_ops {
+    int (*serve)(client *c, void *state, const char *key, size_t klen, ks_type type);
+    void (*timeout)(client *c, void *state); /* NULL: add_reply_null_array */
+    void (*free)(void *state);               /* NULL: nothing to free */
+} block_ops;
+enum { BLOCK_SECONDS = 0, BLOCK_MILLISECONDS = 1 };
+/* A timeout argument, as Redis: seconds as a float (BLPOP ...) or
+ * milliseconds as an integer (XREAD BLOCK); 0 is forever. Fills the
+ * absolute deadline (unix ms, 0 forever) and returns 0, or replies
+ * "timeout is not a float or out of range" / "... an integer ..." /
+ * "timeout is negative" and returns -1. */
+int block_parse_timeout(client *c, const arg *a, int unit, int64_t *deadline_ms);
+/* 0 inside MULTI/EXEC and in scripts (CLIENT_DENY_BLOCKING): the command
+ * must then reply as its non-blocking form would with nothing found. */
+int block_allowed(const client *c);
+/* Blocks c on keys[0..nkeys) of c->db (repeats count once) until
+ * deadline_ms (0: none). state is the command's, handed to ops and freed
+ * by ops->free. REQUIRES: block_allowed(c), and c has replied nothing. */
+void block_on_keys(client *c, const block_ops *ops, const arg *keys, int nkeys, int64_t deadline_ms,
+                   void *state);
+/* A write changed key of db (the keyspace's touch hook calls it). */
+void block_signal_key(int db, const char *key, size_t klen);
+/* Serves the clients blocked on the keys signalled since the last call
+ * (server_process_command after each top-level command). */
+void block_handle_ready(void);
+/* block_handle_ready, then the pending requests of the clients served or
+ * timed out since (before-sleep, before the group commit). */
+void block_before_sleep(void);
+/* CLIENT UNBLOCK: replies to a blocked target as a timeout (or, with
+ * error, an UNBLOCKED error) and unblocks it; 0 when it was not blocked. */
+int block_unblock(client *target, int error);
+/* c is being freed: forget its wait (no reply) and its queued input. */
+void block_client_gone(client *c);
+uint64_t block_count(void);         /* INFO blocked_clients */
+uint64_t block_timeout_count(void); /* INFO clients_in_timeout_table */
+
 /* ---- Handlers (implemented in cmd_*.c) ---------------------------------
  * Declared weak while the tree is being built up, so a missing handler is a
  * dispatch-time "unknown command" rather than a link error; the unit test
@@ -246,6 +322,7 @@ struct client_private {
     const char *last_cmd_name;
     int reply_off; /* CLIENT REPLY OFF */
     int no_evict, no_touch;
+    struct block_wait *bwait; /* while CLIENT_BLOCKED (blocking.c) */
     size_t reply_mem;       /* bytes of the reply blocks (reply.c R4) */
     int reply_mem_released; /* closing: no longer in server.reply_mem_total */
     int obuf_class;         /* CLIENT_CLASS_*: which client-output-buffer-limit applies */
@@ -301,6 +378,12 @@ void client_protect(client *c);
 void client_unprotect(client *c);
 /* Frees c now, or at the next before-sleep if it is running a command. */
 void client_free(client *c);
+/* Queues c's replies for the next flush (a reply added outside c's own
+ * command: a blocked client served or timed out). */
+void client_pending_write(client *c);
+/* Runs the complete requests waiting in c's query buffer (a client that
+ * was blocked), as the read handler does after a read. */
+void client_resume_input(client *c);
 void client_free_async(client *c);
 void networking_accept_handler(struct ae_loop *el, int fd, void *data, int mask);
 /* Writes pending replies of every client (after the group commit). */
