@@ -142,11 +142,11 @@ void xs_hdr_parse(xs_hdr *h, const char *e)
 void xs_hdr_write(const xs_hdr *h, char *e)
 {
     const uint64_t f[XS_EXT_FIELDS] = {
-        h->last.ms,       h->last.seq,       h->first.ms,      h->first.seq,   h->maxdel.ms,
-        h->maxdel.seq,    h->entries_added,  h->groups,        h->next_gid,    h->nodes,
-        h->first_node,    h->tail_node,      h->tail_first.ms, h->tail_first.seq,
-        h->tail_last.ms,  h->tail_last.seq,  h->tail_total,    h->tail_live,   h->tail_bytes,
-        h->tail_fhash,    h->tail_nfields,   h->last_node};
+        h->last.ms,       h->last.seq,      h->first.ms,      h->first.seq,      h->maxdel.ms,
+        h->maxdel.seq,    h->entries_added, h->groups,        h->next_gid,       h->nodes,
+        h->first_node,    h->tail_node,     h->tail_first.ms, h->tail_first.seq, h->tail_last.ms,
+        h->tail_last.seq, h->tail_total,    h->tail_live,     h->tail_bytes,     h->tail_fhash,
+        h->tail_nfields,  h->last_node};
     for (int i = 0; i < XS_EXT_FIELDS; i++)
         ks_put_le64(e + 8 * i, f[i]);
 }
@@ -365,10 +365,10 @@ static uint64_t lp_backlen(uint64_t l)
 
 static uint64_t lp_int_size(int64_t v)
 {
-    uint64_t l = v >= 0 && v <= 127                ? 1
-                 : v >= -4096 && v <= 4095         ? 2
-                 : v >= -32768 && v <= 32767       ? 3
-                 : v >= -8388608 && v <= 8388607   ? 4
+    uint64_t l = v >= 0 && v <= 127                        ? 1
+                 : v >= -4096 && v <= 4095                 ? 2
+                 : v >= -32768 && v <= 32767               ? 3
+                 : v >= -8388608 && v <= 8388607           ? 4
                  : v >= -2147483648LL && v <= 2147483647LL ? 5
                                                            : 9;
     return l + lp_backlen(l);
@@ -416,8 +416,8 @@ static void tail_close(ks_ctx *c, xs_stream *s)
 
 /* Accounts for entry id with fields fv in the node Redis would put it in;
  * returns that node. */
-static uint64_t node_append(ks_ctx *c, xs_stream *s, const ks_xid *id, const ks_field *fv,
-                            size_t n, uint64_t totelelen)
+static uint64_t node_append(ks_ctx *c, xs_stream *s, const ks_xid *id, const ks_field *fv, size_t n,
+                            uint64_t totelelen)
 {
     xs_hdr *h = &s->h;
     const ks_limits *lim = ks_get_limits(c->ks);
@@ -614,9 +614,8 @@ static ks_status xs_range(ks_ctx *c, xs_stream *s, const ks_xid *start, const ks
     return st != KS_OK ? st : cst;
 }
 
-ks_status ks_xrange(ks_ctx *c, const char *key, size_t klen, const ks_xid *start,
-                    const ks_xid *end, uint64_t count, int rev, ks_xentry_fn fn, void *arg,
-                    uint64_t *n)
+ks_status ks_xrange(ks_ctx *c, const char *key, size_t klen, const ks_xid *start, const ks_xid *end,
+                    uint64_t count, int rev, ks_xentry_fn fn, void *arg, uint64_t *n)
 {
     xs_stream s;
     *n = 0;
@@ -755,7 +754,8 @@ ks_status xs_refresh_first(ks_ctx *c, xs_stream *s, const ks_xid *from)
 
 /* ---- XTRIM, XSETID ------------------------------------------------------------ */
 
-ks_status ks_xtrim(ks_ctx *c, const char *key, size_t klen, const ks_xtrim_args *t, uint64_t *deleted)
+ks_status ks_xtrim(ks_ctx *c, const char *key, size_t klen, const ks_xtrim_args *t,
+                   uint64_t *deleted)
 {
     xs_stream s;
     *deleted = 0;

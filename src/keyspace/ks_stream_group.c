@@ -366,8 +366,7 @@ ks_status ks_xgroup_destroy(ks_ctx *c, const char *key, size_t klen, const char 
 }
 
 ks_status ks_xgroup_createconsumer(ks_ctx *c, const char *key, size_t klen, const char *gn,
-                                   size_t gl, const char *cn, size_t cnl, int *created,
-                                   int *miss)
+                                   size_t gl, const char *cn, size_t cnl, int *created, int *miss)
 {
     xs_stream s;
     xs_group g;
@@ -388,9 +387,8 @@ ks_status ks_xgroup_createconsumer(ks_ctx *c, const char *key, size_t klen, cons
     return st;
 }
 
-ks_status ks_xgroup_delconsumer(ks_ctx *c, const char *key, size_t klen, const char *gn,
-                                size_t gl, const char *cn, size_t cnl, uint64_t *pending,
-                                int *miss)
+ks_status ks_xgroup_delconsumer(ks_ctx *c, const char *key, size_t klen, const char *gn, size_t gl,
+                                const char *cn, size_t cnl, uint64_t *pending, int *miss)
 {
     xs_stream s;
     xs_group g;

@@ -133,7 +133,7 @@ typedef struct xs_group {
     ks_xid last;
     long long entries_read;
     uint64_t pel_count, consumers, next_cid;
-    ks_xid pmin, pmax;     /* exact while pel_count > 0 */
+    ks_xid pmin, pmax;        /* exact while pel_count > 0 */
     int pmin_lost, pmax_lost; /* the entry at pmin/pmax was removed: seek anew */
 } xs_group;
 #define XS_GROUP_LEN 88

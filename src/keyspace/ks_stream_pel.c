@@ -44,8 +44,8 @@ ks_status xs_pel_get(ks_ctx *c, xs_stream *s, const xs_group *g, const ks_xid *i
     char k[26];
     size_t vl;
     *owned = NULL;
-    eng_status es = ks_member_get(c, NULL, c->db, xs_version(s), k, pel_key(k, g->gid, id), owned,
-                                  &vl);
+    eng_status es =
+        ks_member_get(c, NULL, c->db, xs_version(s), k, pel_key(k, g->gid, id), owned, &vl);
     if (es == ENG_NOTFOUND) return KS_NOTFOUND;
     if (es != ENG_OK) return ks_engine_err(c, es, "stream read");
     if (vl < 16) return corrupt(c);
@@ -221,8 +221,8 @@ static ks_status deliver(ks_ctx *c, xs_stream *s, xs_group *g, xs_ccache *cc, xs
 
 /* The history of consumer cs after *after: ids from its PEL, entries read
  * (exists 0 when gone), delivery counts bumped. */
-static ks_status history(ks_ctx *c, xs_stream *s, xs_group *g, xs_consumer *cs,
-                         const ks_xid *after, uint64_t count, xs_elist *e)
+static ks_status history(ks_ctx *c, xs_stream *s, xs_group *g, xs_consumer *cs, const ks_xid *after,
+                         uint64_t count, xs_elist *e)
 {
     if (!cs->pel_count) return KS_OK;
     ks_xid from = *after;
@@ -274,8 +274,8 @@ static ks_status history(ks_ctx *c, xs_stream *s, xs_group *g, xs_consumer *cs,
 }
 
 ks_status ks_xreadgroup(ks_ctx *c, const char *key, size_t klen, const char *gn, size_t gl,
-                        const char *cn, size_t cnl, const ks_xid *after, uint64_t count,
-                        int noack, ks_xentry_fn fn, void *arg, int *served, int *miss)
+                        const char *cn, size_t cnl, const ks_xid *after, uint64_t count, int noack,
+                        ks_xentry_fn fn, void *arg, int *served, int *miss)
 {
     xs_stream s;
     xs_group g;

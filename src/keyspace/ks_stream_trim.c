@@ -52,8 +52,8 @@ static ks_status node_info(ks_ctx *c, xs_stream *s, uint64_t node, uint64_t *liv
 /* Removes entries from the first one on: at most max of them, and only
  * those below *below when below is set. The entry after the run, if any,
  * goes to *next / *next_node. */
-static ks_status del_run(ks_ctx *c, xs_stream *s, uint64_t max, const ks_xid *below,
-                         uint64_t *ndel, ks_xid *next, uint64_t *next_node, int *has_next)
+static ks_status del_run(ks_ctx *c, xs_stream *s, uint64_t max, const ks_xid *below, uint64_t *ndel,
+                         ks_xid *next, uint64_t *next_node, int *has_next)
 {
     ks_miter mi;
     char k[17];
@@ -173,8 +173,8 @@ ks_status xs_trim(ks_ctx *c, xs_stream *s, const ks_xtrim_args *t, uint64_t *del
         int has_next;
         if ((st = node_info(c, s, node, &live, &last)) != KS_OK) break;
         if (t->limit && *deleted + live > (uint64_t)t->limit) break;
-        int whole = maxlen ? s->length - live >= (uint64_t)t->maxlen
-                           : ks_xid_cmp(&last, &t->minid) < 0;
+        int whole =
+            maxlen ? s->length - live >= (uint64_t)t->maxlen : ks_xid_cmp(&last, &t->minid) < 0;
         if (whole) {
             if ((st = del_run(c, s, live, NULL, &n, &next, &nnode, &has_next)) != KS_OK) break;
             if (n != live) return corrupt(c);
@@ -185,8 +185,7 @@ ks_status xs_trim(ks_ctx *c, xs_stream *s, const ks_xtrim_args *t, uint64_t *del
         }
         if (t->approx) break;
         if (maxlen)
-            st = del_run(c, s, s->length - (uint64_t)t->maxlen, NULL, &n, &next, &nnode,
-                         &has_next);
+            st = del_run(c, s, s->length - (uint64_t)t->maxlen, NULL, &n, &next, &nnode, &has_next);
         else
             st = del_run(c, s, live, &t->minid, &n, &next, &nnode, &has_next);
         if (st != KS_OK) break;

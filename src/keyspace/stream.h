@@ -37,8 +37,7 @@ size_t ks_xid_format(const ks_xid *id, char *buf);
 /* One entry handed out: its id and field/value pairs (f[i].f/fl the field,
  * f[i].v/vl the value). exists 0 (f NULL, n 0): the id is pending but its
  * entry was deleted (XREADGROUP's history, XCLAIM). */
-typedef void (*ks_xentry_fn)(void *arg, const ks_xid *id, const ks_field *f, size_t n,
-                             int exists);
+typedef void (*ks_xentry_fn)(void *arg, const ks_xid *id, const ks_field *f, size_t n, int exists);
 
 /* Trimming (XADD's and XTRIM's MAXLEN/MINID options, Redis's rules). */
 enum { KS_XTRIM_NONE = 0, KS_XTRIM_MAXLEN = 1, KS_XTRIM_MINID = 2 };
@@ -71,9 +70,8 @@ ks_status ks_xdel(ks_ctx *c, const char *key, size_t klen, const ks_xid *ids, si
 ks_status ks_xlen(ks_ctx *c, const char *key, size_t klen, uint64_t *n);
 /* XRANGE / XREVRANGE: entries with start <= id <= end, at most count (0:
  * all), in id order or reversed; *n = how many fn got. */
-ks_status ks_xrange(ks_ctx *c, const char *key, size_t klen, const ks_xid *start,
-                    const ks_xid *end, uint64_t count, int rev, ks_xentry_fn fn, void *arg,
-                    uint64_t *n);
+ks_status ks_xrange(ks_ctx *c, const char *key, size_t klen, const ks_xid *start, const ks_xid *end,
+                    uint64_t count, int rev, ks_xentry_fn fn, void *arg, uint64_t *n);
 
 /* The stream's header (XINFO STREAM, XREAD's `$`, XGROUP's `$`). */
 typedef struct ks_xinfo {
@@ -112,13 +110,11 @@ ks_status ks_xgroup_destroy(ks_ctx *c, const char *key, size_t klen, const char 
                             int *destroyed);
 /* XGROUP CREATECONSUMER: *created 0 when it existed. KS_NOTFOUND + *miss. */
 ks_status ks_xgroup_createconsumer(ks_ctx *c, const char *key, size_t klen, const char *g,
-                                   size_t gl, const char *cn, size_t cnl, int *created,
-                                   int *miss);
+                                   size_t gl, const char *cn, size_t cnl, int *created, int *miss);
 /* XGROUP DELCONSUMER: *pending = the consumer's pending entries, now
  * gone with it (0 when there was no such consumer). KS_NOTFOUND + *miss. */
-ks_status ks_xgroup_delconsumer(ks_ctx *c, const char *key, size_t klen, const char *g,
-                                size_t gl, const char *cn, size_t cnl, uint64_t *pending,
-                                int *miss);
+ks_status ks_xgroup_delconsumer(ks_ctx *c, const char *key, size_t klen, const char *g, size_t gl,
+                                const char *cn, size_t cnl, uint64_t *pending, int *miss);
 
 /* XREADGROUP on one stream. after NULL is `>`: entries after the group's
  * last delivered id, at most count (0: all), each added to the PEL of the
@@ -128,8 +124,8 @@ ks_status ks_xgroup_delconsumer(ks_ctx *c, const char *key, size_t klen, const c
  * time updated; always *served 1. The consumer is created when served.
  * KS_NOTFOUND + *miss. */
 ks_status ks_xreadgroup(ks_ctx *c, const char *key, size_t klen, const char *g, size_t gl,
-                        const char *cn, size_t cnl, const ks_xid *after, uint64_t count,
-                        int noack, ks_xentry_fn fn, void *arg, int *served, int *miss);
+                        const char *cn, size_t cnl, const ks_xid *after, uint64_t count, int noack,
+                        ks_xentry_fn fn, void *arg, int *served, int *miss);
 /* XACK: *acked = ids found in the group's PEL (and removed). No key or
  * no group: 0. */
 ks_status ks_xack(ks_ctx *c, const char *key, size_t klen, const char *g, size_t gl,

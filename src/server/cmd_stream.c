@@ -32,8 +32,7 @@ static int parse_ull(const char *s, uint64_t *v)
     return 1;
 }
 
-int xarg_id(client *c, const arg *a, uint64_t missing_seq, int strict, int *seq_given,
-            ks_xid *id)
+int xarg_id(client *c, const arg *a, uint64_t missing_seq, int strict, int *seq_given, ks_xid *id)
 {
     char buf[128];
     if (a->len > sizeof(buf) - 1) goto invalid;
@@ -266,7 +265,8 @@ static void xrange_generic(client *c, int rev)
     int sx, ex;
     long long count = -1;
     if (xarg_interval(c, &c->argv[rev ? 3 : 2], 0, &sx, &start) < 0) return;
-    if (sx && ks_xid_incr(&start) != 0) return add_reply_error(c, "invalid start ID for the interval");
+    if (sx && ks_xid_incr(&start) != 0)
+        return add_reply_error(c, "invalid start ID for the interval");
     if (xarg_interval(c, &c->argv[rev ? 2 : 3], UINT64_MAX, &ex, &end) < 0) return;
     if (ex && ks_xid_decr(&end) != 0) return add_reply_error(c, "invalid end ID for the interval");
     for (int j = 4; j < c->argc; j++) {
@@ -405,9 +405,9 @@ static void full_pending(full_ctx *f, const char *g, size_t gl, const char *cn, 
     int miss = 0;
     void *len = add_reply_deferred_len(f->c);
     f->consumer_pel = cn != NULL;
-    ks_status st = ks_xpending_range(client_ks(f->c), f->key->ptr, f->key->len, g, gl, cn, cnl, &lo,
-                                     &hi, f->count ? f->count : UINT64_MAX, 0, full_pel_cb, f, &n,
-                                     &miss);
+    ks_status st =
+        ks_xpending_range(client_ks(f->c), f->key->ptr, f->key->len, g, gl, cn, cnl, &lo, &hi,
+                          f->count ? f->count : UINT64_MAX, 0, full_pel_cb, f, &n, &miss);
     if (st != KS_OK && f->st == KS_OK) f->st = st;
     set_deferred_array_len(f->c, len, (long)n);
 }
@@ -461,8 +461,9 @@ static void xinfo_stream(client *c, const ks_xinfo *in)
     if (full) {
         if ((optc != 1 && optc != 3) || !arg_is(&c->argv[3], "full") ||
             (optc == 3 && !arg_is(&c->argv[4], "count")))
-            return add_reply_error_fmt(c, "unknown subcommand or wrong number of arguments for "
-                                          "'%.128s'. Try XINFO HELP.",
+            return add_reply_error_fmt(c,
+                                       "unknown subcommand or wrong number of arguments for "
+                                       "'%.128s'. Try XINFO HELP.",
                                        c->argv[1].ptr);
         if (optc == 3 && arg_to_ll(c, &c->argv[5], &count) < 0) return;
         if (count < 0) count = 10;
@@ -500,14 +501,13 @@ static void xinfo_stream(client *c, const ks_xinfo *in)
     if (st != KS_OK) add_reply_ks_error(c, st, kc);
 }
 
-static const char *xinfo_help[] = {
-    "CONSUMERS <key> <groupname>",
-    "    Show consumers of <groupname>.",
-    "GROUPS <key>",
-    "    Show the stream consumer groups.",
-    "STREAM <key> [FULL [COUNT <count>]",
-    "    Show information about the stream.",
-    NULL};
+static const char *xinfo_help[] = {"CONSUMERS <key> <groupname>",
+                                   "    Show consumers of <groupname>.",
+                                   "GROUPS <key>",
+                                   "    Show the stream consumer groups.",
+                                   "STREAM <key> [FULL [COUNT <count>]",
+                                   "    Show information about the stream.",
+                                   NULL};
 
 void cmd_xinfo(client *c)
 {
@@ -543,8 +543,8 @@ void cmd_xinfo(client *c)
     if (arg_is(sub, "groups"))
         st = ks_xgroups(kc, key->ptr, key->len, group_info_cb, c, &n);
     else
-        st = ks_xconsumers(kc, key->ptr, key->len, c->argv[3].ptr, c->argv[3].len,
-                           consumer_info_cb, c, &n, &miss);
+        st = ks_xconsumers(kc, key->ptr, key->len, c->argv[3].ptr, c->argv[3].len, consumer_info_cb,
+                           c, &n, &miss);
     set_deferred_array_len(c, len, (long)n);
     if (st != KS_OK) add_reply_ks_error(c, st, kc);
 }

@@ -13,8 +13,7 @@
  * sequence missing_seq; "-" and "+" unless strict; "<ms>-*" when seq_given
  * is not NULL (*seq_given 0). Returns 0, or -1 after replying "Invalid
  * stream ID specified as stream command argument". c NULL: no reply. */
-int xarg_id(client *c, const arg *a, uint64_t missing_seq, int strict, int *seq_given,
-            ks_xid *id);
+int xarg_id(client *c, const arg *a, uint64_t missing_seq, int strict, int *seq_given, ks_xid *id);
 /* An interval bound with the "(" exclusive prefix (XRANGE, XPENDING,
  * XAUTOCLAIM); *exclude set. 0 or -1 (replied). */
 int xarg_interval(client *c, const arg *a, uint64_t missing_seq, int *exclude, ks_xid *id);

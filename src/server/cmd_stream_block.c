@@ -105,8 +105,7 @@ static int read_one(client *c, xout *o, const arg *key, const ks_xid *after, int
     if (w->group) {
         int served = 0, miss = 0;
         st = ks_xreadgroup(kc, key->ptr, key->len, w->g.ptr, w->g.len, w->cn.ptr, w->cn.len,
-                           history ? after : NULL, count, w->noack, xout_entry, o, &served,
-                           &miss);
+                           history ? after : NULL, count, w->noack, xout_entry, o, &served, &miss);
         if (st == KS_OK && served) xout_key(o);
         if (st == KS_OK || st == KS_NOTFOUND) {
             xout_end_key(o);
@@ -173,8 +172,9 @@ void xread_generic(client *c, int group)
         const arg *o = &c->argv[i];
         if (arg_is(o, "block") && more) {
             if (c->flags & CLIENT_SCRIPT)
-                return add_reply_error_fmt(c, "%s command is not allowed with BLOCK option "
-                                              "from scripts",
+                return add_reply_error_fmt(c,
+                                           "%s command is not allowed with BLOCK option "
+                                           "from scripts",
                                            c->argv[0].ptr);
             i++;
             if (block_parse_timeout(c, &c->argv[i], BLOCK_MILLISECONDS, &deadline) < 0) return;
@@ -233,8 +233,9 @@ void xread_generic(client *c, int group)
         if (group) {
             ks_xpending_sum sum;
             int miss = 0;
-            if (st == KS_OK) st = ks_xpending_summary(kc, key->ptr, key->len, gname->ptr,
-                                                      gname->len, &sum, &miss);
+            if (st == KS_OK)
+                st = ks_xpending_summary(kc, key->ptr, key->len, gname->ptr, gname->len, &sum,
+                                         &miss);
             if (st != KS_OK) {
                 if (st == KS_NOTFOUND)
                     xreply_nogroup(c, key, gname, " in XREADGROUP with GROUP option");
@@ -267,8 +268,7 @@ void xread_generic(client *c, int group)
     /* Serve synchronously what can be. */
     xout o = {.c = c};
     for (int i = 0; i < nstreams; i++)
-        if (read_one(c, &o, &c->argv[streams + i], &w->ids[i], history[i], (uint64_t)count, w) <
-            0)
+        if (read_one(c, &o, &c->argv[streams + i], &w->ids[i], history[i], (uint64_t)count, w) < 0)
             goto out;
     if (o.nstreams) {
         xout_end(&o);

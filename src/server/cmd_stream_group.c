@@ -26,7 +26,8 @@ static int group_probe(client *c, const arg *key, const arg *g, int *miss)
 {
     ks_xpending_sum sum;
     *miss = 0;
-    ks_status st = ks_xpending_summary(client_ks(c), key->ptr, key->len, g->ptr, g->len, &sum, miss);
+    ks_status st =
+        ks_xpending_summary(client_ks(c), key->ptr, key->len, g->ptr, g->len, &sum, miss);
     if (st == KS_OK || st == KS_NOTFOUND) return 0;
     add_reply_ks_error(c, st, client_ks(c));
     return -1;
@@ -34,27 +35,27 @@ static int group_probe(client *c, const arg *key, const arg *g, int *miss)
 
 /* ---- XGROUP --------------------------------------------------------------------- */
 
-static const char *xgroup_help[] = {
-    "CREATE <key> <groupname> <id|$> [option]",
-    "    Create a new consumer group. Options are:",
-    "    * MKSTREAM",
-    "      Create the empty stream if it does not exist.",
-    "    * ENTRIESREAD entries_read",
-    "      Set the group's entries_read counter (internal use).",
-    "CREATECONSUMER <key> <groupname> <consumer>",
-    "    Create a new consumer in the specified group.",
-    "DELCONSUMER <key> <groupname> <consumer>",
-    "    Remove the specified consumer.",
-    "DESTROY <key> <groupname>",
-    "    Remove the specified group.",
-    "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
-    "    Set the current group ID and entries_read counter.",
-    NULL};
+static const char *xgroup_help[] = {"CREATE <key> <groupname> <id|$> [option]",
+                                    "    Create a new consumer group. Options are:",
+                                    "    * MKSTREAM",
+                                    "      Create the empty stream if it does not exist.",
+                                    "    * ENTRIESREAD entries_read",
+                                    "      Set the group's entries_read counter (internal use).",
+                                    "CREATECONSUMER <key> <groupname> <consumer>",
+                                    "    Create a new consumer in the specified group.",
+                                    "DELCONSUMER <key> <groupname> <consumer>",
+                                    "    Remove the specified consumer.",
+                                    "DESTROY <key> <groupname>",
+                                    "    Remove the specified group.",
+                                    "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
+                                    "    Set the current group ID and entries_read counter.",
+                                    NULL};
 
 static void subcommand_syntax(client *c)
 {
-    add_reply_error_fmt(c, "unknown subcommand or wrong number of arguments for '%.128s'. Try "
-                           "XGROUP HELP.",
+    add_reply_error_fmt(c,
+                        "unknown subcommand or wrong number of arguments for '%.128s'. Try "
+                        "XGROUP HELP.",
                         c->argv[1].ptr);
 }
 
@@ -118,8 +119,8 @@ void cmd_xgroup(client *c)
     static const struct {
         const char *name;
         int arity;
-    } subs[] = {{"create", -5}, {"setid", -5}, {"destroy", 4}, {"createconsumer", 5},
-                {"delconsumer", 5}, {"help", 2}};
+    } subs[] = {{"create", -5},        {"setid", -5},      {"destroy", 4},
+                {"createconsumer", 5}, {"delconsumer", 5}, {"help", 2}};
     size_t s;
     for (s = 0; s < sizeof(subs) / sizeof(subs[0]) && !arg_is(sub, subs[s].name); s++)
         ;
@@ -191,8 +192,8 @@ void cmd_xack(client *c)
     for (size_t i = 0; i < n; i++)
         if (xarg_id(c, &c->argv[3 + i], 0, 1, NULL, &ids[i]) < 0) goto out;
     uint64_t acked = 0;
-    st = ks_xack(kc, c->argv[1].ptr, c->argv[1].len, c->argv[2].ptr, c->argv[2].len, ids, n,
-                 &acked);
+    st =
+        ks_xack(kc, c->argv[1].ptr, c->argv[1].len, c->argv[2].ptr, c->argv[2].len, ids, n, &acked);
     if (st != KS_OK)
         add_reply_ks_error(c, st, kc);
     else

@@ -54,6 +54,17 @@ static void apply_appendfsync(void)
     if (server.db) eng_set_sync_mode(server.db, cfg.appendfsync);
 }
 
+/* The stream node limits live in the keyspace (ks_limits). */
+void config_apply_stream_limits(void)
+{
+    keyspace *ks = server_keyspace();
+    if (!ks) return;
+    ks_limits l = *ks_get_limits(ks);
+    l.stream_node_max_entries = cfg.stream_node_max_entries;
+    l.stream_node_max_bytes = cfg.stream_node_max_bytes;
+    ks_set_limits(ks, &l);
+}
+
 static const config_row config_table[] = {
     {"bind", T_STR, F_IMMUTABLE, &cfg.bind, "127.0.0.1", 0, 0, NULL, NULL},
     {"port", T_INT, F_IMMUTABLE, &cfg.port, "6379", 0, 65535, NULL, NULL},
@@ -83,6 +94,10 @@ static const config_row config_table[] = {
     {"busy-reply-threshold", T_INT, 0, &cfg.busy_reply_threshold, "5000", 0, INT_MAX, NULL, NULL},
     {"lua-time-limit", T_INT, 0, &cfg.busy_reply_threshold, "5000", 0, INT_MAX, NULL, NULL},
     {"hll-sparse-max-bytes", T_MEM, 0, &cfg.hll_sparse_max_bytes, "3000", 0, LLONG_MAX, NULL, NULL},
+    {"stream-node-max-entries", T_MEM, 0, &cfg.stream_node_max_entries, "100", 0, LLONG_MAX, NULL,
+     config_apply_stream_limits},
+    {"stream-node-max-bytes", T_MEM, 0, &cfg.stream_node_max_bytes, "4096", 0, LLONG_MAX, NULL,
+     config_apply_stream_limits},
     {"client-output-buffer-limit", T_OBUF, 0, &cfg.obuf_limits,
      "normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60", 0, 0, NULL, NULL},
     {"reply-memory-limit", T_MEM, 0, &cfg.reply_memory_limit, "1gb", 0, LLONG_MAX, NULL, NULL},

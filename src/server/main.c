@@ -127,6 +127,8 @@ static void touch_hook(void *tctx, int db, const char *key, size_t klen)
     if (key) {
         server_touch_key(db, key, klen);
         block_signal_key(db, key, klen);
+    } else {
+        block_signal_db(db);
     }
 }
 
@@ -167,6 +169,7 @@ int server_open_storage(void)
         server_log(LL_WARNING, "Can't open the keyspace");
         return -1;
     }
+    config_apply_stream_limits();
     char *err = NULL;
     if (idx_init(server.ks, &err) != KS_OK) {
         server_log(LL_WARNING, "Can't load the index catalog: %s", err ? err : "?");
