@@ -34,6 +34,7 @@ struct eng_iter {
     rdel_view rd;      /* the tombstone sets to consult (sv's and the batch's) */
     int dir, valid;
     buf saved_key, saved_value, target;
+    uint64_t steps; /* internal entries visited (eng_iter_steps) */
 };
 
 static inline int visible(const eng_iter *di, uint64_t s)
@@ -76,6 +77,7 @@ static void find_next_user_entry(eng_iter *di, int skipping)
                 return;
             }
         }
+        di->steps++;
         iter_next(it);
     } while (iter_valid(it));
     di->saved_key.len = 0;
@@ -106,6 +108,7 @@ static void find_prev_user_entry(eng_iter *di)
                     save_slice(&di->saved_value, iter_value(it));
                 }
             }
+            di->steps++;
             iter_prev(it);
         } while (iter_valid(it));
     }
@@ -281,4 +284,9 @@ const char *eng_iter_value(const eng_iter *di, size_t *vl)
 eng_status eng_iter_status(const eng_iter *di)
 {
     return iter_status(di->it);
+}
+
+uint64_t eng_iter_steps(const eng_iter *it)
+{
+    return it->steps;
 }

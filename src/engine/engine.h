@@ -189,6 +189,9 @@ int eng_iter_valid(const eng_iter *it);
 const char *eng_iter_key(const eng_iter *it, size_t *kl);
 const char *eng_iter_value(const eng_iter *it, size_t *vl);
 /* ENG_OK, or the error (e.g. ENG_CORRUPTION) that made the iterator invalid. */
+/* Internal entries (versions, tombstones) the iterator has stepped over
+ * since it was made: what a walk really cost, tombstones included. */
+uint64_t eng_iter_steps(const eng_iter *it);
 eng_status eng_iter_status(const eng_iter *it);
 
 /* ---- Maintenance ------------------------------------------------------- */

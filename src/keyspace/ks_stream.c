@@ -604,6 +604,13 @@ static ks_status xs_range(ks_ctx *c, xs_stream *s, const ks_xid *start, const ks
         }
         fn(arg, &id, fv.v, fv.n, 1);
         ++*n;
+        /* Stop at the last entry there can be instead of stepping to the
+         * next key: what follows may be a run of tombstones (the node
+         * records of a trimmed front, acknowledged PEL entries). */
+        if ((count && *n == count) ||
+            (rev ? ks_xid_cmp(&id, start) <= 0 || ks_xid_cmp(&id, &s->h.first) <= 0
+                 : ks_xid_cmp(&id, end) >= 0 || ks_xid_cmp(&id, &s->h.last) >= 0))
+            break;
         if (rev)
             ks_miter_prev(&mi);
         else

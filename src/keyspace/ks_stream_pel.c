@@ -227,7 +227,8 @@ static ks_status history(ks_ctx *c, xs_stream *s, xs_group *g, xs_consumer *cs, 
     if (!cs->pel_count) return KS_OK;
     ks_xid from = *after;
     if (ks_xid_incr(&from) != 0) return KS_OK;
-    if (ks_xid_cmp(&from, &cs->pmin) < 0) from = cs->pmin;
+    int whole = ks_xid_cmp(&from, &cs->pmin) <= 0;
+    if (whole) from = cs->pmin;
     ks_xid *ids = NULL;
     size_t n = 0, cap = 0;
     char k[34];
@@ -235,8 +236,7 @@ static ks_status history(ks_ctx *c, xs_stream *s, xs_group *g, xs_consumer *cs, 
     ks_miter mi;
     ks_status st = KS_OK;
     ks_miter_open(&mi, c, NULL, c->db, xs_version(s));
-    for (ks_miter_seek(&mi, k, pre + 16); ks_miter_valid(&mi) && (!count || n < count);
-         ks_miter_next(&mi)) {
+    for (ks_miter_seek(&mi, k, pre + 16); ks_miter_valid(&mi); ks_miter_next(&mi)) {
         size_t sn;
         const char *x = ks_miter_suffix(&mi, &sn);
         if (sn != pre + 16 || memcmp(x, k, pre) != 0) break;
@@ -250,6 +250,9 @@ static ks_status history(ks_ctx *c, xs_stream *s, xs_group *g, xs_consumer *cs, 
             ids = ni;
         }
         xs_get_id_be(x + pre, &ids[n++]);
+        /* From its first pending id on, its PEL ends after pel_count ids:
+         * do not step into what follows (tombstones of acknowledged ones). */
+        if ((count && n == count) || (whole && n == cs->pel_count)) break;
     }
     ks_status cst = ks_miter_close(&mi, c);
     if (st == KS_OK) st = cst;
@@ -375,15 +378,18 @@ ks_status ks_xpending_range(ks_ctx *c, const char *key, size_t klen, const char 
     if (!have || !count || ks_xid_cmp(start, end) > 0) goto out;
     ks_xid from = *start;
     const ks_xid *low = cs ? &cs->pmin : &g.pmin;
-    if (ks_xid_cmp(&from, low) < 0) from = *low;
+    int whole = ks_xid_cmp(&from, low) <= 0;
+    if (whole) from = *low;
+    uint64_t visited = 0;
     char k[34];
     size_t kl = cs ? cpel_key(k, g.gid, cs->cid, &from) : pel_key(k, g.gid, &from), pre = kl - 16;
     ks_miter mi;
     ks_miter_open(&mi, c, NULL, c->db, xs_version(&s));
-    for (ks_miter_seek(&mi, k, kl); ks_miter_valid(&mi) && *n < count; ks_miter_next(&mi)) {
+    for (ks_miter_seek(&mi, k, kl); ks_miter_valid(&mi); ks_miter_next(&mi)) {
         size_t sn, vn;
         const char *x = ks_miter_suffix(&mi, &sn), *v = ks_miter_value(&mi, &vn);
         if (sn != kl || memcmp(x, k, pre) != 0) break;
+        visited++;
         ks_xpel_info pi;
         xs_get_id_be(x + pre, &pi.id);
         if (ks_xid_cmp(&pi.id, end) > 0) break;
@@ -406,7 +412,9 @@ ks_status ks_xpending_range(ks_ctx *c, const char *key, size_t klen, const char 
             ++*n;
         }
         if (owned) eng_free(owned);
-        if (st != KS_OK) break;
+        if (st != KS_OK || *n == count || ks_xid_cmp(&pi.id, end) >= 0) break;
+        /* The last pending id: stop rather than step over what follows. */
+        if (cs ? whole && visited == cs->pel_count : ks_xid_cmp(&pi.id, &g.pmax) >= 0) break;
     }
     ks_status cst = ks_miter_close(&mi, c);
     if (st == KS_OK) st = cst;
@@ -511,7 +519,7 @@ static ks_status pel_collect(ks_ctx *c, xs_stream *s, const xs_group *g, const k
     *out = NULL;
     *n = 0;
     ks_miter_open(&mi, c, NULL, c->db, xs_version(s));
-    for (ks_miter_seek(&mi, k, kl); ks_miter_valid(&mi) && *n < max; ks_miter_next(&mi)) {
+    for (ks_miter_seek(&mi, k, kl); ks_miter_valid(&mi) && max; ks_miter_next(&mi)) {
         size_t sn, vn;
         const char *x = ks_miter_suffix(&mi, &sn), *v = ks_miter_value(&mi, &vn);
         if (sn != kl || memcmp(x, k, pre) != 0) break;
@@ -536,6 +544,7 @@ static ks_status pel_collect(ks_ctx *c, xs_stream *s, const xs_group *g, const k
         xs_get_id_be(x + pre, &pc->id);
         const ks_field *f = &store->v[store->n - 1];
         pc->p = (xs_pel){(int64_t)ks_get_le64(v), ks_get_le64(v + 8), f->f, f->fl};
+        if (*n == max || ks_xid_cmp(&pc->id, &g->pmax) >= 0) break; /* the last one */
     }
     ks_status cst = ks_miter_close(&mi, c);
     return st != KS_OK ? st : cst;
