@@ -19,6 +19,8 @@
 #                                     two thirds of the requests create one
 #   PFADD hll:__rand_int__ __rand_int__   -r 10000: 10_000 sparse HyperLogLogs
 #                                     of ~100 elements, nearly every add changes one
+#   XADD stream:__rand_int__ * f v     -r 1000: 1000 streams of ~1000 entries,
+#                                     each XADD appends one with a new id
 # The table also gives each server's CPU time per request (utime + stime
 # from /proc, which machine noise disturbs far less than wall time) and
 # their ratio, redis/strata: above 1 when strata spends less.
@@ -43,7 +45,7 @@ BINDIR=${BINDIR:-src}
 STRATA_SERVER=${STRATA_SERVER:-$BINDIR/strata-server}
 N=${BENCH_N:-1000000}
 TIMEOUT=${BENCH_TIMEOUT:-900}
-TESTS=${BENCH_TESTS:-"set get incr hset mset evalsha setbit pfadd lpush rpush lpop rpop lrange_100"}
+TESTS=${BENCH_TESTS:-"set get incr hset mset evalsha setbit pfadd lpush rpush lpop rpop lrange_100 xadd"}
 INCR_SCRIPT="return redis.call('incr', KEYS[1])"
 PY=/usr/bin/python3
 
@@ -116,6 +118,7 @@ run_bench() {
     ;;
   setbit) what=(-r 1000000 SETBIT "bits:__rand_int__" 1000 1) ;;
   pfadd) what=(-r 10000 PFADD "hll:__rand_int__" __rand_int__) ;;
+  xadd) what=(-r 1000 XADD "stream:__rand_int__" "*" f v) ;;
   esac
   timeout "$TIMEOUT" redis-benchmark -p "$1" -n "$N" -c 50 -P 16 -q --csv "${what[@]}" \
     >"$tmp/bench.csv" 2>>"$tmp/benchmark.err" &
@@ -134,7 +137,7 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 fmt() { if [ -n "$1" ]; then printf '%.0f' "$1"; else echo failed; fi; }
 
-echo "redis-benchmark -n $N -r 1000000 (setbit, pfadd: -r 10000) -c 50 -P 16: strata on port $sport (appendfsync everysec)," \
+echo "redis-benchmark -n $N -r 1000000 (setbit, pfadd: -r 10000; xadd: -r 1000) -c 50 -P 16: strata on port $sport (appendfsync everysec)," \
   "redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') on port $rport" \
   "(appendonly yes, appendfsync everysec)"
 printf '%-6s %14s %14s %8s %10s %10s %9s\n' test "strata req/s" "redis req/s" ratio \
