@@ -22,6 +22,7 @@
 #define AB CMD_ALLOW_BUSY
 #define SC CMD_SCRIPT
 #define BL CMD_BLOCKING
+#define NT CMD_NOTOUCH
 
 const struct command command_table[] = {
 #define COMMAND(name, proc, arity, flags, fk, lk, ks, group, summary)                              \

@@ -45,8 +45,6 @@ typedef struct server_config {
     long long reply_memory_limit; /* all clients' reply blocks; 0 = none */
     int busy_reply_threshold; /* ms a script runs before others get BUSY; 0 = never */
     long long hll_sparse_max_bytes; /* a sparse HyperLogLog turns dense past this */
-    /* when XADD opens a new stream node (Redis's listpack node; ENCODING.md) */
-    long long stream_node_max_entries, stream_node_max_bytes;
 } server_config;
 
 extern server_config cfg;
@@ -68,10 +66,12 @@ int config_get_value(const char *name, char *buf, size_t cap);
 typedef void (*config_visit_fn)(void *ctx, const char *name, const char *value);
 void config_match(const char *pattern, config_visit_fn fn, void *ctx);
 
+/* Hands the settings behind packing, OBJECT ENCODING and OBJECT
+ * IDLETIME/FREQ to the keyspace and key_access.c (after the keyspace is
+ * open, and whenever CONFIG SET changes one). */
+void config_apply_keyspace(void);
 /* "1gb" -> 1073741824. Returns 0, or -1 when not a memory value. */
 int config_parse_memory(const char *s, long long *out);
-/* Hands the stream node settings to the keyspace (at start and on CONFIG SET). */
-void config_apply_stream_limits(void);
 /* Splits line into arguments as sdssplitargs; returns argc (malloc'd argv
  * of malloc'd strings, freed with config_free_args) or -1 on bad quotes. */
 int config_split_args(const char *line, char ***argv);

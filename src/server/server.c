@@ -132,6 +132,7 @@ void server_call(client *c, const struct command *cmd)
     p->last_cmd_name = cmd->name;
     p->executing++;
     cmd->proc(c);
+    key_access_touch_args(c);
     p->executing--;
     if (savepoint) {
         if (c->last_cmd_errors)

@@ -48,6 +48,7 @@ enum {
     CMD_SCRIPT = 1 << 12,     /* runs a script (EVAL, FCALL ...): no savepoint of its own, each
                                  command the script calls has one (S1 per redis.call) */
     CMD_DENY_MULTI = 1 << 13, /* Redis's no-multi: refused inside MULTI (SHUTDOWN, SAVE) */
+    CMD_NOTOUCH = 1 << 14,    /* looks keys up without touching their access time (TYPE, TTL ...) */
 };
 
 /* One row of the command table (command_table.c): commands are data. */
@@ -151,6 +152,13 @@ void add_reply_ks_error(client *c, ks_status st, const ks_ctx *ctx);
 int arg_to_ll(client *c, const arg *a, long long *out);  /* ERR_NOT_INTEGER */
 int arg_to_double(client *c, const arg *a, double *out); /* ERR_NOT_FLOAT */
 int arg_is(const arg *a, const char *lowercase_word);    /* case-insensitive */
+/* HSCAN / SSCAN / ZSCAN key cursor [MATCH pat] [COUNT n]: parses cursor
+ * and options (pat NULL matches everything) and returns 1; or replies as
+ * Redis does (invalid cursor; for bad options, after looking the key up:
+ * the empty scan when absent, WRONGTYPE when not of type, else the option
+ * error) and returns 0. */
+int scan_collection_args(client *c, ks_type type, uint64_t *cursor, const char **pat, size_t *plen,
+                         uint64_t *count);
 
 /* ---- Client classes ------------------------------------------------------
  * Which client-output-buffer-limit class applies to a client (Redis's
@@ -252,6 +260,24 @@ int block_unblock(client *target, int error);
 void block_client_gone(client *c);
 uint64_t block_count(void);         /* INFO blocked_clients */
 uint64_t block_timeout_count(void); /* INFO clients_in_timeout_table */
+/* ---- Key access times (key_access.c) -----------------------------------
+ * OBJECT IDLETIME / FREQ without a copy of every key: a fixed table of
+ * recent accesses by key hash (key_access.c says what it can answer).
+ * server_call touches the key arguments of every command whose row is not
+ * CMD_NOTOUCH. Command thread only. */
+void key_access_touch(int db, const char *key, size_t klen);
+void key_access_touch_args(client *c); /* c->cmd's key positions */
+/* Milliseconds since key's last access: exact while the key holds its
+ * slot, else a lower bound. */
+int64_t key_access_idle_ms(int db, const char *key, size_t klen);
+/* The LFU counter (Redis's LFUDecrAndReturn). */
+unsigned key_access_freq(int db, const char *key, size_t klen);
+/* Sets key's access state (RESTORE IDLETIME / FREQ; freq < 0 keeps the
+ * initial counter). */
+void key_access_set(int db, const char *key, size_t klen, int64_t idle_ms, int freq);
+/* maxmemory-policy is an LFU one / lfu-log-factor / lfu-decay-time. */
+void key_access_config(int lfu, long long log_factor, long long decay_minutes);
+int key_access_lfu(void);
 
 /* ---- Handlers (implemented in cmd_*.c) ---------------------------------
  * Declared weak while the tree is being built up, so a missing handler is a
@@ -325,9 +351,9 @@ struct client_private {
     int reply_off; /* CLIENT REPLY OFF */
     int no_evict, no_touch;
     struct block_wait *bwait; /* while CLIENT_BLOCKED (blocking.c) */
-    size_t reply_mem;       /* bytes of the reply blocks (reply.c R4) */
-    int reply_mem_released; /* closing: no longer in server.reply_mem_total */
-    int obuf_class;         /* CLIENT_CLASS_*: which client-output-buffer-limit applies */
+    size_t reply_mem;          /* bytes of the reply blocks (reply.c R4) */
+    int reply_mem_released;    /* closing: no longer in server.reply_mem_total */
+    int obuf_class;            /* CLIENT_CLASS_*: which client-output-buffer-limit applies */
     int64_t obuf_soft_since_s; /* when the soft limit was first exceeded; 0: it is not */
 };
 
