@@ -143,6 +143,8 @@ def other_commands(g):
         (("SET", k, value(g)), EXACT),
         (("GET", k), EXACT),
         (("HSET", k, "f", value(g)), EXACT),
+        (("SADD", k, value(g)), EXACT),
+        (("OBJECT", "ENCODING", k), EXACT),
         (("DEL", k), EXACT),
         (("TYPE", k), EXACT),
         (("EXISTS", k, k2), EXACT),
@@ -273,6 +275,7 @@ def dump_stream(c, k):
 DUMPERS = {
     "string": lambda c, k: c.command("GET", k),
     "hash": lambda c, k: canon(c.command("HGETALL", k)),
+    "set": lambda c, k: canon(c.command("SMEMBERS", k)),
     "stream": dump_stream,
 }
 
