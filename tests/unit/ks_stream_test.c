@@ -23,12 +23,12 @@ typedef struct cost {
 
 static void cost_start(cost *c)
 {
-    *c = (cost){ks->stat_gets, ks->stat_seeks, ks->stat_steps};
+    *c = (cost){ks->stat_gets, ks->stat_seeks, ks->stat_eng_steps};
 }
 
 static void cost_end(cost *c)
 {
-    *c = (cost){ks->stat_gets - c->gets, ks->stat_seeks - c->seeks, ks->stat_steps - c->steps};
+    *c = (cost){ks->stat_gets - c->gets, ks->stat_seeks - c->seeks, ks->stat_eng_steps - c->steps};
 }
 
 static uint64_t cost_total(const cost *c)
