@@ -115,40 +115,33 @@ size_t xs_gdata_key(char *buf, uint64_t gid, char sub)
 
 /* ---- The header -------------------------------------------------------------- */
 
-void xs_hdr_parse(xs_hdr *h, const char *e)
+/* The fields in stored order. */
+#define HDR_FIELDS(h)                                                                              \
+    {                                                                                              \
+        &(h)->last.ms, &(h)->last.seq, &(h)->first.ms, &(h)->first.seq, &(h)->maxdel.ms,           \
+            &(h)->maxdel.seq, &(h)->entries_added, &(h)->groups, &(h)->next_gid, &(h)->nodes,      \
+            &(h)->first_node, &(h)->tail_node, &(h)->tail_first.ms, &(h)->tail_first.seq,          \
+            &(h)->tail_last.ms, &(h)->tail_last.seq, &(h)->tail_total, &(h)->tail_live,            \
+            &(h)->tail_bytes, &(h)->tail_fhash, &(h)->tail_nfields, &(h)->last_node                \
+    }
+
+int xs_hdr_parse(xs_hdr *h, const char *e, size_t n)
 {
-    uint64_t f[XS_EXT_FIELDS];
+    uint64_t *f[XS_EXT_FIELDS] = HDR_FIELDS(h);
+    const char *p = e, *end = e + n;
     for (int i = 0; i < XS_EXT_FIELDS; i++)
-        f[i] = ks_get_le64(e + 8 * i);
-    *h = (xs_hdr){.last = {f[0], f[1]},
-                  .first = {f[2], f[3]},
-                  .maxdel = {f[4], f[5]},
-                  .entries_added = f[6],
-                  .groups = f[7],
-                  .next_gid = f[8],
-                  .nodes = f[9],
-                  .first_node = f[10],
-                  .tail_node = f[11],
-                  .tail_first = {f[12], f[13]},
-                  .tail_last = {f[14], f[15]},
-                  .tail_total = f[16],
-                  .tail_live = f[17],
-                  .tail_bytes = f[18],
-                  .tail_fhash = f[19],
-                  .tail_nfields = f[20],
-                  .last_node = f[21]};
+        if (!(p = ks_get_varint(p, end, f[i]))) return -1;
+    return p == end ? 0 : -1;
 }
 
-void xs_hdr_write(const xs_hdr *h, char *e)
+size_t xs_hdr_write(const xs_hdr *h, char *e)
 {
-    const uint64_t f[XS_EXT_FIELDS] = {
-        h->last.ms,       h->last.seq,      h->first.ms,      h->first.seq,      h->maxdel.ms,
-        h->maxdel.seq,    h->entries_added, h->groups,        h->next_gid,       h->nodes,
-        h->first_node,    h->tail_node,     h->tail_first.ms, h->tail_first.seq, h->tail_last.ms,
-        h->tail_last.seq, h->tail_total,    h->tail_live,     h->tail_bytes,     h->tail_fhash,
-        h->tail_nfields,  h->last_node};
+    xs_hdr t = *h;
+    uint64_t *f[XS_EXT_FIELDS] = HDR_FIELDS(&t);
+    char *p = e;
     for (int i = 0; i < XS_EXT_FIELDS; i++)
-        ks_put_le64(e + 8 * i, f[i]);
+        p = ks_put_varint(p, *f[i]);
+    return (size_t)(p - e);
 }
 
 /* ---- The stream row ------------------------------------------------------------ */
@@ -167,7 +160,8 @@ static int stream_count(const ks_meta *m, uint64_t *n)
 
 static int stream_check(const ks_meta *m)
 {
-    return m->big && m->extlen == XS_EXT_LEN ? 0 : -1;
+    xs_hdr h;
+    return m->big && xs_hdr_parse(&h, m->ext, m->extlen) == 0 ? 0 : -1;
 }
 
 const ks_type_ops ks_stream_type = {
@@ -189,7 +183,7 @@ static void opened(xs_stream *s)
 {
     s->exists = s->m->type == KS_STREAM;
     if (s->exists) {
-        xs_hdr_parse(&s->h, s->m->ext);
+        xs_hdr_parse(&s->h, s->m->ext, s->m->extlen); /* checked at read */
         s->length = s->m->count;
     } else {
         memset(&s->h, 0, sizeof(s->h));
@@ -238,10 +232,10 @@ uint64_t xs_version(const xs_stream *s)
 ks_status xs_store(xs_stream *s)
 {
     if (!s->dirty) return KS_OK;
-    char ext[XS_EXT_LEN], body[KS_BIG_BODY_MAX];
-    xs_hdr_write(&s->h, ext);
+    char ext[XS_EXT_MAX], body[KS_BIG_BODY_MAX];
+    size_t extlen = xs_hdr_write(&s->h, ext);
     ks_value v = {KS_STREAM, 1, 0, s->created ? 0 : s->m->expire, NULL, 0, NULL, 0};
-    ks_big_body(&v, body, xs_version(s), s->length, ext, XS_EXT_LEN);
+    ks_big_body(&v, body, xs_version(s), s->length, ext, extlen);
     s->dirty = 0;
     return ks_write_put(&s->w, &v);
 }

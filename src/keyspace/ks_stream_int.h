@@ -4,7 +4,7 @@
  * header kept in the record's ext, the member suffixes and the helpers
  * the files share. The format is ENCODING.md's "Streams (type 6)":
  *
- *   ext (fixed, XS_EXT_LEN bytes of le64 fields, xs_hdr below)
+ *   ext = the xs_hdr fields below as varints, in order
  *   'E' ms:be64 seq:be64                -> node:varint nfields:varint {flen f vlen v}
  *   'N' node:be64                       -> first:id last:id live:le64  (closed nodes)
  *   'G' name                            -> group record (xs_group)
@@ -50,7 +50,7 @@ typedef struct xs_hdr {
     uint64_t last_node; /* the newest node id ever used */
 } xs_hdr;
 #define XS_EXT_FIELDS 22
-#define XS_EXT_LEN (XS_EXT_FIELDS * 8)
+#define XS_EXT_MAX (XS_EXT_FIELDS * 10) /* <= KS_EXT_MAX */
 
 /* A stream opened for a command: the write (or the record of a read) and
  * the parsed header. */
@@ -79,8 +79,10 @@ uint64_t xs_version(const xs_stream *s);
 ks_status xs_store(xs_stream *s);
 void xs_close(xs_stream *s);
 
-void xs_hdr_parse(xs_hdr *h, const char *ext);
-void xs_hdr_write(const xs_hdr *h, char *ext);
+/* 0, or -1 when ext is not exactly the fields (corrupt). */
+int xs_hdr_parse(xs_hdr *h, const char *ext, size_t n);
+/* Writes the fields into ext (XS_EXT_MAX bytes); returns the length. */
+size_t xs_hdr_write(const xs_hdr *h, char *ext);
 
 /* Member suffixes. */
 size_t xs_entry_key(char *buf, const ks_xid *id); /* 17 bytes */

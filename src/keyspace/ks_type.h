@@ -148,7 +148,7 @@ ks_status ks_write_put(ks_write *w, const ks_value *v);
 ks_status ks_write_del(ks_write *w);
 /* The body of a big record: version, count and the type's ext (extlen <=
  * KS_EXT_MAX; buf holds KS_BIG_BODY_MAX bytes). Fills v->p1/n1, p2/n2. */
-#define KS_EXT_MAX 192
+#define KS_EXT_MAX 224
 #define KS_BIG_BODY_MAX (KS_BIG_HDR + KS_EXT_MAX)
 void ks_big_body(ks_value *v, char *buf, uint64_t version, uint64_t count, const char *ext,
                  size_t extlen);
