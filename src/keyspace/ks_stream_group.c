@@ -399,35 +399,9 @@ ks_status ks_xgroup_delconsumer(ks_ctx *c, const char *key, size_t klen, const c
     xs_consumer *cs;
     st = xs_consumer_get(c, &s, &g, &cc, cn, cnl, 0, &cs);
     if (st != KS_OK || !cs) goto out;
-    /* Collect its pending ids (its PEL, from its first live one). */
-    ks_xid *ids = NULL;
-    size_t n = 0, cap = 0;
-    if (cs->pel_count) {
-        char k[34];
-        size_t pre = xs_gdata_key(k, g.gid, XS_SUB_CPEL);
-        ks_put_be64(k + pre, cs->cid);
-        pre += 8;
-        xs_put_id_be(k + pre, &cs->pmin);
-        ks_miter mi;
-        ks_miter_open(&mi, c, NULL, c->db, xs_version(&s));
-        for (ks_miter_seek(&mi, k, pre + 16); ks_miter_valid(&mi); ks_miter_next(&mi)) {
-            size_t sn;
-            const char *x = ks_miter_suffix(&mi, &sn);
-            if (sn != pre + 16 || memcmp(x, k, pre) != 0) break;
-            if (n == cap) {
-                cap = cap ? cap * 2 : 16;
-                ks_xid *ni = realloc(ids, cap * sizeof(*ids));
-                if (!ni) {
-                    st = ks_oom(c);
-                    break;
-                }
-                ids = ni;
-            }
-            xs_get_id_be(x + pre, &ids[n++]);
-        }
-        ks_status cst = ks_miter_close(&mi, c);
-        if (st == KS_OK) st = cst;
-    }
+    ks_xid *ids, zero = {0, 0};
+    size_t n;
+    st = xs_cpel_ids(c, &s, &g, cs, &zero, 0, &ids, &n);
     for (size_t i = 0; st == KS_OK && i < n; i++)
         xs_pel_remove(c, &s, &g, cs, &ids[i]);
     free(ids);

@@ -193,6 +193,10 @@ void xs_pel_remove(ks_ctx *c, xs_stream *s, xs_group *g, xs_consumer *cs, const 
  * it), KS_NOTFOUND. */
 ks_status xs_pel_get(ks_ctx *c, xs_stream *s, const xs_group *g, const ks_xid *id, xs_pel *p,
                      char **owned);
+/* The pending ids of consumer cs from *from on, at most count (0: all),
+ * into *ids (malloc'd, the caller frees). */
+ks_status xs_cpel_ids(ks_ctx *c, xs_stream *s, const xs_group *g, const xs_consumer *cs,
+                      const ks_xid *from, uint64_t count, ks_xid **ids, size_t *n);
 void xs_pel_put(ks_ctx *c, xs_stream *s, const xs_group *g, const ks_xid *id, const xs_pel *p);
 
 #endif

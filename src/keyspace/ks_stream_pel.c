@@ -219,20 +219,18 @@ static ks_status deliver(ks_ctx *c, xs_stream *s, xs_group *g, xs_ccache *cc, xs
     return KS_OK;
 }
 
-/* The history of consumer cs after *after: ids from its PEL, entries read
- * (exists 0 when gone), delivery counts bumped. */
-static ks_status history(ks_ctx *c, xs_stream *s, xs_group *g, xs_consumer *cs, const ks_xid *after,
-                         uint64_t count, xs_elist *e)
+ks_status xs_cpel_ids(ks_ctx *c, xs_stream *s, const xs_group *g, const xs_consumer *cs,
+                      const ks_xid *from, uint64_t count, ks_xid **ids, size_t *n)
 {
+    ks_xid f = *from;
+    int whole = ks_xid_cmp(&f, &cs->pmin) <= 0;
+    size_t cap = 0;
+    *ids = NULL;
+    *n = 0;
     if (!cs->pel_count) return KS_OK;
-    ks_xid from = *after;
-    if (ks_xid_incr(&from) != 0) return KS_OK;
-    int whole = ks_xid_cmp(&from, &cs->pmin) <= 0;
-    if (whole) from = cs->pmin;
-    ks_xid *ids = NULL;
-    size_t n = 0, cap = 0;
+    if (whole) f = cs->pmin;
     char k[34];
-    size_t pre = cpel_key(k, g->gid, cs->cid, &from) - 16;
+    size_t pre = cpel_key(k, g->gid, cs->cid, &f) - 16;
     ks_miter mi;
     ks_status st = KS_OK;
     ks_miter_open(&mi, c, NULL, c->db, xs_version(s));
@@ -240,22 +238,33 @@ static ks_status history(ks_ctx *c, xs_stream *s, xs_group *g, xs_consumer *cs, 
         size_t sn;
         const char *x = ks_miter_suffix(&mi, &sn);
         if (sn != pre + 16 || memcmp(x, k, pre) != 0) break;
-        if (n == cap) {
+        if (*n == cap) {
             cap = cap ? cap * 2 : 16;
-            ks_xid *ni = realloc(ids, cap * sizeof(*ids));
+            ks_xid *ni = realloc(*ids, cap * sizeof(**ids));
             if (!ni) {
                 st = ks_oom(c);
                 break;
             }
-            ids = ni;
+            *ids = ni;
         }
-        xs_get_id_be(x + pre, &ids[n++]);
+        xs_get_id_be(x + pre, &(*ids)[(*n)++]);
         /* From its first pending id on, its PEL ends after pel_count ids:
          * do not step into what follows (tombstones of acknowledged ones). */
-        if ((count && n == count) || (whole && n == cs->pel_count)) break;
+        if ((count && *n == count) || (whole && *n == cs->pel_count)) break;
     }
     ks_status cst = ks_miter_close(&mi, c);
-    if (st == KS_OK) st = cst;
+    return st != KS_OK ? st : cst;
+}
+
+/* The history of consumer cs after *after: ids from its PEL, entries read
+ * (exists 0 when gone), delivery counts bumped. */
+static ks_status history(ks_ctx *c, xs_stream *s, xs_group *g, xs_consumer *cs, const ks_xid *after,
+                         uint64_t count, xs_elist *e)
+{
+    ks_xid from = *after, *ids;
+    size_t n;
+    if (ks_xid_incr(&from) != 0) return KS_OK;
+    ks_status st = xs_cpel_ids(c, s, g, cs, &from, count, &ids, &n);
     for (size_t i = 0; st == KS_OK && i < n; i++) {
         int exists;
         st = elist_push_entry(c, s, e, &ids[i], 0, &exists);
