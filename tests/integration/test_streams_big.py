@@ -62,7 +62,8 @@ def million_xadds_with_maxlen_approx_keep_length_and_memory_bounded():
         assert len(ids) == n and ids == sorted(ids, key=lambda i: tuple(map(int, i.split(b"-"))))
         assert r.xinfo_stream("s")["entries-added"] == N
         peak[0] = max(peak[0], rss_mb(srv))
-        assert peak[0] <= RSS_MB, "RSS %d MB > %d MB" % (peak[0], RSS_MB)
+        # (under ASan the sanitizer's own memory makes RSS meaningless)
+        assert ASAN or peak[0] <= RSS_MB, "RSS %d MB > %d MB" % (peak[0], RSS_MB)
     finally:
         srv.cleanup()
 
@@ -74,7 +75,7 @@ def big_stream_stays_on_disk_and_deletes_in_one_step():
         xadd_many(srv, N_DEL)
         r = srv.client()
         assert r.xlen("s") == N_DEL
-        assert rss_mb(srv) <= RSS_MB, "RSS %d MB > %d MB" % (rss_mb(srv), RSS_MB)
+        assert ASAN or rss_mb(srv) <= RSS_MB, "RSS %d MB > %d MB" % (rss_mb(srv), RSS_MB)
         first, last = r.xrange("s", count=1)[0][0], r.xrevrange("s", count=1)[0][0]
         mid = (int(first.split(b"-")[0]) + int(last.split(b"-")[0])) // 2
         got = r.xrange("s", "%d" % mid, "+", count=3)
