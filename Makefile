@@ -18,7 +18,7 @@ LUA_INC := -I/usr/include/lua5.1
 CFLAGS  := $(OPT) -g -std=gnu11 $(WARN) -D_GNU_SOURCE -pthread -Isrc $(LUA_INC) -MMD -MP $(EXTRA_CFLAGS)
 # Lua 5.1 and the cjson and bit modules scripts use (Debian's packages)
 LUA_LIBS := -llua5.1-cjson -llua5.1-bitop -llua5.1
-LIBS    := $(LUA_LIBS) -lzstd -lxxhash -lm -lpthread
+LIBS    := $(LUA_LIBS) -lzstd -lxxhash -lstemmer -lm -lpthread
 JEMALLOC := -ljemalloc
 BENCH_LIBS := -lhiredis -lrocksdb -lsqlite3 $(shell mariadb_config --libs 2>/dev/null || echo -lmariadb)
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined

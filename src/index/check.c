@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "index/catalog.h"
+#include "index/ft_def.h"
 #include "index/index.h"
 
 typedef struct checker {
@@ -116,6 +117,14 @@ long long idx_check(ks_ctx *ctx, void (*fn)(void *arg, const char *line), void *
     for (size_t i = 0; i < idx_g.ndefs && !c.failed; i++) {
         c.d = idx_g.defs[i];
         if (c.d->db != ctx->db || c.d->building) continue;
+        if (c.d->ft) {
+            long long p = ft_check(ctx, c.d, c.snap, c.b, fn, arg);
+            if (p < 0)
+                c.failed = 1;
+            else
+                c.problems += p;
+            continue;
+        }
         char *last = NULL;
         size_t last_len = 0;
         free(ctx->err); /* a failed scan shows only in ctx->err */
