@@ -428,42 +428,59 @@ ks_status ks_lrange(ks_ctx *c, const char *key, size_t klen, long long start, lo
     return st;
 }
 
-/* LPOS's search state. */
-typedef struct lpos_state {
+/* A search for the items equal to v (LPOS, LINSERT's pivot, LREM): the
+ * indexes of the matches from the rank-th (rank 0: every one counts), at
+ * most limit of them (0: all), looking at no more than maxlen items (0:
+ * all), from the head or (rev) from the tail. */
+typedef struct search {
     const char *v;
     size_t vl;
-    uint64_t rank, count, maxlen, n, seen, matches;
     int rev;
-    uint64_t *idx;
-    size_t nidx, cap;
+    uint64_t rank, limit, maxlen, seen, matches;
+    uint64_t *hits;
+    size_t n, cap;
     int oom;
-} lpos_state;
+} search;
 
-/* One item of the search: i is its index from the head. 1 stops. */
-static int lpos_visit(void *arg, uint64_t i, const char *v, size_t vl)
+/* One item: i is its index from the head. 1 stops. */
+static int search_item(search *s, uint64_t i, const char *v, size_t vl)
 {
-    lpos_state *s = arg;
     if (s->maxlen && s->seen >= s->maxlen) return 1;
     s->seen++;
     if (vl != s->vl || (vl && memcmp(v, s->v, vl) != 0)) return 0;
     if (++s->matches < s->rank) return 0;
-    if (s->nidx == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 8;
-        uint64_t *ni = realloc(s->idx, cap * sizeof(*ni));
-        if (!ni) return s->oom = 1;
-        s->idx = ni;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 16;
+        uint64_t *nh = realloc(s->hits, cap * sizeof(*nh));
+        if (!nh) return s->oom = 1;
+        s->hits = nh;
         s->cap = cap;
     }
-    s->idx[s->nidx++] = i;
-    return s->count && s->nidx >= s->count;
+    s->hits[s->n++] = i;
+    return s->limit && s->n >= s->limit;
 }
 
-static int lpos_piece(void *arg, uint64_t i, const ks_field *f, size_t n)
+static int search_piece(void *arg, uint64_t i, const ks_field *f, size_t n)
 {
-    lpos_state *s = arg;
+    search *s = arg;
     for (size_t q = 0; q < n; q++)
-        if (lpos_visit(s, s->rev ? i - q : i + q, f[q].f, f[q].fl)) return 1;
+        if (search_item(s, s->rev ? i - q : i + q, f[q].f, f[q].fl)) return 1;
     return 0;
+}
+
+/* Runs s over the list lv of db; the caller frees s->hits. */
+static ks_status search_run(ks_ctx *c, int db, const lview *lv, search *s)
+{
+    ks_status st = KS_OK;
+    if (lv->big) {
+        st = lbig_walk(c, db, lv, 0, lv->n, s->rev, search_piece, s);
+    } else {
+        for (uint64_t j = 0; j < lv->n; j++) {
+            uint64_t i = s->rev ? lv->n - 1 - j : j;
+            if (search_item(s, i, lv->items.v[i].f, lv->items.v[i].fl)) break;
+        }
+    }
+    return st == KS_OK && s->oom ? ks_oom(c) : st;
 }
 
 ks_status ks_lpos(ks_ctx *c, const char *key, size_t klen, const char *v, size_t vl, long long rank,
@@ -474,23 +491,15 @@ ks_status ks_lpos(ks_ctx *c, const char *key, size_t klen, const char *v, size_t
     *n = 0;
     ks_status st = lread_open(c, key, klen, &r);
     if (st != KS_OK) return st;
-    lpos_state s = {v, vl, 0, count, maxlen, r.v.n, 0, 0, rank < 0, NULL, 0, 0, 0};
+    search s = {v, vl, rank < 0, 0, count, maxlen, 0, 0, NULL, 0, 0, 0};
     s.rank = rank < 0 ? (uint64_t) - (rank + 1) + 1 : (uint64_t)rank;
     if (rank == INT64_MIN) s.rank = 0; /* Redis's -LONG_MIN stays negative: any match */
-    if (r.v.big) {
-        st = lbig_walk(c, c->db, &r.v, 0, r.v.n, s.rev, lpos_piece, &s);
-    } else {
-        for (uint64_t j = 0; j < r.v.n; j++) {
-            uint64_t i = s.rev ? r.v.n - 1 - j : j;
-            if (lpos_visit(&s, i, r.v.items.v[i].f, r.v.items.v[i].fl)) break;
-        }
-    }
-    if (st == KS_OK && s.oom) st = ks_oom(c);
+    st = search_run(c, c->db, &r.v, &s);
     if (st == KS_OK) {
-        *idx = s.idx;
-        *n = s.nidx;
+        *idx = s.hits;
+        *n = s.n;
     } else {
-        free(s.idx);
+        free(s.hits);
     }
     lread_close(&r);
     return st;
@@ -548,62 +557,6 @@ ks_status ks_ltrim(ks_ctx *c, const char *key, size_t klen, long long start, lon
     return st;
 }
 
-typedef struct find_state {
-    const char *v;
-    size_t vl;
-    int rev;
-    uint64_t limit; /* 0: all */
-    uint64_t *hits;
-    size_t n, cap;
-    int oom;
-} find_state;
-
-static int find_visit(void *arg, uint64_t i, const char *v, size_t vl)
-{
-    find_state *s = arg;
-    if (vl != s->vl || (vl && memcmp(v, s->v, vl) != 0)) return 0;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 16;
-        uint64_t *nh = realloc(s->hits, cap * sizeof(*nh));
-        if (!nh) return s->oom = 1;
-        s->hits = nh;
-        s->cap = cap;
-    }
-    s->hits[s->n++] = i;
-    return s->limit && s->n >= s->limit;
-}
-
-static int find_piece(void *arg, uint64_t i, const ks_field *f, size_t n)
-{
-    find_state *s = arg;
-    for (size_t q = 0; q < n; q++)
-        if (find_visit(s, s->rev ? i - q : i + q, f[q].f, f[q].fl)) return 1;
-    return 0;
-}
-
-/* Indexes of the items equal to v, from the head (rev 0, ascending) or
- * the tail (descending), at most limit of them (0: all). */
-static ks_status find_items(lst *l, const char *v, size_t vl, uint64_t limit, int rev,
-                            find_state *s)
-{
-    memset(s, 0, sizeof(*s));
-    s->v = v;
-    s->vl = vl;
-    s->rev = rev;
-    s->limit = limit;
-    ks_status st = KS_OK;
-    if (l->v.big) {
-        st = lbig_walk(l->w.c, l->w.db, &l->v, 0, l->v.n, rev, find_piece, s);
-    } else {
-        for (uint64_t j = 0; j < l->v.n; j++) {
-            uint64_t i = rev ? l->v.n - 1 - j : j;
-            if (find_visit(s, i, l->v.items.v[i].f, l->v.items.v[i].fl)) break;
-        }
-    }
-    if (st == KS_OK && s->oom) st = ks_oom(l->w.c);
-    return st;
-}
-
 ks_status ks_linsert(ks_ctx *c, const char *key, size_t klen, int after, const char *pivot,
                      size_t pl, const char *v, size_t vl, long long *len)
 {
@@ -615,8 +568,8 @@ ks_status ks_linsert(ks_ctx *c, const char *key, size_t klen, int after, const c
         lst_close(&l);
         return KS_NOTFOUND;
     }
-    find_state f;
-    st = find_items(&l, pivot, pl, 1, 0, &f);
+    search f = {pivot, pl, 0, 1, 1, 0, 0, 0, NULL, 0, 0, 0};
+    st = search_run(c, l.w.db, &l.v, &f);
     if (st == KS_OK && f.n == 0) {
         *len = -1;
     } else if (st == KS_OK) {
@@ -655,8 +608,8 @@ ks_status ks_lrem(ks_ctx *c, const char *key, size_t klen, long long count, cons
     }
     int rev = count < 0;
     uint64_t limit = rev ? (uint64_t) - (count + 1) + 1 : (uint64_t)count;
-    find_state f;
-    st = find_items(&l, v, vl, limit, rev, &f);
+    search f = {v, vl, rev, 1, limit, 0, 0, 0, NULL, 0, 0, 0};
+    st = search_run(c, l.w.db, &l.v, &f);
     if (st == KS_OK && f.n) {
         if (f.n == l.v.n) {
             st = lst_delete(&l);

@@ -626,17 +626,25 @@ ks_status lbig_push(lst *l, int where, const ks_field *items, size_t n)
     return KS_OK;
 }
 
-/* Copies item it of chunk ch (loading it when out of line) into out. */
-static ks_status take_item(ks_ctx *c, int db, uint64_t version, const litem *it, ks_fvec *out)
+/* Hands item it (of a chunk read with chunk_get) to out: a pointer into
+ * the chunk's buffer, which out then keeps (*keep), or into the buffer of
+ * its slot, which out takes. */
+static ks_status take_item(ks_ctx *c, int db, uint64_t version, const litem *it, ks_fvec *out,
+                           int *keep)
 {
-    if (!it->stored) return ks_fvec_push_copy(out, it->p, it->n, NULL, 0) == 0 ? KS_OK : ks_oom(c);
+    if (!it->stored) {
+        *keep = 1;
+        return ks_fvec_push(out, it->p, it->n, NULL, 0) == 0 ? KS_OK : ks_oom(c);
+    }
     char *v;
     size_t vn;
     ks_status st = slot_get(c, db, version, it->at, &v, &vn);
     if (st != KS_OK) return st;
-    int r = ks_fvec_push_copy(out, v, vn, NULL, 0);
-    eng_free(v);
-    return r == 0 ? KS_OK : ks_oom(c);
+    if (ks_fvec_adopt(out, v) != 0) {
+        eng_free(v);
+        return ks_oom(c);
+    }
+    return ks_fvec_push(out, v, vn, NULL, 0) == 0 ? KS_OK : ks_oom(c);
 }
 
 ks_status lbig_pop(lst *l, int where, uint64_t k, ks_fvec *out)
@@ -652,8 +660,9 @@ ks_status lbig_pop(lst *l, int where, uint64_t k, ks_fvec *out)
         lchunk ch;
         if ((st = chunk_get(c, db, lv, ci, &ch)) != KS_OK) break;
         size_t t = left < ch.n ? (size_t)left : ch.n;
+        int keep = 0; /* items point into ch.raw: out keeps it */
         for (size_t i = 0; i < t && st == KS_OK; i++)
-            st = take_item(c, db, lv->version, &ch.it[head ? i : ch.n - 1 - i], out);
+            st = take_item(c, db, lv->version, &ch.it[head ? i : ch.n - 1 - i], out, &keep);
         if (st == KS_OK && !all && t < ch.n) { /* the rest stays where it is */
             size_t i0 = head ? t : 0, i1 = head ? ch.n : ch.n - t;
             chunk_raw_put(c, db, lv->version, ci, ch.raw + ch.eoff[i0], ch.eoff[i1] - ch.eoff[i0]);
@@ -665,6 +674,10 @@ ks_status lbig_pop(lst *l, int where, uint64_t k, ks_fvec *out)
             slots_del(c, db, lv->version, &ch, 0, ch.n);
             emptied = 0;
         }
+        if (keep && ks_fvec_adopt(out, ch.raw) == 0)
+            ch.raw = NULL;
+        else if (keep && st == KS_OK)
+            st = ks_oom(c);
         chunk_free(&ch);
         left -= t;
         ci = head ? ci + 1 : ci - 1;

@@ -350,7 +350,7 @@ struct client_private {
     const char *last_cmd_name;
     int reply_off; /* CLIENT REPLY OFF */
     int no_evict, no_touch;
-    struct block_wait *bwait; /* while CLIENT_BLOCKED (blocking.c) */
+    struct block_wait *bwait;  /* while CLIENT_BLOCKED (blocking.c) */
     int commit_held; /* N4: replies wait for the engine to recover from a failed commit */
     size_t reply_mem;          /* bytes of the reply blocks (reply.c R4) */
     int reply_mem_released;    /* closing: no longer in server.reply_mem_total */
