@@ -116,6 +116,18 @@ static int lst_absent(const lst *l)
     return l->w.m.type == KS_NONE;
 }
 
+/* lst_open for a command that does nothing to a missing key: KS_NOTFOUND
+ * (with nothing left open) when the key does not exist. */
+static ks_status lst_open_existing(ks_ctx *c, const char *key, size_t klen, lst *l)
+{
+    ks_status st = lst_open(c, key, klen, l);
+    if (st == KS_OK && lst_absent(l)) {
+        lst_close(l);
+        st = KS_NOTFOUND;
+    }
+    return st;
+}
+
 /* A list opened for a read. */
 typedef struct lread {
     ks_meta m;
@@ -349,12 +361,8 @@ ks_status ks_lpop(ks_ctx *c, const char *key, size_t klen, int where, uint64_t c
                   ks_fields_fn fn, void *arg)
 {
     lst l;
-    ks_status st = lst_open(c, key, klen, &l);
+    ks_status st = lst_open_existing(c, key, klen, &l);
     if (st != KS_OK) return st;
-    if (lst_absent(&l)) {
-        lst_close(&l);
-        return KS_NOTFOUND;
-    }
     ks_fvec out;
     ks_fvec_init(&out);
     st = pop_items(&l, where, count < l.v.n ? count : l.v.n, &out);
@@ -534,12 +542,8 @@ ks_status ks_lset(ks_ctx *c, const char *key, size_t klen, long long index, cons
 ks_status ks_ltrim(ks_ctx *c, const char *key, size_t klen, long long start, long long end)
 {
     lst l;
-    ks_status st = lst_open(c, key, klen, &l);
+    ks_status st = lst_open_existing(c, key, klen, &l);
     if (st != KS_OK) return st;
-    if (lst_absent(&l)) {
-        lst_close(&l);
-        return KS_NOTFOUND;
-    }
     uint64_t from, k, n = l.v.n;
     norm_range(start, end, n, &from, &k);
     /* k == n removes nothing and rewrites the same record: the key is
@@ -562,12 +566,8 @@ ks_status ks_linsert(ks_ctx *c, const char *key, size_t klen, int after, const c
 {
     lst l;
     *len = 0;
-    ks_status st = lst_open(c, key, klen, &l);
+    ks_status st = lst_open_existing(c, key, klen, &l);
     if (st != KS_OK) return st;
-    if (lst_absent(&l)) {
-        lst_close(&l);
-        return KS_NOTFOUND;
-    }
     search f = {pivot, pl, 0, 1, 1, 0, 0, 0, NULL, 0, 0, 0};
     st = search_run(c, l.w.db, &l.v, &f);
     if (st == KS_OK && f.n == 0) {
@@ -600,12 +600,8 @@ ks_status ks_lrem(ks_ctx *c, const char *key, size_t klen, long long count, cons
 {
     lst l;
     *removed = 0;
-    ks_status st = lst_open(c, key, klen, &l);
+    ks_status st = lst_open_existing(c, key, klen, &l);
     if (st != KS_OK) return st;
-    if (lst_absent(&l)) {
-        lst_close(&l);
-        return KS_NOTFOUND;
-    }
     int rev = count < 0;
     uint64_t limit = rev ? (uint64_t) - (count + 1) + 1 : (uint64_t)count;
     search f = {v, vl, rev, 1, limit, 0, 0, 0, NULL, 0, 0, 0};
@@ -708,12 +704,8 @@ ks_status ks_lmove(ks_ctx *c, const char *src, size_t sl, const char *dst, size_
 {
     lst l;
     memset(out, 0, sizeof(*out));
-    ks_status st = lst_open(c, src, sl, &l);
+    ks_status st = lst_open_existing(c, src, sl, &l);
     if (st != KS_OK) return st;
-    if (lst_absent(&l)) {
-        lst_close(&l);
-        return KS_NOTFOUND;
-    }
     if (same_key(src, sl, dst, dl)) {
         st = rotate(&l, from, to, out);
         lst_close(&l);
