@@ -678,11 +678,12 @@ static ks_status refresh_first(ks_ctx *c, xs_stream *s, const ks_xid *from)
     return st;
 }
 
-ks_status xs_node_forget(ks_ctx *c, xs_stream *s, uint64_t node)
+ks_status xs_node_drop(ks_ctx *c, xs_stream *s, uint64_t node, uint64_t n)
 {
     xs_hdr *h = &s->h;
     if (h->tail_total && node == h->tail_node) {
-        if (--h->tail_live == 0) { /* Redis frees the emptied listpack */
+        h->tail_live -= n;
+        if (h->tail_live == 0) { /* Redis frees the emptied listpack */
             h->tail_total = 0;
             h->nodes--;
         }
@@ -696,11 +697,11 @@ ks_status xs_node_forget(ks_ctx *c, xs_stream *s, uint64_t node)
         return es == ENG_OK || es == ENG_NOTFOUND ? corrupt(c) : ks_engine_err(c, es, "stream");
     }
     uint64_t live = ks_get_le64(v + 32);
-    if (live <= 1) {
+    if (live <= n) {
         ks_member_del(c, c->db, xs_version(s), k, kn);
         h->nodes--;
     } else {
-        ks_put_le64(v + 32, live - 1);
+        ks_put_le64(v + 32, live - n);
         ks_member_put(c, c->db, xs_version(s), k, kn, v, vl);
     }
     eng_free(v);
@@ -733,7 +734,7 @@ ks_status ks_xdel(ks_ctx *c, const char *key, size_t klen, const ks_xid *ids, si
         eng_free(v);
         if (st != KS_OK) break;
         ks_member_del(c, c->db, xs_version(&s), k, kn);
-        st = xs_node_forget(c, &s, node);
+        st = xs_node_drop(c, &s, node, 1);
         s.length--;
         ++*deleted;
         if (ks_xid_cmp(&ids[i], &s.h.first) == 0) first_gone = 1;

@@ -121,8 +121,10 @@ ks_status xs_refresh_first(ks_ctx *c, xs_stream *s, const ks_xid *from);
 
 /* Trimming (ks_stream_trim.c): *deleted entries removed. */
 ks_status xs_trim(ks_ctx *c, xs_stream *s, const ks_xtrim_args *t, uint64_t *deleted);
-/* One entry removed from the node accounting (XDEL). */
-ks_status xs_node_forget(ks_ctx *c, xs_stream *s, uint64_t node);
+/* n entries of node are gone (XDEL, a trim that keeps part of the first
+ * node): its live count drops by n, and a node left with none is removed,
+ * as Redis frees an emptied listpack. */
+ks_status xs_node_drop(ks_ctx *c, xs_stream *s, uint64_t node, uint64_t n);
 
 /* ---- Groups and consumers (ks_stream_group.c) ----------------------- */
 

@@ -123,27 +123,6 @@ static void node_drop(ks_ctx *c, xs_stream *s, uint64_t node)
     h->nodes--;
 }
 
-/* The first node keeps part of its entries: live -= n. */
-static ks_status node_shrink(ks_ctx *c, xs_stream *s, uint64_t node, uint64_t n)
-{
-    xs_hdr *h = &s->h;
-    if (h->tail_total && node == h->tail_node) {
-        h->tail_live -= n;
-        return KS_OK;
-    }
-    char k[9], *v = NULL;
-    size_t vl, kn = xs_node_key(k, node);
-    eng_status es = ks_member_get(c, NULL, c->db, xs_version(s), k, kn, &v, &vl);
-    if (es != ENG_OK || vl != 40) {
-        if (v) eng_free(v);
-        return es == ENG_OK || es == ENG_NOTFOUND ? corrupt(c) : ks_engine_err(c, es, "stream");
-    }
-    ks_put_le64(v + 32, ks_get_le64(v + 32) - n);
-    ks_member_put(c, c->db, xs_version(s), k, kn, v, vl);
-    eng_free(v);
-    return KS_OK;
-}
-
 /* A run removed from the front: the entry after it is the new first. */
 static ks_status front_removed(xs_stream *s, uint64_t n, int has_next, const ks_xid *next,
                                uint64_t next_node)
@@ -191,7 +170,7 @@ ks_status xs_trim(ks_ctx *c, xs_stream *s, const ks_xtrim_args *t, uint64_t *del
         if (st != KS_OK) break;
         if (n) {
             if (!has_next || nnode != node) return corrupt(c); /* the node never empties here */
-            st = node_shrink(c, s, node, n);
+            st = xs_node_drop(c, s, node, n);                  /* n < its live entries */
             front_removed(s, n, has_next, &next, nnode);
             *deleted += n;
         }
