@@ -104,5 +104,5 @@ if [ $rc -ne 0 ]; then
   tail -n 8 "$out/redis.txt" | sed 's/^/    /'
 else
   check_last BenchRedisPrintsRatios "$out/redis.txt" \
-    "^strata/redis ratios: set=$num get=$num incr=$num hset=$num mset=$num sadd=$num spop=$num evalsha=$num setbit=$num pfadd=$num lpush=$num rpush=$num lpop=$num rpop=$num lrange_100=$num\$"
+    "^strata/redis ratios: set=$num get=$num incr=$num hset=$num mset=$num sadd=$num spop=$num evalsha=$num setbit=$num pfadd=$num lpush=$num rpush=$num lpop=$num rpop=$num lrange_100=$num xadd=$num\$"
 fi
