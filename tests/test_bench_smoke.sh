@@ -107,7 +107,7 @@ if [ $rc -ne 0 ]; then
   tail -n 8 "$out/redis.txt" | sed 's/^/    /'
 else
   check_last BenchRedisPrintsRatios "$out/redis.txt" \
-    "^strata/redis ratios: set=$num get=$num incr=$num hset=$num mset=$num sadd=$num spop=$num evalsha=$num setbit=$num pfadd=$num lpush=$num rpush=$num lpop=$num rpop=$num lrange_100=$num\$"
+    "^strata/redis ratios: set=$num get=$num incr=$num hset=$num mset=$num sadd=$num spop=$num evalsha=$num setbit=$num pfadd=$num lpush=$num rpush=$num lpop=$num rpop=$num lrange_100=$num xadd=$num\$"
 fi
 BENCH_N=2000 BENCH_TIMEOUT=30 BENCH_TESTS="zadd zpopmin geoadd" timeout 60 src/bench/bench-redis.sh \
   >"$out/redis-z.txt" 2>&1

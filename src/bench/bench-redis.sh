@@ -33,6 +33,8 @@
 #             element:__rand_int__ (one key, growing to ~0.63 x BENCH_N
 #             members), then ZPOPMIN myzset until it is empty and on (nil
 #             replies).
+#   xadd      XADD stream:__rand_int__ * f v, -r 1000: 1000 streams of ~1000
+#             entries, each XADD appends one with a new id
 #   hgetall   HGETALL of random keys h:<12 digits> among 100_000 hashes of 10
 #             fields (~200 bytes), loaded into both servers before the first
 #             test (not in the default list)
@@ -68,7 +70,7 @@ BINDIR=${BINDIR:-src}
 STRATA_SERVER=${STRATA_SERVER:-$BINDIR/strata-server}
 N=${BENCH_N:-1000000}
 TIMEOUT=${BENCH_TIMEOUT:-900}
-TESTS=${BENCH_TESTS:-"set get incr hset mset sadd spop evalsha setbit pfadd lpush rpush lpop rpop lrange_100 zadd zpopmin geoadd"}
+TESTS=${BENCH_TESTS:-"set get incr hset mset sadd spop evalsha setbit pfadd lpush rpush lpop rpop lrange_100 zadd zpopmin geoadd xadd"}
 INCR_SCRIPT="return redis.call('incr', KEYS[1])"
 CLIENTS=50
 PIPELINE=16
@@ -182,6 +184,7 @@ run_bench() {
   pfadd) what=(-r 10000 PFADD "hll:__rand_int__" __rand_int__) ;;
   hgetall) what=(-r "$HGETALL_KEYS" hgetall "h:__rand_int__") ;;
   geoadd) what=(-r 1000000 GEOADD geo "13.__rand_int__" "38.__rand_int__" "m:__rand_int__") ;;
+  xadd) what=(-r 1000 XADD "stream:__rand_int__" "*" f v) ;;
   esac
   timeout "$TIMEOUT" redis-benchmark -p "$1" -n "$N" -c "$CLIENTS" -P "$PIPELINE" -q --csv \
     "${what[@]}" >"$tmp/bench.csv" 2>>"$tmp/benchmark.err" &
@@ -217,7 +220,7 @@ measure() {
 
 case " $TESTS " in *" hgetall "*) load_hashes "$sport"; load_hashes "$rport" ;; esac
 
-echo "redis-benchmark -n $N -r 1000000 (pfadd: -r 10000) -c $CLIENTS" \
+echo "redis-benchmark -n $N -r 1000000 (pfadd: -r 10000; xadd: -r 1000) -c $CLIENTS" \
   "-P $PIPELINE ($RUNS run(s) per test): strata on port $sport (appendfsync $FSYNC)," \
   "redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') on port $rport" \
   "(appendonly yes, appendfsync $FSYNC)"

@@ -70,7 +70,9 @@ void ks_limits_init(ks_limits *l)
                      .zset_max_listpack_entries = 128,
                      .zset_max_listpack_value = 64,
                      .list_max_listpack_size = -2,
-                     .list_compress_depth = 0};
+                     .list_compress_depth = 0,
+                     .stream_node_max_entries = 100,
+                     .stream_node_max_bytes = 4096};
 }
 
 void ks_set_limits(keyspace *ks, const ks_limits *l)

@@ -62,6 +62,7 @@ typedef struct ks_limits {
     long long set_max_intset_entries;
     long long zset_max_listpack_entries, zset_max_listpack_value;
     long long list_max_listpack_size, list_compress_depth;
+    long long stream_node_max_entries, stream_node_max_bytes;
 } ks_limits;
 /* Redis 7.0's defaults. */
 void ks_limits_init(ks_limits *l);

@@ -108,6 +108,7 @@ struct keyspace {
     /* Engine reads made: point gets (ks_eget) and member iterator seeks
      * (ks_miter_*), so tests can count what a command costs. */
     uint64_t stat_gets, stat_seeks, stat_steps; /* steps: ks_miter_next/prev */
+    uint64_t stat_eng_steps; /* engine iterator steps of member walks (eng_iter_steps) */
     /* RANDOMKEY's rejection bound per db (ks_random.c) and the db size it
      * was learnt at. */
     double random_fmax[KS_DATABASES];

@@ -74,6 +74,7 @@ static const config_enum tls_auth_clients_enum[] = {
 static struct {
     long long hash_max_listpack_entries, hash_max_listpack_value, set_max_intset_entries;
     long long zset_max_listpack_entries, zset_max_listpack_value, maxmemory;
+    long long stream_node_max_entries, stream_node_max_bytes;
     int list_max_listpack_size, list_compress_depth, maxmemory_policy, lfu_log_factor,
         lfu_decay_time;
 } compat;
@@ -98,7 +99,8 @@ void config_apply_keyspace(void)
     ks_limits l = {compat.hash_max_listpack_entries, compat.hash_max_listpack_value,
                    compat.set_max_intset_entries,    compat.zset_max_listpack_entries,
                    compat.zset_max_listpack_value,   compat.list_max_listpack_size,
-                   compat.list_compress_depth};
+                   compat.list_compress_depth,       compat.stream_node_max_entries,
+                   compat.stream_node_max_bytes};
     if (server_keyspace()) ks_set_limits(server_keyspace(), &l);
     int lfu = compat.maxmemory_policy == 1 || compat.maxmemory_policy == 5; /* *-lfu */
     key_access_config(lfu, compat.lfu_log_factor, compat.lfu_decay_time);
@@ -307,7 +309,8 @@ static const config_row config_table[] = {
     {"cluster-node-timeout", T_MEM, 0, &(long long){0}, "15000", 0, LLONG_MAX, NULL, NULL},
     {"slowlog-log-slower-than", T_INT, 0, &(int){0}, "10000", -1, INT_MAX, NULL, NULL},
     {"latency-monitor-threshold", T_MEM, 0, &(long long){0}, "0", 0, LLONG_MAX, NULL, NULL},
-    {"stream-node-max-entries", T_MEM, 0, &(long long){0}, "100", 0, LLONG_MAX, NULL, NULL},
+    {"stream-node-max-entries", T_MEM, 0, &compat.stream_node_max_entries, "100", 0, LLONG_MAX, NULL,
+     apply_keyspace},
     {"repl-backlog-size", T_MEM, 0, &(long long){0}, "1048576", 1, LLONG_MAX, NULL, NULL},
     {"maxmemory", T_MEM, 0, &compat.maxmemory, "0", 0, LLONG_MAX, NULL, apply_keyspace},
     {"cluster-link-sendbuf-limit", T_MEM, 0, &(long long){0}, "0", 0, LLONG_MAX, NULL, NULL},
@@ -327,7 +330,8 @@ static const config_row config_table[] = {
      apply_keyspace},
     {"hash-max-ziplist-value", T_MEM, 0, &compat.hash_max_listpack_value, "64", 0, LLONG_MAX, NULL,
      apply_keyspace},
-    {"stream-node-max-bytes", T_MEM, 0, &(long long){0}, "4096", 0, LLONG_MAX, NULL, NULL},
+    {"stream-node-max-bytes", T_MEM, 0, &compat.stream_node_max_bytes, "4096", 0, LLONG_MAX, NULL,
+     apply_keyspace},
     {"zset-max-listpack-value", T_MEM, 0, &compat.zset_max_listpack_value, "64", 0, LLONG_MAX, NULL,
      apply_keyspace},
     {"zset-max-ziplist-value", T_MEM, 0, &compat.zset_max_listpack_value, "64", 0, LLONG_MAX, NULL,

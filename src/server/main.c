@@ -156,6 +156,8 @@ static void touch_hook(void *tctx, int db, const char *key, size_t klen)
     if (key) {
         server_touch_key(db, key, klen);
         block_signal_key(db, key, klen);
+    } else {
+        block_signal_db(db);
     }
 }
 

@@ -367,6 +367,8 @@ void block_on_keys(client *c, const block_ops *ops, const arg *keys, int nkeys, 
                    void *state);
 /* A write changed key of db (the keyspace's touch hook calls it). */
 void block_signal_key(int db, const char *key, size_t klen);
+/* Every key of db was deleted (FLUSHDB, FLUSHALL): all its waited keys. */
+void block_signal_db(int db);
 /* Serves the clients blocked on the keys signalled since the last call
  * (server_process_command after each top-level command). */
 void block_handle_ready(void);
