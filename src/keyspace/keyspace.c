@@ -118,6 +118,22 @@ void ks_touch(ks_ctx *c, int db, const char *key, size_t klen)
     if (c->ks->touch) c->ks->touch(c->ks->tctx, db, key, klen);
 }
 
+void ks_set_event_hook(keyspace *ks, ks_event_fn fn, void *ectx)
+{
+    ks->event = fn;
+    ks->ectx = ectx;
+}
+
+void ks_event_raise(ks_ctx *c, ks_event ev, int db, const char *key, size_t klen)
+{
+    if (c->ks->event) c->ks->event(c->ks->ectx, ev, db, key, klen);
+}
+
+void ks_set_lazy_expire(keyspace *ks, int on)
+{
+    ks->no_lazy_expire = !on;
+}
+
 char *ks_scratch(keyspace *ks, size_t n)
 {
     if (n > ks->scratch_cap) {
@@ -324,6 +340,9 @@ const ks_cursor *ks_cursor_find(keyspace *ks, uint64_t id)
 
 /* ---- Metadata ----------------------------------------------------------- */
 
+static ks_status meta_remove(ks_ctx *c, int db, const char *key, size_t klen, const ks_meta *old,
+                             int call_hook, int touch);
+
 static int meta_parse(ks_meta *m)
 {
     const char *p = m->raw, *end = m->raw + m->rawlen;
@@ -358,8 +377,8 @@ int ks_meta_view(ks_meta *m, const char *v, size_t vl, int64_t now_ms)
     return 0;
 }
 
-ks_status ks_meta_read(ks_ctx *c, const eng_snapshot *snap, int db, const char *key, size_t klen,
-                       ks_meta *m)
+ks_status ks_meta_read_raw(ks_ctx *c, const eng_snapshot *snap, int db, const char *key,
+                           size_t klen, ks_meta *m)
 {
     memset(m, 0, sizeof(*m));
     ks_ekey k;
@@ -387,14 +406,33 @@ void ks_meta_free(ks_meta *m)
     memset(m, 0, sizeof(*m));
 }
 
+/* Removes the expired key m describes (hook, KS-E1) and reports it; m
+ * comes back absent. A read's removal does not touch the key: it was
+ * already gone for every reader, so WATCH must not see a change. */
+static ks_status remove_expired(ks_ctx *c, int db, const char *key, size_t klen, ks_meta *m,
+                                int touch)
+{
+    ks_status st = meta_remove(c, db, key, klen, m, 1, touch);
+    ks_meta_free(m);
+    if (st == KS_OK) ks_event_raise(c, KS_EVENT_EXPIRED, db, key, klen);
+    return st;
+}
+
+ks_status ks_meta_read(ks_ctx *c, const eng_snapshot *snap, int db, const char *key, size_t klen,
+                       ks_meta *m)
+{
+    ks_status st = ks_meta_read_raw(c, snap, db, key, klen, m);
+    if (st != KS_OK || m->type != KS_NONE || m->stored == KS_NONE) return st;
+    /* Lazy expiry on a read of the live data (not a snapshot). */
+    if (snap || !c->batch || c->ks->no_lazy_expire) return st;
+    return remove_expired(c, db, key, klen, m, 0);
+}
+
 ks_status ks_meta_read_w(ks_ctx *c, int db, const char *key, size_t klen, ks_meta *m)
 {
-    ks_status st = ks_meta_read(c, NULL, db, key, klen, m);
+    ks_status st = ks_meta_read_raw(c, NULL, db, key, klen, m);
     if (st != KS_OK || m->type != KS_NONE || m->stored == KS_NONE) return st;
-    /* Lazy expiry on a write path: delete it properly (hook, KS-E1). */
-    st = ks_meta_remove(c, db, key, klen, m, 1);
-    ks_meta_free(m);
-    return st;
+    return remove_expired(c, db, key, klen, m, 1); /* lazy expiry on a write path */
 }
 
 static void expire_entry(ks_ctx *c, int db, const char *key, size_t klen, int64_t when, int big,
@@ -456,11 +494,18 @@ ks_status ks_meta_write(ks_ctx *c, int db, const char *key, size_t klen, const k
     if (old_exp && !same_entry) expire_entry(c, db, key, klen, old_exp, 0, 0, 0);
     if (expire && !same_entry) expire_entry(c, db, key, klen, expire, big, new_version, 1);
     ks_touch(c, db, key, klen);
+    if (!had) ks_event_raise(c, KS_EVENT_NEW, db, key, klen);
     return ks_count_add(c, db, had ? 0 : 1, (expire ? 1 : 0) - (old_exp ? 1 : 0));
 }
 
 ks_status ks_meta_remove(ks_ctx *c, int db, const char *key, size_t klen, const ks_meta *old,
                          int call_hook)
+{
+    return meta_remove(c, db, key, klen, old, call_hook, 1);
+}
+
+static ks_status meta_remove(ks_ctx *c, int db, const char *key, size_t klen, const ks_meta *old,
+                             int call_hook, int touch)
 {
     if (call_hook && old->stored == KS_HASH && ks_hook_wanted(c, db, key, klen)) {
         ks_fvec fv;
@@ -476,7 +521,7 @@ ks_status ks_meta_remove(ks_ctx *c, int db, const char *key, size_t klen, const 
     ks_ekey_free(&k);
     if (old->expire) expire_entry(c, db, key, klen, old->expire, 0, 0, 0);
     if (old->big) drop_fields(c, db, key, klen, old->version);
-    ks_touch(c, db, key, klen);
+    if (touch) ks_touch(c, db, key, klen);
     return ks_count_add(c, db, -1, old->expire ? -1 : 0);
 }
 

@@ -68,6 +68,9 @@ struct keyspace {
     void *fctx;
     ks_touch_fn touch;
     void *tctx;
+    ks_event_fn event; /* keyspace notifications: expired, new */
+    void *ectx;
+    int no_lazy_expire;    /* reads leave expired keys in place (CLIENT PAUSE) */
     uint64_t next_version; /* KS-E2 */
     uint64_t next_cursor;
     ks_cursor cursors[KS_CURSOR_SLOTS];
@@ -161,6 +164,12 @@ typedef struct ks_meta {
 
 /* Reads key's metadata through c->batch (and snap). Expired keys come back
  * with type KS_NONE and stored set. KS_OK or KS_ERR_ENGINE. */
+ks_status ks_meta_read_raw(ks_ctx *c, const eng_snapshot *snap, int db, const char *key,
+                           size_t klen, ks_meta *m);
+/* As ks_meta_read_raw, with lazy expiry: reading the live data (no snap,
+ * a batch), an expired key is removed into c->batch (hook, counters,
+ * KS-E1, the expired event; no touch) and comes back absent -- unless
+ * ks_set_lazy_expire turned that off, when it comes back as from _raw. */
 ks_status ks_meta_read(ks_ctx *c, const eng_snapshot *snap, int db, const char *key, size_t klen,
                        ks_meta *m);
 /* As ks_meta_read, for a write: an expired key is deleted first (hook,
@@ -212,6 +221,8 @@ ks_status ks_count_settle(ks_ctx *c, int apply);
 uint64_t ks_new_version(ks_ctx *c);
 char *ks_scratch(keyspace *ks, size_t n);
 void ks_touch(ks_ctx *c, int db, const char *key, size_t klen);
+/* Calls the event hook (ks_set_event_hook), if any. */
+void ks_event_raise(ks_ctx *c, ks_event ev, int db, const char *key, size_t klen);
 ks_status ks_engine_err(ks_ctx *c, eng_status s, const char *what);
 ks_status ks_oom(ks_ctx *c);
 

@@ -1,7 +1,11 @@
 /*
- * ks_expire.c -- the three ways an expired key goes away: lazily (reads
- * treat it as absent, ks_meta_read_w deletes it on a write: keyspace.c),
+ * ks_expire.c -- the three ways an expired key goes away: lazily (a read
+ * of the live data or a write that meets it deletes it: ks_meta_read and
+ * ks_meta_read_w in keyspace.c),
  * in the active cycle below, and in compaction (ks_compaction_filter).
+ *
+ * Every removal of an expired key raises KS_EVENT_EXPIRED (keyspace.h),
+ * the KS-E1 repair of a key compaction dropped included.
  *
  * On-disk format (ENCODING.md, "Expire index"):
  *   'e' db be64(expire_ms) key -> "" (string, packed hash)
@@ -92,15 +96,22 @@ static size_t collect_due(ks_ctx *c, int db, due *out, size_t max)
 static int expire_one(ks_ctx *c, int db, const due *d)
 {
     ks_meta m;
-    if (ks_meta_read(c, NULL, db, d->key, d->klen, &m) != KS_OK) return 0;
+    if (ks_meta_read_raw(c, NULL, db, d->key, d->klen, &m) != KS_OK) return 0;
     int deleted = 0;
     if (m.stored != KS_NONE && m.expire == d->when) {
         int saved = c->db;
         c->db = db;
         deleted = ks_meta_remove(c, db, d->key, d->klen, &m, 1) == KS_OK;
         c->db = saved;
-        if (!deleted) ks_ctx_reset(c); /* an index refused: try again next cycle */
+        if (deleted)
+            ks_event_raise(c, KS_EVENT_EXPIRED, db, d->key, d->klen);
+        else
+            ks_ctx_reset(c); /* an index refused: try again next cycle */
     } else {
+        /* Nobody met the key before compaction dropped it: it expired
+         * now, as far as anyone could tell. A key that exists again (a
+         * later write) did not expire. */
+        if (m.stored == KS_NONE) ks_event_raise(c, KS_EVENT_EXPIRED, db, d->key, d->klen);
         /* KS-E1 repair: compaction dropped this key's metadata. */
         ks_ekey k;
         ks_ekey_expire(&k, db, d->when, d->key, d->klen);

@@ -17,6 +17,11 @@
 #define NA CMD_NOAUTH
 #define NM CMD_NOMULTI
 #define LS (CMD_LOADING | CMD_STALE)
+#define PS CMD_PUBSUB
+#define SC CMD_CONTAINER
+#define MR CMD_MAY_REPLICATE
+#define SM CMD_SKIP_MONITOR
+#define SL CMD_SKIP_SLOWLOG
 
 const struct command command_table[] = {
 #define COMMAND(name, proc, arity, flags, fk, lk, ks, group, summary)                              \

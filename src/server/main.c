@@ -163,6 +163,7 @@ static int open_storage(void)
         return -1;
     }
     ks_set_touch_hook(server.ks, touch_hook, NULL);
+    notify_init(server.ks);
     server_log(LL_NOTICE, "DB loaded from %s: %.3f seconds", cfg.dir,
                (double)(ae_mstime() - t0) / 1000.0);
     return 0;

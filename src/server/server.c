@@ -129,7 +129,9 @@ void server_call(client *c, const struct command *cmd)
     c->last_cmd_errors = 0;
     p->last_cmd_name = cmd->name;
     p->executing++;
+    int64_t start = stats_mono_us(); /* the one timing pair of a command */
     cmd->proc(c);
+    int64_t dur = stats_mono_us() - start;
     p->executing--;
     if (savepoint) {
         if (c->last_cmd_errors)
@@ -139,6 +141,39 @@ void server_call(client *c, const struct command *cmd)
     }
     ks_ctx_reset(&server.ctx);
     server.stat_commands++;
+    stats_after_call(c, cmd, dur);
+}
+
+void dispatch_subcommand(client *c, const subcommand *subs)
+{
+    for (const subcommand *s = subs; s->name; s++) {
+        if (!arg_is(&c->argv[1], s->name)) continue;
+        if ((s->arity > 0 && c->argc != s->arity) || c->argc < -s->arity)
+            return add_reply_subcommand_arity(c);
+        return s->proc(c);
+    }
+    add_reply_subcommand_error(c);
+}
+
+/* Rejects a command before it runs (Redis's rejectCommand): the error
+ * reply, a rejected call in its stats, and EXECABORT for a MULTI. */
+static int reject(client *c, const struct command *cmd, const char *msg)
+{
+    flag_transaction(c);
+    stats_rejected(cmd);
+    add_reply_error(c, msg);
+    return 0;
+}
+
+/* RESP2 subscribed mode allows only these (Redis's processCommand). */
+static int allowed_when_subscribed(const struct command *cmd)
+{
+    static const char *const ok[] = {"ping",         "subscribe",  "ssubscribe",   "unsubscribe",
+                                     "sunsubscribe", "psubscribe", "punsubscribe", "quit",
+                                     "reset",        NULL};
+    for (const char *const *n = ok; *n; n++)
+        if (!strcmp(cmd->name, *n)) return 1;
+    return 0;
 }
 
 void server_write_batch(client *c, const reply_mark *mark)
@@ -159,34 +194,58 @@ void server_write_batch(client *c, const reply_mark *mark)
     }
 }
 
-int server_process_command(client *c)
+/* The checks of Redis's processCommand, in its order. Returns 1 when the
+ * command may run; otherwise it has replied. */
+static int admit(client *c, const struct command *cmd)
 {
-    const struct command *cmd = command_lookup(c->argv[0].ptr, c->argv[0].len);
-    c->cmd = cmd;
     if (!cmd || !cmd->proc) {
         flag_transaction(c);
         reply_unknown_command(c);
         return 0;
     }
     if ((cmd->arity > 0 && c->argc != cmd->arity) || c->argc < -cmd->arity) {
-        flag_transaction(c);
-        add_reply_wrong_arity(c);
-        return 0;
+        char msg[128];
+        snprintf(msg, sizeof(msg), "wrong number of arguments for '%s' command", cmd->name);
+        return reject(c, cmd, msg);
     }
-    if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NOAUTH)) {
-        flag_transaction(c);
-        add_reply_error(c, "NOAUTH Authentication required.");
-        return 0;
+    if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NOAUTH))
+        return reject(c, cmd, "NOAUTH Authentication required.");
+    if ((c->flags & CLIENT_PUBSUB) && c->resp == 2 && !allowed_when_subscribed(cmd)) {
+        char msg[256];
+        snprintf(msg, sizeof(msg),
+                 "Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
+                 "are allowed in this context",
+                 cmd->name);
+        return reject(c, cmd, msg);
     }
-    if ((c->flags & CLIENT_MULTI) && !(cmd->flags & CMD_NOMULTI)) {
-        queue_command(c, cmd);
-        return 0;
+    /* A MONITOR client is a replica to Redis: no keyspace access. */
+    if ((c->flags & CLIENT_MONITOR) && (cmd->flags & (CMD_READONLY | CMD_WRITE)))
+        return reject(c, cmd, "Replica can't interact with the keyspace");
+    return 1;
+}
+
+int server_process_command(client *c)
+{
+    const struct command *cmd = command_lookup(c->argv[0].ptr, c->argv[0].len);
+    c->cmd = cmd;
+    struct client_private *p = c->priv;
+    if (p->reply_skip == 2) p->reply_skip = 1; /* CLIENT REPLY SKIP: this reply is skipped */
+    if (admit(c, cmd)) {
+        if (pause_applies(c, cmd)) {
+            pause_postpone(c, cmd); /* runs again when the pause ends */
+            return -1;
+        }
+        if ((c->flags & CLIENT_MULTI) && !(cmd->flags & CMD_NOMULTI)) {
+            queue_command(c, cmd);
+        } else {
+            reply_mark mark;
+            reply_mark_get(c, &mark);
+            server_call(c, cmd);
+            if (!(c->flags & CLIENT_MULTI)) server_write_batch(c, &mark);
+        }
     }
-    reply_mark mark;
-    reply_mark_get(c, &mark);
-    server_call(c, cmd);
-    if (!(c->flags & CLIENT_MULTI)) server_write_batch(c, &mark);
-    return 0;
+    if (p->reply_skip == 1) p->reply_skip = 0;
+    return p->waiting ? -1 : 0;
 }
 
 /* ---- The loop's hooks -------------------------------------------------- */
@@ -213,6 +272,7 @@ void server_commit(void)
 
 static void before_sleep(ae_loop *el)
 {
+    pause_cron();    /* clients a pause released run before the commit */
     server_commit(); /* N1: before any reply is written */
     networking_flush_replies();
     if (server.shutdown_asap) ae_stop(el);
@@ -246,15 +306,19 @@ static int server_cron(ae_loop *el, long long id, void *data)
         server.last_cron_ms = now;
         server.cron_loops++;
         server.cmd_time_ms = now;
-        for (int db = 0; db < KS_DATABASES; db++) {
+        int64_t expire_start = stats_mono_us();
+        /* Paused clients see a still data set: no expiry (as Redis). */
+        for (int db = 0; db < KS_DATABASES && !pause_active(); db++) {
             ctx.db = db;
             ctx.now_ms = now;
             if (server.active_expire_off || ks_expires(&ctx) == 0) continue;
-            server.stat_expired += ks_active_expire(&ctx, 200, 1000);
+            ks_active_expire(&ctx, 200, 1000); /* counted by the event hook (notify.c) */
             ks_ctx_reset(&ctx);
             cron_write();
         }
+        latency_add_sample_if_needed("expire-cycle", (stats_mono_us() - expire_start) / 1000);
         server.cmd_time_ms = 0;
+        pause_cron();
         networking_clients_cron();
         uint64_t dt = (uint64_t)(now - (int64_t)server.stat_ops_sample_ms);
         if (dt >= 1000) {
@@ -302,6 +366,11 @@ static void sig_shutdown(int sig)
 int server_init(void)
 {
     server.start_ms = ae_mstime();
+    uint64_t r = (uint64_t)server.start_ms * 6364136223846793005ULL ^ ((uint64_t)getpid() << 32);
+    for (int i = 0; i < 40; i++) {
+        r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+        server.replid[i] = "0123456789abcdef"[(r >> 59) & 15];
+    }
     server.lastsave_s = server.start_ms / 1000;
     server.stat_ops_sample_ms = (uint64_t)server.start_ms;
     server.el = ae_create(cfg.maxclients + 128);
