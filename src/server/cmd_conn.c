@@ -290,6 +290,8 @@ static int kill_filter_parse(client *c, kill_filter *f)
         } else if (arg_is(o, "laddr")) {
             f->laddr = v->ptr;
         } else if (arg_is(o, "user")) {
+            if (!arg_is(v, "default"))
+                return add_reply_error_fmt(c, "No such user '%s'", v->ptr), -1;
             f->user = v->ptr;
         } else if (arg_is(o, "maxage")) {
             if (arg_to_ll(c, v, &f->maxage) < 0) return -1;

@@ -69,6 +69,12 @@ static size_t sub_name(const struct command *cmd, const arg *sub, char *buf, siz
     return n;
 }
 
+void command_fullname(const client *c, const struct command *cmd, char *buf, size_t cap)
+{
+    if (!(cmd->flags & CMD_CONTAINER) || c->argc < 2 || !sub_name(cmd, &c->argv[1], buf, cap))
+        snprintf(buf, cap, "%s", cmd->name);
+}
+
 static cmd_stats *stats_of(client *c, const struct command *cmd)
 {
     if (!(cmd->flags & CMD_CONTAINER) || c->argc < 2) return top_stats(cmd);

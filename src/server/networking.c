@@ -464,11 +464,11 @@ char *client_info_line(client *c)
                  (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
                  (long long)((now - c->ctime_ms) / 1000),
                  (long long)((now - c->last_interaction_ms) / 1000), flags, c->db, sub, psub, ssub,
-                 (c->flags & CLIENT_MULTI) ? p->mq_len : -1, p->qlen - p->qpos, p->qcap - p->qlen,
+                 (c->flags & CLIENT_MULTI) ? p->mq_len : -1, p->qlen, p->qcap - p->qlen,
                  p->qcap, p->reply_bytes,
                  p->qcap + p->reply_bytes + sizeof(*c) + sizeof(*p) + pubsub_client_mem(c),
                  (ev & AE_READABLE) ? "r" : "", (ev & AE_WRITABLE) ? "w" : "",
-                 p->last_cmd_name ? p->last_cmd_name : "NULL", c->resp,
+                 p->last_cmd_name[0] ? p->last_cmd_name : "NULL", c->resp,
                  c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "") < 0)
         return NULL;
     return line;

@@ -560,7 +560,7 @@ void add_reply_help(client *c, const char **lines)
     for (i = 0; i < n; i++)
         add_reply_status(c, lines[i]);
     add_reply_status(c, "HELP");
-    add_reply_status(c, "    Print this help.");
+    add_reply_status(c, "    Prints this help.");
 }
 
 void add_reply_subcommand_error(client *c)

@@ -127,7 +127,7 @@ void server_call(client *c, const struct command *cmd)
     if (!server.cmd_time_ms) server.cmd_time_ms = ae_mstime();
     if (savepoint) eng_batch_set_savepoint(server.batch);
     c->last_cmd_errors = 0;
-    p->last_cmd_name = cmd->name;
+    command_fullname(c, cmd, p->last_cmd_name, sizeof(p->last_cmd_name));
     p->executing++;
     int64_t start = stats_mono_us(); /* the one timing pair of a command */
     cmd->proc(c);
@@ -211,11 +211,12 @@ static int admit(client *c, const struct command *cmd)
     if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NOAUTH))
         return reject(c, cmd, "NOAUTH Authentication required.");
     if ((c->flags & CLIENT_PUBSUB) && c->resp == 2 && !allowed_when_subscribed(cmd)) {
-        char msg[256];
+        char msg[256], name[64];
+        command_fullname(c, cmd, name, sizeof(name));
         snprintf(msg, sizeof(msg),
                  "Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
                  "are allowed in this context",
-                 cmd->name);
+                 name);
         return reject(c, cmd, msg);
     }
     /* A MONITOR client is a replica to Redis: no keyspace access. */
