@@ -426,11 +426,35 @@ static void fmt_quoted(char *buf, size_t cap, const char *s)
     buf[n] = '\0';
 }
 
+/* client-output-buffer-limit as Redis rewrites it: one line per class
+ * ("replica" for the replica class), memory in units, each compared with
+ * its class's default. */
+static void each_obuf(config_each_fn fn, void *ctx, const char *name)
+{
+    static const obuf_limit defaults[OBUF_CLASSES] = {
+        {0, 0, 0}, {256LL << 20, 64LL << 20, 60}, {32LL << 20, 8LL << 20, 60}};
+    for (int k = 0; k < OBUF_CLASSES; k++) {
+        const obuf_limit *l = &cfg.obuf_limits[k];
+        char hard[32], soft[32], line[128];
+        fmt_memory(hard, sizeof(hard), l->hard);
+        fmt_memory(soft, sizeof(soft), l->soft);
+        snprintf(line, sizeof(line), "%s %s %s %lld",
+                 k == OBUF_REPLICA ? "replica" : obuf_class_names[k], hard, soft, l->soft_seconds);
+        fn(ctx, name, line,
+           l->hard == defaults[k].hard && l->soft == defaults[k].soft &&
+               l->soft_seconds == defaults[k].soft_seconds);
+    }
+}
+
 void config_each(config_each_fn fn, void *ctx)
 {
     char cur[1024], out[2100];
     for (size_t i = 0; i < NROWS; i++) {
         const config_row *r = &config_table[i];
+        if (r->get == get_obuf) {
+            each_obuf(fn, ctx, r->name);
+            continue;
+        }
         config_get_value(r->name, cur, sizeof(cur));
         int is_default = default_text[i] && !strcmp(cur, default_text[i]);
         if (r->type == T_MEM)

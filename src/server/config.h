@@ -82,7 +82,8 @@ const char *config_file_path(void);
 int config_rewrite(const char *path);
 /* Calls fn for every setting, in table order, with its value as a config
  * file line would say it (strings quoted, memory in kb/mb/gb) and whether
- * it is the default (CONFIG REWRITE). */
+ * it is the default (CONFIG REWRITE). A setting written as several lines
+ * (client-output-buffer-limit, one per class) comes once per line. */
 typedef void (*config_each_fn)(void *ctx, const char *name, const char *file_value, int is_default);
 void config_each(config_each_fn fn, void *ctx);
 /* Calls fn for every setting whose name matches the glob pattern. */
