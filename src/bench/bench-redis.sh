@@ -10,9 +10,12 @@
 # Alternating test by test (rather than one -t set,get,incr,hset,mset run per
 # server) keeps both servers under the same machine noise; each test still
 # sees the data the earlier tests left, exactly as in a single run.
+# `publish` is the custom command PUBLISH bench <3 bytes> with one subscriber
+# (a redis-cli that reads everything) on each server, so every request also
+# delivers a message.
 # Prints a table of requests per second and strata/redis per test; the last
 # line is
-#   strata/redis ratios: set=A get=B incr=C hset=D mset=E
+#   strata/redis ratios: set=A get=B incr=C hset=D mset=E publish=F
 # Stops both servers and removes the directories, also on failure or ^C.
 #
 # Environment: BINDIR (where strata-server is; default src), STRATA_SERVER
@@ -24,7 +27,7 @@ BINDIR=${BINDIR:-src}
 STRATA_SERVER=${STRATA_SERVER:-$BINDIR/strata-server}
 N=${BENCH_N:-1000000}
 TIMEOUT=${BENCH_TIMEOUT:-900}
-TESTS="set get incr hset mset"
+TESTS="set get incr hset mset publish"
 PY=/usr/bin/python3
 
 die() { echo "bench-redis: $*" >&2; exit 1; }
@@ -86,15 +89,29 @@ wait_ping redis "$rport" "${pids[1]}"
 # (timeout puts redis-benchmark in a process group of its own; cleanup stops
 # it).
 run_bench() {
-  timeout "$TIMEOUT" redis-benchmark -p "$1" -t "$2" -n "$N" -r 1000000 -c 50 -P 16 -q --csv \
+  local what=(-t "$2") # a custom command goes last, after the options
+  [ "$2" = publish ] && what=(publish bench msg)
+  timeout "$TIMEOUT" redis-benchmark -p "$1" -n "$N" -r 1000000 -c 50 -P 16 -q --csv "${what[@]}" \
     >"$tmp/bench.csv" 2>>"$tmp/benchmark.err" &
   bench_pid=$!
   wait "$bench_pid"
   bench_pid=""
-  RPS=$(awk -F'","' 'NR > 1 && $1 ~ /^"[A-Z]/ { print $2; exit }' "$tmp/bench.csv")
+  RPS=$(awk -F'","' 'NR > 1 && $1 ~ /^"[A-Za-z]/ { print $2; exit }' "$tmp/bench.csv")
 }
 
 fmt() { if [ -n "$1" ]; then printf '%.0f' "$1"; else echo failed; fi; }
+
+# One subscriber of channel "bench" on each server for the publish test.
+for port in "$sport" "$rport"; do
+  redis-cli -p "$port" subscribe bench >/dev/null 2>&1 &
+  pids+=($!)
+done
+for port in "$sport" "$rport"; do
+  for _ in $(seq 50); do
+    [ "$(redis-cli -p "$port" pubsub numsub bench | tail -1)" = 1 ] && break
+    sleep 0.1
+  done
+done
 
 echo "redis-benchmark -n $N -r 1000000 -c 50 -P 16: strata on port $sport (appendfsync everysec)," \
   "redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') on port $rport" \
@@ -122,5 +139,9 @@ if [ "$failed" -ne 0 ] && [ -s "$tmp/benchmark.err" ]; then
   tail -5 "$tmp/benchmark.err" >&2
 fi
 kill -0 "${pids[0]}" 2>/dev/null || { echo "bench-redis: strata-server died; its log:" >&2; tail -20 "$tmp/strata.log" >&2; failed=1; }
+for port in "$sport" "$rport"; do # a subscriber that fell behind was dropped: say so
+  [ "$(redis-cli -p "$port" pubsub numsub bench 2>/dev/null | tail -1)" = 1 ] ||
+    echo "bench-redis: the subscriber on port $port was disconnected during publish" >&2
+done
 echo "$summary"
 exit "$failed"
