@@ -34,9 +34,18 @@ static void reply_flags(client *c, uint32_t f)
     static const struct {
         uint32_t bit;
         const char *name;
-    } names[] = {{CMD_WRITE, "write"}, {CMD_READONLY, "readonly"}, {CMD_ADMIN, "admin"},
-                 {CMD_FAST, "fast"},   {CMD_NOAUTH, "no_auth"},    {CMD_LOADING, "loading"},
-                 {CMD_STALE, "stale"}, {CMD_NOSCRIPT, "noscript"}, {CMD_BLOCKING, "blocking"}};
+    } names[] = {{CMD_WRITE, "write"},
+                 {CMD_READONLY, "readonly"},
+                 {CMD_ADMIN, "admin"},
+                 {CMD_FAST, "fast"},
+                 {CMD_NOAUTH, "no_auth"},
+                 {CMD_LOADING, "loading"},
+                 {CMD_STALE, "stale"},
+                 {CMD_NOSCRIPT, "noscript"},
+                 {CMD_BLOCKING, "blocking"},
+                 {CMD_PUBSUB, "pubsub"},
+                 {CMD_SKIP_MONITOR, "skip_monitor"},
+                 {CMD_SKIP_SLOWLOG, "skip_slowlog"}};
     int n = 0;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (f & names[i].bit) n++;
@@ -59,6 +68,7 @@ static int command_cats(const struct command *cmd, const char **cats)
                 : !strcmp(g, "string")       ? "@string"
                 : !strcmp(g, "hash")         ? "@hash"
                 : !strcmp(g, "connection")   ? "@connection"
+                : !strcmp(g, "pubsub")       ? "@pubsub"
                                              : "@index";
     return n;
 }

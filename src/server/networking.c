@@ -459,17 +459,17 @@ char *client_info_line(client *c)
     if (asprintf(&line,
                  "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d "
                  "sub=%d psub=%d ssub=%d multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 "
-                 "rbs=%zu rbp=0 obl=0 oll=0 omem=%zu tot-mem=%zu events=%s%s cmd=%s "
+                 "rbs=%zu rbp=0 obl=0 oll=0 omem=%zu tot-mem=%zu events=%s%s cmd=%s%s%s "
                  "user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
                  (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
                  (long long)((now - c->ctime_ms) / 1000),
                  (long long)((now - c->last_interaction_ms) / 1000), flags, c->db, sub, psub, ssub,
-                 (c->flags & CLIENT_MULTI) ? p->mq_len : -1, p->qlen, p->qcap - p->qlen,
-                 p->qcap, p->reply_bytes,
+                 (c->flags & CLIENT_MULTI) ? p->mq_len : -1, p->qlen, p->qcap - p->qlen, p->qcap,
+                 p->reply_bytes,
                  p->qcap + p->reply_bytes + sizeof(*c) + sizeof(*p) + pubsub_client_mem(c),
                  (ev & AE_READABLE) ? "r" : "", (ev & AE_WRITABLE) ? "w" : "",
-                 p->last_cmd_name[0] ? p->last_cmd_name : "NULL", c->resp,
-                 c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "") < 0)
+                 p->last_cmd ? p->last_cmd->name : "NULL", p->last_sub[0] ? "|" : "", p->last_sub,
+                 c->resp, c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "") < 0)
         return NULL;
     return line;
 }

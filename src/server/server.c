@@ -127,7 +127,8 @@ void server_call(client *c, const struct command *cmd)
     if (!server.cmd_time_ms) server.cmd_time_ms = ae_mstime();
     if (savepoint) eng_batch_set_savepoint(server.batch);
     c->last_cmd_errors = 0;
-    command_fullname(c, cmd, p->last_cmd_name, sizeof(p->last_cmd_name));
+    p->last_cmd = cmd;
+    if (cmd->flags & CMD_CONTAINER) command_subname(c, cmd, p->last_sub, sizeof(p->last_sub));
     p->executing++;
     int64_t start = stats_mono_us(); /* the one timing pair of a command */
     cmd->proc(c);

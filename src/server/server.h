@@ -316,8 +316,9 @@ struct client_private {
     struct watched_key **watched;
     int nwatched, watched_cap;
     uint64_t last_cmd_id;
-    char last_cmd_name[48]; /* CLIENT LIST cmd=: "get", "client|list"; "" before any */
-    int reply_off;  /* CLIENT REPLY OFF */
+    const struct command *last_cmd; /* CLIENT LIST cmd=; NULL before any */
+    char last_sub[24];              /* its subcommand (lower case) for a container, or "" */
+    int reply_off;                  /* CLIENT REPLY OFF */
     int reply_skip; /* CLIENT REPLY SKIP: 2 = skip the next command's reply, 1 = this one's */
     int pushing;    /* writing a push message: REPLY OFF/SKIP do not apply (R3) */
     int no_evict, no_touch;
@@ -462,6 +463,8 @@ int64_t stats_mono_us(void);                   /* monotonic microseconds */
 /* Redis's fullname of the command c runs: "client|list" for a container's
  * subcommand, else the name. */
 void command_fullname(const client *c, const struct command *cmd, char *buf, size_t cap);
+/* Only the subcommand part ("list"), "" when there is none. */
+void command_subname(const client *c, const struct command *cmd, char *buf, size_t cap);
 
 /* notify.c */
 int notify_flags_parse(const char *s); /* -1 on an unknown class letter */
