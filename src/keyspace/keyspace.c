@@ -4,19 +4,24 @@
  * FLUSHDB/FLUSHALL.
  *
  * On-disk format: see ENCODING.md (and ks_encoding.h for the summary and
- * the invariants KS-E1..KS-E3). This file reads and writes
- *   'm' db key -> flags(1) [expire fixed64 LE if flags & 0x80] payload
- *   'c' db     -> keys fixed64 LE, expires fixed64 LE
- *   'v'        -> next big-hash version, fixed64 LE
+ * the invariants KS-E1..KS-E6). This file reads
+ *   'm' db key -> flags(1) [expire le64 if flags & 0x80] body
+ *     body = packed value | version le64, count le64, ext (flags & 0x10)
+ * and writes
+ *   'c' db     -> keys le64, expires le64
+ *   'v'        -> next version, le64
  * Every write goes into ctx->batch; nothing here writes to the engine
- * directly, so a command's writes commit or roll back together (S1).
+ * directly, so a command's writes commit or roll back together (S1) --
+ * except the one-time move of legacy big-hash fields at ks_open, which
+ * runs before anything is served:
+ *   'f' db u32be(klen) key be64(version) field -> 'd' db be64(version) field
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "keyspace/ks_encoding.h"
+#include "keyspace/ks_type.h"
 
 ks_status ks_engine_err(ks_ctx *c, eng_status s, const char *what)
 {
@@ -28,11 +33,54 @@ ks_status ks_engine_err(ks_ctx *c, eng_status s, const char *what)
     return KS_ERR_ENGINE;
 }
 
-ks_status ks_oom(ks_ctx *c)
+ks_status ks_err_msg(ks_ctx *c, const char *msg)
 {
     free(c->err);
-    c->err = strdup("ERR out of memory");
+    c->err = strdup(msg);
     return KS_ERR_MSG;
+}
+
+ks_status ks_oom(ks_ctx *c)
+{
+    return ks_err_msg(c, "ERR out of memory");
+}
+
+ks_status ks_corrupt(ks_ctx *c, const char *what)
+{
+    char buf[128];
+    snprintf(buf, sizeof(buf), "ERR corrupt %s", what);
+    free(c->err);
+    c->err = strdup(buf);
+    return KS_ERR_ENGINE;
+}
+
+uint64_t ks_rand(keyspace *ks)
+{
+    ks->rng ^= ks->rng << 13;
+    ks->rng ^= ks->rng >> 7;
+    ks->rng ^= ks->rng << 17;
+    return ks->rng;
+}
+
+void ks_limits_init(ks_limits *l)
+{
+    *l = (ks_limits){.hash_max_listpack_entries = 128,
+                     .hash_max_listpack_value = 64,
+                     .set_max_intset_entries = 512,
+                     .zset_max_listpack_entries = 128,
+                     .zset_max_listpack_value = 64,
+                     .list_max_listpack_size = -2,
+                     .list_compress_depth = 0};
+}
+
+void ks_set_limits(keyspace *ks, const ks_limits *l)
+{
+    ks->limits = *l;
+}
+
+const ks_limits *ks_get_limits(const keyspace *ks)
+{
+    return &ks->limits;
 }
 
 void ks_ctx_reset(ks_ctx *c)
@@ -56,12 +104,55 @@ void ks_val_free(ks_val *v)
     v->n = 0;
 }
 
+/* Moves legacy big-hash fields ('f' db u32be(klen) key be64(version)
+ * field) to 'd' db be64(version) field, KS_MIGRATE_STEP keys per engine
+ * write. Each step puts the new keys and deletes the old ones in one batch,
+ * so a crash part-way leaves a consistent mix that the next open resumes. */
+#define KS_MIGRATE_STEP 10000
+static eng_status migrate_legacy_fields(eng_db *db)
+{
+    eng_status s = ENG_OK;
+    char start = KS_NS_LEGACY_FIELD;
+    eng_batch *b = eng_batch_new(0);
+    if (!b) return ENG_NOMEM;
+    for (;;) {
+        eng_iter *it = eng_iter_new(db, NULL, NULL);
+        size_t n = 0;
+        for (eng_iter_seek(it, &start, 1); eng_iter_valid(it) && n < KS_MIGRATE_STEP;
+             eng_iter_next(it), n++) {
+            size_t kl, vl;
+            const char *k = eng_iter_key(it, &kl), *v = eng_iter_value(it, &vl);
+            if (kl < 1 || k[0] != KS_NS_LEGACY_FIELD) break;
+            uint64_t klen = kl >= 6 ? ((uint64_t)(unsigned char)k[2] << 24) |
+                                          ((uint64_t)(unsigned char)k[3] << 16) |
+                                          ((uint64_t)(unsigned char)k[4] << 8) | (unsigned char)k[5]
+                                    : 0;
+            eng_batch_delete(b, k, kl);
+            if (kl < 6 + klen + 8) continue; /* malformed: nothing to keep */
+            const char *ver = k + 6 + klen, *field = ver + 8;
+            ks_ekey nk;
+            ks_ekey_members(&nk, (unsigned char)k[1], ks_get_be64(ver));
+            ks_ekey_append(&nk, field, (size_t)(k + kl - field));
+            eng_batch_put(b, nk.p, nk.n, v, vl);
+            ks_ekey_free(&nk);
+        }
+        s = eng_iter_status(it);
+        eng_iter_free(it);
+        if (s == ENG_OK && n) s = eng_write(db, b, ENG_WRITE_SYNC);
+        eng_batch_clear(b);
+        if (s != ENG_OK || n < KS_MIGRATE_STEP) break;
+    }
+    eng_batch_free(b);
+    return s;
+}
+
 ks_status ks_open(eng_db *db, keyspace **out)
 {
     keyspace *ks = calloc(1, sizeof(*ks));
     if (!ks) return KS_ERR_ENGINE;
     ks->db = db;
     ks->next_version = 1;
+    ks_limits_init(&ks->limits);
     /* Cursor ids start somewhere new at each start, so a cursor kept across
      * a restart is unknown (the walk restarts) rather than someone else's. */
     ks->next_cursor = (((uint64_t)time(NULL) & 0xfffff) << 24) + 1;
@@ -73,6 +164,10 @@ ks_status ks_open(eng_db *db, keyspace **out)
         if (vl == 8) ks->next_version = ks_get_le64(v);
         eng_free(v);
     } else if (s != ENG_NOTFOUND) {
+        free(ks);
+        return KS_ERR_ENGINE;
+    }
+    if (migrate_legacy_fields(db) != ENG_OK) {
         free(ks);
         return KS_ERR_ENGINE;
     }
@@ -115,7 +210,7 @@ void ks_set_touch_hook(keyspace *ks, ks_touch_fn fn, void *tctx)
 
 void ks_touch(ks_ctx *c, int db, const char *key, size_t klen)
 {
-    if (c->ks->touch) c->ks->touch(c->ks->tctx, db, key, klen);
+    if (c->ks->touch && !c->ks->quiet_touch) c->ks->touch(c->ks->tctx, db, key, klen);
 }
 
 void ks_set_event_hook(keyspace *ks, ks_event_fn fn, void *ectx)
@@ -170,18 +265,13 @@ void ks_ekey_meta(ks_ekey *k, int db, const char *key, size_t klen)
     k->n = 2 + klen;
 }
 
-void ks_ekey_fields(ks_ekey *k, int db, const char *key, size_t klen, uint64_t version)
+void ks_ekey_members(ks_ekey *k, int db, uint64_t version)
 {
-    ekey_reserve(k, 14 + klen + 64);
-    k->p[0] = KS_NS_FIELD;
+    ekey_reserve(k, 10 + 64);
+    k->p[0] = KS_NS_MEMBER;
     k->p[1] = (char)db;
-    k->p[2] = (char)(klen >> 24);
-    k->p[3] = (char)(klen >> 16);
-    k->p[4] = (char)(klen >> 8);
-    k->p[5] = (char)klen;
-    if (klen) memcpy(k->p + 6, key, klen);
-    ks_put_be64(k->p + 6 + klen, version);
-    k->n = 14 + klen;
+    ks_put_be64(k->p + 2, version);
+    k->n = 10;
 }
 
 void ks_ekey_append(ks_ekey *k, const char *p, size_t n)
@@ -340,18 +430,18 @@ const ks_cursor *ks_cursor_find(keyspace *ks, uint64_t id)
 
 /* ---- Metadata ----------------------------------------------------------- */
 
-static ks_status meta_remove(ks_ctx *c, int db, const char *key, size_t klen, const ks_meta *old,
-                             int call_hook, int touch);
-
 static int meta_parse(ks_meta *m)
 {
     const char *p = m->raw, *end = m->raw + m->rawlen;
     if (m->rawlen < 1) return -1;
     unsigned flags = (unsigned char)*p++;
+    if (flags & KS_F_RESERVED) return -1;
     m->stored = flags & KS_F_TYPE_MASK;
     m->big = (flags & KS_F_BIG) != 0;
+    m->enc = (flags & KS_F_ENC) != 0;
     m->expire = 0;
-    if (m->stored != KS_STRING && m->stored != KS_HASH) return -1;
+    const ks_type_ops *row = ks_type_row(m->stored);
+    if (!row) return -1;
     if (flags & KS_F_EXPIRE) {
         if (end - p < 8) return -1;
         m->expire = (int64_t)ks_get_le64(p);
@@ -360,11 +450,13 @@ static int meta_parse(ks_meta *m)
     m->payload = p;
     m->plen = (size_t)(end - p);
     if (m->big) {
-        if (m->plen != 16 || m->stored != KS_HASH) return -1;
+        if (m->plen < KS_BIG_HDR) return -1;
         m->version = ks_get_le64(p);
         m->count = ks_get_le64(p + 8);
+        m->ext = p + KS_BIG_HDR;
+        m->extlen = m->plen - KS_BIG_HDR;
     }
-    return 0;
+    return row->check(m);
 }
 
 int ks_meta_view(ks_meta *m, const char *v, size_t vl, int64_t now_ms)
@@ -392,9 +484,7 @@ ks_status ks_meta_read_raw(ks_ctx *c, const eng_snapshot *snap, int db, const ch
     if (s != ENG_OK) return ks_engine_err(c, s, "read");
     if (meta_parse(m) != 0) {
         ks_meta_free(m);
-        free(c->err);
-        c->err = strdup("ERR corrupt key metadata");
-        return KS_ERR_ENGINE;
+        return ks_corrupt(c, "key metadata");
     }
     m->type = (m->expire && m->expire <= c->now_ms) ? KS_NONE : m->stored;
     return KS_OK;
@@ -406,123 +496,33 @@ void ks_meta_free(ks_meta *m)
     memset(m, 0, sizeof(*m));
 }
 
-/* Removes the expired key m describes (hook, KS-E1) and reports it; m
- * comes back absent. A read's removal does not touch the key: it was
- * already gone for every reader, so WATCH must not see a change. */
-static ks_status remove_expired(ks_ctx *c, int db, const char *key, size_t klen, ks_meta *m,
-                                int touch)
-{
-    ks_status st = meta_remove(c, db, key, klen, m, 1, touch);
-    ks_meta_free(m);
-    if (st == KS_OK) ks_event_raise(c, KS_EVENT_EXPIRED, db, key, klen);
-    return st;
-}
-
 ks_status ks_meta_read(ks_ctx *c, const eng_snapshot *snap, int db, const char *key, size_t klen,
                        ks_meta *m)
 {
     ks_status st = ks_meta_read_raw(c, snap, db, key, klen, m);
     if (st != KS_OK || m->type != KS_NONE || m->stored == KS_NONE) return st;
-    /* Lazy expiry on a read of the live data (not a snapshot). */
+    /* Lazy expiry on a read of the live data (not a snapshot): the write
+     * path removes it (hook, KS-E1, the expired event). The key was gone
+     * for every reader already, so WATCH sees no change (no touch). */
     if (snap || !c->batch || c->ks->no_lazy_expire) return st;
-    return remove_expired(c, db, key, klen, m, 0);
+    ks_meta_free(m);
+    ks_write w;
+    c->ks->quiet_touch++;
+    st = ks_write_begin(c, db, key, klen, KS_NONE, &w);
+    c->ks->quiet_touch--;
+    if (st == KS_OK) ks_write_end(&w);
+    return st;
 }
 
-ks_status ks_meta_read_w(ks_ctx *c, int db, const char *key, size_t klen, ks_meta *m)
+ks_status ks_key_read(ks_ctx *c, const eng_snapshot *snap, int db, const char *key, size_t klen,
+                      int expect, ks_meta *m)
 {
-    ks_status st = ks_meta_read_raw(c, NULL, db, key, klen, m);
-    if (st != KS_OK || m->type != KS_NONE || m->stored == KS_NONE) return st;
-    return remove_expired(c, db, key, klen, m, 1); /* lazy expiry on a write path */
-}
-
-static void expire_entry(ks_ctx *c, int db, const char *key, size_t klen, int64_t when, int big,
-                         uint64_t version, int put)
-{
-    ks_ekey k;
-    ks_ekey_expire(&k, db, when, key, klen);
-    if (put) {
-        char v[8];
-        ks_put_le64(v, version);
-        eng_batch_put(c->batch, k.p, k.n, v, big ? 8 : 0);
-    } else {
-        eng_batch_delete(c->batch, k.p, k.n);
-    }
-    ks_ekey_free(&k);
-}
-
-static void drop_fields(ks_ctx *c, int db, const char *key, size_t klen, uint64_t version)
-{
-    ks_ekey a, b;
-    ks_ekey_fields(&a, db, key, klen, version);
-    ks_ekey_fields(&b, db, key, klen, version + 1);
-    eng_batch_delete_range(c->batch, a.p, a.n, b.p, b.n);
-    ks_ekey_free(&a);
-    ks_ekey_free(&b);
-}
-
-ks_status ks_meta_write(ks_ctx *c, int db, const char *key, size_t klen, const ks_meta *old,
-                        int type, int big, int64_t expire, const char *p1, size_t n1,
-                        const char *p2, size_t n2)
-{
-    size_t vl = 1 + (expire ? 8 : 0) + n1 + n2;
-    char *v = ks_scratch(c->ks, vl);
-    if (!v) return ks_oom(c);
-    char *p = v;
-    *p++ = (char)(type | (big ? KS_F_BIG : 0) | (expire ? KS_F_EXPIRE : 0));
-    if (expire) {
-        ks_put_le64(p, (uint64_t)expire);
-        p += 8;
-    }
-    /* p1 may point into the scratch buffer itself (callers building in
-     * place), so move rather than copy. */
-    if (n1 && p1 != p) memmove(p, p1, n1);
-    if (n2) memcpy(p + n1, p2, n2);
-    ks_ekey k;
-    ks_ekey_meta(&k, db, key, klen);
-    eng_batch_put(c->batch, k.p, k.n, v, vl);
-    ks_ekey_free(&k);
-
-    int had = old && old->stored != KS_NONE;
-    int64_t old_exp = had ? old->expire : 0;
-    uint64_t new_version = big ? ks_get_le64(p) : 0;
-    if (had && old->big && (!big || old->version != new_version))
-        drop_fields(c, db, key, klen, old->version);
-    /* KS-E1: the expire entry follows the metadata; a big hash's entry also
-     * names its version, which can change with the same expire. */
-    int same_entry =
-        old_exp == expire && (had && old->big) == big && (!big || old->version == new_version);
-    if (old_exp && !same_entry) expire_entry(c, db, key, klen, old_exp, 0, 0, 0);
-    if (expire && !same_entry) expire_entry(c, db, key, klen, expire, big, new_version, 1);
-    ks_touch(c, db, key, klen);
-    if (!had) ks_event_raise(c, KS_EVENT_NEW, db, key, klen);
-    return ks_count_add(c, db, had ? 0 : 1, (expire ? 1 : 0) - (old_exp ? 1 : 0));
-}
-
-ks_status ks_meta_remove(ks_ctx *c, int db, const char *key, size_t klen, const ks_meta *old,
-                         int call_hook)
-{
-    return meta_remove(c, db, key, klen, old, call_hook, 1);
-}
-
-static ks_status meta_remove(ks_ctx *c, int db, const char *key, size_t klen, const ks_meta *old,
-                             int call_hook, int touch)
-{
-    if (call_hook && old->stored == KS_HASH && ks_hook_wanted(c, db, key, klen)) {
-        ks_fvec fv;
-        ks_fvec_init(&fv);
-        ks_status st = ks_hash_load(c, NULL, db, key, klen, old, &fv);
-        if (st == KS_OK) st = ks_hook_call(c, db, key, klen, fv.v, fv.n, 1, NULL, 0, 0, 0);
-        ks_fvec_free(&fv);
-        if (st != KS_OK) return st;
-    }
-    ks_ekey k;
-    ks_ekey_meta(&k, db, key, klen);
-    eng_batch_delete(c->batch, k.p, k.n);
-    ks_ekey_free(&k);
-    if (old->expire) expire_entry(c, db, key, klen, old->expire, 0, 0, 0);
-    if (old->big) drop_fields(c, db, key, klen, old->version);
-    if (touch) ks_touch(c, db, key, klen);
-    return ks_count_add(c, db, -1, old->expire ? -1 : 0);
+    ks_status st = ks_meta_read(c, snap, db, key, klen, m);
+    if (st != KS_OK) return st;
+    if (m->type != KS_NONE && (expect == KS_NONE || m->type == expect)) return KS_OK;
+    st = m->type == KS_NONE ? KS_NOTFOUND : KS_ERR_WRONGTYPE;
+    ks_meta_free(m);
+    return st;
 }
 
 /* ---- Flush -------------------------------------------------------------- */
@@ -533,41 +533,15 @@ static void delete_ns_db(ks_ctx *c, char ns, int db)
     eng_batch_delete_range(c->batch, a, 2, b, 2);
 }
 
-static int flush_visit(void *arg, const char *key, size_t klen, const ks_field *f, size_t n)
-{
-    ks_ctx *c = arg;
-    if (!ks_hook_wanted(c, c->db, key, klen)) return 0;
-    return ks_hook_call(c, c->db, key, klen, f, n, 1, NULL, 0, 0, 0) != KS_OK;
-}
-
 static ks_status flush_db(ks_ctx *c, int db)
 {
     int saved = c->db;
     c->db = db;
-    ks_status st = KS_OK;
-    if (c->ks->flush_hook) {
-        st = c->ks->flush_hook(c->ks->fctx, c, db);
-    } else if (c->ks->hook) {
-        /* Without a bulk hook, every indexed hash hears of its deletion. */
-        char *last = NULL, *after = NULL;
-        size_t ll = 0, al = 0;
-        for (;;) {
-            uint64_t n =
-                ks_scan_hashes(c, NULL, "", 0, after, al, 1024, flush_visit, c, &last, &ll);
-            free(after);
-            after = last;
-            al = ll;
-            last = NULL;
-            if (c->err) st = KS_ERR_MSG;
-            if (n < 1024 || st != KS_OK) break;
-        }
-        free(after);
-        free(last);
-    }
+    ks_status st = c->ks->flush_hook ? c->ks->flush_hook(c->ks->fctx, c, db) : ks_hook_flush(c);
     c->db = saved;
     if (st != KS_OK) return st;
     delete_ns_db(c, KS_NS_META, db);
-    delete_ns_db(c, KS_NS_FIELD, db);
+    delete_ns_db(c, KS_NS_MEMBER, db);
     delete_ns_db(c, KS_NS_EXPIRE, db);
     char k[2] = {KS_NS_COUNT, (char)db};
     eng_batch_delete(c->batch, k, 2);

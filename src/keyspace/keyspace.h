@@ -33,9 +33,40 @@ typedef enum ks_status {
     KS_ERR_MSG = -6,    /* ctx->err holds the full error text */
 } ks_status;
 
-typedef enum ks_type { KS_NONE = 0, KS_STRING = 1, KS_HASH = 2 } ks_type;
-
 typedef struct keyspace keyspace;
+
+/* Value types; the numbers are stored (ENCODING.md). A type strata does
+ * not implement yet has a name but no row in the type table. */
+typedef enum ks_type {
+    KS_NONE = 0,
+    KS_STRING = 1,
+    KS_HASH = 2,
+    KS_LIST = 3,
+    KS_SET = 4,
+    KS_ZSET = 5,
+    KS_STREAM = 6,
+    KS_TYPE_MAX = 7,
+} ks_type;
+
+/* TYPE's name of t ("string" ... "stream", "none" for KS_NONE). */
+const char *ks_type_name(ks_type t);
+/* The type named name (case-insensitive, as SCAN TYPE); KS_NONE when
+ * there is no such type. */
+ks_type ks_type_by_name(const char *name, size_t len);
+
+/* The Redis settings behind packing and OBJECT ENCODING (ENCODING.md,
+ * "Packing limits"); CONFIG SET changes them through ks_set_limits. A
+ * packed value past a new, lower limit converts at its next write. */
+typedef struct ks_limits {
+    long long hash_max_listpack_entries, hash_max_listpack_value;
+    long long set_max_intset_entries;
+    long long zset_max_listpack_entries, zset_max_listpack_value;
+    long long list_max_listpack_size, list_compress_depth;
+} ks_limits;
+/* Redis 7.0's defaults. */
+void ks_limits_init(ks_limits *l);
+void ks_set_limits(keyspace *ks, const ks_limits *l);
+const ks_limits *ks_get_limits(const keyspace *ks);
 
 /* The context of one command: which keyspace and db, the pending batch that
  * reads see through and writes go to, and the time the command runs at. */
@@ -66,7 +97,10 @@ typedef struct ks_field {
 /* The write-path hook the index layer registers. Invariant KS1: every
  * change of a hash's content or of its TTL, by any command, by expiry or by a
  * flush, calls it once with the complete old and new content before the
- * change is written. had_old / has_new tell whether the key holds a hash
+ * key's metadata record is written (one call site: src/keyspace/ks_write.c;
+ * a big hash's member writes may already be in ctx->batch, and a refusal
+ * rolls them back with the rest of the command). The hook must not call
+ * keyspace functions that write. had_old / has_new tell whether the key holds a hash
  * before / after (creation, deletion, type change, rename); new_expire_ms is
  * the absolute expiry (unix ms) of the hash after the change, 0 for none.
  * The hook validates and adds its own writes to ctx->batch. It returns
@@ -161,7 +195,21 @@ void ks_set_index_filter(ks_index_filter_fn fn);
 int ks_compaction_filter(void *ctx, const char *key, size_t klen, const char *val, size_t vlen);
 
 /* The string, hash and key operations used by the command handlers are
- * declared below this line by the keyspace implementation. */
+ * declared below this line by the keyspace implementation, one section per
+ * value type.
+ *
+ * Adding a value type (lists, sorted sets, streams): its data work is one
+ * file src/keyspace/ks_<type>.c written against src/keyspace/ks_type.h
+ * (read a key with ks_key_read, change it with ks_write_begin /
+ * ks_write_put / ks_write_del, members with ks_member_* and ks_miter_*,
+ * packed bodies with ks_strs_*), which also defines the type's row
+ * (ks_type_ops: name, OBJECT ENCODING, count, check, copy, drop, repair,
+ * filter); the row goes into rows[] in ks_type.c, and the format into
+ * ENCODING.md (already laid out for lists, sorted sets and streams). Its
+ * public functions get a section below (ks_lpush ..., ks_zadd ...) with
+ * the same conventions; nothing else in the keyspace changes, and DEL,
+ * RENAME, COPY, EXPIRE, TYPE, SCAN TYPE, OBJECT ENCODING, FLUSHDB, expiry
+ * and compaction work on the type through its row. */
 
 /* ---- Flushes ------------------------------------------------------------
  * FLUSHDB/FLUSHALL and Invariant KS1: when a flush hook is set, ks_flush
@@ -198,6 +246,10 @@ void ks_val_free(ks_val *v);
 
 /* ---- Generic (ks_keys.c) ------------------------------------------------ */
 ks_status ks_type_of(ks_ctx *c, const char *key, size_t klen, ks_type *type);
+/* OBJECT ENCODING: Redis's name for the key's encoding at its size
+ * ("embstr", "listpack", "intset", "hashtable" ...; a static string).
+ * KS_NOTFOUND when absent. */
+ks_status ks_object_encoding(ks_ctx *c, const char *key, size_t klen, const char **enc);
 /* *deleted = 1 when the key existed. */
 ks_status ks_del(ks_ctx *c, const char *key, size_t klen, int *deleted);
 /* DEL/UNLINK of n keys (keys[i].f/fl; v unused): *deleted = how many
@@ -243,12 +295,12 @@ int ks_glob_match(const char *pat, size_t plen, const char *s, size_t slen, int 
  * engine records take as written -- keys and values, before the tables'
  * compression, plus the engine's per-record overhead -- which is what the
  * key costs in the memtable and block cache, and an upper bound of its
- * share of the disk. A big hash's fields are walked up to `samples` (0:
+ * share of the disk. A big value's members are walked up to `samples` (0:
  * all) and the rest extrapolated from their average. */
 typedef struct ks_key_stat {
     ks_type type;
-    int big;                /* a hash kept as one record per field */
-    uint64_t count;         /* fields of a hash, bytes of a string */
+    int big;                /* members kept as records of their own */
+    uint64_t count;         /* fields, members or elements; bytes of a string */
     uint64_t payload_bytes; /* the metadata record's value after its header */
     uint64_t usage;
     int64_t expire_ms; /* 0: none */
@@ -335,6 +387,49 @@ typedef void (*ks_fields_fn)(void *arg, const ks_field *f, size_t n);
 ks_status ks_hash_fields(ks_ctx *c, const char *key, size_t klen, ks_fields_fn fn, void *arg);
 /* One HSCAN step (cursor semantics as ks_scan). */
 ks_status ks_hscan(ks_ctx *c, const char *key, size_t klen, uint64_t cursor, const char *pat,
+                   size_t plen, uint64_t count, ks_field_fn fn, void *arg, uint64_t *next);
+
+/* ---- Sets (ks_set.c, ks_set_ops.c) ------------------------------------ */
+/* Members are m[i].f/fl. Functions handing members over call fn(arg, f, n)
+ * once with every member (f[i].f/fl, valid only during the call) after
+ * any writes are in the batch; KS_NOTFOUND (no call) when the key is absent. */
+/* SADD: *added = members that were new (duplicates in m count once). */
+ks_status ks_sadd(ks_ctx *c, const char *key, size_t klen, const ks_field *m, size_t n,
+                  uint64_t *added);
+/* SREM: *removed = members removed; deletes the key when it empties. */
+ks_status ks_srem(ks_ctx *c, const char *key, size_t klen, const ks_field *m, size_t n,
+                  uint64_t *removed);
+ks_status ks_scard(ks_ctx *c, const char *key, size_t klen, uint64_t *n);
+/* SISMEMBER / SMISMEMBER: out[i] = 1 when m[i] is a member (all 0 and
+ * KS_NOTFOUND when the key is absent). */
+ks_status ks_sismember(ks_ctx *c, const char *key, size_t klen, const ks_field *m, size_t n,
+                       int *out);
+ks_status ks_smembers(ks_ctx *c, const char *key, size_t klen, ks_fields_fn fn, void *arg);
+/* SPOP: removes min(count, SCARD) distinct random members (count >= 1)
+ * and hands them over; deletes the key when it empties. */
+ks_status ks_spop(ks_ctx *c, const char *key, size_t klen, uint64_t count, ks_fields_fn fn,
+                  void *arg);
+/* SRANDMEMBER: count members; uniq: distinct ones (at most SCARD), else
+ * count draws with repetition (Redis's four cases, t_set.c). */
+ks_status ks_srandmember(ks_ctx *c, const char *key, size_t klen, uint64_t count, int uniq,
+                         ks_fields_fn fn, void *arg);
+/* SMOVE: *moved = 1 when member was in src (and is now in dst). src absent:
+ * KS_OK, 0, whatever dst holds (as Redis). */
+ks_status ks_smove(ks_ctx *c, const char *src, size_t sl, const char *dst, size_t dl,
+                   const char *member, size_t ml, int *moved);
+/* SINTER, SUNION, SDIFF over keys[i].f (absent keys are empty sets; a key
+ * of another type fails the whole command with KS_ERR_WRONGTYPE):
+ * - dst NULL, fn set: hands the result over (SINTER/SUNION/SDIFF/SMEMBERS);
+ * - dst set: stores it at dst, replacing any value and dropping its TTL,
+ *   or deletes dst when the result is empty (the STORE forms);
+ * - both NULL (KS_SINTER only): counts, stopping at limit when > 0
+ *   (SINTERCARD). *card is the result's size. */
+enum { KS_SINTER = 0, KS_SUNION = 1, KS_SDIFF = 2 };
+ks_status ks_setop(ks_ctx *c, int op, const ks_field *keys, size_t n, const char *dst, size_t dl,
+                   uint64_t limit, ks_fields_fn fn, void *arg, uint64_t *card);
+/* One SSCAN step (cursor semantics as ks_scan; fn gets members as f, v
+ * NULL). KS_NOTFOUND when absent. */
+ks_status ks_sscan(ks_ctx *c, const char *key, size_t klen, uint64_t cursor, const char *pat,
                    size_t plen, uint64_t count, ks_field_fn fn, void *arg, uint64_t *next);
 
 #endif

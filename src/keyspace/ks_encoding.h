@@ -1,25 +1,32 @@
 /*
  * ks_encoding.h -- internal to src/keyspace: the engine key and value
- * layouts of ENCODING.md, the keyspace struct and the helpers every ks_*.c
- * file shares. Nothing outside src/keyspace includes this file.
+ * layouts of ENCODING.md, the keyspace struct and the low-level helpers
+ * every ks_*.c file shares. Nothing outside src/keyspace includes this file
+ * (tests do, to look at the stored bytes). Value types are written against
+ * ks_type.h, which builds on this.
  *
  * Engine keys (ENCODING.md has the exact grammar):
- *   'm' db key                          -> metadata: flags [expire] payload
- *   'f' db u32be(klen) key be64(ver) f  -> value of field f of a big hash
- *   'e' db be64(expire_ms) key          -> "" or fixed64 version (big hash)
- *   'c' db                              -> fixed64 keys, fixed64 expires
- *   'v'                                 -> fixed64 next big-hash version
+ *   'm' db key                          -> metadata: flags [expire] body
+ *   'd' db be64(version) suffix         -> a member of a big collection
+ *   'e' db be64(expire_ms) key          -> "" or le64 version, u8 type (big)
+ *   'c' db                              -> le64 keys, le64 expires
+ *   'v'                                 -> le64 next version
+ *   'f' db u32be(klen) key be64(ver) f  -> legacy big-hash field (ks_open
+ *                                          moves these to 'd')
  *
- * Invariants (cited as KS-E1 ... in the code):
+ * Invariants (cited as KS-E1 ... in the code; ENCODING.md states them in
+ * full):
  *   KS-E1 an expire entry 'e' db T key exists exactly when the metadata of
  *         key in db carries expire T -- except when compaction dropped the
  *         metadata of an expired key, which the active cycle repairs
- *         (it then also fixes the counters and drops the orphan fields).
- *   KS-E2 field keys exist only under the version stored in a big hash's
- *         metadata (or orphaned as in KS-E1); a new big hash always gets a
- *         version never used before, so stale fields are never visible.
+ *         (it then also fixes the counters and drops the orphan members).
+ *   KS-E2 a new big value always gets a version never used before.
  *   KS-E3 the counter 'c' db equals the number of metadata keys of db and
  *         of those that carry an expire, up to KS-E1's pending repairs.
+ *   KS-E4 member keys of (db, version) exist only while a live record of db
+ *         carries the version (or as KS-E1 orphans).
+ *   KS-E5 a big record's count is the number of its members.
+ *   KS-E6 member keys and values never name their Redis key or db.
  */
 #ifndef STRATA_KS_ENCODING_H
 #define STRATA_KS_ENCODING_H
@@ -30,24 +37,28 @@
 #include "keyspace/keyspace.h"
 
 #define KS_NS_META 'm'
-#define KS_NS_FIELD 'f'
+#define KS_NS_MEMBER 'd'
 #define KS_NS_EXPIRE 'e'
 #define KS_NS_COUNT 'c'
 #define KS_NS_VERSION 'v'
+#define KS_NS_LEGACY_FIELD 'f'
 
 /* The metadata flags byte. */
 #define KS_F_TYPE_MASK 0x0f /* ks_type */
-#define KS_F_BIG 0x10       /* hash stored as per-field keys */
-#define KS_F_EXPIRE 0x80    /* a fixed64 expire (unix ms) follows */
+#define KS_F_BIG 0x10       /* members stored as separate keys under a version */
+#define KS_F_ENC 0x20       /* type-defined, sticky: the encoding Redis would report */
+#define KS_F_RESERVED 0x40
+#define KS_F_EXPIRE 0x80 /* a le64 expire (unix ms) follows */
 
-/* A packed hash turns big past either limit. */
-#define KS_HASH_PACKED_MAX_FIELDS 128
-#define KS_HASH_PACKED_MAX_BYTES 8192
+/* Largest packed body of any type (ENCODING.md, "Packing limits"). */
+#define KS_PACKED_MAX_BYTES 8192
+/* version:le64 count:le64 at the start of every big body. */
+#define KS_BIG_HDR 16
 
 #define KS_MAX_STRING (512ll * 1024 * 1024) /* proto-max-bulk-len */
-/* Room for the flags byte and the expire. A payload built in the scratch
- * buffer starts at scratch + KS_HDR_MAX so ks_meta_write can put the header
- * in front of it without a copy or a realloc (p2 must then be empty). */
+/* Room for the flags byte and the expire. A body built in the scratch
+ * buffer starts at scratch + KS_HDR_MAX so the record's header can go in
+ * front of it without a copy or a realloc (p2 must then be empty). */
 #define KS_HDR_MAX 9
 /* A scratch buffer above this size is freed after the command. */
 #define KS_SCRATCH_KEEP (1u << 20)
@@ -70,7 +81,9 @@ struct keyspace {
     void *tctx;
     ks_event_fn event; /* keyspace notifications: expired, new */
     void *ectx;
-    int no_lazy_expire;    /* reads leave expired keys in place (CLIENT PAUSE) */
+    int no_lazy_expire; /* reads leave expired keys in place (CLIENT PAUSE) */
+    int quiet_touch;    /* > 0: ks_touch does nothing (a read's lazy expiry) */
+    ks_limits limits;
     uint64_t next_version; /* KS-E2 */
     uint64_t next_cursor;
     ks_cursor cursors[KS_CURSOR_SLOTS];
@@ -117,6 +130,13 @@ static inline char *ks_put_varint(char *p, uint64_t v)
     *p++ = (char)v;
     return p;
 }
+static inline size_t ks_varint_len(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 128)
+        v >>= 7, n++;
+    return n;
+}
 /* NULL when truncated or too long (corrupt). */
 static inline const char *ks_get_varint(const char *p, const char *end, uint64_t *v)
 {
@@ -141,9 +161,9 @@ typedef struct ks_ekey {
     char sbuf[160];
 } ks_ekey;
 void ks_ekey_meta(ks_ekey *k, int db, const char *key, size_t klen);
-/* The common prefix of every field of (key, version); append a field with
+/* The common prefix of every member of (db, version); append a suffix with
  * ks_ekey_append. */
-void ks_ekey_fields(ks_ekey *k, int db, const char *key, size_t klen, uint64_t version);
+void ks_ekey_members(ks_ekey *k, int db, uint64_t version);
 void ks_ekey_append(ks_ekey *k, const char *p, size_t n);
 void ks_ekey_expire(ks_ekey *k, int db, int64_t when, const char *key, size_t klen);
 void ks_ekey_free(ks_ekey *k);
@@ -156,41 +176,31 @@ typedef struct ks_meta {
     int type;   /* ks_type of the live key; KS_NONE when absent or expired */
     int stored; /* the type stored even if expired; KS_NONE when absent */
     int big;
-    int64_t expire; /* 0: none */
-    const char *payload;
+    int enc;             /* KS_F_ENC */
+    int64_t expire;      /* 0: none */
+    const char *payload; /* the body */
     size_t plen;
-    uint64_t version, count; /* big hash */
+    uint64_t version, count; /* big */
+    const char *ext;         /* big: the type's bytes after count */
+    size_t extlen;
 } ks_meta;
 
 /* Reads key's metadata through c->batch (and snap). Expired keys come back
- * with type KS_NONE and stored set. KS_OK or KS_ERR_ENGINE. */
+ * with type KS_NONE and stored set. KS_OK or KS_ERR_ENGINE (corrupt). */
 ks_status ks_meta_read_raw(ks_ctx *c, const eng_snapshot *snap, int db, const char *key,
                            size_t klen, ks_meta *m);
 /* As ks_meta_read_raw, with lazy expiry: reading the live data (no snap,
- * a batch), an expired key is removed into c->batch (hook, counters,
- * KS-E1, the expired event; no touch) and comes back absent -- unless
- * ks_set_lazy_expire turned that off, when it comes back as from _raw. */
+ * a batch), an expired key is removed into c->batch through the write
+ * path (hook, counters, KS-E1, the expired event; no WATCH touch) and
+ * comes back absent -- unless ks_set_lazy_expire turned that off, when it
+ * comes back as from _raw. */
 ks_status ks_meta_read(ks_ctx *c, const eng_snapshot *snap, int db, const char *key, size_t klen,
                        ks_meta *m);
-/* As ks_meta_read, for a write: an expired key is deleted first (hook,
- * counters, KS-E1) and comes back absent. */
-ks_status ks_meta_read_w(ks_ctx *c, int db, const char *key, size_t klen, ks_meta *m);
 void ks_meta_free(ks_meta *m);
 /* Parses a borrowed metadata value (m->raw is not owned: do not free m).
  * Returns 0, or -1 when corrupt. */
 int ks_meta_view(ks_meta *m, const char *v, size_t vl, int64_t now_ms);
-
-/* Writes key's new metadata, replacing old (absent: type KS_NONE, stored
- * KS_NONE): fixes the expire index, the counters, drops the old big hash's
- * fields when new_version differs, and touches the key. The payload is
- * p1 then p2. The caller has already called the hash hook. */
-ks_status ks_meta_write(ks_ctx *c, int db, const char *key, size_t klen, const ks_meta *old,
-                        int type, int big, int64_t expire, const char *p1, size_t n1,
-                        const char *p2, size_t n2);
-/* Deletes key (old must be present or stored): hook first when old is a
- * hash and call_hook, then metadata, expire entry, fields, counters, touch. */
-ks_status ks_meta_remove(ks_ctx *c, int db, const char *key, size_t klen, const ks_meta *old,
-                         int call_hook);
+ks_status ks_corrupt(ks_ctx *c, const char *what);
 
 /* The batch reads must layer over: c->batch, or NULL when it is empty (an
  * empty batch shadows nothing, and skipping it saves a merge layer). */
@@ -225,15 +235,18 @@ void ks_touch(ks_ctx *c, int db, const char *key, size_t klen);
 void ks_event_raise(ks_ctx *c, ks_event ev, int db, const char *key, size_t klen);
 ks_status ks_engine_err(ks_ctx *c, eng_status s, const char *what);
 ks_status ks_oom(ks_ctx *c);
+ks_status ks_err_msg(ks_ctx *c, const char *msg); /* KS_ERR_MSG with msg */
+uint64_t ks_rand(keyspace *ks);
 
-/* ---- Hashes (ks_hash.c) ------------------------------------------------ */
+/* ---- Field and member arrays ------------------------------------------- */
 
-/* A field array with room for small hashes on the stack. */
+/* A field array with room for small values on the stack. Sets and lists use
+ * .f/.fl only. */
 typedef struct ks_fvec {
     ks_field *v;
     size_t n, cap;
     ks_field sbuf[32];
-    char **owned; /* chunks holding copies the pairs point into (big hashes) */
+    char **owned; /* chunks holding copies the pairs point into */
     size_t nowned, capowned;
     size_t chunk_left; /* free bytes at the end of the newest chunk */
 } ks_fvec;
@@ -244,19 +257,11 @@ int ks_fvec_push(ks_fvec *fv, const char *f, size_t fl, const char *v, size_t vl
 int ks_fvec_push_copy(ks_fvec *fv, const char *f, size_t fl, const char *v, size_t vl);
 void ks_fvec_free(ks_fvec *fv);
 
-/* Parses a packed hash payload into fv (pointers into payload). */
-int ks_packed_parse(const char *p, size_t n, ks_fvec *fv);
-/* Loads the full content of the hash described by m into fv. */
-ks_status ks_hash_load(ks_ctx *c, const eng_snapshot *snap, int db, const char *key, size_t klen,
-                       const ks_meta *m, ks_fvec *fv);
-/* Calls the hash hook if one is set and wants the key. */
-int ks_hook_wanted(ks_ctx *c, int db, const char *key, size_t klen);
-ks_status ks_hook_call(ks_ctx *c, int db, const char *key, size_t klen, const ks_field *of,
-                       size_t on, int had, const ks_field *nf, size_t nn, int has, int64_t expire);
-/* Writes fields as a complete new hash (packed or big) replacing old. */
-ks_status ks_hash_store(ks_ctx *c, int db, const char *key, size_t klen, const ks_meta *old,
-                        const ks_field *f, size_t n, int64_t expire);
+/* ---- Hashes (ks_hash.c) ------------------------------------------------ */
 
-/* ---- Misc -------------------------------------------------------------- */
+/* Parses a packed hash body into fv (pointers into the body). */
+int ks_packed_parse(const char *p, size_t n, ks_fvec *fv);
+/* Loads the full content of the hash described by m (in db) into fv. */
+ks_status ks_hash_load(ks_ctx *c, const eng_snapshot *snap, int db, const ks_meta *m, ks_fvec *fv);
 
 #endif

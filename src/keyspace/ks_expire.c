@@ -1,29 +1,30 @@
 /*
  * ks_expire.c -- the three ways an expired key goes away: lazily (a read
- * of the live data or a write that meets it deletes it: ks_meta_read and
- * ks_meta_read_w in keyspace.c),
- * in the active cycle below, and in compaction (ks_compaction_filter).
- *
- * Every removal of an expired key raises KS_EVENT_EXPIRED (keyspace.h),
- * the KS-E1 repair of a key compaction dropped included.
+ * of the live data or a write that meets it deletes it: ks_meta_read in
+ * keyspace.c, ks_write_begin in ks_write.c), in the active cycle below,
+ * and in compaction (ks_compaction_filter). Every removal raises
+ * KS_EVENT_EXPIRED (keyspace.h), the KS-E1 repair of a key compaction
+ * dropped included.
  *
  * On-disk format (ENCODING.md, "Expire index"):
- *   'e' db be64(expire_ms) key -> "" (string, packed hash)
- *                              -> fixed64 LE version (big hash)
+ *   'e' db be64(expire_ms) key -> "" (a record that is not big)
+ *                              -> le64 version, u8 type (big record)
+ *                              -> le64 version (legacy: a big hash)
  * Big-endian expire times sort the entries of a db by time, so the active
  * cycle reads only the entries that are due.
  *
- * Compaction drops the metadata of an expired key without any hook; the
- * expire entry survives (the filter never drops 'e' keys), and the active
- * cycle finds it pointing at missing or different metadata: that is the
- * KS-E1 repair, which fixes the counters (KS-E3) and drops a big hash's
- * orphaned fields through the version the entry carries.
+ * Compaction drops the metadata of an expired key (when its type's row
+ * filter agrees) without any hook; the expire entry survives (the filter
+ * never drops 'e' keys), and the active cycle finds it pointing at missing
+ * or different metadata: that is the KS-E1 repair, which fixes the
+ * counters (KS-E3) and lets the type's row drop the orphaned members
+ * through the version the entry carries.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "keyspace/ks_encoding.h"
+#include "keyspace/ks_type.h"
 
 static ks_index_filter_fn index_filter;
 
@@ -51,8 +52,8 @@ int ks_compaction_filter(void *ctx, const char *key, size_t klen, const char *va
     (void)ctx;
     if (klen >= 2 && key[0] == KS_NS_META) {
         if (vlen < 9 || !((unsigned char)val[0] & KS_F_EXPIRE)) return 0;
-        int64_t when = (int64_t)ks_get_le64(val + 1);
-        return when > 0 && when <= wall_ms();
+        const ks_type_ops *row = ks_type_row((unsigned char)val[0] & KS_F_TYPE_MASK);
+        return row ? row->filter(val, vlen, wall_ms()) : 0;
     }
     if (klen >= 1 && key[0] == KS_INDEX_NAMESPACE) {
         ks_index_filter_fn fn = __atomic_load_n(&index_filter, __ATOMIC_ACQUIRE);
@@ -65,7 +66,8 @@ typedef struct due {
     int64_t when;
     char *key;
     size_t klen;
-    uint64_t version; /* 0: not a big hash */
+    uint64_t version; /* 0: not a big record */
+    int type;         /* of a big record */
 } due;
 
 /* Copies up to max due entries of db out of an iterator, so that deleting
@@ -84,7 +86,8 @@ static size_t collect_due(ks_ctx *c, int db, due *out, size_t max)
         char *copy = malloc(kl - 10 + 1);
         if (!copy) break;
         memcpy(copy, k + 10, kl - 10);
-        out[n++] = (due){when, copy, kl - 10, vl == 8 ? ks_get_le64(v) : 0};
+        out[n++] = (due){when, copy, kl - 10, vl >= 8 ? ks_get_le64(v) : 0,
+                         vl == 9 ? (unsigned char)v[8] : KS_HASH};
     }
     eng_iter_free(it);
     return n;
@@ -97,38 +100,36 @@ static int expire_one(ks_ctx *c, int db, const due *d)
 {
     ks_meta m;
     if (ks_meta_read_raw(c, NULL, db, d->key, d->klen, &m) != KS_OK) return 0;
-    int deleted = 0;
-    if (m.stored != KS_NONE && m.expire == d->when) {
+    int live = m.stored != KS_NONE && m.expire == d->when;
+    int absent = m.stored == KS_NONE;
+    int big_version = m.big ? (int)(m.version == d->version) : 0;
+    ks_meta_free(&m);
+    if (live) {
+        /* The write path deletes an expired key it meets (hook, KS-E1). */
+        ks_write w;
         int saved = c->db;
         c->db = db;
-        deleted = ks_meta_remove(c, db, d->key, d->klen, &m, 1) == KS_OK;
+        ks_status st = ks_write_begin(c, db, d->key, d->klen, KS_NONE, &w);
         c->db = saved;
-        if (deleted)
-            ks_event_raise(c, KS_EVENT_EXPIRED, db, d->key, d->klen);
-        else
+        if (st != KS_OK) {
             ks_ctx_reset(c); /* an index refused: try again next cycle */
-    } else {
-        /* Nobody met the key before compaction dropped it: it expired
-         * now, as far as anyone could tell. A key that exists again (a
-         * later write) did not expire. */
-        if (m.stored == KS_NONE) ks_event_raise(c, KS_EVENT_EXPIRED, db, d->key, d->klen);
-        /* KS-E1 repair: compaction dropped this key's metadata. */
-        ks_ekey k;
-        ks_ekey_expire(&k, db, d->when, d->key, d->klen);
-        eng_batch_delete(c->batch, k.p, k.n);
-        ks_ekey_free(&k);
-        if (d->version && !(m.big && m.version == d->version)) {
-            ks_ekey a, b;
-            ks_ekey_fields(&a, db, d->key, d->klen, d->version);
-            ks_ekey_fields(&b, db, d->key, d->klen, d->version + 1);
-            eng_batch_delete_range(c->batch, a.p, a.n, b.p, b.n);
-            ks_ekey_free(&a);
-            ks_ekey_free(&b);
+            return 0;
         }
-        ks_count_add(c, db, -1, -1);
+        ks_write_end(&w);
+        return 1;
     }
-    ks_meta_free(&m);
-    return deleted;
+    /* KS-E1 repair: compaction dropped this key's record. Nobody met the
+     * key before that: it expired now, as far as anyone could tell (a key
+     * that exists again, written later, did not expire). */
+    if (absent) ks_event_raise(c, KS_EVENT_EXPIRED, db, d->key, d->klen);
+    ks_ekey k;
+    ks_ekey_expire(&k, db, d->when, d->key, d->klen);
+    eng_batch_delete(c->batch, k.p, k.n);
+    ks_ekey_free(&k);
+    const ks_type_ops *row = ks_type_row(d->type);
+    if (d->version && !big_version && row) row->repair(c, db, d->version);
+    ks_count_add(c, db, -1, -1);
+    return 0;
 }
 
 uint64_t ks_active_expire(ks_ctx *c, uint64_t max_keys, uint64_t time_budget_us)

@@ -1,20 +1,21 @@
 /*
  * ks_hash.c -- how a hash is stored: packed in its metadata value while
- * small, one engine key per field once big; reading whole hashes for the
- * index layer (ks_hash_read, ks_scan_hashes) and the hash hook (KS1).
+ * small, one engine key per field once big; the hash row of the type
+ * table; reading whole hashes for the index layer (ks_hash_read,
+ * ks_scan_hashes) and the index hook (KS1, through the row's fields()).
  *
  * On-disk format (ENCODING.md, "Hashes"):
- *   packed payload: varint(n) then n times varint(fl) f varint(vl) v,
- *                   fields unique, in insertion order
- *   big payload:    version fixed64 LE, count fixed64 LE
- *   big field:      'f' db u32be(klen) key be64(version) field -> value
- * A hash turns big when it would exceed KS_HASH_PACKED_MAX_FIELDS fields or
- * KS_HASH_PACKED_MAX_BYTES of payload; it never turns back (as Redis).
+ *   packed body: varint(n) then n times varint(fl) f varint(vl) v,
+ *                fields unique, in insertion order
+ *   big body:    version le64, count le64 (no ext)
+ *   big field:   'd' db be64(version) field -> value
+ * A hash turns big when it would exceed hash-max-listpack-entries fields
+ * or KS_PACKED_MAX_BYTES of body; it never turns back (as Redis).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "keyspace/ks_encoding.h"
+#include "keyspace/ks_type.h"
 
 void ks_fvec_init(ks_fvec *fv)
 {
@@ -116,86 +117,69 @@ int ks_packed_parse(const char *p, size_t n, ks_fvec *fv)
 
 static ks_status corrupt(ks_ctx *c)
 {
-    free(c->err);
-    c->err = strdup("ERR corrupt hash encoding");
-    return KS_ERR_ENGINE;
+    return ks_corrupt(c, "hash encoding");
 }
 
-/* Loads every field of a big hash; pairs point into one copy per field. */
-static ks_status big_load(ks_ctx *c, const eng_snapshot *snap, int db, const char *key, size_t klen,
-                          uint64_t version, ks_fvec *fv)
+ks_status ks_hash_load(ks_ctx *c, const eng_snapshot *snap, int db, const ks_meta *m, ks_fvec *fv)
 {
-    ks_ekey pre;
-    ks_ekey_fields(&pre, db, key, klen, version);
-    eng_iter *it = eng_iter_new(c->ks->db, snap, ks_read_batch(c));
-    ks_status st = KS_OK;
-    for (eng_iter_seek(it, pre.p, pre.n); eng_iter_valid(it); eng_iter_next(it)) {
-        size_t kl, vl;
-        const char *k = eng_iter_key(it, &kl), *v = eng_iter_value(it, &vl);
-        if (kl < pre.n || memcmp(k, pre.p, pre.n) != 0) break;
-        if (ks_fvec_push_copy(fv, k + pre.n, kl - pre.n, v, vl) != 0) {
-            st = ks_oom(c);
-            break;
-        }
-    }
-    if (st == KS_OK && eng_iter_status(it) != ENG_OK)
-        st = ks_engine_err(c, eng_iter_status(it), "hash read");
-    eng_iter_free(it);
-    ks_ekey_free(&pre);
-    return st;
-}
-
-ks_status ks_hash_load(ks_ctx *c, const eng_snapshot *snap, int db, const char *key, size_t klen,
-                       const ks_meta *m, ks_fvec *fv)
-{
-    if (m->big) return big_load(c, snap, db, key, klen, m->version, fv);
+    if (m->big) return ks_members_load(c, snap, db, m->version, fv);
     return ks_packed_parse(m->payload, m->plen, fv) == 0 ? KS_OK : corrupt(c);
 }
 
-int ks_hook_wanted(ks_ctx *c, int db, const char *key, size_t klen)
+/* ---- The hash row --------------------------------------------------------- */
+
+static const char *hash_encoding(const ks_meta *m, const ks_limits *lim)
 {
-    keyspace *ks = c->ks;
-    return ks->hook && (!ks->wants || ks->wants(ks->hctx, db, key, klen));
+    (void)lim;
+    return m->enc ? "hashtable" : "listpack";
 }
 
-ks_status ks_hook_call(ks_ctx *c, int db, const char *key, size_t klen, const ks_field *of,
-                       size_t on, int had, const ks_field *nf, size_t nn, int has, int64_t expire)
+static int hash_count(const ks_meta *m, uint64_t *n)
 {
-    int saved = c->db;
-    c->db = db; /* the hook works in ctx->db (COPY ... DB n writes another db) */
-    ks_status st = c->ks->hook(c->ks->hctx, c, key, klen, of, on, had, nf, nn, has, expire);
-    c->db = saved;
-    if (st != KS_OK && !c->err) c->err = strdup("ERR index rejected the write");
-    return st == KS_OK ? KS_OK : KS_ERR_MSG;
+    if (m->big) return *n = m->count, 0;
+    return ks_packed_count(m->payload, m->plen, n);
 }
+
+const ks_type_ops ks_hash_type = {
+    .type = KS_HASH,
+    .name = "hash",
+    .encoding = hash_encoding,
+    .count = hash_count,
+    .check = ks_check_no_ext,
+    .copy = ks_copy_generic,
+    .drop = ks_drop_generic,
+    .repair = ks_repair_generic,
+    .filter = ks_filter_generic,
+    .fields = ks_hash_load,
+};
+
+/* ---- Storing a whole hash -------------------------------------------------- */
 
 static size_t packed_size(const ks_field *f, size_t n)
 {
-    char tmp[10];
-    size_t sz = (size_t)(ks_put_varint(tmp, n) - tmp);
+    size_t sz = ks_varint_len(n);
     for (size_t i = 0; i < n; i++)
-        sz += (size_t)(ks_put_varint(tmp, f[i].fl) - tmp) + f[i].fl +
-              (size_t)(ks_put_varint(tmp, f[i].vl) - tmp) + f[i].vl;
+        sz += ks_varint_len(f[i].fl) + f[i].fl + ks_varint_len(f[i].vl) + f[i].vl;
     return sz;
 }
 
-static int fits_packed(const ks_field *f, size_t n, size_t *size)
+int ks_hash_fits_packed(ks_ctx *c, const ks_field *f, size_t n, size_t *size)
 {
-    if (n > KS_HASH_PACKED_MAX_FIELDS) return 0;
+    if ((long long)n > c->ks->limits.hash_max_listpack_entries) return 0;
     *size = packed_size(f, n);
-    return *size <= KS_HASH_PACKED_MAX_BYTES;
+    return *size <= KS_PACKED_MAX_BYTES;
 }
 
-ks_status ks_hash_store(ks_ctx *c, int db, const char *key, size_t klen, const ks_meta *old,
-                        const ks_field *f, size_t n, int64_t expire)
+ks_status ks_hash_store(ks_write *w, const ks_field *f, size_t n, int64_t expire, int enc)
 {
+    ks_ctx *c = w->c;
     size_t size;
-    if (n == 0)
-        return old && old->stored != KS_NONE ? ks_meta_remove(c, db, key, klen, old, 0) : KS_OK;
-    if (fits_packed(f, n, &size)) {
-        /* The fields may point into the scratch buffer's old content only
-         * if a caller built them there; none does (they point into engine
-         * buffers or arguments), so building in scratch is safe. */
+    if (n == 0) return w->m.stored != KS_NONE ? ks_write_del(w) : KS_OK;
+    if ((long long)n > c->ks->limits.hash_max_listpack_entries) enc = 1;
+    ks_value v = {KS_HASH, 0, enc, expire, NULL, 0, NULL, 0};
+    if (ks_hash_fits_packed(c, f, n, &size)) {
+        /* The fields point into engine buffers or arguments, never into
+         * the scratch buffer, so building there is safe. */
         char *buf = ks_scratch(c->ks, KS_HDR_MAX + size);
         if (!buf) return ks_oom(c);
         char *p = ks_put_varint(buf + KS_HDR_MAX, n);
@@ -207,23 +191,14 @@ ks_status ks_hash_store(ks_ctx *c, int db, const char *key, size_t klen, const k
             if (f[i].vl) memcpy(p, f[i].v, f[i].vl);
             p += f[i].vl;
         }
-        return ks_meta_write(c, db, key, klen, old, KS_HASH, 0, expire, buf + KS_HDR_MAX, size,
-                             NULL, 0);
+        v.p1 = buf + KS_HDR_MAX;
+        v.n1 = size;
+        return ks_write_put(w, &v);
     }
-    uint64_t version = ks_new_version(c);
-    ks_ekey fk;
-    ks_ekey_fields(&fk, db, key, klen, version);
-    size_t base = fk.n;
-    for (size_t i = 0; i < n; i++) {
-        fk.n = base;
-        ks_ekey_append(&fk, f[i].f, f[i].fl);
-        eng_batch_put(c->batch, fk.p, fk.n, f[i].v, f[i].vl);
-    }
-    ks_ekey_free(&fk);
-    char meta[16];
-    ks_put_le64(meta, version);
-    ks_put_le64(meta + 8, n);
-    return ks_meta_write(c, db, key, klen, old, KS_HASH, 1, expire, meta, 16, NULL, 0);
+    char body[KS_BIG_BODY_MAX];
+    uint64_t version = ks_members_write_new(c, w->db, f, n);
+    ks_big_body(&v, body, version, n, NULL, 0);
+    return ks_write_put(w, &v);
 }
 
 /* ---- Whole-hash reads for the index layer ------------------------------- */
@@ -254,19 +229,11 @@ ks_status ks_hash_read(ks_ctx *c, const eng_snapshot *snap, const char *key, siz
                        ks_field **fields, size_t *n)
 {
     ks_meta m;
-    ks_status st = ks_meta_read(c, snap, c->db, key, klen, &m);
+    ks_status st = ks_key_read(c, snap, c->db, key, klen, KS_HASH, &m);
     if (st != KS_OK) return st;
-    if (m.type == KS_NONE)
-        st = KS_NOTFOUND;
-    else if (m.type != KS_HASH)
-        st = KS_ERR_WRONGTYPE;
-    if (st != KS_OK) {
-        ks_meta_free(&m);
-        return st;
-    }
     ks_fvec fv;
     ks_fvec_init(&fv);
-    st = ks_hash_load(c, snap, c->db, key, klen, &m, &fv);
+    st = ks_hash_load(c, snap, c->db, &m, &fv);
     if (st == KS_OK) {
         *fields = pack_fields(fv.v, fv.n);
         *n = fv.n;
@@ -315,19 +282,14 @@ static int packed_parse_fast(const char *p, size_t n, ks_fvec *fv)
 ks_status ks_hash_fields(ks_ctx *c, const char *key, size_t klen, ks_fields_fn fn, void *arg)
 {
     ks_meta m;
-    ks_status st = ks_meta_read(c, NULL, c->db, key, klen, &m);
+    ks_status st = ks_key_read(c, NULL, c->db, key, klen, KS_HASH, &m);
     if (st != KS_OK) return st;
-    if (m.type != KS_HASH) {
-        st = m.type == KS_NONE ? KS_NOTFOUND : KS_ERR_WRONGTYPE;
-        ks_meta_free(&m);
-        return st;
-    }
     /* Parsed (or loaded) in full before fn runs, so a corrupt value is an
      * error reply rather than a short one. */
     ks_fvec fv;
     ks_fvec_init(&fv);
     if (m.big)
-        st = ks_hash_load(c, NULL, c->db, key, klen, &m, &fv);
+        st = ks_hash_load(c, NULL, c->db, &m, &fv);
     else if (packed_parse_fast(m.payload, m.plen, &fv) != 0)
         st = corrupt(c);
     if (st == KS_OK) fn(arg, fv.v, fv.n);
@@ -419,7 +381,7 @@ static ks_status scan_collect(ks_ctx *c, const eng_snapshot *snap, const char *p
         if (m.type != KS_HASH) continue;
         ks_fvec fv;
         ks_fvec_init(&fv);
-        st = ks_hash_load(c, snap, c->db, k + 2, kl - 2, &m, &fv);
+        st = ks_hash_load(c, snap, c->db, &m, &fv);
         if (st == KS_OK) {
             if (h->n == cap) {
                 cap *= 2;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "keyspace/ks_encoding.h"
+#include "keyspace/ks_type.h"
 
 ks_status ks_type_of(ks_ctx *c, const char *key, size_t klen, ks_type *type)
 {
@@ -20,16 +20,27 @@ ks_status ks_type_of(ks_ctx *c, const char *key, size_t klen, ks_type *type)
     return st;
 }
 
-ks_status ks_del(ks_ctx *c, const char *key, size_t klen, int *deleted)
+ks_status ks_object_encoding(ks_ctx *c, const char *key, size_t klen, const char **enc)
 {
     ks_meta m;
+    ks_status st = ks_key_read(c, NULL, c->db, key, klen, KS_NONE, &m);
+    if (st != KS_OK) return st;
+    *enc = ks_type_row(m.type)->encoding(&m, &c->ks->limits);
+    ks_meta_free(&m);
+    return KS_OK;
+}
+
+ks_status ks_del(ks_ctx *c, const char *key, size_t klen, int *deleted)
+{
+    ks_write w;
     *deleted = 0;
-    ks_status st = ks_meta_read_w(c, c->db, key, klen, &m);
-    if (st == KS_OK && m.type != KS_NONE) {
-        st = ks_meta_remove(c, c->db, key, klen, &m, 1);
+    ks_status st = ks_write_begin(c, c->db, key, klen, KS_NONE, &w);
+    if (st != KS_OK) return st;
+    if (w.m.type != KS_NONE) {
+        st = ks_write_del(&w);
         *deleted = st == KS_OK;
     }
-    ks_meta_free(&m);
+    ks_write_end(&w);
     return st;
 }
 
@@ -47,65 +58,39 @@ ks_status ks_del_keys(ks_ctx *c, const ks_field *keys, size_t n, uint64_t *delet
     return st == KS_OK ? cst : st;
 }
 
-/* Writes src's value (content in fv for a hash) at dst over dm. */
-static ks_status put_copy(ks_ctx *c, int db, const char *dst, size_t dl, const ks_meta *dm,
-                          const ks_meta *sm, const ks_fvec *fv)
-{
-    if (sm->type == KS_STRING)
-        return ks_meta_write(c, db, dst, dl, dm, KS_STRING, 0, sm->expire, sm->payload, sm->plen,
-                             NULL, 0);
-    if (!sm->big) /* a packed payload does not depend on the key: copy it */
-        return ks_meta_write(c, db, dst, dl, dm, KS_HASH, 0, sm->expire, sm->payload, sm->plen,
-                             NULL, 0);
-    return ks_hash_store(c, db, dst, dl, dm, fv->v, fv->n, sm->expire);
-}
-
-/* The hooks of a move/copy (KS1): dst's old content is replaced by src's. */
-static ks_status copy_hooks(ks_ctx *c, int db, const char *dst, size_t dl, const ks_meta *dm,
-                            const ks_meta *sm, const ks_fvec *fv)
-{
-    if ((dm->type != KS_HASH && sm->type != KS_HASH) || !ks_hook_wanted(c, db, dst, dl))
-        return KS_OK;
-    ks_fvec old;
-    ks_fvec_init(&old);
-    ks_status st = KS_OK;
-    if (dm->type == KS_HASH) st = ks_hash_load(c, NULL, db, dst, dl, dm, &old);
-    if (st == KS_OK)
-        st = ks_hook_call(c, db, dst, dl, old.v, old.n, dm->type == KS_HASH, fv->v, fv->n,
-                          sm->type == KS_HASH, sm->type == KS_HASH ? sm->expire : 0);
-    ks_fvec_free(&old);
-    return st;
-}
-
+/* RENAME moves the record (KS-E6: its members stay where they are); COPY
+ * writes a new record through the type's copy (a new version for big
+ * values). Both replace whatever dst held, through the write path. */
 static ks_status move_or_copy(ks_ctx *c, const char *src, size_t sl, int dst_db, const char *dst,
                               size_t dl, int nx, int remove_src, int *done)
 {
-    ks_meta sm, dm;
-    ks_fvec fv;
-    ks_fvec_init(&fv);
-    memset(&dm, 0, sizeof(dm));
+    ks_write sw, dw;
     *done = 0;
-    ks_status st = ks_meta_read_w(c, c->db, src, sl, &sm);
+    ks_status st = ks_write_begin(c, c->db, src, sl, KS_NONE, &sw);
     if (st != KS_OK) return st;
-    if (sm.type == KS_NONE) {
-        st = KS_NOTFOUND;
-        goto out;
+    if (sw.m.type == KS_NONE) {
+        ks_write_end(&sw);
+        return KS_NOTFOUND;
     }
-    if (sm.type == KS_HASH && (sm.big || ks_hook_wanted(c, dst_db, dst, dl) ||
-                               (remove_src && ks_hook_wanted(c, c->db, src, sl))))
-        st = ks_hash_load(c, NULL, c->db, src, sl, &sm, &fv);
-    if (st == KS_OK) st = ks_meta_read_w(c, dst_db, dst, dl, &dm);
-    if (st != KS_OK || (nx && dm.type != KS_NONE)) goto out;
-    if (remove_src && sm.type == KS_HASH && ks_hook_wanted(c, c->db, src, sl))
-        st = ks_hook_call(c, c->db, src, sl, fv.v, fv.n, 1, NULL, 0, 0, 0);
-    if (st == KS_OK) st = copy_hooks(c, dst_db, dst, dl, &dm, &sm, &fv);
-    if (st == KS_OK && remove_src) st = ks_meta_remove(c, c->db, src, sl, &sm, 0);
-    if (st == KS_OK) st = put_copy(c, dst_db, dst, dl, &dm, &sm, &fv);
+    st = ks_write_begin(c, dst_db, dst, dl, KS_NONE, &dw);
+    if (st != KS_OK) {
+        ks_write_end(&sw);
+        return st;
+    }
+    if (nx && dw.m.type != KS_NONE) goto out;
+    if (remove_src) {
+        st = ks_write_move(&sw, &dw);
+    } else {
+        ks_value v;
+        char body[KS_BIG_BODY_MAX];
+        st = ks_type_row(sw.m.type)->copy(c, c->db, &sw.m, dst_db, &v, body);
+        v.expire = sw.m.expire;
+        if (st == KS_OK) st = ks_write_put(&dw, &v);
+    }
     *done = st == KS_OK;
 out:
-    ks_fvec_free(&fv);
-    ks_meta_free(&dm);
-    ks_meta_free(&sm);
+    ks_write_end(&dw);
+    ks_write_end(&sw);
     return st;
 }
 
@@ -130,64 +115,49 @@ ks_status ks_copy(ks_ctx *c, const char *src, size_t sl, int dst_db, const char 
 
 /* ---- TTLs ------------------------------------------------------------------- */
 
-/* Rewrites m with a new expire (0: none), telling the index layer (KS1). */
-static ks_status retime(ks_ctx *c, const char *key, size_t klen, const ks_meta *m, int64_t when)
-{
-    if (m->type == KS_HASH && ks_hook_wanted(c, c->db, key, klen)) {
-        ks_fvec fv;
-        ks_fvec_init(&fv);
-        ks_status st = ks_hash_load(c, NULL, c->db, key, klen, m, &fv);
-        if (st == KS_OK) st = ks_hook_call(c, c->db, key, klen, fv.v, fv.n, 1, fv.v, fv.n, 1, when);
-        ks_fvec_free(&fv);
-        if (st != KS_OK) return st;
-    }
-    return ks_meta_write(c, c->db, key, klen, m, m->type, m->big, when, m->payload, m->plen, NULL,
-                         0);
-}
-
 ks_status ks_expire_set(ks_ctx *c, const char *key, size_t klen, int64_t when_ms, int flags,
                         int *done)
 {
-    ks_meta m;
+    ks_write w;
     *done = 0;
-    ks_status st = ks_meta_read_w(c, c->db, key, klen, &m);
-    if (st != KS_OK || m.type == KS_NONE) goto out;
-    int64_t cur = m.expire;
+    ks_status st = ks_write_begin(c, c->db, key, klen, KS_NONE, &w);
+    if (st != KS_OK) return st;
+    int64_t cur = w.m.expire;
+    if (w.m.type == KS_NONE) goto out;
     if ((flags & KS_EXP_NX) && cur) goto out;
     if ((flags & KS_EXP_XX) && !cur) goto out;
     if ((flags & KS_EXP_GT) && (!cur || when_ms <= cur)) goto out;
     if ((flags & KS_EXP_LT) && cur && when_ms >= cur) goto out;
-    if (when_ms <= c->now_ms)
-        st = ks_meta_remove(c, c->db, key, klen, &m, 1);
-    else
-        st = retime(c, key, klen, &m, when_ms);
+    st = ks_write_retime(&w, when_ms); /* a passed time deletes the key */
     *done = st == KS_OK;
 out:
-    ks_meta_free(&m);
+    ks_write_end(&w);
     return st;
 }
 
 ks_status ks_persist(ks_ctx *c, const char *key, size_t klen, int *done)
 {
-    ks_meta m;
+    ks_write w;
     *done = 0;
-    ks_status st = ks_meta_read_w(c, c->db, key, klen, &m);
-    if (st == KS_OK && m.type != KS_NONE && m.expire) {
-        st = retime(c, key, klen, &m, 0);
+    ks_status st = ks_write_begin(c, c->db, key, klen, KS_NONE, &w);
+    if (st != KS_OK) return st;
+    if (w.m.type != KS_NONE && w.m.expire) {
+        st = ks_write_retime(&w, 0);
         *done = st == KS_OK;
     }
-    ks_meta_free(&m);
+    ks_write_end(&w);
     return st;
 }
 
 ks_status ks_expire_get(ks_ctx *c, const char *key, size_t klen, int64_t *when_ms)
 {
     ks_meta m;
-    ks_status st = ks_meta_read(c, NULL, c->db, key, klen, &m);
-    if (st == KS_OK && m.type == KS_NONE) st = KS_NOTFOUND;
+    *when_ms = 0;
+    ks_status st = ks_key_read(c, NULL, c->db, key, klen, KS_NONE, &m);
+    if (st != KS_OK) return st;
     *when_ms = m.expire;
     ks_meta_free(&m);
-    return st;
+    return KS_OK;
 }
 
 /* ---- Glob (Redis's stringmatchlen) ------------------------------------------ */
@@ -322,14 +292,6 @@ ks_status ks_scan(ks_ctx *c, uint64_t cursor, const char *pat, size_t plen, uint
     return st;
 }
 
-static uint64_t rnd(keyspace *ks)
-{
-    ks->rng ^= ks->rng << 13;
-    ks->rng ^= ks->rng >> 7;
-    ks->rng ^= ks->rng << 17;
-    return ks->rng;
-}
-
 /* Seeks to a random key by walking down the trie of key bytes: at each
  * depth it lists the distinct next bytes (one seek each) and picks one
  * uniformly, so keys like "user:123" and "h:1" / "s:2" spread well. The
@@ -364,7 +326,7 @@ static void seek_random(ks_ctx *c, eng_iter *it)
             seeks++;
         }
         if (n + terminal == 0) break;
-        uint64_t pick = rnd(c->ks) % (uint64_t)(n + terminal);
+        uint64_t pick = ks_rand(c->ks) % (uint64_t)(n + terminal);
         if (pick == (uint64_t)n) break; /* the terminal key */
         prefix[pl++] = (char)opts[pick];
     }

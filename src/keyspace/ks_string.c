@@ -2,10 +2,10 @@
  * ks_string.c -- strings: GET/SET and friends, counters, APPEND, SETRANGE.
  *
  * On-disk format (ENCODING.md, "Strings"): the metadata value of a string
- * is flags(1) = 0x01 [| 0x80] [expire fixed64 LE] then the raw bytes, so a
- * GET is one engine get and a SET one get (old type, TTL, counters) plus
- * one put. Integers are stored as their decimal text, as Redis replies
- * them.
+ * is flags(1) = 0x01 [| 0x20 raw] [| 0x80] [expire le64] then the raw
+ * bytes, so a GET is one engine get and a SET one get (old type, TTL,
+ * counters) plus one put. Integers are stored as their decimal text, as
+ * Redis replies them. Also the string row of the type table.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -15,14 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "keyspace/ks_encoding.h"
+#include "keyspace/ks_type.h"
 
-static ks_status msg(ks_ctx *c, const char *m)
-{
-    free(c->err);
-    c->err = strdup(m);
-    return KS_ERR_MSG;
-}
+#define msg ks_err_msg
 
 #define ERR_TOO_BIG "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 
@@ -89,15 +84,40 @@ size_t ks_ld2string(char *buf, size_t cap, long double v)
     return (size_t)l;
 }
 
-static ks_status read_string_w(ks_ctx *c, const char *key, size_t klen, ks_meta *m)
+/* Redis's object encoding of a string value (object.c): "raw" once APPEND
+ * or SETRANGE changed it in place, else int / embstr / raw by its text. */
+static const char *string_encoding(const ks_meta *m, const ks_limits *lim)
 {
-    ks_status st = ks_meta_read_w(c, c->db, key, klen, m);
-    if (st == KS_OK && m->type != KS_NONE && m->type != KS_STRING) {
-        ks_meta_free(m);
-        return KS_ERR_WRONGTYPE;
-    }
-    return st;
+    (void)lim;
+    long long v;
+    if (m->enc) return "raw";
+    if (m->plen <= 20 && ks_string2ll(m->payload, m->plen, &v)) return "int";
+    return m->plen <= 44 ? "embstr" : "raw";
 }
+
+static int string_count(const ks_meta *m, uint64_t *n)
+{
+    *n = m->plen;
+    return 0;
+}
+
+static int string_check(const ks_meta *m)
+{
+    return m->big ? -1 : 0;
+}
+
+const ks_type_ops ks_string_type = {
+    .type = KS_STRING,
+    .name = "string",
+    .encoding = string_encoding,
+    .count = string_count,
+    .check = string_check,
+    .copy = ks_copy_generic,
+    .drop = ks_drop_generic,
+    .repair = ks_repair_generic,
+    .filter = ks_filter_generic,
+    .fields = NULL,
+};
 
 /* Hands m's payload out as *out (m gives up its buffer). */
 static void take_payload(ks_meta *m, ks_val *out)
@@ -112,60 +132,38 @@ ks_status ks_get(ks_ctx *c, const char *key, size_t klen, ks_val *out)
 {
     ks_meta m;
     memset(out, 0, sizeof(*out));
-    ks_status st = ks_meta_read(c, NULL, c->db, key, klen, &m);
+    ks_status st = ks_key_read(c, NULL, c->db, key, klen, KS_STRING, &m);
     if (st != KS_OK) return st;
-    if (m.type == KS_STRING)
-        take_payload(&m, out);
-    else
-        st = m.type == KS_NONE ? KS_NOTFOUND : KS_ERR_WRONGTYPE;
+    take_payload(&m, out);
     ks_meta_free(&m);
     return st;
 }
 
-/* Tells the index layer that the hash at key is going away (KS1). */
-static ks_status drop_hash_hook(ks_ctx *c, const char *key, size_t klen, const ks_meta *m)
+/* Writes string v at w's key (any old type); raw: Redis changed it in
+ * place (APPEND, SETRANGE). A passed expire deletes the key. */
+static ks_status put_string(ks_write *w, const char *v, size_t vl, const char *v2, size_t vl2,
+                            int64_t expire, int raw)
 {
-    if (m->type != KS_HASH || !ks_hook_wanted(c, c->db, key, klen)) return KS_OK;
-    ks_fvec fv;
-    ks_fvec_init(&fv);
-    ks_status st = ks_hash_load(c, NULL, c->db, key, klen, m, &fv);
-    if (st == KS_OK) st = ks_hook_call(c, c->db, key, klen, fv.v, fv.n, 1, NULL, 0, 0, 0);
-    ks_fvec_free(&fv);
-    return st;
-}
-
-/* Writes string v at key over m (any type): hook, metadata, or a delete
- * when the expire has already passed. */
-static ks_status put_string(ks_ctx *c, const char *key, size_t klen, const ks_meta *m,
-                            const char *v, size_t vl, int64_t expire)
-{
-    ks_status st = drop_hash_hook(c, key, klen, m);
-    if (st != KS_OK) return st;
-    if (expire && expire <= c->now_ms)
-        return m->type != KS_NONE ? ks_meta_remove(c, c->db, key, klen, m, 0) : KS_OK;
-    return ks_meta_write(c, c->db, key, klen, m, KS_STRING, 0, expire, v, vl, NULL, 0);
+    ks_value nv = {KS_STRING, 0, raw, expire, v, vl, v2, vl2};
+    return ks_write_put(w, &nv);
 }
 
 ks_status ks_set(ks_ctx *c, const char *key, size_t klen, const char *v, size_t vl,
                  const ks_set_opts *o, int *done, ks_val *old)
 {
-    ks_meta m;
+    ks_write w;
     *done = 0;
     if (old) memset(old, 0, sizeof(*old));
-    ks_status st = ks_meta_read_w(c, c->db, key, klen, &m);
+    ks_status st = ks_write_begin(c, c->db, key, klen, o->get ? KS_STRING : KS_NONE, &w);
     if (st != KS_OK) return st;
-    if (o->get && m.type != KS_NONE && m.type != KS_STRING) {
-        ks_meta_free(&m);
-        return KS_ERR_WRONGTYPE;
-    }
-    int exists = m.type != KS_NONE;
+    int exists = w.m.type != KS_NONE;
     if (!(o->nx && exists) && !(o->xx && !exists)) {
-        int64_t expire = o->keepttl ? m.expire : o->expire_ms;
-        st = put_string(c, key, klen, &m, v, vl, expire);
+        int64_t expire = o->keepttl ? w.m.expire : o->expire_ms;
+        st = put_string(&w, v, vl, NULL, 0, expire, 0);
         *done = st == KS_OK;
     }
-    if (st == KS_OK && o->get && old && m.type == KS_STRING) take_payload(&m, old);
-    ks_meta_free(&m);
+    if (st == KS_OK && o->get && old && w.m.type == KS_STRING) take_payload(&w.m, old);
+    ks_write_end(&w);
     return st;
 }
 
@@ -174,20 +172,20 @@ ks_status ks_mset(ks_ctx *c, const ks_field *kv, size_t n, int nx, int *done)
     *done = 0;
     for (size_t i = 0; nx && i < n; i++) {
         ks_meta m;
-        ks_status st = ks_meta_read(c, NULL, c->db, kv[i].f, kv[i].fl, &m);
-        int exists = m.type != KS_NONE;
-        ks_meta_free(&m);
-        if (st != KS_OK) return st;
-        if (exists) return KS_OK;
+        ks_status st = ks_key_read(c, NULL, c->db, kv[i].f, kv[i].fl, KS_NONE, &m);
+        if (st == KS_OK) ks_meta_free(&m);
+        if (st == KS_OK) return KS_OK; /* one exists: MSETNX does nothing */
+        if (st != KS_NOTFOUND) return st;
     }
     /* The keys created share one counter update (ks_count_defer). */
     ks_count_defer(c->ks);
     ks_status st = KS_OK;
     for (size_t i = 0; i < n && st == KS_OK; i++) {
-        ks_meta m;
-        st = ks_meta_read_w(c, c->db, kv[i].f, kv[i].fl, &m);
-        if (st == KS_OK) st = put_string(c, kv[i].f, kv[i].fl, &m, kv[i].v, kv[i].vl, 0);
-        ks_meta_free(&m);
+        ks_write w;
+        st = ks_write_begin(c, c->db, kv[i].f, kv[i].fl, KS_NONE, &w);
+        if (st != KS_OK) break;
+        st = put_string(&w, kv[i].v, kv[i].vl, NULL, 0, 0, 0);
+        ks_write_end(&w);
     }
     ks_status cst = ks_count_settle(c, st == KS_OK);
     if (st == KS_OK) st = cst;
@@ -197,44 +195,42 @@ ks_status ks_mset(ks_ctx *c, const ks_field *kv, size_t n, int nx, int *done)
 
 ks_status ks_getdel(ks_ctx *c, const char *key, size_t klen, ks_val *out)
 {
-    ks_meta m;
+    ks_write w;
     memset(out, 0, sizeof(*out));
-    ks_status st = read_string_w(c, key, klen, &m);
+    ks_status st = ks_write_begin(c, c->db, key, klen, KS_STRING, &w);
     if (st != KS_OK) return st;
-    if (m.type == KS_NONE)
-        st = KS_NOTFOUND;
-    else
-        st = ks_meta_remove(c, c->db, key, klen, &m, 0);
-    if (st == KS_OK) take_payload(&m, out);
-    ks_meta_free(&m);
+    st = w.m.type == KS_NONE ? KS_NOTFOUND : ks_write_del(&w);
+    if (st == KS_OK) take_payload(&w.m, out);
+    ks_write_end(&w);
     return st;
 }
 
 ks_status ks_getex(ks_ctx *c, const char *key, size_t klen, int mode, int64_t expire_ms,
                    ks_val *out)
 {
-    ks_meta m;
+    ks_write w;
     memset(out, 0, sizeof(*out));
-    ks_status st = read_string_w(c, key, klen, &m);
+    ks_status st = ks_write_begin(c, c->db, key, klen, KS_STRING, &w);
     if (st != KS_OK) return st;
-    if (m.type == KS_NONE)
+    if (w.m.type == KS_NONE)
         st = KS_NOTFOUND;
     else if (mode == KS_GETEX_SET)
-        st = put_string(c, key, klen, &m, m.payload, m.plen, expire_ms);
-    else if (mode == KS_GETEX_PERSIST && m.expire)
-        st = ks_meta_write(c, c->db, key, klen, &m, KS_STRING, 0, 0, m.payload, m.plen, NULL, 0);
-    if (st == KS_OK) take_payload(&m, out);
-    ks_meta_free(&m);
+        st = ks_write_retime(&w, expire_ms);
+    else if (mode == KS_GETEX_PERSIST && w.m.expire)
+        st = ks_write_retime(&w, 0);
+    if (st == KS_OK) take_payload(&w.m, out);
+    ks_write_end(&w);
     return st;
 }
 
 ks_status ks_incrby(ks_ctx *c, const char *key, size_t klen, long long by, long long *out)
 {
-    ks_meta m;
-    ks_status st = read_string_w(c, key, klen, &m);
+    ks_write w;
+    ks_status st = ks_write_begin(c, c->db, key, klen, KS_STRING, &w);
     if (st != KS_OK) return st;
+    const ks_meta *m = &w.m;
     long long cur = 0;
-    if (m.type == KS_STRING && !ks_string2ll(m.payload, m.plen, &cur))
+    if (m->type == KS_STRING && !ks_string2ll(m->payload, m->plen, &cur))
         st = KS_ERR_NOTINT;
     else if ((by < 0 && cur < 0 && by < LLONG_MIN - cur) ||
              (by > 0 && cur > 0 && by > LLONG_MAX - cur))
@@ -243,21 +239,21 @@ ks_status ks_incrby(ks_ctx *c, const char *key, size_t klen, long long by, long 
         char num[24];
         *out = cur + by;
         int n = snprintf(num, sizeof(num), "%lld", *out);
-        st =
-            ks_meta_write(c, c->db, key, klen, &m, KS_STRING, 0, m.expire, num, (size_t)n, NULL, 0);
+        st = put_string(&w, num, (size_t)n, NULL, 0, m->expire, 0);
     }
-    ks_meta_free(&m);
+    ks_write_end(&w);
     return st;
 }
 
 ks_status ks_incrbyfloat(ks_ctx *c, const char *key, size_t klen, long double by, char *out,
                          size_t *outlen)
 {
-    ks_meta m;
-    ks_status st = read_string_w(c, key, klen, &m);
+    ks_write w;
+    ks_status st = ks_write_begin(c, c->db, key, klen, KS_STRING, &w);
     if (st != KS_OK) return st;
+    const ks_meta *m = &w.m;
     long double cur = 0;
-    if (m.type == KS_STRING && !ks_string2ld(m.payload, m.plen, &cur)) {
+    if (m->type == KS_STRING && !ks_string2ld(m->payload, m->plen, &cur)) {
         st = KS_ERR_NOTFLOAT;
     } else {
         long double r = cur + by;
@@ -266,35 +262,36 @@ ks_status ks_incrbyfloat(ks_ctx *c, const char *key, size_t klen, long double by
         else
             *outlen = ks_ld2string(out, KS_LD_BUF, r);
     }
-    if (st == KS_OK)
-        st = ks_meta_write(c, c->db, key, klen, &m, KS_STRING, 0, m.expire, out, *outlen, NULL, 0);
-    ks_meta_free(&m);
+    if (st == KS_OK) st = put_string(&w, out, *outlen, NULL, 0, m->expire, 0);
+    ks_write_end(&w);
     return st;
 }
 
 ks_status ks_append(ks_ctx *c, const char *key, size_t klen, const char *v, size_t vl,
                     size_t *newlen)
 {
-    ks_meta m;
-    ks_status st = read_string_w(c, key, klen, &m);
+    ks_write w;
+    ks_status st = ks_write_begin(c, c->db, key, klen, KS_STRING, &w);
     if (st != KS_OK) return st;
-    size_t cur = m.type == KS_STRING ? m.plen : 0;
+    const ks_meta *m = &w.m;
+    size_t cur = m->type == KS_STRING ? m->plen : 0;
     if ((long long)(cur + vl) > KS_MAX_STRING)
         st = msg(c, ERR_TOO_BIG);
-    else
-        st = ks_meta_write(c, c->db, key, klen, &m, KS_STRING, 0, m.expire, m.payload, cur, v, vl);
+    else /* appending to an existing string makes it raw, as Redis */
+        st = put_string(&w, m->payload, cur, v, vl, m->expire, m->type == KS_STRING);
     *newlen = cur + vl;
-    ks_meta_free(&m);
+    ks_write_end(&w);
     return st;
 }
 
 ks_status ks_setrange(ks_ctx *c, const char *key, size_t klen, uint64_t off, const char *v,
                       size_t vl, size_t *newlen)
 {
-    ks_meta m;
-    ks_status st = read_string_w(c, key, klen, &m);
+    ks_write w;
+    ks_status st = ks_write_begin(c, c->db, key, klen, KS_STRING, &w);
     if (st != KS_OK) return st;
-    size_t cur = m.type == KS_STRING ? m.plen : 0;
+    const ks_meta *m = &w.m;
+    size_t cur = m->type == KS_STRING ? m->plen : 0;
     *newlen = cur;
     if (vl == 0) goto out; /* nothing to write, nothing created */
     if (off > (uint64_t)KS_MAX_STRING || off + vl > (uint64_t)KS_MAX_STRING) {
@@ -308,12 +305,12 @@ ks_status ks_setrange(ks_ctx *c, const char *key, size_t klen, uint64_t off, con
         goto out;
     }
     char *p = buf + KS_HDR_MAX;
-    if (cur) memcpy(p, m.payload, cur);
+    if (cur) memcpy(p, m->payload, cur);
     if (off > cur) memset(p + cur, 0, off - cur);
     memcpy(p + off, v, vl);
     *newlen = len;
-    st = ks_meta_write(c, c->db, key, klen, &m, KS_STRING, 0, m.expire, p, len, NULL, 0);
+    st = put_string(&w, p, len, NULL, 0, m->expire, 1);
 out:
-    ks_meta_free(&m);
+    ks_write_end(&w);
     return st;
 }

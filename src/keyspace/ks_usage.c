@@ -4,26 +4,26 @@
  * (engine key and value bytes, before table compression) plus the
  * engine's per-record overhead.
  *
- * Reads the metadata record 'm' db key and, for a big hash, walks the
- * field records 'f' db u32be(klen) key be64(version) field under the
- * hash's version -- at most `samples` of them, the rest extrapolated from
- * their average as Redis's MEMORY USAGE samples aggregate values.
+ * Reads the metadata record 'm' db key and, for a big value, walks its
+ * member records 'd' db be64(version) suffix -- at most `samples` of them,
+ * the rest extrapolated from their average as Redis's MEMORY USAGE samples
+ * aggregate values.
  */
 #include <string.h>
 
-#include "keyspace/ks_encoding.h"
+#include "keyspace/ks_type.h"
 
 /* Per record: the engine's 8-byte sequence/type trailer on every internal
  * key, and about 4 bytes of varint lengths in a block entry. */
 #define RECORD_OVERHEAD 12
 
-/* Sums the field records of a big hash, reading at most samples of them
- * (0: all); *seen gets how many were read. */
-static ks_status fields_bytes(ks_ctx *c, const char *key, size_t klen, uint64_t version,
-                              uint64_t samples, uint64_t *bytes, uint64_t *seen)
+/* Sums the member records of a big value, reading at most samples of
+ * them (0: all); *seen gets how many were read. */
+static ks_status members_bytes(ks_ctx *c, uint64_t version, uint64_t samples, uint64_t *bytes,
+                               uint64_t *seen)
 {
     ks_ekey pre;
-    ks_ekey_fields(&pre, c->db, key, klen, version);
+    ks_ekey_members(&pre, c->db, version);
     eng_iter *it = eng_iter_new(c->ks->db, NULL, ks_read_batch(c));
     *bytes = *seen = 0;
     for (eng_iter_seek(it, pre.p, pre.n); eng_iter_valid(it); eng_iter_next(it)) {
@@ -59,16 +59,13 @@ ks_status ks_key_info(ks_ctx *c, const char *key, size_t klen, uint64_t samples,
     out->payload_bytes = m.plen;
     out->usage = k.n + m.rawlen + RECORD_OVERHEAD;
     ks_ekey_free(&k);
-    if (m.expire) out->usage += 10 + klen + (m.big ? 8 : 0) + RECORD_OVERHEAD; /* 'e' entry */
-    if (m.type == KS_STRING) {
-        out->count = m.plen;
-    } else if (!m.big) {
-        uint64_t n = 0;
-        out->count = ks_get_varint(m.payload, m.payload + m.plen, &n) ? n : 0;
-    } else {
+    if (m.expire) out->usage += 10 + klen + (m.big ? 9 : 0) + RECORD_OVERHEAD; /* 'e' entry */
+    const ks_type_ops *row = ks_type_row(m.stored);
+    uint64_t count = 0;
+    if (row && row->count(&m, &count) == 0) out->count = count;
+    if (m.big) {
         uint64_t bytes, seen;
-        out->count = m.count;
-        st = fields_bytes(c, key, klen, m.version, samples, &bytes, &seen);
+        st = members_bytes(c, m.version, samples, &bytes, &seen);
         if (st == KS_OK && seen) out->usage += seen < m.count ? bytes / seen * m.count : bytes;
     }
     ks_meta_free(&m);

@@ -228,23 +228,6 @@ void cmd_memory(client *c)
 
 /* ---- DEBUG OBJECT ------------------------------------------------------------ */
 
-/* Redis's OBJECT ENCODING names for what the keyspace stores. */
-static const char *encoding_of(client *c, const arg *key, const ks_key_stat *st)
-{
-    if (st->type == KS_HASH) return st->big ? "hashtable" : "listpack";
-    ks_val v;
-    const char *enc = "raw";
-    if (ks_get(client_ks(c), key->ptr, key->len, &v) == KS_OK) {
-        long long ll;
-        if (v.n <= 20 && ks_string2ll(v.p, v.n, &ll))
-            enc = "int";
-        else if (v.n <= 44)
-            enc = "embstr";
-    }
-    ks_val_free(&v);
-    return enc;
-}
-
 void debug_object(client *c)
 {
     ks_key_stat st;
@@ -252,12 +235,15 @@ void debug_object(client *c)
     ks_status s = ks_key_info(k, c->argv[2].ptr, c->argv[2].len, 0, &st);
     if (s == KS_NOTFOUND) return add_reply_error(c, "no such key");
     if (s != KS_OK) return add_reply_ks_error(c, s, k);
+    const char *enc = "raw";
+    s = ks_object_encoding(k, c->argv[2].ptr, c->argv[2].len, &enc); /* as OBJECT ENCODING */
+    if (s != KS_OK) return add_reply_ks_error(c, s, k);
     char line[256];
     /* No object lives in memory: no address, refcount 1, no LRU clock. */
     snprintf(line, sizeof(line),
              "Value at:0x0 refcount:1 encoding:%s serializedlength:%llu lru:0 "
              "lru_seconds_idle:0",
-             encoding_of(c, &c->argv[2], &st), (unsigned long long)st.payload_bytes);
+             enc, (unsigned long long)st.payload_bytes);
     add_reply_status(c, line);
 }
 

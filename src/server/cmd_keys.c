@@ -89,7 +89,7 @@ void cmd_type(client *c)
         return;
     }
     if (t == KS_NONE) notify_keymiss(c, 1);
-    add_reply_status(c, t == KS_STRING ? "string" : t == KS_HASH ? "hash" : "none");
+    add_reply_status(c, ks_type_name(t));
 }
 
 static int match_all(const arg *pat)
@@ -116,7 +116,7 @@ typedef struct scan_opts {
     size_t plen;
     uint64_t count;
     ks_type type;
-    int no_type_match; /* TYPE names a type strata has not: nothing matches */
+    int no_type_match; /* TYPE names no type: nothing matches */
 } scan_opts;
 
 /* MATCH / COUNT [/ TYPE] from argv[first]; replies and returns -1 on error. */
@@ -142,12 +142,8 @@ static int parse_scan_opts(client *c, int first, int allow_type, scan_opts *o)
             o->pat = match_all(v) ? NULL : v->ptr;
             o->plen = v->len;
         } else if (allow_type && arg_is(a, "type")) {
-            if (arg_is(v, "string"))
-                o->type = KS_STRING;
-            else if (arg_is(v, "hash"))
-                o->type = KS_HASH;
-            else
-                o->no_type_match = 1;
+            o->type = ks_type_by_name(v->ptr, v->len);
+            o->no_type_match = o->type == KS_NONE;
         } else {
             add_reply_error(c, ERR_SYNTAX);
             return -1;

@@ -229,7 +229,7 @@ TEST(SmallHashIsOneMetadataKey)
     CHECK(ks_hset(&ctx, "h", 1, p, 3, 0, &added) == KS_OK && added == 2);
     commit();
     CHECK(hget_is("h", "a", "3") && hget_is("h", "b", "2") && hget_is("h", "c", NULL));
-    CHECK_EQ_INT(count_engine_keys('f'), 0);
+    CHECK_EQ_INT(count_engine_keys('d'), 0);
     uint64_t n;
     CHECK(ks_hlen(&ctx, "h", 1, &n) == KS_OK && n == 2);
     ks_field nx = {"a", 1, "9", 1};
@@ -268,9 +268,9 @@ TEST(HashTurnsBigPastThresholdAndStaysExact)
 {
     setup();
     hset_many("big", 0, 100, "v");
-    CHECK_EQ_INT(count_engine_keys('f'), 0);
+    CHECK_EQ_INT(count_engine_keys('d'), 0);
     hset_many("big", 50, 300, "w"); /* crosses 128 fields */
-    CHECK_EQ_INT(count_engine_keys('f'), 300);
+    CHECK_EQ_INT(count_engine_keys('d'), 300);
     uint64_t n;
     CHECK(ks_hlen(&ctx, "big", 3, &n) == KS_OK && n == 300);
     CHECK(hget_is("big", "f00010", "v10") && hget_is("big", "f00060", "w60"));
@@ -290,7 +290,7 @@ TEST(HashTurnsBigPastThresholdAndStaysExact)
     int deleted;
     CHECK(ks_del(&ctx, "big", 3, &deleted) == KS_OK && deleted);
     commit();
-    CHECK_EQ_INT(count_engine_keys('f'), 0);
+    CHECK_EQ_INT(count_engine_keys('d'), 0);
     /* A recreated big hash never sees the old fields (KS-E2). */
     hset_many("big", 0, 200, "x");
     CHECK(hget_is("big", "f00001", "x1") && hget_is("big", "cnt", NULL));
@@ -412,7 +412,7 @@ TEST(ActiveExpireDeletesDueKeysAndCallsHook)
     CHECK_EQ_INT(hl.calls, 2);
     CHECK_EQ_INT(ks_dbsize(&ctx), 1);
     CHECK_EQ_INT(ks_expires(&ctx), 0);
-    CHECK_EQ_INT(count_engine_keys('f'), 0);
+    CHECK_EQ_INT(count_engine_keys('d'), 0);
     CHECK_EQ_INT(count_engine_keys('e'), 0);
     teardown();
 }
@@ -446,7 +446,7 @@ TEST(CompactionDroppedMetadataIsRepairedByActiveExpiry)
     CHECK(!strcmp(events[0], "expired:0:big"));
     CHECK_EQ_INT(ks_dbsize(&ctx), 1);
     CHECK_EQ_INT(ks_expires(&ctx), 0);
-    CHECK_EQ_INT(count_engine_keys('f'), 0);
+    CHECK_EQ_INT(count_engine_keys('d'), 0);
     CHECK(get_is("s", "new"));
     teardown();
 }
@@ -520,7 +520,7 @@ TEST(DelKeysCountsEachKeyOnceAndWritesCounterOnce)
     CHECK_EQ_INT(eng_batch_count(ctx.batch), 5);
     commit();
     CHECK_EQ_INT(ks_dbsize(&ctx), 1);
-    CHECK_EQ_INT(count_engine_keys('f'), 0);
+    CHECK_EQ_INT(count_engine_keys('d'), 0);
     CHECK(get_is("a", NULL) && get_is("keep", "v"));
     teardown();
 }
@@ -541,7 +541,7 @@ TEST(FlushdbClearsOnlyItsDb)
     CHECK(ks_flush(&ctx, 1) == KS_OK);
     commit();
     CHECK_EQ_INT(ks_dbsize(&ctx), 0);
-    CHECK_EQ_INT(count_engine_keys('f') + count_engine_keys('m'), 0);
+    CHECK_EQ_INT(count_engine_keys('d') + count_engine_keys('m'), 0);
     teardown();
 }
 
@@ -572,7 +572,7 @@ TEST(RenameAndCopyKeepTtlAndCounters)
     CHECK(ks_expire_get(&ctx, "b", 1, &when) == KS_OK && when == 0);
     CHECK_EQ_INT(ks_dbsize(&ctx), 1);
     CHECK_EQ_INT(ks_expires(&ctx), 0);
-    CHECK_EQ_INT(count_engine_keys('f'), 300);
+    CHECK_EQ_INT(count_engine_keys('d'), 300);
     teardown();
 }
 
