@@ -88,41 +88,33 @@ static void memory_stats(client *c)
     }
     ks_ctx_reset(&ctx);
     size_t cl = clients_bytes(), sl = slowlog_mem();
-    uint64_t engine = es.memtable_bytes + es.cache_usage + es.row_cache_usage;
-    uint64_t overhead = cl + sl;
-    add_reply_map_len(c, 16);
-    add_reply_bulk_cstr(c, "peak.allocated");
-    add_reply_long_long(c, (long long)(allocated > rss ? allocated : rss));
-    add_reply_bulk_cstr(c, "total.allocated");
-    add_reply_long_long(c, (long long)(allocated ? allocated : rss));
-    add_reply_bulk_cstr(c, "clients.normal");
-    add_reply_long_long(c, (long long)cl);
-    add_reply_bulk_cstr(c, "slowlog");
-    add_reply_long_long(c, (long long)sl);
-    add_reply_bulk_cstr(c, "overhead.total");
-    add_reply_long_long(c, (long long)overhead);
-    add_reply_bulk_cstr(c, "keys.count");
-    add_reply_long_long(c, (long long)keys);
-    add_reply_bulk_cstr(c, "keys.bytes-per-key");
-    add_reply_long_long(c, keys ? (long long)(eng_disk_usage(server.db) / keys) : 0);
-    add_reply_bulk_cstr(c, "dataset.bytes");
-    add_reply_long_long(c, (long long)eng_disk_usage(server.db));
-    add_reply_bulk_cstr(c, "engine.memtable");
-    add_reply_long_long(c, (long long)es.memtable_bytes);
-    add_reply_bulk_cstr(c, "engine.block-cache");
-    add_reply_long_long(c, (long long)es.cache_usage);
-    add_reply_bulk_cstr(c, "engine.row-cache");
-    add_reply_long_long(c, (long long)es.row_cache_usage);
-    add_reply_bulk_cstr(c, "engine.total");
-    add_reply_long_long(c, (long long)engine);
-    add_reply_bulk_cstr(c, "allocator.allocated");
-    add_reply_long_long(c, (long long)allocated);
-    add_reply_bulk_cstr(c, "allocator.active");
-    add_reply_long_long(c, (long long)active);
-    add_reply_bulk_cstr(c, "allocator.resident");
-    add_reply_long_long(c, (long long)resident);
-    add_reply_bulk_cstr(c, "rss");
-    add_reply_long_long(c, (long long)rss);
+    uint64_t disk = eng_disk_usage(server.db);
+    const struct {
+        const char *name;
+        uint64_t v;
+    } rows[] = {
+        {"peak.allocated", allocated > rss ? allocated : rss},
+        {"total.allocated", allocated ? allocated : rss},
+        {"clients.normal", cl},
+        {"slowlog", sl},
+        {"overhead.total", cl + sl},
+        {"keys.count", keys},
+        {"keys.bytes-per-key", keys ? disk / keys : 0},
+        {"dataset.bytes", disk},
+        {"engine.memtable", es.memtable_bytes},
+        {"engine.block-cache", es.cache_usage},
+        {"engine.row-cache", es.row_cache_usage},
+        {"engine.total", es.memtable_bytes + es.cache_usage + es.row_cache_usage},
+        {"allocator.allocated", allocated},
+        {"allocator.active", active},
+        {"allocator.resident", resident},
+        {"rss", rss},
+    };
+    add_reply_map_len(c, (long)(sizeof(rows) / sizeof(rows[0])));
+    for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
+        add_reply_bulk_cstr(c, rows[k].name);
+        add_reply_long_long(c, (long long)rows[k].v);
+    }
 }
 
 static void memory_doctor(client *c)

@@ -80,34 +80,12 @@ int pause_applies(const client *c, const struct command *cmd)
     return (effective_flags(c, cmd) & (CMD_WRITE | CMD_MAY_REPLICATE)) != 0;
 }
 
-static queued_cmd *copy_command(const client *c, const struct command *cmd)
+void pause_postpone(client *c, const struct command *cmd)
 {
     queued_cmd *q = malloc(sizeof(*q));
     if (!q) abort();
-    q->cmd = cmd;
-    q->argc = c->argc;
-    q->argv = malloc((size_t)c->argc * sizeof(arg));
-    if (!q->argv) abort();
-    for (int i = 0; i < c->argc; i++) {
-        q->argv[i].len = c->argv[i].len;
-        q->argv[i].ptr = malloc(c->argv[i].len + 1);
-        if (!q->argv[i].ptr) abort();
-        memcpy(q->argv[i].ptr, c->argv[i].ptr, c->argv[i].len + 1);
-    }
-    return q;
-}
-
-static void free_command(queued_cmd *q)
-{
-    for (int i = 0; i < q->argc; i++)
-        free(q->argv[i].ptr);
-    free(q->argv);
-    free(q);
-}
-
-void pause_postpone(client *c, const struct command *cmd)
-{
-    c->priv->paused_cmd = copy_command(c, cmd);
+    queued_cmd_copy(c, cmd, q);
+    c->priv->paused_cmd = q;
     hold(c);
 }
 
@@ -126,7 +104,8 @@ static void release(client *c)
         server_process_command(c);
         c->argc = argc;
         c->argv = argv;
-        free_command(q);
+        queued_cmd_free(q);
+        free(q);
     }
     if (!p->paused_cmd && !p->waiting) client_resume_input(c);
 }
@@ -179,7 +158,10 @@ void pause_client_free(client *c)
     struct client_private *p = c->priv;
     if (!p->paused_cmd && !p->waiting) return;
     unhold(c);
-    if (p->paused_cmd) free_command(p->paused_cmd);
+    if (p->paused_cmd) {
+        queued_cmd_free(p->paused_cmd);
+        free(p->paused_cmd);
+    }
     p->paused_cmd = NULL;
     p->waiting = 0;
 }

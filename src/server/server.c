@@ -91,7 +91,12 @@ static void queue_command(client *c, const struct command *cmd)
         p->mq = q;
         p->mq_cap = cap;
     }
-    queued_cmd *q = &p->mq[p->mq_len++];
+    queued_cmd_copy(c, cmd, &p->mq[p->mq_len++]);
+    add_reply_status(c, "QUEUED");
+}
+
+void queued_cmd_copy(const client *c, const struct command *cmd, queued_cmd *q)
+{
     q->cmd = cmd;
     q->argc = c->argc;
     q->argv = malloc((size_t)c->argc * sizeof(arg));
@@ -102,17 +107,20 @@ static void queue_command(client *c, const struct command *cmd)
         if (!q->argv[i].ptr) abort();
         memcpy(q->argv[i].ptr, c->argv[i].ptr, c->argv[i].len + 1);
     }
-    add_reply_status(c, "QUEUED");
+}
+
+void queued_cmd_free(queued_cmd *q)
+{
+    for (int j = 0; j < q->argc; j++)
+        free(q->argv[j].ptr);
+    free(q->argv);
 }
 
 void server_discard_multi(client *c)
 {
     struct client_private *p = c->priv;
-    for (int i = 0; i < p->mq_len; i++) {
-        for (int j = 0; j < p->mq[i].argc; j++)
-            free(p->mq[i].argv[j].ptr);
-        free(p->mq[i].argv);
-    }
+    for (int i = 0; i < p->mq_len; i++)
+        queued_cmd_free(&p->mq[i]);
     free(p->mq);
     p->mq = NULL;
     p->mq_len = p->mq_cap = 0;

@@ -415,6 +415,10 @@ void server_shutdown(void);
 /* Commits pending writes and flushes replies; with save, also flushes the
  * memtable to a table (SHUTDOWN SAVE). Returns 0 or -1 (logged). */
 int server_prepare_shutdown(int save);
+/* Copies c's request (argv) into q; queued_cmd_free frees the copies (not
+ * q itself). */
+void queued_cmd_copy(const client *c, const struct command *cmd, queued_cmd *q);
+void queued_cmd_free(queued_cmd *q);
 /* Forgets every key c watches and clears CLIENT_DIRTY_CAS (cmd_multi.c). */
 void server_unwatch_all(client *c);
 /* Frees c's MULTI queue and clears its MULTI flags. */
