@@ -469,8 +469,9 @@ int ks_meta_view(ks_meta *m, const char *v, size_t vl, int64_t now_ms)
     return 0;
 }
 
-ks_status ks_meta_read_raw(ks_ctx *c, const eng_snapshot *snap, int db, const char *key,
-                           size_t klen, ks_meta *m)
+/* The read itself, inlined into both entry points (one call per read). */
+static inline ks_status meta_read(ks_ctx *c, const eng_snapshot *snap, int db, const char *key,
+                                  size_t klen, ks_meta *m)
 {
     memset(m, 0, sizeof(*m));
     ks_ekey k;
@@ -496,10 +497,16 @@ void ks_meta_free(ks_meta *m)
     memset(m, 0, sizeof(*m));
 }
 
+ks_status ks_meta_read_raw(ks_ctx *c, const eng_snapshot *snap, int db, const char *key,
+                           size_t klen, ks_meta *m)
+{
+    return meta_read(c, snap, db, key, klen, m);
+}
+
 ks_status ks_meta_read(ks_ctx *c, const eng_snapshot *snap, int db, const char *key, size_t klen,
                        ks_meta *m)
 {
-    ks_status st = ks_meta_read_raw(c, snap, db, key, klen, m);
+    ks_status st = meta_read(c, snap, db, key, klen, m);
     if (st != KS_OK || m->type != KS_NONE || m->stored == KS_NONE) return st;
     /* Lazy expiry on a read of the live data (not a snapshot): the write
      * path removes it (hook, KS-E1, the expired event). The key was gone

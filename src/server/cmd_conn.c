@@ -22,7 +22,7 @@ void add_reply_subcommand_arity(client *c)
     }
     sub[i] = '\0';
     add_reply_error_fmt(c, "wrong number of arguments for '%s|%s' command", c->cmd->name, sub);
-    c->priv->cmd_rejected = 1; /* Redis refuses it before it runs */
+    c->priv->cmd_outcome = CMD_REJECTED; /* Redis refuses it before it runs */
 }
 
 void cmd_ping(client *c)

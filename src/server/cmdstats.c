@@ -37,13 +37,6 @@ static strmap subs = STRMAP_INIT;   /* "container|sub" -> cmd_stats */
 static strmap errors = STRMAP_INIT; /* error code -> count (in the pointer) */
 #define ERRORSTATS_MAX 128          /* distinct codes kept; scripts can invent any */
 
-int64_t stats_mono_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 static cmd_stats *top_stats(const struct command *cmd)
 {
     if (!top) {
@@ -84,9 +77,9 @@ void command_subname(const client *c, const struct command *cmd, char *buf, size
     snprintf(buf, cap, "%s", full + n + 1);
 }
 
-static cmd_stats *stats_of(client *c, const struct command *cmd)
+/* A container's subcommand entry, created on its first call. */
+static __attribute__((noinline)) cmd_stats *sub_stats(client *c, const struct command *cmd)
 {
-    if (!(cmd->flags & CMD_CONTAINER) || c->argc < 2) return top_stats(cmd);
     char name[96];
     size_t n = sub_name(cmd, &c->argv[1], name, sizeof(name));
     if (!n) return top_stats(cmd);
@@ -100,6 +93,12 @@ static cmd_stats *stats_of(client *c, const struct command *cmd)
     return e->value;
 }
 
+static inline cmd_stats *stats_of(client *c, const struct command *cmd)
+{
+    if ((cmd->flags & CMD_CONTAINER) && c->argc >= 2) return sub_stats(c, cmd);
+    return top ? &top[cmd - command_table] : top_stats(cmd);
+}
+
 void stats_rejected(const struct command *cmd)
 {
     if (cmd) top_stats(cmd)->rejected++;
@@ -108,12 +107,11 @@ void stats_rejected(const struct command *cmd)
 void stats_after_call(client *c, const struct command *cmd, int64_t dur_us)
 {
     struct client_private *p = c->priv;
-    if (p->bad_subcommand) goto done; /* Redis never found a command to count */
-    cmd_stats *st = stats_of(c, cmd);
-    if (p->cmd_rejected) {
-        st->rejected++;
+    if (p->cmd_outcome) {
+        if (p->cmd_outcome == CMD_REJECTED) stats_of(c, cmd)->rejected++;
         goto done;
     }
+    cmd_stats *st = stats_of(c, cmd);
     st->calls++;
     st->usec += (uint64_t)dur_us;
     if (c->last_cmd_errors) st->failed++;
@@ -131,10 +129,10 @@ void stats_after_call(client *c, const struct command *cmd, int64_t dur_us)
     if (cfg.slowlog_log_slower_than >= 0 && dur_us >= cfg.slowlog_log_slower_than &&
         !(cmd->flags & CMD_SKIP_SLOWLOG))
         slowlog_push(c, c->argc, c->argv, dur_us);
-    if (monitor_count() && !(cmd->flags & (CMD_ADMIN | CMD_SKIP_MONITOR)))
+    if (monitor_clients && !(cmd->flags & (CMD_ADMIN | CMD_SKIP_MONITOR)))
         monitor_feed(c, NULL, c->db, c->argc, c->argv);
 done:
-    p->bad_subcommand = p->cmd_rejected = 0;
+    p->cmd_outcome = 0;
     if (p->redact) {
         free(p->redact);
         p->redact = NULL;

@@ -19,20 +19,17 @@
 #include "server/server.h"
 
 static client **monitors;
-static int nmonitors, monitors_cap;
-
-int monitor_count(void)
-{
-    return nmonitors;
-}
+static int monitors_cap;
+int monitor_clients; /* monitors[0..monitor_clients) */
 
 void monitor_client_remove(client *c)
 {
     if (!(c->flags & CLIENT_MONITOR)) return;
-    for (int i = 0; i < nmonitors; i++) {
+    for (int i = 0; i < monitor_clients; i++) {
         if (monitors[i] == c) {
-            memmove(&monitors[i], &monitors[i + 1], (size_t)(nmonitors - i - 1) * sizeof(client *));
-            nmonitors--;
+            memmove(&monitors[i], &monitors[i + 1],
+                    (size_t)(monitor_clients - i - 1) * sizeof(client *));
+            monitor_clients--;
             break;
         }
     }
@@ -46,12 +43,12 @@ void cmd_monitor(client *c)
         return;
     }
     if (c->flags & CLIENT_MONITOR) return; /* as Redis: a second MONITOR is ignored */
-    if (nmonitors == monitors_cap) {
+    if (monitor_clients == monitors_cap) {
         monitors_cap = monitors_cap ? monitors_cap * 2 : 4;
         monitors = realloc(monitors, (size_t)monitors_cap * sizeof(client *));
         if (!monitors) abort();
     }
-    monitors[nmonitors++] = c;
+    monitors[monitor_clients++] = c;
     c->flags |= CLIENT_MONITOR;
     add_reply_ok(c);
 }
@@ -115,7 +112,7 @@ static void put_repr(line *l, const char *s, size_t n)
 
 void monitor_feed(const client *c, const char *origin, int db, int argc, const arg *argv)
 {
-    if (nmonitors == 0) return;
+    if (monitor_clients == 0) return;
     struct timeval tv;
     gettimeofday(&tv, NULL);
     char head[160];
@@ -132,7 +129,7 @@ void monitor_feed(const client *c, const char *origin, int db, int argc, const a
         if (j != argc - 1) put(&l, " ", 1);
     }
     put(&l, "\r\n", 2);
-    for (int i = 0; i < nmonitors; i++) {
+    for (int i = 0; i < monitor_clients; i++) {
         reply_append(monitors[i], l.p, l.len);
         client_after_push(monitors[i]);
     }

@@ -110,9 +110,12 @@ static void release(client *c)
     if (!p->paused_cmd && !p->waiting) client_resume_input(c);
 }
 
+int pause_in_effect;
+
 static void set_pause(int type, int64_t end_ms)
 {
     pause_type = type;
+    pause_in_effect = type != PAUSE_OFF;
     pause_end_ms = end_ms;
     ks_set_lazy_expire(server.ks, type == PAUSE_OFF);
 }

@@ -568,7 +568,7 @@ void add_reply_subcommand_error(client *c)
     char upper[64];
     cmd_upper(c, upper, sizeof(upper));
     add_reply_error_fmt(c, "unknown subcommand '%.128s'. Try %s HELP.", c->argv[1].ptr, upper);
-    c->priv->bad_subcommand = 1; /* no stats: Redis finds no command to count */
+    c->priv->cmd_outcome = CMD_BAD_SUBCOMMAND; /* no stats: Redis finds no command to count */
 }
 
 void add_reply_subcommand_syntax_error(client *c)

@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "keyspace/keyspace.h"
 
@@ -256,6 +257,11 @@ void server_redact_arg(client *c, int i);
 #include "server/commands.def"
 #undef COMMAND
 
+/* client_private.cmd_outcome: the running command replied an arity error
+ * of a subcommand (a rejected call, as Redis refuses it before it runs),
+ * or "unknown subcommand" (no stats: Redis finds no command to count). */
+enum { CMD_REJECTED = 1, CMD_BAD_SUBCOMMAND = 2 };
+
 /* ---- Server core internals (srv-net) -----------------------------------
  * Declarations below are shared by the server core's own files (ae,
  * networking, reply, server, config, cmd_conn/cmd_server/cmd_multi, main).
@@ -324,8 +330,7 @@ struct client_private {
     int no_evict, no_touch;
     struct client_pubsub *ps;   /* subscriptions (pubsub.c), NULL when none */
     int64_t obuf_soft_since_ms; /* when the output buffer passed the soft limit; 0: below */
-    int cmd_rejected;           /* the running command replied an arity error (stats) */
-    int bad_subcommand;         /* the running command replied "unknown subcommand" (stats) */
+    int cmd_outcome;            /* CMD_REJECTED / CMD_BAD_SUBCOMMAND: what stats must not count */
     unsigned char *redact;      /* per argument: hidden from MONITOR/SLOWLOG (NULL: none) */
     /* pause.c: a command held back by CLIENT PAUSE, or a WAIT in progress;
      * either way no more input of this client is processed meanwhile. */
@@ -463,7 +468,13 @@ void stats_info_commandstats(sbuf *b);
 void stats_info_errorstats(sbuf *b);
 void stats_info_latencystats(sbuf *b);
 void stats_reply_latency_histogram(client *c); /* LATENCY HISTOGRAM [cmd ...] */
-int64_t stats_mono_us(void);                   /* monotonic microseconds */
+/* Monotonic microseconds (inline: the dispatcher's one timing pair). */
+static inline int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
 /* Redis's fullname of the command c runs: "client|list" for a container's
  * subcommand, else the name. */
 void command_fullname(const client *c, const struct command *cmd, char *buf, size_t cap);
@@ -485,7 +496,7 @@ size_t slowlog_mem(void);
 void latency_reset_all(void);
 
 /* monitor.c */
-int monitor_count(void);
+extern int monitor_clients; /* how many clients are in MONITOR mode */
 void monitor_client_remove(client *c);
 
 /* cmd_introspect.c */
@@ -495,6 +506,7 @@ void debug_object(client *c); /* DEBUG OBJECT <key> */
 /* Returns 1 when cmd (with c's MULTI queue for EXEC) must wait for the
  * pause to end; the dispatcher then hands it to pause_postpone. */
 int pause_applies(const client *c, const struct command *cmd);
+extern int pause_in_effect; /* a CLIENT PAUSE is set (pause_applies decides) */
 void pause_postpone(client *c, const struct command *cmd);
 /* Ends an elapsed pause, times out waiting clients (cron, before-sleep). */
 void pause_cron(void);
