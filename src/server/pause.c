@@ -139,6 +139,7 @@ static void release_all(void)
 
 void pause_cron(void)
 {
+    if (!pause_in_effect && !nheld) return; /* every loop iteration: keep it one test */
     int64_t now = ae_mstime();
     if (pause_type != PAUSE_OFF && now >= pause_end_ms) set_pause(PAUSE_OFF, 0);
     if (pause_type == PAUSE_OFF && nheld) release_all();
