@@ -12,8 +12,11 @@ BUILD   ?= build
 BINDIR  ?= src
 OPT     ?= -O2
 WARN    := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
-CFLAGS  := $(OPT) -g -std=gnu11 $(WARN) -D_GNU_SOURCE -pthread -Isrc -MMD -MP $(EXTRA_CFLAGS)
-LIBS    := -lzstd -lxxhash -lm -lpthread
+LUA_INC := -I/usr/include/lua5.1
+CFLAGS  := $(OPT) -g -std=gnu11 $(WARN) -D_GNU_SOURCE -pthread -Isrc $(LUA_INC) -MMD -MP $(EXTRA_CFLAGS)
+# Lua 5.1 and the cjson and bit modules scripts use (Debian's packages)
+LUA_LIBS := -llua5.1-cjson -llua5.1-bitop -llua5.1
+LIBS    := $(LUA_LIBS) -lzstd -lxxhash -lm -lpthread
 JEMALLOC := -ljemalloc
 BENCH_LIBS := -lhiredis -lrocksdb -lsqlite3 $(shell mariadb_config --libs 2>/dev/null || echo -lmariadb)
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -92,7 +95,7 @@ $(BUILD)/tests-asan/%: $(call asanobj,tests/unit/%.c) $(ASAN_LIB_ENG)
 # Fuzz targets: clang + libFuzzer + ASan + UBSan. Every layer is compiled once
 # into $(BUILD)/fuzzobj (fuzzer-no-link), then each target links against it.
 FUZZ_SAN    := -fsanitize=address,undefined
-FUZZ_CFLAGS := -O1 -g -std=gnu11 -D_GNU_SOURCE -pthread -Isrc $(FUZZ_SAN)
+FUZZ_CFLAGS := -O1 -g -std=gnu11 -D_GNU_SOURCE -pthread -Isrc $(LUA_INC) $(FUZZ_SAN)
 FUZZ_LIB_SRC := $(SRC_engine) $(SRC_keyspace) $(SRC_index) $(SRC_server)
 $(BUILD)/fuzzobj/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -7,6 +7,8 @@
 # and no RDB snapshots -- then runs, for each test in turn, first against
 # strata and then against redis:
 #   redis-benchmark -t <test> -n $BENCH_N -r 1000000 -c 50 -P 16 -q --csv
+# evalsha is a custom command: EVALSHA of a script doing one INCR of a random
+# key (SCRIPT LOAD on both servers first).
 # Alternating test by test (rather than one -t set,get,incr,hset,mset run per
 # server) keeps both servers under the same machine noise; each test still
 # sees the data the earlier tests left, exactly as in a single run.
@@ -15,7 +17,7 @@
 # delivers a message.
 # Prints a table of requests per second and strata/redis per test; the last
 # line is
-#   strata/redis ratios: set=A get=B incr=C hset=D mset=E publish=F
+#   strata/redis ratios: set=A get=B incr=C hset=D mset=E evalsha=F publish=G
 # Stops both servers and removes the directories, also on failure or ^C.
 #
 # Environment: BINDIR (where strata-server is; default src), STRATA_SERVER
@@ -27,7 +29,8 @@ BINDIR=${BINDIR:-src}
 STRATA_SERVER=${STRATA_SERVER:-$BINDIR/strata-server}
 N=${BENCH_N:-1000000}
 TIMEOUT=${BENCH_TIMEOUT:-900}
-TESTS="set get incr hset mset publish"
+TESTS="set get incr hset mset evalsha publish"
+INCR_SCRIPT="return redis.call('incr', KEYS[1])"
 PY=/usr/bin/python3
 
 die() { echo "bench-redis: $*" >&2; exit 1; }
@@ -90,6 +93,11 @@ wait_ping redis "$rport" "${pids[1]}"
 # it).
 run_bench() {
   local what=(-t "$2") # a custom command goes last, after the options
+  if [ "$2" = evalsha ]; then
+    local sha
+    sha=$(redis-cli -p "$1" script load "$INCR_SCRIPT") || sha=none
+    what=(evalsha "$sha" 1 "counter:__rand_int__")
+  fi
   [ "$2" = publish ] && what=(publish bench msg)
   timeout "$TIMEOUT" redis-benchmark -p "$1" -n "$N" -r 1000000 -c 50 -P 16 -q --csv "${what[@]}" \
     >"$tmp/bench.csv" 2>>"$tmp/benchmark.err" &

@@ -432,4 +432,23 @@ ks_status ks_setop(ks_ctx *c, int op, const ks_field *keys, size_t n, const char
 ks_status ks_sscan(ks_ctx *c, const char *key, size_t klen, uint64_t cursor, const char *pat,
                    size_t plen, uint64_t count, ks_field_fn fn, void *arg, uint64_t *next);
 
+/* ---- Server-wide records (ks_sysrec.c) ----------------------------
+ * State of the server itself, outside
+ * every database, under engine keys 'S' kind name (ENCODING.md). kind is
+ * one byte picked by the record's owner ('F': function libraries); name is
+ * any bytes. Reads see ctx->batch; writes go into ctx->batch (REQUIRES: an
+ * indexed batch), so they commit or roll back with the command (S1).
+ * FLUSHDB/FLUSHALL do not touch them. Command thread only. */
+#define KS_SYSREC_NAMESPACE 'S'
+/* KS_OK with *out owned by the caller (ks_val_free), or KS_NOTFOUND. */
+ks_status ks_sysrec_get(ks_ctx *c, char kind, const char *name, size_t nl, ks_val *out);
+ks_status ks_sysrec_put(ks_ctx *c, char kind, const char *name, size_t nl, const char *v,
+                        size_t vl);
+ks_status ks_sysrec_delete(ks_ctx *c, char kind, const char *name, size_t nl);
+ks_status ks_sysrec_delete_kind(ks_ctx *c, char kind); /* every record of kind */
+/* Calls fn for each record of kind in name order (pointers valid during the
+ * call); non-zero from fn stops the walk. */
+typedef int (*ks_sysrec_fn)(void *arg, const char *name, size_t nl, const char *v, size_t vl);
+ks_status ks_sysrec_iterate(ks_ctx *c, char kind, ks_sysrec_fn fn, void *arg);
+
 #endif

@@ -163,10 +163,8 @@ static int ms_to_next_timer(ae_loop *el)
     return d < 0 ? 0 : (int)d;
 }
 
-int ae_process_events(ae_loop *el, int wait_ms)
+int ae_process_file_events(ae_loop *el, int wait_ms)
 {
-    int next = ms_to_next_timer(el);
-    if (wait_ms < 0 || (next >= 0 && next < wait_ms)) wait_ms = next;
     int n = ae_api_poll(el, wait_ms);
     for (int j = 0; j < n; j++) {
         int fd = el->fired[j].fd, mask = el->fired[j].mask;
@@ -183,6 +181,14 @@ int ae_process_events(ae_loop *el, int wait_ms)
             if (!fired_read || fe->wproc != fe->rproc) fe->wproc(el, fd, fe->data, mask);
         }
     }
+    return n;
+}
+
+int ae_process_events(ae_loop *el, int wait_ms)
+{
+    int next = ms_to_next_timer(el);
+    if (wait_ms < 0 || (next >= 0 && next < wait_ms)) wait_ms = next;
+    int n = ae_process_file_events(el, wait_ms);
     return n + process_timers(el);
 }
 

@@ -45,6 +45,9 @@ void ae_stop(ae_loop *el);
 /* Processes the events ready now or within wait_ms (-1: block until the
  * next timer). Returns the number of events handled. */
 int ae_process_events(ae_loop *el, int wait_ms);
+/* As ae_process_events, but only file events: no timer runs (a script
+ * serving clients while it is busy). */
+int ae_process_file_events(ae_loop *el, int wait_ms);
 
 int64_t ae_mstime(void);
 

@@ -22,6 +22,7 @@
 #include "server/ae.h"
 #include "server/config.h"
 #include "server/pubsub.h"
+#include "server/script.h"
 #include "server/server.h"
 
 #define STRATA_VERSION "0.1.0"
@@ -43,6 +44,7 @@ static void reply_flags(client *c, uint32_t f)
                  {CMD_STALE, "stale"},
                  {CMD_NOSCRIPT, "noscript"},
                  {CMD_BLOCKING, "blocking"},
+                 {CMD_ALLOW_BUSY, "allow_busy"},
                  {CMD_PUBSUB, "pubsub"},
                  {CMD_SKIP_MONITOR, "skip_monitor"},
                  {CMD_SKIP_SLOWLOG, "skip_slowlog"}};
@@ -69,6 +71,7 @@ static int command_cats(const struct command *cmd, const char **cats)
                 : !strcmp(g, "hash")         ? "@hash"
                 : !strcmp(g, "connection")   ? "@connection"
                 : !strcmp(g, "pubsub")       ? "@pubsub"
+                : !strcmp(g, "scripting")    ? "@scripting"
                                              : "@index";
     return n;
 }
@@ -134,6 +137,16 @@ static void command_getkeys(client *c)
     if (!cmd) return add_reply_error(c, "Invalid command specified");
     if ((cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity)
         return add_reply_error(c, "Invalid number of arguments specified for command");
+    if (cmd->flags & CMD_SCRIPT) { /* EVAL/FCALL: numkeys keys after it (none when invalid) */
+        long long nk;
+        if (argc < 3 || !ks_string2ll(c->argv[4].ptr, c->argv[4].len, &nk) || nk < 0 ||
+            nk > argc - 3)
+            nk = 0;
+        add_reply_array_len(c, (long)nk);
+        for (long long i = 0; i < nk; i++)
+            add_reply_bulk(c, c->argv[5 + i].ptr, c->argv[5 + i].len);
+        return;
+    }
     if (cmd->first_key == 0) return add_reply_error(c, "The command has no key arguments");
     int last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
     long n = 0;
@@ -308,6 +321,9 @@ static void info_memory(sbuf *b)
               (unsigned long long)rss, h, (unsigned long long)rss, hr,
               (unsigned long long)st.cache_capacity, (unsigned long long)st.cache_usage,
               (unsigned long long)st.memtable_bytes);
+    char scripting[1024];
+    script_info_memory(scripting, sizeof(scripting));
+    sb_printf(b, "%s", scripting);
 }
 
 static void info_engine(sbuf *b)
@@ -721,13 +737,13 @@ void cmd_lastsave(client *c)
 
 void cmd_shutdown(client *c)
 {
-    int save = 0;
+    int save = 0, nosave = 0;
     for (int i = 1; i < c->argc; i++) {
         const arg *a = &c->argv[i];
         if (arg_is(a, "save"))
             save = 1;
         else if (arg_is(a, "nosave"))
-            save = 0;
+            save = 0, nosave = 1;
         else if (arg_is(a, "now") || arg_is(a, "force"))
             continue;
         else if (arg_is(a, "abort"))
@@ -735,6 +751,7 @@ void cmd_shutdown(client *c)
         else
             return add_reply_error(c, ERR_SYNTAX);
     }
+    if (script_shutdown_check(c, nosave) < 0) return; /* busy script: only NOSAVE */
     if (save && server_prepare_shutdown(1) < 0) {
         add_reply_error(c, "Errors trying to SHUTDOWN. Check logs.");
         return;

@@ -129,8 +129,8 @@ void stats_after_call(client *c, const struct command *cmd, int64_t dur_us)
     if (cfg.slowlog_log_slower_than >= 0 && dur_us >= cfg.slowlog_log_slower_than &&
         !(cmd->flags & CMD_SKIP_SLOWLOG))
         slowlog_push(c, c->argc, c->argv, dur_us);
-    if (monitor_clients && !(cmd->flags & (CMD_ADMIN | CMD_SKIP_MONITOR)))
-        monitor_feed(c, NULL, c->db, c->argc, c->argv);
+    if (monitor_clients && !(cmd->flags & (CMD_ADMIN | CMD_SKIP_MONITOR | CMD_SCRIPT)))
+        monitor_feed(c, (c->flags & CLIENT_SCRIPT) ? "lua" : NULL, c->db, c->argc, c->argv);
 done:
     p->cmd_outcome = 0;
     if (p->redact) {

@@ -45,6 +45,7 @@ typedef struct server_config {
     long long client_query_buffer_limit;
     int databases;
     int tcp_backlog;
+    int busy_reply_threshold;          /* ms a script runs before others get BUSY; 0 = never */
     long long slowlog_log_slower_than; /* us; -1: off */
     long long slowlog_max_len;
     long long latency_monitor_threshold; /* ms; 0: off */

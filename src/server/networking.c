@@ -67,6 +67,7 @@ client *client_create(int fd)
             return NULL;
         }
     }
+    if (fd < 0) return c; /* the script client: not a connection */
     p->next = server.clients;
     if (server.clients) server.clients->priv->prev = c;
     server.clients = c;
@@ -118,12 +119,14 @@ void client_free(client *c)
     monitor_client_remove(c);
     pause_client_free(c);
     free(p->redact);
-    if (p->prev)
-        p->prev->priv->next = p->next;
-    else
-        server.clients = p->next;
-    if (p->next) p->next->priv->prev = p->prev;
-    server.nclients--;
+    if (c->fd >= 0) {
+        if (p->prev)
+            p->prev->priv->next = p->next;
+        else
+            server.clients = p->next;
+        if (p->next) p->next->priv->prev = p->prev;
+        server.nclients--;
+    }
     reply_free_all(c);
     resp_parser_free(p->parser);
     free(p->parser);
@@ -389,12 +392,32 @@ static void write_handler(ae_loop *el, int fd, void *data, int mask)
     after_write(c);
 }
 
+void client_protect(client *c)
+{
+    c->flags |= CLIENT_PROTECTED;
+    if (c->fd >= 0) ae_delete_file_event(server.el, c->fd, AE_READABLE | AE_WRITABLE);
+}
+
+void client_unprotect(client *c)
+{
+    c->flags &= ~CLIENT_PROTECTED;
+    if (c->fd < 0) return;
+    ae_create_file_event(server.el, c->fd, AE_READABLE, read_handler, c);
+    add_pending(c); /* the next flush writes what waited (or reinstalls the writable handler) */
+}
+
 void networking_flush_replies(void)
 {
+    client *held = NULL; /* protected clients stay pending */
     while (server.pending_write) {
         client *c = server.pending_write;
         server.pending_write = c->priv->pw_next;
         c->priv->in_pending = 0;
+        if (c->flags & CLIENT_PROTECTED) {
+            c->priv->pw_next = held;
+            held = c;
+            continue;
+        }
         if (c->priv->close_asap) {
             client_free(c);
             continue;
@@ -403,6 +426,11 @@ void networking_flush_replies(void)
         if (ae_get_file_events(server.el, c->fd) & AE_WRITABLE) continue;
         if (write_to_client(c) < 0) continue;
         after_write(c);
+    }
+    while (held) {
+        client *c = held;
+        held = c->priv->pw_next;
+        add_pending(c);
     }
 }
 

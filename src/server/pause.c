@@ -21,6 +21,8 @@
 #include <string.h>
 
 #include "server/ae.h"
+#include "server/function.h"
+#include "server/script.h"
 #include "server/server.h"
 
 enum { PAUSE_OFF = 0, PAUSE_WRITE = 1, PAUSE_ALL = 2 };
@@ -61,14 +63,43 @@ static void unhold(client *c)
     }
 }
 
+/* A script command's flags as Redis's getCommandFlags: a script that
+ * declares its flags (a shebang, a function's flags) writes unless it is
+ * no-writes and never "may replicate"; one that declares none (EVAL
+ * without shebang, EVALSHA of an unknown sha) keeps the command's. */
+static uint32_t script_flags(const arg *argv, int argc, const struct command *cmd)
+{
+    int sf = 0, known = 0;
+    if (argc < 2) return cmd->flags;
+    if (cmd->proc == cmd_eval || cmd->proc == cmd_eval_ro) {
+        size_t skip;
+        char *err = NULL;
+        known = script_parse_shebang(argv[1].ptr, argv[1].len, &sf, &skip, &err) == 0;
+        free(err);
+    } else if (cmd->proc == cmd_evalsha || cmd->proc == cmd_evalsha_ro) {
+        known = script_cached_flags(argv[1].ptr, argv[1].len, &sf);
+    } else {
+        const fn_info *f = function_find(argv[1].ptr, argv[1].len);
+        if (f) sf = f->flags, known = 1;
+    }
+    if (!known || (sf & SCRIPT_FLAG_EVAL_COMPAT)) return cmd->flags;
+    uint32_t f = cmd->flags & ~(CMD_WRITE | CMD_MAY_REPLICATE);
+    return (sf & SCRIPT_FLAG_NO_WRITES) ? f : f | CMD_WRITE;
+}
+
+static uint32_t flags_of(const arg *argv, int argc, const struct command *cmd)
+{
+    return (cmd->flags & CMD_SCRIPT) ? script_flags(argv, argc, cmd) : cmd->flags;
+}
+
 /* Flags of cmd, with those of every queued command for EXEC (Redis's
  * mstate.cmd_flags). */
 static uint32_t effective_flags(const client *c, const struct command *cmd)
 {
-    uint32_t f = cmd->flags;
+    uint32_t f = flags_of(c->argv, c->argc, cmd);
     if (cmd->proc == cmd_exec && (c->flags & CLIENT_MULTI))
         for (int i = 0; i < c->priv->mq_len; i++)
-            f |= c->priv->mq[i].cmd->flags;
+            f |= flags_of(c->priv->mq[i].argv, c->priv->mq[i].argc, c->priv->mq[i].cmd);
     return f;
 }
 

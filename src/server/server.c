@@ -27,6 +27,7 @@
 #include "server/ae.h"
 #include "server/anet.h"
 #include "server/config.h"
+#include "server/script.h"
 #include "server/server.h"
 
 struct server_state server;
@@ -130,7 +131,8 @@ void server_discard_multi(client *c)
 void server_call(client *c, const struct command *cmd)
 {
     struct client_private *p = c->priv;
-    int savepoint = cmd->proc != cmd_exec; /* EXEC's commands have their own */
+    /* EXEC's commands, and those a script calls, have their own (S1) */
+    int savepoint = cmd->proc != cmd_exec && !(cmd->flags & CMD_SCRIPT);
     c->cmd = cmd;
     if (!server.cmd_time_ms) server.cmd_time_ms = ae_mstime();
     if (savepoint) eng_batch_set_savepoint(server.batch);
@@ -138,6 +140,9 @@ void server_call(client *c, const struct command *cmd)
     p->last_cmd = cmd;
     if (cmd->flags & CMD_CONTAINER) command_subname(c, cmd, p->last_sub, sizeof(p->last_sub));
     p->executing++;
+    /* A script is shown before the commands it runs (Redis's evalCommand). */
+    if ((cmd->flags & CMD_SCRIPT) && monitor_clients)
+        monitor_feed(c, NULL, c->db, c->argc, c->argv);
     int64_t start = mono_us(); /* the one timing pair of a command */
     cmd->proc(c);
     int64_t dur = mono_us() - start;
@@ -231,6 +236,12 @@ static __attribute__((noinline)) int admit_checks(client *c, const struct comman
     /* A MONITOR client is a replica to Redis: no keyspace access. */
     if ((c->flags & CLIENT_MONITOR) && (cmd->flags & (CMD_READONLY | CMD_WRITE)))
         return reject(c, cmd, "Replica can't interact with the keyspace");
+    if (script_timedout() && !(cmd->flags & CMD_ALLOW_BUSY)) {
+        flag_transaction(c);
+        stats_rejected(cmd);
+        script_reply_busy(c);
+        return 0;
+    }
     return 1;
 }
 
@@ -241,7 +252,8 @@ static inline int admit(client *c, const struct command *cmd)
 {
     if (cmd && cmd->proc && !((cmd->arity > 0 && c->argc != cmd->arity) || c->argc < -cmd->arity) &&
         (c->flags & (CLIENT_AUTHENTICATED | CLIENT_PUBSUB | CLIENT_MONITOR)) ==
-            CLIENT_AUTHENTICATED)
+            CLIENT_AUTHENTICATED &&
+        !script_timedout())
         return 1;
     return admit_checks(c, cmd);
 }
@@ -263,11 +275,24 @@ int server_process_command(client *c)
             reply_mark mark;
             reply_mark_get(c, &mark);
             server_call(c, cmd);
-            if (!(c->flags & CLIENT_MULTI)) server_write_batch(c, &mark);
+            /* While a script is busy, server.batch holds its unfinished writes. */
+            if (!(c->flags & CLIENT_MULTI) && !script_running()) server_write_batch(c, &mark);
         }
     }
     if (p->reply_skip == 1) p->reply_skip = 0;
     return p->waiting ? -1 : 0;
+}
+
+void server_events_while_busy(void)
+{
+    int64_t saved = server.cmd_time_ms; /* the script keeps its clock */
+    for (int i = 0; i < 4; i++) {
+        int n = ae_process_file_events(server.el, 0);
+        server_commit(); /* N1: what others wrote before the script started */
+        networking_flush_replies();
+        if (n <= 0 || server.shutdown_asap) break;
+    }
+    server.cmd_time_ms = saved;
 }
 
 /* ---- The loop's hooks -------------------------------------------------- */
@@ -404,6 +429,7 @@ int server_init(void)
         if (ae_create_file_event(server.el, server.listen_fd[i], AE_READABLE,
                                  networking_accept_handler, NULL) == AE_ERR)
             return -1;
+    if (script_init() < 0) return -1;
     server.cron_id = ae_create_timer(server.el, 1, server_cron, NULL);
     ae_set_before_sleep(server.el, before_sleep);
     struct sigaction sa;
@@ -445,6 +471,7 @@ void server_shutdown(void)
     for (int i = 0; i < server.nlisten; i++)
         close(server.listen_fd[i]);
     server_wait_bgsave();
+    script_free_all();
     idx_shutdown();
     ks_close(server.ks);
     eng_status st = eng_close(server.db); /* syncs the log */

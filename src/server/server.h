@@ -9,7 +9,10 @@
  * Invariant S1: a command that replies with an error writes nothing. The
  * dispatcher sets a batch savepoint before each command and rolls back to
  * it when the command's reply is an error, so a handler may write and then
- * fail (inside MULTI/EXEC too).
+ * fail (inside MULTI/EXEC too). Commands flagged CMD_SCRIPT (EVAL, FCALL)
+ * have no savepoint of their own: each command their script calls has one,
+ * so a script that fails at run time keeps the writes made before the
+ * failing call, as Redis does.
  */
 #ifndef STRATA_SERVER_H
 #define STRATA_SERVER_H
@@ -42,10 +45,13 @@ enum {
     CMD_PUBSUB = 1 << 8,
     CMD_NOSCRIPT = 1 << 9,
     CMD_BLOCKING = 1 << 10,
-    CMD_SKIP_MONITOR = 1 << 11,  /* not fed to MONITOR after it runs (EVAL feeds itself) */
-    CMD_SKIP_SLOWLOG = 1 << 12,  /* never in SLOWLOG (EXEC: its commands are) */
-    CMD_CONTAINER = 1 << 13,     /* has subcommands: stats are kept per "cmd|sub" */
-    CMD_MAY_REPLICATE = 1 << 14, /* not a write, but paused by CLIENT PAUSE WRITE (PUBLISH) */
+    CMD_ALLOW_BUSY = 1 << 11,   /* runs while a script is busy (SCRIPT KILL, SHUTDOWN NOSAVE ...) */
+    CMD_SCRIPT = 1 << 12,       /* runs a script (EVAL, FCALL ...): no savepoint of its own, each
+                                   command the script calls has one (S1 per redis.call) */
+    CMD_SKIP_MONITOR = 1 << 13, /* not fed to MONITOR after it runs (scripts feed themselves) */
+    CMD_SKIP_SLOWLOG = 1 << 14, /* never in SLOWLOG (EXEC: its commands are) */
+    CMD_CONTAINER = 1 << 15,    /* has subcommands: stats are kept per "cmd|sub" */
+    CMD_MAY_REPLICATE = 1 << 16, /* not a write, but paused by CLIENT PAUSE WRITE (PUBLISH) */
 };
 
 /* One row of the command table (command_table.c): commands are data. */
@@ -74,8 +80,12 @@ enum {
     CLIENT_CLOSE_AFTER_REPLY = 1 << 3,
     CLIENT_AUTHENTICATED = 1 << 4,
     CLIENT_IN_EXEC = 1 << 5,
-    CLIENT_PUBSUB = 1 << 6,  /* has subscriptions (pubsub.h, Invariant P2) */
-    CLIENT_MONITOR = 1 << 7, /* in MONITOR mode */
+    CLIENT_SCRIPT = 1 << 6,        /* the connection-less client scripts run commands on */
+    CLIENT_DENY_BLOCKING = 1 << 7, /* blocking commands must not block (scripts) */
+    CLIENT_PROTECTED = 1 << 8,     /* its script runs past busy-reply-threshold: neither read
+                                      nor written until it ends (script_run.c) */
+    CLIENT_PUBSUB = 1 << 9,        /* has subscriptions (pubsub.h, Invariant P2) */
+    CLIENT_MONITOR = 1 << 10,      /* in MONITOR mode */
 };
 
 struct client {
@@ -378,7 +388,14 @@ struct server_state {
 extern struct server_state server;
 
 /* networking.c */
+/* fd -1: a client without a connection (the script client), not listed in
+ * server.clients nor counted in server.nclients. */
 client *client_create(int fd);
+/* CLIENT_PROTECTED on/off: while set, c's socket is neither read nor
+ * written and networking_flush_replies leaves it pending (its replies may
+ * wait for writes its running script has not finished). */
+void client_protect(client *c);
+void client_unprotect(client *c);
 /* Frees c now, or at the next before-sleep if it is running a command. */
 void client_free(client *c);
 void client_free_async(client *c);
@@ -410,6 +427,12 @@ void add_reply_subcommand_arity(client *c);
 int server_process_command(client *c);
 /* Runs cmd with Invariant S1 (savepoint, rollback on error reply). */
 void server_call(client *c, const struct command *cmd);
+/* Serves other clients while a script runs past busy-reply-threshold:
+ * reads and runs their requests (only CMD_ALLOW_BUSY ones run, the rest get
+ * BUSY), commits what earlier commands wrote and flushes replies, a few
+ * rounds without waiting. Timers do not run. REQUIRES: the script's caller
+ * is protected (client_protect). */
+void server_events_while_busy(void);
 /* Writes the command batch to the engine (deferred: the group commit in
  * before-sleep makes it durable). Replaces the reply since mark with an
  * error when the engine refuses. */

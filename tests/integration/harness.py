@@ -177,7 +177,7 @@ class RawConn:
     def _read(self):
         line = self._line()
         t, rest = line[:1], line[1:]
-        if t == b"+":
+        if t in (b"+", b"("):  # status; RESP3 big number as its digits
             return rest.decode()
         if t == b"-":
             return RespError(rest.decode())

@@ -30,7 +30,7 @@ TEST(NamesAreUniqueAndLowerCase)
         const char *n = command_table[i].name;
         CHECK(n && *n);
         for (const char *p = n; *p; p++)
-            CHECK_MSG(islower((unsigned char)*p) || *p == '.' || *p == '-',
+            CHECK_MSG(islower((unsigned char)*p) || *p == '.' || *p == '-' || *p == '_',
                       "'%s' is not lower case", n);
         for (size_t j = i + 1; j < command_table_size; j++)
             CHECK_MSG(strcmp(n, command_table[j].name) != 0, "'%s' twice", n);
