@@ -218,10 +218,15 @@ static int has_code(const char *msg)
     return 0;
 }
 
-void add_reply_error(client *c, const char *msg)
+static inline void stats_error_code_if(int count, const char *code, size_t n)
+{
+    if (count) stats_error_code(code, n);
+}
+
+static void reply_error(client *c, const char *msg, int count)
 {
     c->last_cmd_errors++;
-    server.stat_errors++;
+    if (count) server.stat_errors++;
     size_t n = strlen(msg);
     char *copy = NULL;
     /* Newlines would break the protocol: Redis turns them into spaces. */
@@ -238,19 +243,29 @@ void add_reply_error(client *c, const char *msg)
         /* Redis's afterErrorReply: the code ends at a space within 32 bytes. */
         const char *sp = memchr(msg, ' ', n < 31 ? n : 31);
         if (sp)
-            stats_error_code(msg, (size_t)(sp - msg));
+            stats_error_code_if(count, msg, (size_t)(sp - msg));
         else
-            stats_error_code("ERR", 3);
+            stats_error_code_if(count, "ERR", 3);
     } else if (has_code(msg)) {
         reply_append(c, "-", 1);
-        stats_error_code(msg, strcspn(msg, " "));
+        stats_error_code_if(count, msg, strcspn(msg, " "));
     } else {
         reply_append(c, "-ERR ", 5);
-        stats_error_code("ERR", 3);
+        stats_error_code_if(count, "ERR", 3);
     }
     reply_append(c, msg, n);
     reply_append(c, "\r\n", 2);
     free(copy);
+}
+
+void add_reply_error(client *c, const char *msg)
+{
+    reply_error(c, msg, 1);
+}
+
+void add_reply_error_counted(client *c, const char *msg)
+{
+    reply_error(c, msg, 0);
 }
 
 void add_reply_error_fmt(client *c, const char *fmt, ...)

@@ -103,6 +103,7 @@ void script_push_error(lua_State *L, const char *msg);
  * "ERR <text>" for a plain string), source and line (NULL when absent). */
 typedef struct script_err {
     char *msg, *source, *line;
+    int no_stats; /* ignore_error_stats_update: the error was counted when a call replied it */
 } script_err;
 void script_err_read(lua_State *L, script_err *e);
 void script_err_free(script_err *e);

@@ -198,7 +198,10 @@ static void reply_run_error(script_run *r, lua_State *L)
         snprintf(m, n, "-%s script: %s, on %s:%s.", e.msg ? e.msg : "", r->name, e.source, e.line);
     else
         snprintf(m, n, "-%s", e.msg ? e.msg : "");
-    add_reply_error(c, m);
+    if (e.no_stats)
+        add_reply_error_counted(c, m);
+    else
+        add_reply_error(c, m);
     free(m);
     script_err_free(&e);
 }
@@ -371,6 +374,13 @@ static int redis_call(lua_State *L, int raise)
     sc->argc = 0;
     sc->argv = NULL;
     int is_err = take_reply(L, sc);
+    if (raise && is_err && lua_istable(L, -1)) {
+        /* The command's error reply was counted (errorstats): the
+         * caller's reply of it must not count it again (Redis). */
+        lua_pushstring(L, "ignore_error_stats_update");
+        lua_pushboolean(L, 1);
+        lua_settable(L, -3);
+    }
     return raise && is_err ? lua_error(L) : 1;
 }
 

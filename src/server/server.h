@@ -120,6 +120,10 @@ void add_reply_status(client *c, const char *s); /* +<s> */
  * "ERR " prepended, so "DB index is out of range" becomes Redis's exact text. */
 void add_reply_error(client *c, const char *msg);
 void add_reply_error_fmt(client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* As add_reply_error for an error already counted in INFO errorstats and
+ * total_error_replies (a script passing on the error a command it called
+ * replied): the command still fails (S1, failed_calls). */
+void add_reply_error_counted(client *c, const char *msg);
 void add_reply_bulk(client *c, const char *p, size_t n);
 void add_reply_bulk_cstr(client *c, const char *s);
 void add_reply_null(client *c);                   /* $-1 in RESP2, _ in RESP3 */

@@ -173,6 +173,9 @@ STATS_SCRIPT = [
     ("INCR", "k"), ("EXEC",), ("EXEC",), ("CLIENT", "ID"), ("CLIENT", "NOPE"), ("CLIENT", "KILL"),
     ("AUTH", "x"), ("PING", "a", "b"), ("CONFIG", "GET", "hz"), ("EXPIRE", "k", "100"),
     ("SUBSCRIBE", "ch"), ("GET", "k"), ("UNSUBSCRIBE",), ("PUBLISH", "ch", "m"),
+    # A script's errors count once: where a call replied them, or raised.
+    ("EVAL", "redis.pcall('incr','k') return 1", "0"), ("EVAL", "return redis.call('incr','k')", "0"),
+    ("EVAL", "return redis.call('nosuch')", "0"), ("EVAL", "a"),
 ]
 
 
