@@ -175,7 +175,7 @@ STATS_SCRIPT = [
     ("SUBSCRIBE", "ch"), ("GET", "k"), ("UNSUBSCRIBE",), ("PUBLISH", "ch", "m"),
     # A script's errors count once: where a call replied them, or raised.
     ("EVAL", "redis.pcall('incr','k') return 1", "0"), ("EVAL", "return redis.call('incr','k')", "0"),
-    ("EVAL", "return redis.call('nosuch')", "0"), ("EVAL", "a"),
+    ("EVAL", "return redis.call('nosuch')", "0"), ("EVAL", "a"), ("EVALSHA", "NotValidShaSUM", "0"),
 ]
 
 
