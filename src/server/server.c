@@ -201,8 +201,10 @@ void server_write_batch(client *c, const reply_mark *mark)
     }
     server.stat_write_errors++;
     server_log(LL_WARNING, "Engine write failed: %s (%s)", eng_status_str(st), eng_last_error());
-    /* The command's reply claimed success: take it back. */
-    if (c && mark) {
+    /* The command's reply claimed success: take it back -- unless it only
+     * read: its writes were the lazy removal of expired keys it met, which
+     * the active cycle does again later. */
+    if (c && mark && !(c->cmd && (c->cmd->flags & CMD_READONLY))) {
         reply_truncate(c, mark);
         add_reply_error_fmt(c, "engine write failed: %s", eng_status_str(st));
     }
