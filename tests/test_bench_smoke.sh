@@ -97,7 +97,7 @@ else
 fi
 
 # BenchRedisPrintsRatios: strata and redis-server side by side, every test
-# (set get incr hset mset first, then evalsha and publish).
+# (set get incr hset mset first, then evalsha, setbit, pfadd and publish).
 BENCH_N=20000 BENCH_TIMEOUT=30 timeout 60 src/bench/bench-redis.sh >"$out/redis.txt" 2>&1
 rc=$?
 if [ $rc -ne 0 ]; then
@@ -106,7 +106,7 @@ if [ $rc -ne 0 ]; then
 else
   check_last BenchRedisPrintsRatios "$out/redis.txt" \
     "^strata/redis ratios: set=$num get=$num incr=$num hset=$num mset=$num( [a-z]+=$num)*\$"
-  for t in evalsha publish; do
+  for t in evalsha setbit pfadd publish; do
     grep -q " $t=" "$out/redis.txt" || echo "FAIL BenchRedisHas_$t: no $t ratio"
   done
 fi

@@ -12,12 +12,22 @@
 # Alternating test by test (rather than one -t set,get,incr,hset,mset run per
 # server) keeps both servers under the same machine noise; each test still
 # sees the data the earlier tests left, exactly as in a single run.
+# setbit and pfadd are command lines (redis-benchmark puts a random 12-digit
+# number below -r in place of each __rand_int__; a bit offset cannot be one,
+# it has leading zeros):
+#   SETBIT bits:__rand_int__ 1000 1   -r 1000000: 126-byte bitmaps, about
+#                                     two thirds of the requests create one
+#   PFADD hll:__rand_int__ __rand_int__   -r 10000: 10_000 sparse HyperLogLogs
+#                                     of ~100 elements, nearly every add changes one
+# The table also gives each server's CPU time per request (utime + stime
+# from /proc, which machine noise disturbs far less than wall time) and
+# their ratio, redis/strata: above 1 when strata spends less.
 # `publish` is the custom command PUBLISH bench <3 bytes> with one subscriber
 # (a redis-cli that reads everything) on each server, so every request also
 # delivers a message.
 # Prints a table of requests per second and strata/redis per test; the last
 # line is
-#   strata/redis ratios: set=A get=B incr=C hset=D mset=E evalsha=F publish=G
+#   strata/redis ratios: set=A get=B incr=C hset=D mset=E evalsha=F setbit=G pfadd=H publish=I
 # Stops both servers and removes the directories, also on failure or ^C.
 #
 # Environment: BINDIR (where strata-server is; default src), STRATA_SERVER
@@ -29,7 +39,7 @@ BINDIR=${BINDIR:-src}
 STRATA_SERVER=${STRATA_SERVER:-$BINDIR/strata-server}
 N=${BENCH_N:-1000000}
 TIMEOUT=${BENCH_TIMEOUT:-900}
-TESTS="set get incr hset mset evalsha publish"
+TESTS="set get incr hset mset evalsha setbit pfadd publish"
 INCR_SCRIPT="return redis.call('incr', KEYS[1])"
 PY=/usr/bin/python3
 
@@ -86,26 +96,38 @@ redis-server --port "$rport" --bind 127.0.0.1 --dir "$tmp/redis" --appendonly ye
 pids+=($!)
 wait_ping redis "$rport" "${pids[1]}"
 
-# run_bench port test: sets RPS to the requests per second redis-benchmark
-# reports, or to nothing when the run failed. The run goes in the background
+# run_bench port test pid: sets RPS to the requests per second redis-benchmark
+# reports, or to nothing when the run failed, and CPU_US to the server's CPU
+# microseconds per request. The run goes in the background
 # and the shell waits for it, so that ^C or SIGTERM reach the traps at once
 # (timeout puts redis-benchmark in a process group of its own; cleanup stops
 # it).
 run_bench() {
-  local what=(-t "$2") # a custom command goes last, after the options
-  if [ "$2" = evalsha ]; then
+  local what=(-t "$2" -r 1000000)
+  case "$2" in
+  evalsha)
     local sha
     sha=$(redis-cli -p "$1" script load "$INCR_SCRIPT") || sha=none
-    what=(evalsha "$sha" 1 "counter:__rand_int__")
-  fi
-  [ "$2" = publish ] && what=(publish bench msg)
-  timeout "$TIMEOUT" redis-benchmark -p "$1" -n "$N" -r 1000000 -c 50 -P 16 -q --csv "${what[@]}" \
+    what=(-r 1000000 evalsha "$sha" 1 "counter:__rand_int__")
+    ;;
+  setbit) what=(-r 1000000 SETBIT "bits:__rand_int__" 1000 1) ;;
+  pfadd) what=(-r 10000 PFADD "hll:__rand_int__" __rand_int__) ;;
+  publish) what=(publish bench msg) ;;
+  esac
+  timeout "$TIMEOUT" redis-benchmark -p "$1" -n "$N" -c 50 -P 16 -q --csv "${what[@]}" \
     >"$tmp/bench.csv" 2>>"$tmp/benchmark.err" &
+  local cpu0
+  cpu0=$(cpu_ticks "$3")
   bench_pid=$!
   wait "$bench_pid"
   bench_pid=""
   RPS=$(awk -F'","' 'NR > 1 && $1 ~ /^"[A-Za-z]/ { print $2; exit }' "$tmp/bench.csv")
+  CPU_US=$(awk -v a="$cpu0" -v b="$(cpu_ticks "$3")" -v hz="$(getconf CLK_TCK)" -v n="$N" \
+    'BEGIN { printf "%.2f", (b - a) * 1e6 / hz / n }')
 }
+
+# cpu_ticks pid: user + system clock ticks the process has used.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 fmt() { if [ -n "$1" ]; then printf '%.0f' "$1"; else echo failed; fi; }
 
@@ -121,17 +143,21 @@ for port in "$sport" "$rport"; do
   done
 done
 
-echo "redis-benchmark -n $N -r 1000000 -c 50 -P 16: strata on port $sport (appendfsync everysec)," \
+echo "redis-benchmark -n $N -r 1000000 (setbit, pfadd: -r 10000) -c 50 -P 16: strata on port $sport (appendfsync everysec)," \
   "redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') on port $rport" \
   "(appendonly yes, appendfsync everysec)"
-printf '%-6s %14s %14s %8s\n' test "strata req/s" "redis req/s" ratio
+printf '%-6s %14s %14s %8s %10s %10s %9s\n' test "strata req/s" "redis req/s" ratio \
+  "strata us" "redis us" "cpu ratio"
 summary="strata/redis ratios:"
+cpu_summary="redis/strata CPU-time ratios:"
 failed=0
 for t in $TESTS; do
-  run_bench "$sport" "$t"
+  run_bench "$sport" "$t" "${pids[0]}"
   s=$RPS
-  run_bench "$rport" "$t"
+  scpu=$CPU_US
+  run_bench "$rport" "$t" "${pids[1]}"
   r=$RPS
+  rcpu=$CPU_US
   if [ -z "$s" ] || [ -z "$r" ]; then
     failed=1
     printf '%-6s %14s %14s %8s\n' "$t" "$(fmt "$s")" "$(fmt "$r")" "-"
@@ -139,8 +165,10 @@ for t in $TESTS; do
     continue
   fi
   ratio=$(awk -v a="$s" -v b="$r" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
-  printf '%-6s %14.0f %14.0f %8s\n' "$t" "$s" "$r" "$ratio"
+  cratio=$(awk -v a="$scpu" -v b="$rcpu" 'BEGIN { printf "%.2f", (a > 0 ? b / a : 0) }')
+  printf '%-6s %14.0f %14.0f %8s %10s %10s %9s\n' "$t" "$s" "$r" "$ratio" "$scpu" "$rcpu" "$cratio"
   summary+=" $t=$ratio"
+  cpu_summary+=" $t=$cratio"
 done
 if [ "$failed" -ne 0 ] && [ -s "$tmp/benchmark.err" ]; then
   echo "redis-benchmark errors:" >&2
@@ -151,5 +179,6 @@ for port in "$sport" "$rport"; do # a subscriber that fell behind was dropped: s
   [ "$(redis-cli -p "$port" pubsub numsub bench 2>/dev/null | tail -1)" = 1 ] ||
     echo "bench-redis: the subscriber on port $port was disconnected during publish" >&2
 done
+echo "$cpu_summary"
 echo "$summary"
 exit "$failed"

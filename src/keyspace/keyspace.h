@@ -315,6 +315,7 @@ typedef struct ks_set_opts {
     int nx, xx, keepttl;
     int get;           /* return the old string in *old (KS_NOTFOUND: none) */
     int64_t expire_ms; /* absolute; 0: none (then the TTL is cleared unless keepttl) */
+    int raw;           /* built in place (BITOP): OBJECT ENCODING raw, as Redis's */
 } ks_set_opts;
 /* SET: *done = 0 when NX/XX prevented it. With o->get, an old value that is
  * not a string fails with KS_ERR_WRONGTYPE and writes nothing; *old gets
@@ -339,6 +340,43 @@ ks_status ks_append(ks_ctx *c, const char *key, size_t klen, const char *v, size
                     size_t *newlen);
 ks_status ks_setrange(ks_ctx *c, const char *key, size_t klen, uint64_t off, const char *v,
                       size_t vl, size_t *newlen);
+
+/* A growable byte string owned by its holder (malloc'd p, freed with
+ * ks_strbuf_free): the value a read-modify-write command edits. */
+typedef struct ks_strbuf {
+    char *p;
+    size_t n, cap;
+} ks_strbuf;
+/* Makes room for cap bytes, keeping p[0..n). 0, or -1 on out-of-memory. */
+int ks_strbuf_reserve(ks_strbuf *b, size_t cap);
+/* Sets the length to n; bytes it grows by are zero. 0 or -1. */
+int ks_strbuf_resize(ks_strbuf *b, size_t n);
+void ks_strbuf_free(ks_strbuf *b);
+
+/* A string opened for a read-modify-write (SETBIT, BITFIELD, PFADD,
+ * PFMERGE, PFCOUNT's cached count): one engine read at ks_str_open, one
+ * put at ks_str_write. The caller edits and resizes s->v freely in
+ * between (it is a private copy) and ends with ks_str_close, also after
+ * an error. */
+struct ks_write;
+typedef struct ks_str {
+    ks_strbuf v;        /* the value's bytes */
+    int exists;         /* the key held a string (or has been written since) */
+    struct ks_write *w; /* private: the keyspace write opened for it */
+} ks_str;
+/* KS_OK with s->exists = 0 and s->v empty when the key is absent (an
+ * expired key is deleted first, as every write path does); KS_ERR_WRONGTYPE
+ * when it holds another type; KS_ERR_ENGINE, or KS_ERR_MSG on
+ * out-of-memory. */
+ks_status ks_str_open(ks_ctx *c, const char *key, size_t klen, ks_str *s);
+/* Stores s->v as the opened key's string (OBJECT ENCODING raw, as Redis's
+ * values changed in place), keeping its TTL; creates the key when it did
+ * not exist. REQUIRES: at most once per open. */
+ks_status ks_str_write(ks_str *s);
+void ks_str_close(ks_str *s);
+/* Sets ctx->err to "ERR out of memory" and returns KS_ERR_MSG: for callers
+ * whose own allocation fails in the middle of a command. */
+ks_status ks_oom(ks_ctx *c);
 
 /* Redis's number parsing and formatting (util.c), for values and for
  * command arguments alike. string2ll/string2ld return 1 when the whole

@@ -1,5 +1,7 @@
 /*
- * ks_string.c -- strings: GET/SET and friends, counters, APPEND, SETRANGE.
+ * ks_string.c -- strings: GET/SET and friends, counters, APPEND, SETRANGE,
+ * and the whole-string read-modify-write (ks_str_open / ks_str_write) that
+ * the bitmap and HyperLogLog commands use.
  *
  * On-disk format (ENCODING.md, "Strings"): the metadata value of a string
  * is flags(1) = 0x01 [| 0x20 raw] [| 0x80] [expire le64] then the raw
@@ -159,7 +161,7 @@ ks_status ks_set(ks_ctx *c, const char *key, size_t klen, const char *v, size_t 
     int exists = w.m.type != KS_NONE;
     if (!(o->nx && exists) && !(o->xx && !exists)) {
         int64_t expire = o->keepttl ? w.m.expire : o->expire_ms;
-        st = put_string(&w, v, vl, NULL, 0, expire, 0);
+        st = put_string(&w, v, vl, NULL, 0, expire, o->raw);
         *done = st == KS_OK;
     }
     if (st == KS_OK && o->get && old && w.m.type == KS_STRING) take_payload(&w.m, old);
@@ -313,4 +315,82 @@ ks_status ks_setrange(ks_ctx *c, const char *key, size_t klen, uint64_t off, con
 out:
     ks_write_end(&w);
     return st;
+}
+
+/* ---- Read-modify-write (bitmaps, HyperLogLog) --------------------------- */
+
+int ks_strbuf_reserve(ks_strbuf *b, size_t cap)
+{
+    if (cap <= b->cap) return 0;
+    size_t ncap = b->cap + b->cap / 2 > cap ? b->cap + b->cap / 2 : cap;
+    char *p = realloc(b->p, ncap ? ncap : 1);
+    if (!p) return -1;
+    b->p = p;
+    b->cap = ncap;
+    return 0;
+}
+
+int ks_strbuf_resize(ks_strbuf *b, size_t n)
+{
+    if (n > b->n) {
+        /* Exactly n: a SETBIT far out must not reserve half again as much. */
+        if (n > b->cap) {
+            char *p = realloc(b->p, n);
+            if (!p) return -1;
+            b->p = p;
+            b->cap = n;
+        }
+        memset(b->p + b->n, 0, n - b->n);
+    }
+    b->n = n;
+    return 0;
+}
+
+void ks_strbuf_free(ks_strbuf *b)
+{
+    free(b->p);
+    memset(b, 0, sizeof(*b));
+}
+
+ks_status ks_str_open(ks_ctx *c, const char *key, size_t klen, ks_str *s)
+{
+    memset(s, 0, sizeof(*s));
+    /* The write stays open until ks_str_close: ks_str_write needs the old
+     * record, and reading it twice would cost a second engine get. */
+    s->w = malloc(sizeof(*s->w));
+    if (!s->w) return ks_oom(c);
+    ks_status st = ks_write_begin(c, c->db, key, klen, KS_STRING, s->w);
+    if (st != KS_OK) {
+        free(s->w);
+        s->w = NULL;
+        return st;
+    }
+    const ks_meta *m = &s->w->m;
+    if (m->type != KS_STRING) return KS_OK;
+    /* A private copy with a little room: PFADD grows a sparse HLL a few
+     * bytes at a time. */
+    if (ks_strbuf_reserve(&s->v, m->plen + 16) < 0) return ks_oom(c);
+    if (m->plen) memcpy(s->v.p, m->payload, m->plen);
+    s->v.n = m->plen;
+    s->exists = 1;
+    return KS_OK;
+}
+
+ks_status ks_str_write(ks_str *s)
+{
+    const ks_meta *m = &s->w->m;
+    /* Changed in place, as Redis's SETBIT / PFADD do: OBJECT ENCODING raw. */
+    ks_status st =
+        put_string(s->w, s->v.p, s->v.n, NULL, 0, m->type == KS_STRING ? m->expire : 0, 1);
+    if (st == KS_OK) s->exists = 1;
+    return st;
+}
+
+void ks_str_close(ks_str *s)
+{
+    if (s->w) ks_write_end(s->w);
+    free(s->w);
+    ks_strbuf_free(&s->v);
+    s->w = NULL;
+    s->exists = 0;
 }

@@ -204,6 +204,7 @@ static const config_row config_table[] = {
     /* lua-time-limit is Redis's older name of the same setting */
     {"busy-reply-threshold", T_INT, 0, &cfg.busy_reply_threshold, "5000", 0, INT_MAX, NULL, NULL},
     {"lua-time-limit", T_INT, 0, &cfg.busy_reply_threshold, "5000", 0, INT_MAX, NULL, NULL},
+    {"hll-sparse-max-bytes", T_MEM, 0, &cfg.hll_sparse_max_bytes, "3000", 0, LLONG_MAX, NULL, NULL},
     /* Introspection, notifications and pub/sub. */
     {"notify-keyspace-events", T_SPECIAL, 0, NULL, "", 0, 0, NULL, NULL, set_notify, get_notify},
     {"slowlog-log-slower-than", T_LL, 0, &cfg.slowlog_log_slower_than, "10000", -1, LLONG_MAX, NULL,

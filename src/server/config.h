@@ -53,6 +53,7 @@ typedef struct server_config {
     double latency_percentiles[CONFIG_MAX_PERCENTILES];
     int latency_percentiles_n;
     obuf_limit obuf_limits[OBUF_CLASSES];
+    long long hll_sparse_max_bytes; /* a sparse HyperLogLog turns dense past this */
 } server_config;
 
 extern server_config cfg;
