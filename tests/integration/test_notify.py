@@ -83,6 +83,18 @@ def hash_events_match_redis(srv):
 
 
 @test
+def bitmap_and_hyperloglog_events_match_redis(srv):
+    differential(srv, "KEA", [
+        ["SETBIT", "b", "7", "1"], ["SETBIT", "b", "7", "1"], ["SETBIT", "b", "100", "0"],
+        ["BITFIELD", "f", "SET", "u8", "0", "255"], ["BITFIELD", "f", "GET", "u8", "0"],
+        ["BITFIELD", "f", "OVERFLOW", "FAIL", "INCRBY", "u8", "0", "10"],
+        ["BITFIELD", "f", "SET", "u8", "0", "255"], ["BITOP", "OR", "d", "b", "f"],
+        ["BITOP", "AND", "d", "nokey"], ["BITOP", "AND", "d", "nokey"],
+        ["PFADD", "h", "a", "b"], ["PFADD", "h", "a"], ["PFADD", "h2"], ["PFCOUNT", "h"],
+        ["PFMERGE", "h3", "h", "h2"]])
+
+
+@test
 def keyspace_and_keyevent_channels_in_order_and_per_db(srv):
     differential(srv, "KEA", [
         ["SET", "k", "v"], ["SELECT", "5"], ["SET", "k", "v"], ["HSET", "h", "f", "v"],
