@@ -25,7 +25,10 @@
 server_config cfg;
 
 enum { T_BOOL, T_INT, T_MEM, T_STR, T_ENUM, T_LL, T_SPECIAL };
-enum { F_IMMUTABLE = 1, F_SENSITIVE = 2 };
+/* F_REDIS_IMMUTABLE: immutable in Redis too, where CONFIG SET refuses even
+ * the current value; other immutable settings (those Redis can change at
+ * run time, and strata's own) accept their current value as a no-op. */
+enum { F_IMMUTABLE = 1, F_SENSITIVE = 2, F_REDIS_IMMUTABLE = 4 };
 
 typedef struct config_enum {
     const char *name;
@@ -185,22 +188,23 @@ static const config_row config_table[] = {
     {"maxclients", T_INT, 0, &cfg.maxclients, "10000", 1, INT_MAX, NULL, NULL},
     {"timeout", T_INT, 0, &cfg.timeout, "0", 0, INT_MAX, NULL, NULL},
     {"tcp-keepalive", T_INT, 0, &cfg.tcp_keepalive, "300", 0, INT_MAX, NULL, NULL},
-    {"tcp-backlog", T_INT, F_IMMUTABLE, &cfg.tcp_backlog, "511", 0, INT_MAX, NULL, NULL},
+    {"tcp-backlog", T_INT, F_IMMUTABLE | F_REDIS_IMMUTABLE, &cfg.tcp_backlog, "511", 0, INT_MAX,
+     NULL, NULL},
     {"cache-size", T_MEM, F_IMMUTABLE, &cfg.cache_size, "256mb", 0, LLONG_MAX, NULL, NULL},
     {"row-cache-size", T_MEM, F_IMMUTABLE, &cfg.row_cache_size, "64mb", 0, LLONG_MAX, NULL, NULL},
     {"write-buffer-size", T_MEM, F_IMMUTABLE, &cfg.write_buffer_size, "64mb", 64 * 1024, LLONG_MAX,
      NULL, NULL},
     {"compression", T_INT, F_IMMUTABLE, &cfg.compression, "1", 0, 22, NULL, NULL},
     {"loglevel", T_ENUM, 0, &cfg.loglevel, "notice", 0, 0, loglevel_enum, NULL},
-    {"logfile", T_STR, F_IMMUTABLE, &cfg.logfile, "", 0, 0, NULL, NULL},
-    {"pidfile", T_STR, F_IMMUTABLE, &cfg.pidfile, "", 0, 0, NULL, NULL},
-    {"daemonize", T_BOOL, F_IMMUTABLE, &cfg.daemonize, "no", 0, 0, NULL, NULL},
+    {"logfile", T_STR, F_IMMUTABLE | F_REDIS_IMMUTABLE, &cfg.logfile, "", 0, 0, NULL, NULL},
+    {"pidfile", T_STR, F_IMMUTABLE | F_REDIS_IMMUTABLE, &cfg.pidfile, "", 0, 0, NULL, NULL},
+    {"daemonize", T_BOOL, F_IMMUTABLE | F_REDIS_IMMUTABLE, &cfg.daemonize, "no", 0, 0, NULL, NULL},
     {"hz", T_INT, 0, &cfg.hz, "10", 1, 500, NULL, NULL},
     {"proto-max-bulk-len", T_MEM, 0, &cfg.proto_max_bulk_len, "512mb", 1024 * 1024, LLONG_MAX, NULL,
      NULL},
     {"client-query-buffer-limit", T_MEM, 0, &cfg.client_query_buffer_limit, "1gb", 1024 * 1024,
      LLONG_MAX, NULL, NULL},
-    {"databases", T_INT, F_IMMUTABLE, &cfg.databases, "16", 16, 16, NULL, NULL},
+    {"databases", T_INT, F_IMMUTABLE | F_REDIS_IMMUTABLE, &cfg.databases, "16", 16, 16, NULL, NULL},
     /* lua-time-limit is Redis's older name of the same setting */
     {"busy-reply-threshold", T_INT, 0, &cfg.busy_reply_threshold, "5000", 0, INT_MAX, NULL, NULL},
     {"lua-time-limit", T_INT, 0, &cfg.busy_reply_threshold, "5000", 0, INT_MAX, NULL, NULL},
@@ -342,6 +346,28 @@ static void set_special(const config_row *r, const char *const *argv, int argc, 
     if (words) config_free_args(words, n);
 }
 
+/* Would setting r to v leave it as it is? (CONFIG SET of an immutable
+ * setting to its own value is a no-op, so a client can write back what
+ * CONFIG GET * gave it.) */
+static int same_as_current(const config_row *r, const char *v)
+{
+    char *why = NULL;
+    long long num = 0;
+    switch (r->type) {
+    case T_STR:
+        return !strcmp(*(char **)r->ptr ? *(char **)r->ptr : "", v);
+    case T_SPECIAL:
+        return 0;
+    default:
+        if (parse_value(r, v, &num, &why) < 0) {
+            free(why);
+            return 0;
+        }
+        return r->type == T_MEM || r->type == T_LL ? *(long long *)r->ptr == num
+                                                   : *(int *)r->ptr == (int)num;
+    }
+}
+
 int config_set(const char *name, const char *const *argv, int argc, int at_startup, char **err)
 {
     const config_row *r = find_row(name);
@@ -353,6 +379,8 @@ int config_set(const char *name, const char *const *argv, int argc, int at_start
     char *why = NULL;
     long long num = 0;
     if ((r->flags & F_IMMUTABLE) && !at_startup) {
+        if (!(r->flags & F_REDIS_IMMUTABLE) && argc == 1 && same_as_current(r, argv[0]))
+            return 0; /* nothing changes */
         why = strdup("can't set immutable config");
     } else if (r->type == T_SPECIAL) {
         set_special(r, argv, argc, &why);

@@ -381,6 +381,24 @@ def config_rewrite_keeps_comments_and_order():
 
 
 @test
+def config_set_writes_back_what_config_get_star_gives(srv):
+    # As Redis's CONFIG sanity: every setting accepts its own value (an
+    # immutable one as a no-op), except those Redis itself keeps immutable.
+    c = srv.raw()
+    got = c.command("CONFIG", "GET", "*")
+    redis_immutable = {b"daemonize", b"databases", b"tcp-backlog", b"logfile", b"pidfile"}
+    for k, v in zip(got[0::2], got[1::2]):
+        r = c.command("CONFIG", "SET", k, v)
+        if k in redis_immutable:
+            assert isinstance(r, RespError) and "immutable" in str(r), (k, r)
+        else:
+            assert r == "OK", (k, v, r)
+    assert c.command("CONFIG", "GET", "*") == got
+    e = c.command("CONFIG", "SET", "row-cache-size", "1mb")
+    assert isinstance(e, RespError) and "can't set immutable config" in str(e)
+
+
+@test
 def config_rewrite_without_a_file_fails_as_redis(srv):
     ref = ref_server()
     try:
