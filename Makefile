@@ -4,6 +4,8 @@
 #   make test         install what is missing, build, run every test; ends "N passed, N failed"
 #   make bench        profile workload, 100_000 profiles, every engine available
 #   make bench-redis  redis-benchmark against strata and redis-server side by side
+#   make asan         build/asan/strata-server: every layer under ASan + UBSan
+#   make fuzz         every libFuzzer target for FUZZ_SECONDS (default 60) each
 #
 # BUILD and BINDIR may be overridden (e.g. to build in /tmp while another build runs).
 
@@ -37,6 +39,8 @@ asanobj = $(patsubst %.c,$(BUILD)/asan/%.o,$(1))
 LIB_ALL  := $(call obj,$(SRC_server)) $(BUILD)/libindex.a $(BUILD)/libkeyspace.a $(BUILD)/libengine.a
 LIB_ENG  := $(BUILD)/libengine.a
 ASAN_LIB_ENG := $(BUILD)/asan/libengine.a
+ASAN_LIB_ALL := $(BUILD)/asan/libindex.a $(BUILD)/asan/libkeyspace.a $(ASAN_LIB_ENG)
+ASAN_SERVER  := $(BUILD)/asan/strata-server
 
 # Tests: tests/unit/eng_*.c link the engine only (and also run under ASan+UBSan);
 # tests/unit/*.c otherwise link every layer.
@@ -47,7 +51,7 @@ ASAN_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests-asan/%,$(filter tests/uni
 FUZZ_SRC  := $(wildcard tests/fuzz/*.c)
 FUZZERS   := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all deps test run bench bench-redis bench-engine tests fuzz clean format
+.PHONY: all deps test run bench bench-redis bench-engine tests asan fuzz clean format
 all: $(BINDIR)/strata-server $(BINDIR)/strata-bench
 
 deps:
@@ -68,13 +72,24 @@ $(BUILD)/lib$(1).a: $(call obj,$(SRC_$(1)))
 endef
 $(foreach L,$(LAYERS),$(eval $(call layer_lib,$(L))))
 
-$(ASAN_LIB_ENG): $(call asanobj,$(SRC_engine))
-	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+define asan_layer_lib
+$(BUILD)/asan/lib$(1).a: $(call asanobj,$(SRC_$(1)))
+	@mkdir -p $$(dir $$@)
+	rm -f $$@ && ar rcs $$@ $$^
+endef
+$(foreach L,$(LAYERS),$(eval $(call asan_layer_lib,$(L))))
 
 $(BINDIR)/strata-server: $(call obj,src/server/main.c) $(LIB_ALL)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS) $(JEMALLOC)
+
+# make asan: the server with every layer under ASan + UBSan (no jemalloc),
+# in its own build dir; tests/run.sh runs the integration tests against it.
+$(ASAN_SERVER): $(call asanobj,src/server/main.c $(SRC_server)) $(ASAN_LIB_ALL)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -O1 $(ASAN_FLAGS) -o $@ $^ $(LIBS)
+
+asan: $(ASAN_SERVER)
 
 $(BINDIR)/strata-bench: $(call obj,$(SRC_bench)) $(LIB_ALL)
 	@mkdir -p $(dir $@)
@@ -100,17 +115,29 @@ FUZZ_LIB_SRC := $(SRC_engine) $(SRC_keyspace) $(SRC_index) $(SRC_server)
 $(BUILD)/fuzzobj/%.o: %.c
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
-$(BUILD)/fuzzobj/libfuzzall.a: $(patsubst %.c,$(BUILD)/fuzzobj/%.o,$(FUZZ_LIB_SRC))
+# main.c too, with its main() renamed, for server_open_storage (command_fuzz).
+$(BUILD)/fuzzobj/server_main.o: src/server/main.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -Dmain=strata_server_main -MMD -MP -c $< -o $@
+$(BUILD)/fuzzobj/libfuzzall.a: $(patsubst %.c,$(BUILD)/fuzzobj/%.o,$(FUZZ_LIB_SRC)) $(BUILD)/fuzzobj/server_main.o
 	rm -f $@ && ar rcs $@ $^
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/fuzzobj/libfuzzall.a
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(BUILD)/fuzzobj/libfuzzall.a $(LIBS)
 
-tests: all $(ENG_TESTS) $(ALL_TESTS) $(ASAN_TESTS) $(FUZZERS)
+tests: all $(ENG_TESTS) $(ALL_TESTS) $(ASAN_TESTS) $(ASAN_SERVER) $(FUZZERS)
 
 test: deps
 	@$(MAKE) --no-print-directory tests
 	@BUILD=$(BUILD) BINDIR=$(BINDIR) tests/run.sh
+
+# make fuzz [FUZZ_SECONDS=n]: every libFuzzer target for n seconds (60 by
+# default); the corpora grow in $(BUILD)/fuzz-corpus, the seeds are in
+# tests/fuzz/corpus/<target>.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@$(MAKE) --no-print-directory $(FUZZERS)
+	@BUILD=$(BUILD) BINDIR=$(BINDIR) FUZZ_SECONDS=$(FUZZ_SECONDS) TEST_FILTER=fuzz/ tests/run.sh
 
 run: deps
 	@$(MAKE) --no-print-directory $(BINDIR)/strata-server

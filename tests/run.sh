@@ -6,8 +6,9 @@
 # sanitizer report) counts as one failure under its own name.
 #   tests/unit/*.c         C unit, model and crash tests   ($BUILD/tests/)
 #   tests/unit/eng_*.c     again under ASan + UBSan       ($BUILD/tests-asan/)
-#   tests/integration/*.py real clients against a real server (/usr/bin/python3)
-#   tests/fuzz/*.c         short libFuzzer runs
+#   tests/integration/*.py real clients against a real server (/usr/bin/python3),
+#                          then again against $BUILD/asan/strata-server
+#   tests/fuzz/*.c         short libFuzzer runs (make fuzz: only these, FUZZ_SECONDS each)
 #   tests/*.sh             other scripted checks (same PASS/FAIL protocol)
 # TEST_FILTER=substr limits the run to programs whose path contains substr.
 set -u
@@ -41,12 +42,25 @@ run_one() { # name, command...
 for t in "$BUILD"/tests/*; do [ -x "$t" ] && run_one "unit/$(basename "$t")" "$t"; done
 for t in "$BUILD"/tests-asan/*; do [ -x "$t" ] && run_one "asan/$(basename "$t")" "$t"; done
 for t in tests/integration/test_*.py; do [ -f "$t" ] && run_one "integration/$(basename "$t")" $PY "$t"; done
+# Again against the server built with every layer under ASan + UBSan (make
+# asan); a sanitizer report from a server fails the test that started it.
+if [ -x "$BUILD/asan/strata-server" ]; then
+  for t in tests/integration/test_*.py; do
+    [ -f "$t" ] && run_one "asan-integration/$(basename "$t")" \
+      env STRATA_SERVER="$PWD/$BUILD/asan/strata-server" STRATA_ASAN=1 $PY "$t"
+  done
+fi
+# Fuzz time: FUZZ_SECONDS per target, by default 120 s shared by all (at
+# least 10 each). tests/fuzz/<target>.options holds extra libFuzzer flags.
+nfuzz=$(ls "$BUILD"/fuzz/ 2>/dev/null | wc -l)
+fuzz_default=$(( nfuzz > 0 ? 120 / nfuzz : 20 )); [ "$fuzz_default" -lt 10 ] && fuzz_default=10
 for t in "$BUILD"/fuzz/*; do
   [ -x "$t" ] || continue
   name=$(basename "$t")
   seeds=""; [ -d "tests/fuzz/corpus/$name" ] && seeds="tests/fuzz/corpus/$name"
+  opts=""; [ -f "tests/fuzz/$name.options" ] && opts=$(cat "tests/fuzz/$name.options")
   mkdir -p "$BUILD/fuzz-corpus/$name"
-  run_one "fuzz/$name" bash -c "set -o pipefail; '$t' -max_total_time=${FUZZ_SECONDS:-20} -rss_limit_mb=1024 '$BUILD/fuzz-corpus/$name' $seeds 2>&1 | tail -5 && echo 'PASS $name'"
+  run_one "fuzz/$name" bash -c "set -o pipefail; '$t' -max_total_time=${FUZZ_SECONDS:-$fuzz_default} -timeout=30 -rss_limit_mb=1024 $opts '$BUILD/fuzz-corpus/$name' $seeds 2>&1 | tail -5 && echo 'PASS $name'"
 done
 for t in tests/test_*.sh; do [ -f "$t" ] && run_one "script/$(basename "$t")" bash "$t"; done
 rm -f "$log"

@@ -13,6 +13,11 @@
  *   key   'x' 'N'  value <next index id: u32>
  * A definition is written in the same engine batch as the entries it
  * implies (Invariant C1), so a crash leaves the two consistent.
+ *
+ * The decoder is strict (every byte accounted for, flags and states 0 or 1,
+ * the limits of idx_def_check), so decode(encode(d)) == d and a damaged
+ * record is noticed; the loader quarantines such a record instead of
+ * failing the start (Invariant C4).
  */
 #include "index/catalog.h"
 
@@ -111,6 +116,11 @@ void idx_catalog_clear(void)
         idx_def_free(idx_g.defs[i]);
     free(idx_g.defs);
     free(idx_g.last_build_error);
+    for (size_t i = 0; i < idx_g.nquarantined; i++) {
+        free(idx_g.quarantined[i].name);
+        free(idx_g.quarantined[i].reason);
+    }
+    free(idx_g.quarantined);
     memset(&idx_g, 0, sizeof(idx_g));
 }
 
@@ -131,9 +141,10 @@ static void put_blob(idx_buf *b, const char *p, size_t n)
     idx_buf_append(b, p, n);
 }
 
-static void catalog_value(const idx_def *d, idx_buf *b)
+void idx_catalog_encode(const idx_def *d, idx_buf *k, idx_buf *b)
 {
     char tmp[8];
+    catalog_key(d, k);
     b->len = 0;
     idx_buf_byte(b, CATALOG_VERSION);
     idx_put_u32(tmp, d->id);
@@ -155,25 +166,45 @@ static void catalog_value(const idx_def *d, idx_buf *b)
     }
 }
 
-/* A bounds-checked reader over a stored value. */
+/* A bounds-checked reader over a stored value; the first problem met is
+ * kept as the reason. */
 typedef struct reader {
     const char *p, *end;
-    int bad;
+    const char *bad; /* NULL while the value reads well */
 } reader;
 
-static unsigned rd_byte(reader *r)
+static int rd_fail(reader *r, const char *why)
 {
-    if (r->bad || r->p >= r->end) return r->bad = 1, 0;
+    if (!r->bad) r->bad = why;
+    return 0;
+}
+
+static unsigned rd_byte(reader *r, const char *what)
+{
+    if (r->bad || r->p >= r->end) return (unsigned)rd_fail(r, what);
     return (unsigned char)*r->p++;
 }
 
-static char *rd_blob(reader *r, size_t *n)
+/* A byte that must be 0 or 1. */
+static int rd_bool(reader *r, const char *what)
 {
-    if (r->bad || r->end - r->p < 4) return r->bad = 1, NULL;
-    uint32_t len = idx_get_u32(r->p);
-    r->p += 4;
-    if ((size_t)(r->end - r->p) < len) return r->bad = 1, NULL;
-    char *s = malloc(len + 1);
+    unsigned v = rd_byte(r, what);
+    return v > 1 ? rd_fail(r, what) : (int)v;
+}
+
+static uint64_t rd_fixed(reader *r, size_t n, const char *what)
+{
+    if (r->bad || (size_t)(r->end - r->p) < n) return (uint64_t)rd_fail(r, what);
+    uint64_t v = n == 4 ? idx_get_u32(r->p) : idx_get_u64(r->p);
+    r->p += n;
+    return v;
+}
+
+static char *rd_blob(reader *r, size_t *n, const char *what)
+{
+    uint32_t len = (uint32_t)rd_fixed(r, 4, what);
+    if (r->bad || (size_t)(r->end - r->p) < len) return rd_fail(r, what), NULL;
+    char *s = malloc((size_t)len + 1);
     if (!s) abort();
     memcpy(s, r->p, len);
     s[len] = 0;
@@ -182,40 +213,77 @@ static char *rd_blob(reader *r, size_t *n)
     return s;
 }
 
-/* Parses one stored definition; NULL when it is malformed. */
-static idx_def *catalog_parse(const char *k, size_t kl, const char *v, size_t vl)
+int idx_def_check(const idx_def *d, char *why, size_t cap)
 {
-    if (kl < 4 || (unsigned char)k[2] >= KS_DATABASES) return NULL;
+    if (d->nlen < 1 || d->nlen > IDX_MAX_NAME)
+        return snprintf(why, cap, "index name must be 1 to %d bytes", IDX_MAX_NAME), -1;
+    if (memchr(d->name, 0, d->nlen))
+        return snprintf(why, cap, "index name must not contain NUL bytes"), -1;
+    if (d->db < 0 || d->db >= KS_DATABASES)
+        return snprintf(why, cap, "database %d out of range", d->db), -1;
+    if (d->plen > IDX_MAX_PREFIX)
+        return snprintf(why, cap, "prefix must be at most %d bytes", IDX_MAX_PREFIX), -1;
+    if (d->nfields < 1 || d->nfields > IDX_MAX_FIELDS)
+        return snprintf(why, cap, "an index has 1 to %d fields", IDX_MAX_FIELDS), -1;
+    for (size_t i = 0; i < d->nfields; i++) {
+        const idx_field *f = &d->fields[i];
+        if (f->len < 1 || f->len > IDX_MAX_FIELD_NAME)
+            return snprintf(why, cap, "field names must be 1 to %d bytes", IDX_MAX_FIELD_NAME), -1;
+        for (size_t j = 0; j < i; j++)
+            if (d->fields[j].len == f->len && memcmp(d->fields[j].name, f->name, f->len) == 0)
+                return snprintf(why, cap, "duplicate field '%s' in SCHEMA",
+                                idx_printable(f->name, f->len, 2)),
+                       -1;
+    }
+    if (d->building && !d->has_cursor && d->clen)
+        return snprintf(why, cap, "a build cursor without a position"), -1;
+    return 0;
+}
+
+idx_def *idx_catalog_decode(const char *k, size_t kl, const char *v, size_t vl, char *why,
+                            size_t cap)
+{
+    if (kl < 3 || k[0] != IDX_NS_BYTE || k[1] != IDX_TAG_CATALOG) {
+        snprintf(why, cap, "not a catalog key");
+        return NULL;
+    }
     idx_def *d = calloc(1, sizeof(*d));
     if (!d) abort();
-    reader r = {v, v + vl, 0};
+    reader r = {v, v + vl, NULL};
     d->db = (unsigned char)k[2];
     d->nlen = kl - 3;
     d->name = malloc(d->nlen + 1);
     if (!d->name) abort();
     memcpy(d->name, k + 3, d->nlen);
     d->name[d->nlen] = 0;
-    if (rd_byte(&r) != CATALOG_VERSION || vl < 5) goto bad;
-    d->id = idx_get_u32(r.p);
-    r.p += 4;
-    d->unique = rd_byte(&r) & 1;
-    d->building = rd_byte(&r) == 1;
-    d->prefix = rd_blob(&r, &d->plen);
-    unsigned nf = rd_byte(&r);
-    if (nf < 1 || nf > IDX_MAX_FIELDS) goto bad;
+    if (rd_byte(&r, "empty record") != CATALOG_VERSION && !r.bad) {
+        snprintf(why, cap, "unknown record version %u", (unsigned char)v[0]);
+        goto bad;
+    }
+    d->id = (uint32_t)rd_fixed(&r, 4, "truncated id");
+    d->unique = rd_bool(&r, "bad flags");
+    d->building = rd_bool(&r, "bad state");
+    d->prefix = rd_blob(&r, &d->plen, "truncated prefix");
+    unsigned nf = rd_byte(&r, "truncated field count");
+    if (!r.bad && (nf < 1 || nf > IDX_MAX_FIELDS)) rd_fail(&r, "bad field count");
     for (unsigned i = 0; i < nf && !r.bad; i++) {
-        d->fields[i].numeric = rd_byte(&r) == 1;
-        d->fields[i].desc = rd_byte(&r) == 1;
-        d->fields[i].name = rd_blob(&r, &d->fields[i].len);
+        d->fields[i].numeric = rd_bool(&r, "bad field type");
+        d->fields[i].desc = rd_bool(&r, "bad field direction");
+        d->fields[i].name = rd_blob(&r, &d->fields[i].len, "truncated field name");
         d->nfields = i + 1;
     }
     if (d->building) {
-        d->has_cursor = rd_byte(&r) == 1;
-        d->cursor = rd_blob(&r, &d->clen);
-        if (r.bad || r.end - r.p < 8) goto bad;
-        d->scanned = idx_get_u64(r.p);
+        d->has_cursor = rd_bool(&r, "bad build cursor flag");
+        d->cursor = rd_blob(&r, &d->clen, "truncated build cursor");
+        d->scanned = rd_fixed(&r, 8, "truncated build progress");
     }
-    if (r.bad) goto bad;
+    if (!r.bad && r.p != r.end) rd_fail(&r, "trailing bytes");
+    if (!r.bad && d->id == 0) rd_fail(&r, "index id 0");
+    if (r.bad) {
+        snprintf(why, cap, "malformed record: %s", r.bad);
+        goto bad;
+    }
+    if (idx_def_check(d, why, cap) < 0) goto bad;
     return d;
 bad:
     idx_def_free(d);
@@ -226,6 +294,49 @@ static int by_id(const void *a, const void *b)
 {
     uint32_t x = (*(idx_def *const *)a)->id, y = (*(idx_def *const *)b)->id;
     return (x > y) - (x < y);
+}
+
+/* Keeps a record that did not load (C4): name, db and, when the value is
+ * long enough to hold one, its id. */
+static void quarantine(const char *k, size_t kl, const char *v, size_t vl, const char *why)
+{
+    idx_quarantined *q = realloc(idx_g.quarantined, (idx_g.nquarantined + 1) * sizeof(*q));
+    if (!q) abort();
+    idx_g.quarantined = q;
+    q += idx_g.nquarantined++;
+    q->db = kl > 2 ? (unsigned char)k[2] : -1;
+    q->nlen = kl > 3 ? kl - 3 : 0;
+    q->name = malloc(q->nlen + 1);
+    q->reason = strdup(why);
+    if (!q->name || !q->reason) abort();
+    if (q->nlen) memcpy(q->name, k + 3, q->nlen);
+    q->name[q->nlen] = 0;
+    q->id = vl >= 5 && v[0] == CATALOG_VERSION ? idx_get_u32(v + 1) : 0;
+}
+
+idx_quarantined *idx_quarantine_find(int db, const char *name, size_t nlen)
+{
+    for (size_t i = 0; i < idx_g.nquarantined; i++) {
+        idx_quarantined *q = &idx_g.quarantined[i];
+        if (q->db == db && q->nlen == nlen && memcmp(q->name, name, nlen) == 0) return q;
+    }
+    return NULL;
+}
+
+void idx_quarantine_erase(ks_ctx *ctx, idx_quarantined *q)
+{
+    idx_def d = {.name = q->name, .nlen = q->nlen, .db = q->db, .id = q->id};
+    if (q->id) {
+        idx_catalog_erase(ctx, &d); /* the record and the entries of its id */
+    } else {
+        idx_buf k = {0};
+        catalog_key(&d, &k);
+        eng_batch_delete(ctx->batch, k.data, k.len);
+        idx_buf_free(&k);
+    }
+    free(q->name);
+    free(q->reason);
+    *q = idx_g.quarantined[--idx_g.nquarantined];
 }
 
 /* Loads the stored definitions. They come back in name order; creation
@@ -244,15 +355,17 @@ ks_status idx_catalog_load(char **err)
         const char *k = eng_iter_key(it, &kl);
         const char *v = eng_iter_value(it, &vl);
         if (kl < 2 || memcmp(k, start, 2) != 0) break;
-        idx_def *d = catalog_parse(k, kl, v, vl);
-        if (!d) {
-            eng_iter_free(it);
-            if (asprintf(err, "index catalog: malformed definition of index '%s'",
-                         idx_printable(k + 3, kl > 3 ? kl - 3 : 0, 0)) < 0)
-                *err = NULL;
-            return KS_ERR_ENGINE;
+        char why[256];
+        idx_def *d = idx_catalog_decode(k, kl, v, vl, why, sizeof(why));
+        if (d && idx_catalog_find(d->db, d->name, d->nlen)) {
+            snprintf(why, sizeof(why), "a second record of the same index");
+            idx_def_free(d);
+            d = NULL;
         }
-        idx_catalog_add(d);
+        if (d)
+            idx_catalog_add(d);
+        else
+            quarantine(k, kl, v, vl, why);
     }
     eng_status st = eng_iter_status(it);
     eng_iter_free(it);
@@ -267,8 +380,7 @@ ks_status idx_catalog_load(char **err)
 void idx_catalog_save(ks_ctx *ctx, const idx_def *d)
 {
     idx_buf k = {0}, v = {0};
-    catalog_key(d, &k);
-    catalog_value(d, &v);
+    idx_catalog_encode(d, &k, &v);
     eng_batch_put(ctx->batch, k.data, k.len, v.data, v.len);
     idx_buf_free(&k);
     idx_buf_free(&v);
@@ -304,6 +416,8 @@ ks_status idx_catalog_next_id(ks_ctx *ctx, uint32_t *id)
     /* Also skip past ids in use, should 'x' 'N' ever be behind (C2). */
     for (size_t i = 0; i < idx_g.ndefs; i++)
         if (idx_g.defs[i]->id >= next) next = idx_g.defs[i]->id + 1;
+    for (size_t i = 0; i < idx_g.nquarantined; i++) /* C4 */
+        if (idx_g.quarantined[i].id >= next) next = idx_g.quarantined[i].id + 1;
     *id = next;
     idx_put_u32(nv, next + 1);
     eng_batch_put(ctx->batch, key, 2, nv, 4);

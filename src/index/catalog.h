@@ -14,6 +14,11 @@
  *   C3. A ready index has exactly one entry per covered live hash of its db;
  *       a building one has exactly one per covered hash with key <= cursor
  *       (has_cursor == 0: none), which is what the write hook maintains.
+ *   C4. Startup never fails on a catalog record: one that does not decode
+ *       or breaks a limit of idx_def_check is left as stored and listed in
+ *       idx_g.quarantined (not maintained, not queryable, shown by INFO
+ *       index and the startup log) until IDX.DROP removes it. Its id, when
+ *       readable, stays reserved (C2).
  */
 #ifndef STRATA_IDX_CATALOG_H
 #define STRATA_IDX_CATALOG_H
@@ -25,6 +30,11 @@
 #include "keyspace/keyspace.h"
 
 #define IDX_MAX_FIELDS 16
+/* Limits of a definition, checked by IDX.CREATE and by the loader alike
+ * (idx_def_check), so a definition IDX.CREATE accepts always loads. */
+#define IDX_MAX_NAME 256         /* index name: 1..256 bytes, no NUL byte */
+#define IDX_MAX_PREFIX 1024      /* key prefix: 0..1024 bytes, any bytes */
+#define IDX_MAX_FIELD_NAME 1024  /* schema field name: 1..1024 bytes, any bytes */
 
 typedef struct idx_field {
     char *name;
@@ -58,6 +68,15 @@ typedef struct idx_def {
     int counted_valid;
 } idx_def;
 
+/* A stored definition the loader could not use (Invariant C4). */
+typedef struct idx_quarantined {
+    int db;        /* the record's db byte (may be >= KS_DATABASES when damaged) */
+    char *name;    /* malloc'd, NUL-terminated copy of the stored name */
+    size_t nlen;
+    uint32_t id;   /* 0 when the id could not be read */
+    char *reason;  /* malloc'd */
+} idx_quarantined;
+
 /* The layer's globals, set by idx_init. */
 typedef struct idx_globals {
     keyspace *ks;
@@ -66,13 +85,35 @@ typedef struct idx_globals {
     size_t ndefs, cap;
     uint32_t dbs_with_index[KS_DATABASES]; /* indexes per db: a fast "wants" */
     char *last_build_error;                /* malloc'd; shown by INFO */
+    idx_quarantined *quarantined;          /* records that did not load (C4) */
+    size_t nquarantined;
 } idx_globals;
 
 extern idx_globals idx_g;
 
-/* Loads every definition from the engine into idx_g. Returns KS_OK or
- * KS_ERR_ENGINE with *err set (malloc'd). */
+/* Loads every definition from the engine into idx_g. A record that does
+ * not decode or breaks a limit is quarantined, not fatal (C4). Returns
+ * KS_OK, or KS_ERR_ENGINE with *err set (malloc'd) when the engine fails. */
 ks_status idx_catalog_load(char **err);
+
+/* Decodes one stored catalog record (engine key and value, FORMAT.md) and
+ * checks it with idx_def_check. Returns a new definition (the caller frees
+ * it with idx_def_free), or NULL with the reason in why (cap bytes). Pure:
+ * no globals, any thread. */
+idx_def *idx_catalog_decode(const char *k, size_t kl, const char *v, size_t vl, char *why,
+                            size_t cap);
+/* The stored record of d: key and value, written into the (cleared)
+ * buffers. idx_catalog_decode of the result gives d back. */
+void idx_catalog_encode(const idx_def *d, idx_buf *key, idx_buf *val);
+/* Checks d against the limits above (name, db, prefix, field count, field
+ * names, duplicate fields). Returns 0, or -1 with a reason for a user
+ * in why ("index name must ..."; no "ERR " prefix). */
+int idx_def_check(const idx_def *d, char *why, size_t cap);
+/* The quarantined record named name in db, or NULL. */
+idx_quarantined *idx_quarantine_find(int db, const char *name, size_t nlen);
+/* Deletes a quarantined record (and its entries when its id is known) in
+ * ctx->batch and forgets it. */
+void idx_quarantine_erase(ks_ctx *ctx, idx_quarantined *q);
 void idx_catalog_clear(void);
 
 /* Finds the index named name in db; NULL if none. */

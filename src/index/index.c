@@ -50,17 +50,16 @@ static char *dup_str(idx_str s)
 
 static ks_status check_spec(ks_ctx *ctx, const idx_spec *spec)
 {
+    const char *name = idx_printable(spec->name.p, spec->name.n, 0);
     if (idx_catalog_find(ctx->db, spec->name.p, spec->name.n))
-        return idx_fail(ctx, "ERR index '%s' already exists",
-                        idx_printable(spec->name.p, spec->name.n, 0));
+        return idx_fail(ctx, "ERR index '%s' already exists", name);
+    if (idx_quarantine_find(ctx->db, spec->name.p, spec->name.n))
+        return idx_fail(ctx,
+                        "ERR index '%s' already exists but is quarantined (its stored "
+                        "definition cannot be read); IDX.DROP it first",
+                        name);
     if (spec->nfields < 1 || spec->nfields > IDX_MAX_FIELDS)
         return idx_fail(ctx, "ERR an index has 1 to %d fields", IDX_MAX_FIELDS);
-    for (size_t i = 0; i < spec->nfields; i++)
-        for (size_t j = 0; j < i; j++)
-            if (spec->fields[i].name.n == spec->fields[j].name.n &&
-                memcmp(spec->fields[i].name.p, spec->fields[j].name.p, spec->fields[i].name.n) == 0)
-                return idx_fail(ctx, "ERR duplicate field '%s' in SCHEMA",
-                                idx_printable(spec->fields[i].name.p, spec->fields[i].name.n, 0));
     return KS_OK;
 }
 
@@ -70,11 +69,6 @@ ks_status idx_create(ks_ctx *ctx, const idx_spec *spec)
     if (st != KS_OK) return st;
     idx_def *d = calloc(1, sizeof(*d));
     if (!d) abort();
-    st = idx_catalog_next_id(ctx, &d->id);
-    if (st != KS_OK) {
-        free(d);
-        return st;
-    }
     d->name = dup_str(spec->name);
     d->nlen = spec->name.n;
     d->db = ctx->db;
@@ -89,6 +83,18 @@ ks_status idx_create(ks_ctx *ctx, const idx_spec *spec)
         d->fields[i].desc = spec->fields[i].desc;
     }
     d->building = 1;
+    /* The loader's own check (idx_def_check), so that what IDX.CREATE
+     * writes always loads again. */
+    char why[300];
+    if (idx_def_check(d, why, sizeof(why)) < 0) {
+        idx_def_free(d);
+        return idx_fail(ctx, "ERR %s", why);
+    }
+    st = idx_catalog_next_id(ctx, &d->id);
+    if (st != KS_OK) {
+        idx_def_free(d);
+        return st;
+    }
     idx_catalog_add(d);
     st = idx_build_run(ctx, d, IDX_CREATE_BUDGET_US);
     if (st != KS_OK) idx_catalog_remove(d); /* the server discards the batch (S1) */
@@ -98,10 +104,30 @@ ks_status idx_create(ks_ctx *ctx, const idx_spec *spec)
 ks_status idx_drop(ks_ctx *ctx, const char *name, size_t nlen)
 {
     idx_def *d = idx_catalog_find(ctx->db, name, nlen);
+    idx_quarantined *q = d ? NULL : idx_quarantine_find(ctx->db, name, nlen);
+    if (q) {
+        idx_quarantine_erase(ctx, q);
+        return KS_OK;
+    }
     if (!d) return KS_NOTFOUND;
     idx_catalog_erase(ctx, d);
     idx_catalog_remove(d);
     return KS_OK;
+}
+
+const char *idx_quarantined_reason(int db, const char *name, size_t nlen)
+{
+    const idx_quarantined *q = idx_quarantine_find(db, name, nlen);
+    return q ? q->reason : NULL;
+}
+
+void idx_quarantine_each(void (*fn)(void *arg, int db, const char *name, const char *reason),
+                         void *arg)
+{
+    for (size_t i = 0; i < idx_g.nquarantined; i++) {
+        const idx_quarantined *q = &idx_g.quarantined[i];
+        fn(arg, q->db, idx_printable(q->name, q->nlen, 0), q->reason);
+    }
 }
 
 int idx_nfields(int db, const char *name, size_t nlen)
@@ -191,6 +217,14 @@ size_t idx_info(char *buf, size_t cap)
         const char *e = idx_g.last_build_error;
         n += snprintf(buf + n, cap - (size_t)n, "idx_last_build_error:%s\r\n",
                       idx_printable(e, strlen(e), 0));
+    }
+    if ((size_t)n < cap)
+        n += snprintf(buf + n, cap - (size_t)n, "indexes_quarantined:%zu\r\n", idx_g.nquarantined);
+    for (size_t i = 0; i < idx_g.nquarantined && (size_t)n < cap; i++) {
+        const idx_quarantined *q = &idx_g.quarantined[i];
+        n += snprintf(buf + n, cap - (size_t)n, "idx_quarantined_%zu:db=%d,name=%s,reason=%s\r\n",
+                      i, q->db, idx_printable(q->name, q->nlen, 0),
+                      idx_printable(q->reason, strlen(q->reason), 1));
     }
     return (size_t)n < cap ? (size_t)n : cap ? cap - 1 : 0;
 }

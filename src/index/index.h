@@ -50,9 +50,21 @@ typedef struct idx_spec {
  * caller must discard what the command wrote (server.h Invariant S1). */
 ks_status idx_create(ks_ctx *ctx, const idx_spec *spec);
 
-/* Drops the index of ctx->db: definition and every entry (ctx->batch).
- * KS_NOTFOUND when there is no such index. */
+/* Drops the index of ctx->db: definition and every entry (ctx->batch), or a
+ * quarantined record of that name. KS_NOTFOUND when there is neither. */
 ks_status idx_drop(ks_ctx *ctx, const char *name, size_t nlen);
+
+/* A stored definition that did not load at startup (it does not decode,
+ * or breaks a limit of IDX.CREATE) is quarantined, not fatal: the data is
+ * served, the index is neither maintained nor queryable, INFO index lists
+ * it (indexes_quarantined, idx_quarantined_<i>), and IDX.DROP removes it.
+ * The reason it was quarantined, or NULL when name is not quarantined in db
+ * (valid until the next IDX.* write command). */
+const char *idx_quarantined_reason(int db, const char *name, size_t nlen);
+/* Calls fn for every quarantined record with its name made printable
+ * (the server logs them at start). */
+void idx_quarantine_each(void (*fn)(void *arg, int db, const char *name, const char *reason),
+                         void *arg);
 
 /* The number of schema fields of the index name in db; -1 when there is no
  * such index (IDX.RANGE's parser uses it to know where EQ values end). */

@@ -287,8 +287,16 @@ ks_status ks_scan(ks_ctx *c, uint64_t cursor, const char *pat, size_t plen, uint
                   ks_type type, ks_key_fn fn, void *arg, uint64_t *next);
 /* A random live key (malloc'd into *key); KS_NOTFOUND when db is empty. */
 ks_status ks_randomkey(ks_ctx *c, char **key, size_t *klen);
-/* Redis's stringmatchlen: glob with * ? [abc] [^a-z] and \ escapes. */
+/* Redis's stringmatchlen (ks_glob.c has the exact semantics): glob with
+ * * ? [abc] [^a-z] and \ escapes, ASCII case folding when nocase. Returns
+ * 1 on a match. O(plen * slen) time whatever the pattern, no allocation; a
+ * pure function, safe from any thread. The one matcher of the server. */
 int ks_glob_match(const char *pat, size_t plen, const char *s, size_t slen, int nocase);
+/* As ks_glob_match, adding to *steps the work done (loop turns plus
+ * pattern bytes examined): at most (plen + 1) * (slen + 1) + plen. For
+ * tests that check the bound. */
+int ks_glob_match_steps(const char *pat, size_t plen, const char *s, size_t slen, int nocase,
+                        uint64_t *steps);
 
 /* ---- What a key costs (ks_usage.c) -------------------------------------- */
 /* For MEMORY USAGE and DEBUG OBJECT. usage estimates the bytes the key's

@@ -95,6 +95,10 @@ struct keyspace {
     int cdefer;
     uint32_t dmask;
     int64_t dkeys[KS_DATABASES], dexp[KS_DATABASES];
+    /* RANDOMKEY's rejection bound per db (ks_random.c) and the db size it
+     * was learnt at. */
+    double random_fmax[KS_DATABASES];
+    uint64_t random_fmax_n[KS_DATABASES];
 };
 
 /* ---- Byte helpers ------------------------------------------------------ */

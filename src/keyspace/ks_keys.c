@@ -1,6 +1,6 @@
 /*
  * ks_keys.c -- generic key commands' data work: TYPE, DEL, RENAME, COPY,
- * TTLs, KEYS, SCAN, RANDOMKEY and the glob matcher.
+ * TTLs, KEYS and SCAN (RANDOMKEY is ks_random.c, the glob matcher ks_glob.c).
  *
  * Reads the metadata keys 'm' db key (ENCODING.md); key order is bytewise,
  * so KEYS with a literal prefix seeks straight to it and SCAN resumes by
@@ -160,75 +160,6 @@ ks_status ks_expire_get(ks_ctx *c, const char *key, size_t klen, int64_t *when_m
     return KS_OK;
 }
 
-/* ---- Glob (Redis's stringmatchlen) ------------------------------------------ */
-
-static int lower(int ch)
-{
-    return ch >= 'A' && ch <= 'Z' ? ch + 32 : ch;
-}
-
-/* Matches one pattern element at p (not '*') against ch; *used is its
- * length in the pattern. */
-static int match_elem(const char *p, size_t left, unsigned char ch, int nocase, size_t *used)
-{
-    int a, b, x = nocase ? lower(ch) : ch;
-    if (p[0] == '?') return *used = 1, 1;
-    if (p[0] == '\\' && left >= 2)
-        return *used = 2, (nocase ? lower((unsigned char)p[1]) : (unsigned char)p[1]) == x;
-    if (p[0] != '[')
-        return *used = 1, (nocase ? lower((unsigned char)p[0]) : (unsigned char)p[0]) == x;
-    size_t i = 1;
-    int neg = i < left && p[i] == '^', match = 0;
-    if (neg) i++;
-    for (; i < left && p[i] != ']'; i++) {
-        if (p[i] == '\\' && i + 1 < left) {
-            i++;
-            if ((unsigned char)p[i] == ch) match = 1;
-        } else if (i + 2 < left && p[i + 1] == '-') {
-            a = (unsigned char)p[i];
-            b = (unsigned char)p[i + 2];
-            if (a > b) {
-                int t = a;
-                a = b;
-                b = t;
-            }
-            if (nocase) a = lower(a), b = lower(b);
-            if (x >= a && x <= b) match = 1;
-            i += 2;
-        } else if ((nocase ? lower((unsigned char)p[i]) : (unsigned char)p[i]) == x) {
-            match = 1;
-        }
-    }
-    *used = i < left ? i + 1 : left; /* an unclosed class runs to the end */
-    return neg ? !match : match;
-}
-
-int ks_glob_match(const char *pat, size_t plen, const char *s, size_t slen, int nocase)
-{
-    size_t pi = 0, si = 0, star_p = (size_t)-1, star_s = 0, used;
-    while (si < slen) {
-        if (pi < plen && pat[pi] == '*') {
-            while (pi < plen && pat[pi] == '*')
-                pi++;
-            if (pi == plen) return 1;
-            star_p = pi;
-            star_s = si;
-            continue;
-        }
-        if (pi < plen && match_elem(pat + pi, plen - pi, (unsigned char)s[si], nocase, &used)) {
-            pi += used;
-            si++;
-            continue;
-        }
-        if (star_p == (size_t)-1) return 0;
-        pi = star_p; /* let the last star eat one more byte */
-        si = ++star_s;
-    }
-    while (pi < plen && pat[pi] == '*')
-        pi++;
-    return pi == plen;
-}
-
 /* ---- KEYS / SCAN / RANDOMKEY ------------------------------------------------ */
 
 static int in_db(const char *k, size_t kl, int db)
@@ -288,79 +219,6 @@ ks_status ks_scan(ks_ctx *c, uint64_t cursor, const char *pat, size_t plen, uint
         if (fn(arg, k + 2, kl - 2)) break;
     }
     if (eng_iter_status(it) != ENG_OK) st = ks_engine_err(c, eng_iter_status(it), "scan");
-    eng_iter_free(it);
-    return st;
-}
-
-/* Seeks to a random key by walking down the trie of key bytes: at each
- * depth it lists the distinct next bytes (one seek each) and picks one
- * uniformly, so keys like "user:123" and "h:1" / "s:2" spread well. The
- * draw is uniform over branches, not keys (Redis's is not uniform either);
- * it costs at most KS_RANDOM_SEEKS seeks. */
-#define KS_RANDOM_SEEKS 2048
-static void seek_random(ks_ctx *c, eng_iter *it)
-{
-    char prefix[66];
-    size_t pl = 2, seeks = 0;
-    prefix[0] = KS_NS_META;
-    prefix[1] = (char)c->db;
-    while (pl < sizeof(prefix) - 1 && seeks < KS_RANDOM_SEEKS) {
-        unsigned char opts[257];
-        int n = 0, terminal = 0;
-        eng_iter_seek(it, prefix, pl);
-        seeks++;
-        while (eng_iter_valid(it) && seeks < KS_RANDOM_SEEKS) {
-            size_t kl;
-            const char *k = eng_iter_key(it, &kl);
-            if (kl < pl || memcmp(k, prefix, pl) != 0) break;
-            if (kl == pl) { /* the prefix itself is a key */
-                terminal = 1;
-                eng_iter_next(it);
-                continue;
-            }
-            unsigned char b = (unsigned char)k[pl];
-            opts[n++] = b;
-            if (b == 255) break;
-            prefix[pl] = (char)(b + 1);
-            eng_iter_seek(it, prefix, pl + 1);
-            seeks++;
-        }
-        if (n + terminal == 0) break;
-        uint64_t pick = ks_rand(c->ks) % (uint64_t)(n + terminal);
-        if (pick == (uint64_t)n) break; /* the terminal key */
-        prefix[pl++] = (char)opts[pick];
-    }
-    eng_iter_seek(it, prefix, pl);
-}
-
-ks_status ks_randomkey(ks_ctx *c, char **key, size_t *klen)
-{
-    eng_iter *it = eng_iter_new(c->ks->db, NULL, ks_read_batch(c));
-    char start[2] = {KS_NS_META, (char)c->db};
-    ks_status st = KS_NOTFOUND;
-    int wrapped = 0;
-    seek_random(c, it);
-    for (int steps = 0; steps < 100000; steps++) {
-        size_t kl, vl;
-        if (!eng_iter_valid(it) || !in_db(eng_iter_key(it, &kl), kl, c->db)) {
-            if (wrapped++) break;
-            eng_iter_seek(it, start, 2);
-            continue;
-        }
-        const char *k = eng_iter_key(it, &kl), *v = eng_iter_value(it, &vl);
-        ks_meta m;
-        if (ks_meta_view(&m, v, vl, c->now_ms) == 0 && m.type != KS_NONE) {
-            *key = malloc(kl - 2 + 1);
-            if (!*key) break;
-            memcpy(*key, k + 2, kl - 2);
-            *klen = kl - 2;
-            st = KS_OK;
-            break;
-        }
-        eng_iter_next(it);
-    }
-    if (st != KS_OK && eng_iter_status(it) != ENG_OK)
-        st = ks_engine_err(c, eng_iter_status(it), "randomkey");
     eng_iter_free(it);
     return st;
 }

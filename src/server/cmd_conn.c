@@ -236,11 +236,11 @@ static void client_list(client *c, client *only)
         return;
     }
     int want_class = !by_type                        ? -1
-                     : arg_is(&c->argv[3], "pubsub") ? OBUF_PUBSUB
-                     : arg_is(&c->argv[3], "normal") ? OBUF_NORMAL
-                                                     : OBUF_REPLICA; /* none here */
+                     : arg_is(&c->argv[3], "pubsub") ? CLIENT_CLASS_PUBSUB
+                     : arg_is(&c->argv[3], "normal") ? CLIENT_CLASS_NORMAL
+                                                     : CLIENT_CLASS_REPLICA; /* none here */
     for (client *x = only ? only : server.clients; x; x = only ? NULL : x->priv->next) {
-        if (x->fd < 0 || (want_class >= 0 && client_obuf_class(x) != want_class)) continue;
+        if (x->fd < 0 || (want_class >= 0 && client_get_class(x) != want_class)) continue;
         if (by_id) {
             int hit = 0;
             for (int i = 3; i < c->argc; i++)
@@ -267,7 +267,7 @@ typedef struct kill_filter {
     const char *addr, *laddr, *user;
     long long maxage;
     int skipme;
-    int type; /* client_obuf_class + 1; 0: any */
+    int type; /* client_get_class + 1; 0: any */
 } kill_filter;
 
 /* Parses the option/value pairs of the new CLIENT KILL form. Returns -1
@@ -299,11 +299,11 @@ static int kill_filter_parse(client *c, kill_filter *f)
             f->skipme = arg_is(v, "yes");
         } else if (arg_is(o, "type")) {
             if (arg_is(v, "normal"))
-                f->type = OBUF_NORMAL + 1;
+                f->type = CLIENT_CLASS_NORMAL + 1;
             else if (arg_is(v, "pubsub"))
-                f->type = OBUF_PUBSUB + 1;
+                f->type = CLIENT_CLASS_PUBSUB + 1;
             else if (arg_is(v, "replica") || arg_is(v, "slave") || arg_is(v, "master"))
-                f->type = OBUF_REPLICA + 1; /* none connect here */
+                f->type = CLIENT_CLASS_REPLICA + 1; /* none connect here */
             else
                 return add_reply_error_fmt(c, "Unknown client type '%s'", v->ptr), -1;
         } else {
@@ -321,7 +321,7 @@ static int kill_filter_match(const kill_filter *f, client *c, client *x, int64_t
     if (f->laddr && strcmp(x->laddr, f->laddr) != 0) return 0;
     if (f->user && strcmp(f->user, "default") != 0) return 0;
     if (f->maxage && (now - x->ctime_ms) / 1000 < f->maxage) return 0;
-    if (f->type && client_obuf_class(x) != f->type - 1) return 0;
+    if (f->type && client_get_class(x) != f->type - 1) return 0;
     return !(x == c && f->skipme);
 }
 

@@ -42,7 +42,14 @@ static const char *err_word(const arg *a, char *buf, size_t cap)
 static void reply_no_such_index(client *c, const arg *name)
 {
     char buf[201];
-    add_reply_error_fmt(c, "ERR no such index '%s'", err_word(name, buf, sizeof(buf)));
+    const char *why = idx_quarantined_reason(c->db, name->ptr, name->len);
+    if (why)
+        add_reply_error_fmt(c,
+                            "ERR index '%s' is quarantined: its stored definition cannot be "
+                            "read (%s); IDX.DROP removes it",
+                            err_word(name, buf, sizeof(buf)), why);
+    else
+        add_reply_error_fmt(c, "ERR no such index '%s'", err_word(name, buf, sizeof(buf)));
 }
 
 void cmd_idx_create(client *c)

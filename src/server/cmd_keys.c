@@ -429,7 +429,10 @@ static void ttl_generic(client *c, int ms, int absolute)
     }
     long long t = absolute ? when : when - k->now_ms;
     if (t < 0) t = 0;
-    add_reply_long_long(c, ms ? t : (t + 500) / 1000);
+    /* Rounded to the nearest second without computing t + 500, which
+     * overflows for an expiry near LLONG_MAX (Redis's reply is the exact
+     * quotient). */
+    add_reply_long_long(c, ms ? t : t / 1000 + (t % 1000 >= 500));
 }
 
 void cmd_ttl(client *c)

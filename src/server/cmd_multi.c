@@ -14,19 +14,30 @@
  * Invariant W1: an entry exists iff at least one client watches it, and
  * server.watch_count is the number of entries (touch is a no-op at 0, the
  * common case, so unwatched writes pay one branch).
+ *
+ * As Redis 7.0, EXEC also fails when a watched key that was live at WATCH
+ * time has expired since (each watcher keeps the key's expiry as it was),
+ * and FLUSHDB/FLUSHALL dirty only the watchers of keys that exist when the
+ * flush runs: watching a key that did not exist survives a flush.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "server/server.h"
 
+typedef struct watcher {
+    client *c;
+    int64_t expire_ms; /* the key's expiry when c watched it; 0: none, or not live */
+} watcher;
+
 struct watched_key {
     struct watched_key *next;
     uint64_t hash;
     int db;
+    int flush_hit; /* the key exists in a db being flushed (server_watch_flush_begin) */
     size_t len;
     char *key;
-    client **clients;
+    watcher *clients;
     int nclients, cap;
 };
 
@@ -71,14 +82,14 @@ static void rehash(void)
     free(old);
 }
 
-static void watch_key(client *c, int db, const char *k, size_t n)
+static void watch_key(client *c, int db, const char *k, size_t n, int64_t expire_ms)
 {
     struct client_private *p = c->priv;
     uint64_t h = key_hash(db, k, n);
     struct watched_key *w = find_key(db, k, n, h);
     if (w) {
         for (int i = 0; i < w->nclients; i++)
-            if (w->clients[i] == c) return; /* already watched by c */
+            if (w->clients[i].c == c) return; /* already watched by c */
     } else {
         if (server.watch_count >= server.watch_nbuckets) rehash();
         w = calloc(1, sizeof(*w));
@@ -95,10 +106,10 @@ static void watch_key(client *c, int db, const char *k, size_t n)
     }
     if (w->nclients == w->cap) {
         w->cap = w->cap ? w->cap * 2 : 2;
-        w->clients = realloc(w->clients, (size_t)w->cap * sizeof(client *));
+        w->clients = realloc(w->clients, (size_t)w->cap * sizeof(watcher));
         if (!w->clients) abort();
     }
-    w->clients[w->nclients++] = c;
+    w->clients[w->nclients++] = (watcher){c, expire_ms};
     if (p->nwatched == p->watched_cap) {
         p->watched_cap = p->watched_cap ? p->watched_cap * 2 : 4;
         p->watched = realloc(p->watched, (size_t)p->watched_cap * sizeof(*p->watched));
@@ -113,7 +124,7 @@ void server_unwatch_all(client *c)
     for (int i = 0; i < p->nwatched; i++) {
         struct watched_key *w = p->watched[i];
         for (int j = 0; j < w->nclients; j++) {
-            if (w->clients[j] == c) {
+            if (w->clients[j].c == c) {
                 w->clients[j] = w->clients[--w->nclients];
                 break;
             }
@@ -139,7 +150,7 @@ void server_touch_key(int db, const char *key, size_t len)
     struct watched_key *w = find_key(db, key, len, key_hash(db, key, len));
     if (!w) return;
     for (int i = 0; i < w->nclients; i++)
-        w->clients[i]->flags |= CLIENT_DIRTY_CAS;
+        w->clients[i].c->flags |= CLIENT_DIRTY_CAS;
 }
 
 void server_touch_db(int db)
@@ -149,7 +160,54 @@ void server_touch_db(int db)
         for (struct watched_key *w = server.watch_buckets[b]; w; w = w->next)
             if (db < 0 || w->db == db)
                 for (int i = 0; i < w->nclients; i++)
-                    w->clients[i]->flags |= CLIENT_DIRTY_CAS;
+                    w->clients[i].c->flags |= CLIENT_DIRTY_CAS;
+}
+
+void server_watch_flush_begin(const ks_ctx *ctx, int db)
+{
+    if (server.watch_count == 0) return;
+    for (size_t b = 0; b < server.watch_nbuckets; b++) {
+        for (struct watched_key *w = server.watch_buckets[b]; w; w = w->next) {
+            if (db >= 0 && w->db != db) continue;
+            ks_ctx view = *ctx;
+            view.db = w->db;
+            view.err = NULL;
+            ks_type t = KS_NONE;
+            ks_status st = ks_type_of(&view, w->key, w->len, &t);
+            /* An unreadable key counts as existing: a spurious EXEC failure
+             * is safe, a missed one is not. */
+            w->flush_hit = (st == KS_OK && t != KS_NONE) || (st != KS_OK && st != KS_NOTFOUND);
+            ks_ctx_reset(&view);
+        }
+    }
+}
+
+void server_watch_flush_end(int flushed)
+{
+    if (server.watch_count == 0) return;
+    for (size_t b = 0; b < server.watch_nbuckets; b++) {
+        for (struct watched_key *w = server.watch_buckets[b]; w; w = w->next) {
+            if (flushed && w->flush_hit)
+                for (int i = 0; i < w->nclients; i++)
+                    w->clients[i].c->flags |= CLIENT_DIRTY_CAS;
+            w->flush_hit = 0;
+        }
+    }
+}
+
+/* Redis's isWatchedKeyExpired: has a key c watched while it was live
+ * reached its expiry since? (Any other change already dirtied c.) */
+static int watched_key_expired(client *c, int64_t now_ms)
+{
+    struct client_private *p = c->priv;
+    for (int i = 0; i < p->nwatched; i++) {
+        struct watched_key *w = p->watched[i];
+        for (int j = 0; j < w->nclients; j++)
+            if (w->clients[j].c == c && w->clients[j].expire_ms &&
+                w->clients[j].expire_ms <= now_ms)
+                return 1;
+    }
+    return 0;
 }
 
 void cmd_multi(client *c)
@@ -186,7 +244,7 @@ void cmd_exec(client *c)
         server_unwatch_all(c);
         return;
     }
-    if (c->flags & CLIENT_DIRTY_CAS) {
+    if ((c->flags & CLIENT_DIRTY_CAS) || watched_key_expired(c, server_now_ms())) {
         add_reply_null_array(c);
         server_discard_multi(c);
         server_unwatch_all(c);
@@ -218,8 +276,13 @@ void cmd_watch(client *c)
         add_reply_error(c, "WATCH inside MULTI is not allowed");
         return;
     }
-    for (int i = 1; i < c->argc; i++)
-        watch_key(c, c->db, c->argv[i].ptr, c->argv[i].len);
+    for (int i = 1; i < c->argc; i++) {
+        int64_t expire_ms = 0;
+        if (ks_expire_get(client_ks(c), c->argv[i].ptr, c->argv[i].len, &expire_ms) != KS_OK)
+            expire_ms = 0; /* absent, expired or unreadable: it cannot expire later */
+        ks_ctx_reset(client_ks(c));
+        watch_key(c, c->db, c->argv[i].ptr, c->argv[i].len, expire_ms);
+    }
     add_reply_ok(c);
 }
 

@@ -45,6 +45,7 @@ static void reply_flags(client *c, uint32_t f)
                  {CMD_NOSCRIPT, "noscript"},
                  {CMD_BLOCKING, "blocking"},
                  {CMD_ALLOW_BUSY, "allow_busy"},
+                 {CMD_DENY_MULTI, "no_multi"},
                  {CMD_PUBSUB, "pubsub"},
                  {CMD_SKIP_MONITOR, "skip_monitor"},
                  {CMD_SKIP_SLOWLOG, "skip_slowlog"}};
@@ -194,7 +195,7 @@ static void command_list(client *c)
     long n = 0;
     for (size_t i = 0; i < command_table_size; i++) {
         const struct command *cmd = &command_table[i];
-        if (by_pattern && !strata_glob_match(f, strlen(f), cmd->name, strlen(cmd->name), 1))
+        if (by_pattern && !ks_glob_match(f, c->argv[4].len, cmd->name, strlen(cmd->name), 1))
             continue;
         if (by_cat) {
             const char *cats[4];
@@ -422,15 +423,19 @@ static void info_stats(sbuf *b)
         "total_commands_processed:%llu\r\ninstantaneous_ops_per_sec:%llu\r\n"
         "total_net_input_bytes:%llu\r\ntotal_net_output_bytes:%llu\r\n"
         "rejected_connections:%llu\r\nexpired_keys:%llu\r\nevicted_keys:0\r\n"
+        "evicted_clients:%llu\r\n"
         "pubsub_channels:%llu\r\npubsub_patterns:%llu\r\npubsubshard_channels:%llu\r\n"
         "total_error_replies:%llu\r\ngroup_commits:%llu\r\nwrite_errors:%llu\r\n",
         (unsigned long long)server.stat_connections, (unsigned long long)server.stat_commands,
         (unsigned long long)server.stat_ops_per_sec, (unsigned long long)server.stat_net_in,
         (unsigned long long)server.stat_net_out, (unsigned long long)server.stat_rejected_conn,
-        (unsigned long long)server.stat_expired, (unsigned long long)pubsub_channel_count(0),
-        (unsigned long long)pubsub_pattern_count(), (unsigned long long)pubsub_channel_count(1),
-        (unsigned long long)server.stat_errors, (unsigned long long)server.stat_commits,
-        (unsigned long long)server.stat_write_errors);
+        (unsigned long long)server.stat_expired,
+        /* clients closed for reply-memory-limit (Redis 7.0's name for closings by its
+         * total client memory limit) */
+        (unsigned long long)server.stat_evicted_clients,
+        (unsigned long long)pubsub_channel_count(0), (unsigned long long)pubsub_pattern_count(),
+        (unsigned long long)pubsub_channel_count(1), (unsigned long long)server.stat_errors,
+        (unsigned long long)server.stat_commits, (unsigned long long)server.stat_write_errors);
 }
 
 static void info_replication(sbuf *b)
@@ -577,8 +582,9 @@ void cmd_config(client *c)
         free(g.names);
         free(g.vals);
     } else if (arg_is(sub, "set")) {
-        if (c->argc < 4 || c->argc % 2 != 0) return add_reply_subcommand_arity(c);
-        for (int i = 2; i < c->argc; i += 2) /* before anything can fail */
+        if (c->argc < 4) return add_reply_subcommand_arity(c);
+        if (c->argc % 2 != 0) return add_reply_error(c, ERR_SYNTAX); /* as Redis: pairs */
+        for (int i = 2; i < c->argc; i += 2)                         /* before anything can fail */
             if (config_is_sensitive(c->argv[i].ptr)) server_redact_arg(c, i + 1);
         for (int i = 2; i < c->argc; i += 2) {
             const char *v[1] = {c->argv[i + 1].ptr};
@@ -595,6 +601,7 @@ void cmd_config(client *c)
         server.stat_commands = server.stat_connections = server.stat_rejected_conn = 0;
         server.stat_errors = server.stat_net_in = server.stat_net_out = 0;
         server.stat_expired = server.stat_commits = server.stat_write_errors = 0;
+        server.stat_evicted_clients = 0;
         server.stat_ops_sample_cmds = 0;
         stats_reset();
         add_reply_ok(c);
@@ -628,12 +635,13 @@ static void flush(client *c, int all)
         return;
     }
     ks_ctx *ctx = client_ks(c);
+    server_watch_flush_begin(ctx, all ? -1 : c->db);
     ks_status st = ks_flush(ctx, all);
+    server_watch_flush_end(st == KS_OK);
     if (st != KS_OK) {
         add_reply_ks_error(c, st, ctx);
         return;
     }
-    server_touch_db(all ? -1 : c->db);
     add_reply_ok(c);
 }
 

@@ -16,6 +16,7 @@
 #define F CMD_FAST
 #define NA CMD_NOAUTH
 #define NM CMD_NOMULTI
+#define DM CMD_DENY_MULTI
 #define LS (CMD_LOADING | CMD_STALE)
 #define NS CMD_NOSCRIPT
 #define AB CMD_ALLOW_BUSY
@@ -49,9 +50,11 @@ static uint32_t name_hash(const char *s, size_t n)
     return h;
 }
 
+/* Is s[0..n) (any bytes, NUL included) the table name lower? */
 static int name_eq(const char *lower, const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
+        if (lower[i] == '\0') return 0; /* s is longer: never read past the name */
         unsigned char ch = (unsigned char)s[i];
         if (ch >= 'A' && ch <= 'Z') ch += 32;
         if (lower[i] != (char)ch) return 0;

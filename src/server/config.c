@@ -24,7 +24,7 @@
 
 server_config cfg;
 
-enum { T_BOOL, T_INT, T_MEM, T_STR, T_ENUM, T_LL, T_SPECIAL };
+enum { T_BOOL, T_INT, T_MEM, T_STR, T_ENUM, T_LL, T_SPECIAL, T_OBUF };
 /* F_REDIS_IMMUTABLE: immutable in Redis too, where CONFIG SET refuses even
  * the current value; other immutable settings (those Redis can change at
  * run time, and strata's own) accept their current value as a no-op. */
@@ -122,58 +122,6 @@ static void get_percentiles(char *buf, size_t cap)
     buf[n] = '\0';
 }
 
-static const char *const obuf_class_names[OBUF_CLASSES] = {"normal", "slave", "pubsub"};
-
-static int obuf_class(const char *name)
-{
-    if (!strcasecmp(name, "normal")) return OBUF_NORMAL;
-    if (!strcasecmp(name, "slave") || !strcasecmp(name, "replica")) return OBUF_REPLICA;
-    if (!strcasecmp(name, "pubsub")) return OBUF_PUBSUB;
-    return -1;
-}
-
-/* <class> <hard> <soft> <soft seconds>, any number of times; all or
- * nothing, as Redis's updateClientOutputBufferLimit. */
-static int set_obuf(const char *const *argv, int argc, const char **err)
-{
-    obuf_limit v[OBUF_CLASSES];
-    int seen[OBUF_CLASSES] = {0};
-    if (argc % 4) return *err = "Wrong number of arguments in buffer limit configuration.", -1;
-    for (int j = 0; j < argc; j += 4) {
-        int k = obuf_class(argv[j]);
-        if (k < 0)
-            return *err = "Invalid client class specified in buffer limit configuration.", -1;
-        long long hard, soft, secs;
-        char *end;
-        errno = 0;
-        secs = strtoll(argv[j + 3], &end, 10);
-        if (config_parse_memory(argv[j + 1], &hard) < 0 ||
-            config_parse_memory(argv[j + 2], &soft) < 0 || *end || errno || secs < 0 ||
-            !argv[j + 3][0])
-            return *err = "Error in hard, soft or soft_seconds setting in buffer limit "
-                          "configuration.",
-                   -1;
-        v[k] = (obuf_limit){hard, soft, secs};
-        seen[k] = 1;
-    }
-    for (int k = 0; k < OBUF_CLASSES; k++)
-        if (seen[k]) cfg.obuf_limits[k] = v[k];
-    return 0;
-}
-
-static void get_obuf(char *buf, size_t cap)
-{
-    size_t n = 0;
-    buf[0] = '\0';
-    for (int k = 0; k < OBUF_CLASSES; k++) {
-        int w = snprintf(buf + n, cap - n, "%s%s %lld %lld %lld", k ? " " : "", obuf_class_names[k],
-                         cfg.obuf_limits[k].hard, cfg.obuf_limits[k].soft,
-                         cfg.obuf_limits[k].soft_seconds);
-        if (w < 0 || (size_t)w >= cap - n) break;
-        n += (size_t)w;
-    }
-}
-
 static void apply_slowlog_len(void)
 {
     slowlog_apply_max_len();
@@ -209,6 +157,9 @@ static const config_row config_table[] = {
     {"busy-reply-threshold", T_INT, 0, &cfg.busy_reply_threshold, "5000", 0, INT_MAX, NULL, NULL},
     {"lua-time-limit", T_INT, 0, &cfg.busy_reply_threshold, "5000", 0, INT_MAX, NULL, NULL},
     {"hll-sparse-max-bytes", T_MEM, 0, &cfg.hll_sparse_max_bytes, "3000", 0, LLONG_MAX, NULL, NULL},
+    {"client-output-buffer-limit", T_OBUF, 0, &cfg.obuf_limits,
+     "normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60", 0, 0, NULL, NULL},
+    {"reply-memory-limit", T_MEM, 0, &cfg.reply_memory_limit, "1gb", 0, LLONG_MAX, NULL, NULL},
     /* Introspection, notifications and pub/sub. */
     {"notify-keyspace-events", T_SPECIAL, 0, NULL, "", 0, 0, NULL, NULL, set_notify, get_notify},
     {"slowlog-log-slower-than", T_LL, 0, &cfg.slowlog_log_slower_than, "10000", -1, LLONG_MAX, NULL,
@@ -219,8 +170,6 @@ static const config_row config_table[] = {
     {"latency-tracking", T_BOOL, 0, &cfg.latency_tracking, "yes", 0, 0, NULL, NULL},
     {"latency-tracking-info-percentiles", T_SPECIAL, 0, NULL, "50 99 99.9", 0, 0, NULL, NULL,
      set_percentiles, get_percentiles},
-    {"client-output-buffer-limit", T_SPECIAL, 0, NULL,
-     "normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60", 0, 0, NULL, NULL, set_obuf, get_obuf},
 };
 #define NROWS (sizeof(config_table) / sizeof(config_table[0]))
 
@@ -368,10 +317,69 @@ static int same_as_current(const config_row *r, const char *v)
     }
 }
 
+/* client-output-buffer-limit's "<class> <hard> <soft> <soft seconds>"
+ * groups (Redis's syntax and error texts): all or nothing. */
+static const char *set_obuf_limits(const char *const *argv, int argc)
+{
+    static const char *const names[] = {"normal", "replica", "slave", "pubsub"};
+    static const int classes[] = {CLIENT_CLASS_NORMAL, CLIENT_CLASS_REPLICA, CLIENT_CLASS_REPLICA,
+                                  CLIENT_CLASS_PUBSUB};
+    struct obuf_limit next[CLIENT_CLASSES];
+    memcpy(next, cfg.obuf_limits, sizeof(next));
+    if (argc % 4) return "Wrong number of arguments in buffer limit configuration.";
+    for (int j = 0; j < argc; j += 4) {
+        int cls = -1;
+        for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+            if (!strcasecmp(argv[j], names[k])) cls = classes[k];
+        if (cls < 0) return "Invalid client class specified in buffer limit configuration.";
+        long long hard, soft, secs;
+        char *end;
+        errno = 0;
+        secs = strtoll(argv[j + 3], &end, 10);
+        if (config_parse_memory(argv[j + 1], &hard) < 0 ||
+            config_parse_memory(argv[j + 2], &soft) < 0 || errno || *end || secs < 0)
+            return "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
+        next[cls] = (struct obuf_limit){(unsigned long long)hard, (unsigned long long)soft, secs};
+    }
+    memcpy(cfg.obuf_limits, next, sizeof(next));
+    return NULL;
+}
+
+static void format_obuf_limits(char *buf, size_t cap)
+{
+    static const char *const names[] = {"normal", "slave", "pubsub"}; /* as Redis prints them */
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < CLIENT_CLASSES && n < cap; i++) {
+        const struct obuf_limit *l = &cfg.obuf_limits[i];
+        int w = snprintf(buf + n, cap - n, "%s%s %llu %llu %lld", i ? " " : "", names[i], l->hard,
+                         l->soft, l->soft_seconds);
+        if (w < 0) break;
+        n += (size_t)w;
+    }
+}
+
 int config_set(const char *name, const char *const *argv, int argc, int at_startup, char **err)
 {
     const config_row *r = find_row(name);
     *err = NULL;
+    if (r && r->type == T_OBUF) {
+        /* Several arguments, or one that holds them all (CONFIG SET). */
+        char **split = NULL;
+        int n = argc;
+        if (argc == 1 && argv[0][0]) {
+            n = config_split_args(argv[0], &split);
+            argv = (const char *const *)split;
+        }
+        const char *why = n < 0 ? "Wrong number of arguments in buffer limit configuration."
+                                : set_obuf_limits(argv, n);
+        if (split) config_free_args(split, n);
+        if (why)
+            *err = fmt_err("CONFIG SET failed (possibly related to argument "
+                           "'client-output-buffer-limit') - %s",
+                           why);
+        return why ? -1 : 0;
+    }
     if (!r || (argc != 1 && !(r->type == T_SPECIAL && at_startup && argc > 0))) {
         *err = fmt_err("Unknown option or number of arguments for CONFIG SET - '%s'", name);
         return -1;
@@ -463,15 +471,15 @@ static void fmt_quoted(char *buf, size_t cap, const char *s)
  * its class's default. */
 static void each_obuf(config_each_fn fn, void *ctx, const char *name)
 {
-    static const obuf_limit defaults[OBUF_CLASSES] = {
-        {0, 0, 0}, {256LL << 20, 64LL << 20, 60}, {32LL << 20, 8LL << 20, 60}};
-    for (int k = 0; k < OBUF_CLASSES; k++) {
-        const obuf_limit *l = &cfg.obuf_limits[k];
+    static const char *const names[CLIENT_CLASSES] = {"normal", "replica", "pubsub"};
+    static const struct obuf_limit defaults[CLIENT_CLASSES] = {
+        {0, 0, 0}, {256ULL << 20, 64ULL << 20, 60}, {32ULL << 20, 8ULL << 20, 60}};
+    for (int k = 0; k < CLIENT_CLASSES; k++) {
+        const struct obuf_limit *l = &cfg.obuf_limits[k];
         char hard[32], soft[32], line[128];
-        fmt_memory(hard, sizeof(hard), l->hard);
-        fmt_memory(soft, sizeof(soft), l->soft);
-        snprintf(line, sizeof(line), "%s %s %s %lld",
-                 k == OBUF_REPLICA ? "replica" : obuf_class_names[k], hard, soft, l->soft_seconds);
+        fmt_memory(hard, sizeof(hard), (long long)l->hard);
+        fmt_memory(soft, sizeof(soft), (long long)l->soft);
+        snprintf(line, sizeof(line), "%s %s %s %lld", names[k], hard, soft, l->soft_seconds);
         fn(ctx, name, line,
            l->hard == defaults[k].hard && l->soft == defaults[k].soft &&
                l->soft_seconds == defaults[k].soft_seconds);
@@ -483,7 +491,7 @@ void config_each(config_each_fn fn, void *ctx)
     char cur[1024], out[2100];
     for (size_t i = 0; i < NROWS; i++) {
         const config_row *r = &config_table[i];
-        if (r->get == get_obuf) {
+        if (r->type == T_OBUF) {
             each_obuf(fn, ctx, r->name);
             continue;
         }
@@ -531,6 +539,9 @@ int config_get_value(const char *name, char *buf, size_t cap)
         for (const config_enum *e = r->enums; e->name; e++)
             if (e->val == *(int *)r->ptr) snprintf(buf, cap, "%s", e->name);
         break;
+    case T_OBUF:
+        format_obuf_limits(buf, cap);
+        break;
     }
     return 0;
 }
@@ -540,7 +551,7 @@ void config_match(const char *pattern, config_visit_fn fn, void *ctx)
     char val[1024];
     for (size_t i = 0; i < NROWS; i++) {
         const char *n = config_table[i].name;
-        if (!strata_glob_match(pattern, strlen(pattern), n, strlen(n), 1)) continue;
+        if (!ks_glob_match(pattern, strlen(pattern), n, strlen(n), 1)) continue;
         config_get_value(n, val, sizeof(val));
         fn(ctx, n, val);
     }
@@ -632,80 +643,4 @@ int config_load_file(const char *path, char **err)
     }
     fclose(f);
     return rc;
-}
-
-/* Redis's stringmatchlen, without recursion into a nested match depth
- * beyond the pattern's own stars (each '*' recurses once per position, as
- * Redis does; patterns come from clients, so the depth is bounded by the
- * pattern length). */
-/* Matches ch against the class starting at p ('['). Returns the length of
- * the class including its ']' when ch is in it, 0 when not (or when the
- * class is unterminated, as Redis). */
-static size_t match_class(const char *p, size_t plen, int ch, int nocase)
-{
-    const char *start = p;
-    int not = 0, match = 0;
-    p++, plen--;
-    if (plen && *p == '^') not = 1, p++, plen--;
-    if (nocase) ch = tolower(ch);
-    while (plen && *p != ']') {
-        if (*p == '\\' && plen >= 2) {
-            p++, plen--;
-            if ((unsigned char)*p == ch) match = 1;
-        } else if (plen >= 3 && p[1] == '-') {
-            int a = (unsigned char)p[0], b = (unsigned char)p[2];
-            if (a > b) {
-                int t = a;
-                a = b;
-                b = t;
-            }
-            if (nocase) a = tolower(a), b = tolower(b);
-            if (ch >= a && ch <= b) match = 1;
-            p += 2, plen -= 2;
-        } else if ((nocase ? tolower((unsigned char)*p) : (unsigned char)*p) == ch) {
-            match = 1;
-        }
-        p++, plen--;
-    }
-    if (!plen) return 0;
-    return (not ? !match : match) ? (size_t)(p - start) + 1 : 0;
-}
-
-int strata_glob_match(const char *p, size_t plen, const char *s, size_t slen, int nocase)
-{
-    while (plen && slen) {
-        switch (*p) {
-        case '*':
-            while (plen > 1 && p[1] == '*')
-                p++, plen--;
-            if (plen == 1) return 1;
-            while (slen) {
-                if (strata_glob_match(p + 1, plen - 1, s, slen, nocase)) return 1;
-                s++, slen--;
-            }
-            return 0;
-        case '?':
-            s++, slen--;
-            break;
-        case '[': {
-            size_t used = match_class(p, plen, (unsigned char)*s, nocase);
-            if (used == 0) return 0;
-            p += used - 1, plen -= used - 1; /* now at the ']' */
-            s++, slen--;
-            break;
-        }
-        case '\\':
-            if (plen >= 2) p++, plen--;
-            /* fall through */
-        default:
-            if (nocase ? tolower((unsigned char)*p) != tolower((unsigned char)*s) : *p != *s)
-                return 0;
-            s++, slen--;
-            break;
-        }
-        p++, plen--;
-    }
-    while (plen && *p == '*')
-        p++, plen--;
-    return plen == 0 && slen == 0;
 }

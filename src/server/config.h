@@ -16,12 +16,6 @@
 #include <stddef.h>
 
 #define CONFIG_MAX_PERCENTILES 64 /* latency-tracking-info-percentiles */
-#define OBUF_CLASSES 3            /* normal, replica, pubsub (client_obuf_class) */
-
-/* One class of client-output-buffer-limit: bytes (0 = none) and seconds. */
-typedef struct obuf_limit {
-    long long hard, soft, soft_seconds;
-} obuf_limit;
 
 typedef struct server_config {
     char *bind;
@@ -45,6 +39,12 @@ typedef struct server_config {
     long long client_query_buffer_limit;
     int databases;
     int tcp_backlog;
+    /* client-output-buffer-limit, per CLIENT_CLASS_* (server.h): 0 = none */
+    struct obuf_limit {
+        unsigned long long hard, soft; /* bytes */
+        long long soft_seconds;
+    } obuf_limits[3];
+    long long reply_memory_limit;      /* all clients' reply blocks; 0 = none */
     int busy_reply_threshold;          /* ms a script runs before others get BUSY; 0 = never */
     long long slowlog_log_slower_than; /* us; -1: off */
     long long slowlog_max_len;
@@ -52,7 +52,6 @@ typedef struct server_config {
     int latency_tracking;                /* per-command latency histograms */
     double latency_percentiles[CONFIG_MAX_PERCENTILES];
     int latency_percentiles_n;
-    obuf_limit obuf_limits[OBUF_CLASSES];
     long long hll_sparse_max_bytes; /* a sparse HyperLogLog turns dense past this */
 } server_config;
 
@@ -88,13 +87,11 @@ int config_rewrite(const char *path);
  * (client-output-buffer-limit, one per class) comes once per line. */
 typedef void (*config_each_fn)(void *ctx, const char *name, const char *file_value, int is_default);
 void config_each(config_each_fn fn, void *ctx);
-/* Calls fn for every setting whose name matches the glob pattern. */
+/* Calls fn for every setting whose name matches the glob pattern
+ * (ks_glob_match, case-insensitive). */
 typedef void (*config_visit_fn)(void *ctx, const char *name, const char *value);
 void config_match(const char *pattern, config_visit_fn fn, void *ctx);
 
-/* Redis's glob matcher (stringmatchlen): * ? [a-z] [^x] \x. Returns 1 on a
- * match. */
-int strata_glob_match(const char *pat, size_t plen, const char *s, size_t slen, int nocase);
 /* "1gb" -> 1073741824. Returns 0, or -1 when not a memory value. */
 int config_parse_memory(const char *s, long long *out);
 /* Splits line into arguments as sdssplitargs; returns argc (malloc'd argv

@@ -120,15 +120,23 @@ static void adjust_open_files_limit(void)
     }
 }
 
+/* A whole-db flush (key NULL) is not passed on: FLUSHDB/FLUSHALL dirty
+ * only the watchers of keys that existed (server_watch_flush_begin). */
 static void touch_hook(void *tctx, int db, const char *key, size_t klen)
 {
-    if (key)
-        server_touch_key(db, key, klen);
-    else
-        server_touch_db(db);
+    if (key) server_touch_key(db, key, klen);
 }
 
-static int open_storage(void)
+static void log_quarantined(void *arg, int db, const char *name, const char *why)
+{
+    server_log(LL_WARNING,
+               "Index '%s' of db %d is quarantined: its stored definition cannot be read (%s). "
+               "The data is served; the index is not maintained or queryable until IDX.DROP "
+               "removes it (INFO index lists it).",
+               name, db, why);
+}
+
+int server_open_storage(void)
 {
     eng_options o;
     eng_options_init(&o);
@@ -162,6 +170,7 @@ static int open_storage(void)
         free(err);
         return -1;
     }
+    idx_quarantine_each(log_quarantined, NULL);
     ks_set_touch_hook(server.ks, touch_hook, NULL);
     notify_init(server.ks);
     server_log(LL_NOTICE, "DB loaded from %s: %.3f seconds", cfg.dir,
@@ -198,7 +207,7 @@ int main(int argc, char **argv)
                                                   : "everysec");
     signal(SIGPIPE, SIG_IGN);
     adjust_open_files_limit();
-    if (open_storage() < 0) return 1;
+    if (server_open_storage() < 0) return 1;
     if (server_init() < 0) {
         server_log(LL_WARNING, "Can't listen on %s:%d", cfg.bind, cfg.port);
         return 1;

@@ -14,6 +14,12 @@
  *       (client_free_async defers to before-sleep otherwise).
  *   N3. qbuf[qpos..qlen) holds the bytes not yet parsed, and the parser's
  *       partial request starts at resp_parser_keep_from(qpos) >= 0.
+ *
+ * Output buffer limits (networking_reply_grew): a client whose reply blocks
+ * reach its class's client-output-buffer-limit, or hold the most when the
+ * reply blocks of all clients pass reply-memory-limit, is scheduled to close
+ * and its replies are dropped: a client that pipelines without reading
+ * cannot grow the server without bound.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -75,6 +81,18 @@ client *client_create(int fd)
     return c;
 }
 
+void client_set_class(client *c, int cls)
+{
+    if (cls < 0 || cls >= CLIENT_CLASSES) cls = CLIENT_CLASS_NORMAL;
+    if (c->priv->obuf_class != cls) c->priv->obuf_soft_since_s = 0;
+    c->priv->obuf_class = cls;
+}
+
+int client_get_class(const client *c)
+{
+    return c->priv->obuf_class;
+}
+
 static void unlink_pending(client *c)
 {
     if (!c->priv->in_pending) return;
@@ -98,6 +116,7 @@ static void add_pending(client *c)
 void client_free_async(client *c)
 {
     c->priv->close_asap = 1;
+    reply_mem_release(c); /* its replies will never be sent (R3, R4) */
     add_pending(c);
 }
 
@@ -119,6 +138,7 @@ void client_free(client *c)
     monitor_client_remove(c);
     pause_client_free(c);
     free(p->redact);
+    reply_mem_release(c);
     if (c->fd >= 0) {
         if (p->prev)
             p->prev->priv->next = p->next;
@@ -137,6 +157,59 @@ void client_free(client *c)
     free(c->lib_ver);
     free(p);
     free(c);
+}
+
+/* Redis's checkClientOutputBufferLimits: over the hard limit, or over the
+ * soft limit for more than its seconds without a break. */
+static int over_class_limit(client *c)
+{
+    struct client_private *p = c->priv;
+    const struct obuf_limit *l = &cfg.obuf_limits[p->obuf_class];
+    size_t used = reply_obuf_usage(c);
+    int hard = l->hard && used >= l->hard;
+    int soft = l->soft && used >= l->soft;
+    if (!soft) {
+        p->obuf_soft_since_s = 0;
+        return hard;
+    }
+    int64_t now_s = server_now_ms() / 1000;
+    if (p->obuf_soft_since_s == 0) {
+        p->obuf_soft_since_s = now_s;
+        return hard; /* the soft limit is first seen now */
+    }
+    return hard || now_s - p->obuf_soft_since_s > l->soft_seconds;
+}
+
+static void close_for_output(client *c, const char *why)
+{
+    char *info = client_info_line(c);
+    client_free_async(c);
+    server_log(LL_WARNING, "Client %s scheduled to be closed ASAP for %s.", info ? info : "?", why);
+    free(info);
+}
+
+/* The client (with a socket, not closing) whose replies hold the most. */
+static client *largest_reply_holder(void)
+{
+    client *best = NULL;
+    for (client *c = server.clients; c; c = c->priv->next)
+        if (c->fd >= 0 && !c->priv->close_asap &&
+            (!best || c->priv->reply_mem > best->priv->reply_mem))
+            best = c;
+    return best;
+}
+
+void networking_reply_grew(client *c)
+{
+    if (c->fd >= 0 && !c->priv->close_asap && over_class_limit(c))
+        close_for_output(c, "overcoming of output buffer limits");
+    while (cfg.reply_memory_limit && server.reply_mem_total > (size_t)cfg.reply_memory_limit) {
+        client *big = largest_reply_holder();
+        if (!big || big->priv->reply_mem == 0) break;
+        server.stat_evicted_clients++;
+        close_for_output(big, "holding the most reply memory when the replies of all clients "
+                              "exceed reply-memory-limit");
+    }
 }
 
 void networking_accept_handler(ae_loop *el, int fd, void *data, int mask)
@@ -227,47 +300,9 @@ void client_resume_input(client *c)
     if (p->reply_bytes || (c->flags & CLIENT_CLOSE_AFTER_REPLY) || p->close_asap) add_pending(c);
 }
 
-int client_obuf_class(const client *c)
-{
-    return (c->flags & CLIENT_PUBSUB) ? OBUF_PUBSUB : OBUF_NORMAL;
-}
-
-/* Redis's checkClientOutputBufferLimits: past the hard limit, or past the
- * soft limit for longer than its seconds. */
-static int obuf_limit_reached(client *c, int64_t now)
-{
-    struct client_private *p = c->priv;
-    const obuf_limit *l = &cfg.obuf_limits[client_obuf_class(c)];
-    size_t used = p->reply_bytes;
-    if (l->hard && used >= (size_t)l->hard) return 1;
-    if (!l->soft || used < (size_t)l->soft) {
-        p->obuf_soft_since_ms = 0;
-        return 0;
-    }
-    if (!p->obuf_soft_since_ms) {
-        p->obuf_soft_since_ms = now;
-        return 0;
-    }
-    return (now - p->obuf_soft_since_ms) / 1000 > l->soft_seconds;
-}
-
-/* Closes c (asynchronously: it may be in the middle of a publish) when its
- * output buffer is over the limit of its class. */
-static void check_obuf_limit(client *c, int64_t now)
-{
-    if (c->priv->close_asap || !obuf_limit_reached(c, now)) return;
-    char *info = client_info_line(c);
-    server_log(LL_WARNING,
-               "Client %s scheduled to be closed ASAP for overcoming of output buffer limits.",
-               info ? info : c->addr);
-    free(info);
-    client_free_async(c);
-}
-
 void client_after_push(client *c)
 {
-    add_pending(c);
-    if (client_obuf_class(c) != OBUF_NORMAL) check_obuf_limit(c, server_now_ms());
+    add_pending(c); /* the output buffer limit was checked as the reply grew (R4) */
 }
 
 static void read_handler(ae_loop *el, int fd, void *data, int mask)
@@ -365,7 +400,7 @@ static int write_to_client(client *c)
             p->reply_head = h->next;
             if (!p->reply_head) p->reply_tail = NULL;
             p->head_sent = 0;
-            free(h);
+            reply_block_free(c, h);
         }
         if ((size_t)n < total) return 0; /* the socket is full */
     }
@@ -458,8 +493,6 @@ void networking_clients_cron(void)
             client_free(c);
         } else {
             trim_idle_buffers(c, now);
-            if (c->priv->reply_bytes && client_obuf_class(c) != OBUF_NORMAL)
-                check_obuf_limit(c, now); /* the soft limit's seconds pass */
         }
         c = next;
     }

@@ -59,12 +59,14 @@ static int total_count(const client *c)
     return ps ? (int)(ps->names[0].count + ps->names[1].count + ps->names[2].count) : 0;
 }
 
-static void update_flag(client *c) /* P2 */
+/* P2, and the client's output-buffer-limit class with it. */
+static void update_flag(client *c)
 {
     if (total_count(c))
         c->flags |= CLIENT_PUBSUB;
     else
         c->flags &= ~CLIENT_PUBSUB;
+    client_set_class(c, total_count(c) ? CLIENT_CLASS_PUBSUB : CLIENT_CLASS_NORMAL);
 }
 
 /* [word, name (or null), count] as a push. */
@@ -100,7 +102,7 @@ void pubsub_subscribe(client *c, int kind, const char *name, size_t n)
         s->v[s->n++] = c;
         strmap_add(mine, name, n, se); /* P1 */
     }
-    c->flags |= CLIENT_PUBSUB; /* P2 */
+    update_flag(c); /* P2 */
     confirm(c, sub_word[kind], name, n, confirm_count(c, kind));
 }
 
@@ -167,7 +169,7 @@ void pubsub_client_reset(client *c)
         pubsub_unsubscribe_all(c, k, 0);
     free(c->priv->ps);
     c->priv->ps = NULL;
-    c->flags &= ~CLIENT_PUBSUB;
+    update_flag(c);
 }
 
 void pubsub_client_counts(const client *c, int *sub, int *psub, int *ssub)

@@ -11,6 +11,12 @@
  *   R3. A client in CLIENT REPLY OFF mode (or skipping this reply), or
  *       closing, gets nothing -- except push messages (pub/sub), which
  *       bypass REPLY OFF/SKIP as in Redis (reply_push_begin/end).
+ *   R4. reply_mem == sizeof(reply_block) + size summed over the chain, and
+ *       server.reply_mem_total == the sum of reply_mem over the clients not
+ *       yet scheduled to close (reply_mem_release). Every block is taken by
+ *       block_new and given back by reply_block_free, and each new block is
+ *       a point where the output buffer limits are checked (as Redis checks
+ *       when its reply list grows).
  */
 #include <errno.h>
 #include <math.h>
@@ -31,7 +37,14 @@ static inline int muted(const struct client_private *p)
     return ((p->reply_off || p->reply_skip == 1) && !p->pushing) || p->close_asap;
 }
 
-static reply_block *block_new(size_t size)
+static void mem_add(client *c, size_t add, size_t sub)
+{
+    struct client_private *p = c->priv;
+    p->reply_mem = p->reply_mem + add - sub; /* R4 */
+    if (!p->reply_mem_released) server.reply_mem_total = server.reply_mem_total + add - sub;
+}
+
+static reply_block *block_new(client *c, size_t size)
 {
     reply_block *b = malloc(sizeof(*b) + size);
     if (!b) abort(); /* as Redis's zmalloc: out of memory is fatal */
@@ -39,7 +52,28 @@ static reply_block *block_new(size_t size)
     b->size = size;
     b->used = 0;
     b->deferred = 0;
+    mem_add(c, sizeof(*b) + size, 0);
     return b;
+}
+
+void reply_block_free(client *c, reply_block *b)
+{
+    mem_add(c, 0, sizeof(*b) + b->size);
+    free(b);
+}
+
+size_t reply_obuf_usage(const client *c)
+{
+    size_t first = sizeof(reply_block) + BLOCK_SIZE;
+    return c->priv->reply_mem > first ? c->priv->reply_mem - first : 0;
+}
+
+void reply_mem_release(client *c)
+{
+    struct client_private *p = c->priv;
+    if (p->reply_mem_released) return;
+    server.reply_mem_total -= p->reply_mem; /* R4 */
+    p->reply_mem_released = 1;
 }
 
 static void link_block(client *c, reply_block *b)
@@ -50,6 +84,7 @@ static void link_block(client *c, reply_block *b)
     else
         p->reply_head = b;
     p->reply_tail = b;
+    networking_reply_grew(c); /* R4: may schedule c, or another client, to close */
 }
 
 void reply_append(client *c, const char *s, size_t n)
@@ -67,7 +102,7 @@ void reply_append(client *c, const char *s, size_t n)
         n -= k;
     }
     if (n) {
-        reply_block *b = block_new(n > BLOCK_SIZE ? n : BLOCK_SIZE);
+        reply_block *b = block_new(c, n > BLOCK_SIZE ? n : BLOCK_SIZE);
         memcpy(b->buf, s, n);
         b->used = n;
         link_block(c, b);
@@ -87,7 +122,7 @@ void reply_truncate(client *c, const reply_mark *m)
     reply_block *b = m->tail ? m->tail->next : p->reply_head;
     while (b) {
         reply_block *n = b->next;
-        free(b);
+        reply_block_free(c, b);
         b = n;
     }
     if (m->tail) {
@@ -332,7 +367,7 @@ static char *reserve(client *c, size_t need)
 {
     char *dst = tail_room(c, need);
     if (dst) return dst;
-    reply_block *b = block_new(need > BLOCK_SIZE ? need : BLOCK_SIZE);
+    reply_block *b = block_new(c, need > BLOCK_SIZE ? need : BLOCK_SIZE);
     link_block(c, b);
     return b->buf;
 }
@@ -515,8 +550,8 @@ void *add_reply_deferred_len(client *c)
 {
     struct client_private *p = c->priv;
     if (muted(p)) return NULL;
-    reply_block *b = block_new(24); /* "*<20 digits>\r\n" fits */
-    b->deferred = 1;                /* R1 */
+    reply_block *b = block_new(c, 24); /* "*<20 digits>\r\n" fits */
+    b->deferred = 1;                   /* R1 */
     link_block(c, b);
     return b;
 }

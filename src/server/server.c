@@ -226,6 +226,8 @@ static __attribute__((noinline)) int admit_checks(client *c, const struct comman
     }
     if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NOAUTH))
         return reject(c, cmd, "NOAUTH Authentication required.");
+    if ((c->flags & CLIENT_MULTI) && (cmd->flags & CMD_DENY_MULTI))
+        return reject(c, cmd, "Command not allowed inside a transaction");
     if ((c->flags & CLIENT_PUBSUB) && c->resp == 2 && !allowed_when_subscribed(cmd)) {
         char msg[256], name[64];
         command_fullname(c, cmd, name, sizeof(name));
@@ -248,12 +250,12 @@ static __attribute__((noinline)) int admit_checks(client *c, const struct comman
 }
 
 /* admit_checks with the common case (a known command of the right arity
- * from an authenticated client in neither subscribed nor MONITOR mode)
- * decided inline. */
+ * from an authenticated client in neither MULTI, subscribed nor MONITOR
+ * mode) decided inline. */
 static inline int admit(client *c, const struct command *cmd)
 {
     if (cmd && cmd->proc && !((cmd->arity > 0 && c->argc != cmd->arity) || c->argc < -cmd->arity) &&
-        (c->flags & (CLIENT_AUTHENTICATED | CLIENT_PUBSUB | CLIENT_MONITOR)) ==
+        (c->flags & (CLIENT_AUTHENTICATED | CLIENT_MULTI | CLIENT_PUBSUB | CLIENT_MONITOR)) ==
             CLIENT_AUTHENTICATED &&
         !script_timedout())
         return 1;

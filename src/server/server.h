@@ -48,10 +48,11 @@ enum {
     CMD_ALLOW_BUSY = 1 << 11,   /* runs while a script is busy (SCRIPT KILL, SHUTDOWN NOSAVE ...) */
     CMD_SCRIPT = 1 << 12,       /* runs a script (EVAL, FCALL ...): no savepoint of its own, each
                                    command the script calls has one (S1 per redis.call) */
-    CMD_SKIP_MONITOR = 1 << 13, /* not fed to MONITOR after it runs (scripts feed themselves) */
-    CMD_SKIP_SLOWLOG = 1 << 14, /* never in SLOWLOG (EXEC: its commands are) */
-    CMD_CONTAINER = 1 << 15,    /* has subcommands: stats are kept per "cmd|sub" */
-    CMD_MAY_REPLICATE = 1 << 16, /* not a write, but paused by CLIENT PAUSE WRITE (PUBLISH) */
+    CMD_DENY_MULTI = 1 << 13,   /* Redis's no-multi: refused inside MULTI (SHUTDOWN, SAVE) */
+    CMD_SKIP_MONITOR = 1 << 14, /* not fed to MONITOR after it runs (scripts feed themselves) */
+    CMD_SKIP_SLOWLOG = 1 << 15, /* never in SLOWLOG (EXEC: its commands are) */
+    CMD_CONTAINER = 1 << 16,    /* has subcommands: stats are kept per "cmd|sub" */
+    CMD_MAY_REPLICATE = 1 << 17, /* not a write, but paused by CLIENT PAUSE WRITE (PUBLISH) */
 };
 
 /* One row of the command table (command_table.c): commands are data. */
@@ -182,13 +183,30 @@ typedef struct subcommand {
 } subcommand;
 void dispatch_subcommand(client *c, const subcommand *subs);
 
+/* ---- Client classes ------------------------------------------------------
+ * Which client-output-buffer-limit class applies to a client (Redis's
+ * normal, replica and pubsub). A client starts NORMAL; pub/sub marks it
+ * CLIENT_CLASS_PUBSUB while it has subscriptions (and NORMAL again after),
+ * replication marks its replicas CLIENT_CLASS_REPLICA. Command thread only
+ * (networking.c). */
+enum { CLIENT_CLASS_NORMAL = 0, CLIENT_CLASS_REPLICA = 1, CLIENT_CLASS_PUBSUB = 2 };
+#define CLIENT_CLASSES 3
+void client_set_class(client *c, int cls);
+int client_get_class(const client *c);
+
 /* ---- Server-wide ------------------------------------------------------- */
 int64_t server_now_ms(void); /* cached at each event-loop iteration */
 keyspace *server_keyspace(void);
 /* Marks key in db as modified: WATCHers of it get CLIENT_DIRTY_CAS.
  * Also wired as the keyspace touch hook. */
 void server_touch_key(int db, const char *key, size_t len);
-void server_touch_db(int db); /* -1: every db (FLUSHALL) */
+void server_touch_db(int db); /* -1: every db */
+/* FLUSHDB/FLUSHALL of db (-1: all), as Redis 7.0: only the watchers of
+ * keys that exist when the flush runs lose their transaction. _begin
+ * notes those keys through ctx's view before the flush writes anything;
+ * _end dirties their watchers when flushed is non-zero (cmd_multi.c). */
+void server_watch_flush_begin(const ks_ctx *ctx, int db);
+void server_watch_flush_end(int flushed);
 
 /* ---- Keyspace notifications (notify.c) ---------------------------------
  * The one API every command calls after it changed a key, as Redis's
@@ -342,16 +360,19 @@ struct client_private {
     int reply_skip; /* CLIENT REPLY SKIP: 2 = skip the next command's reply, 1 = this one's */
     int pushing;    /* writing a push message: REPLY OFF/SKIP do not apply (R3) */
     int no_evict, no_touch;
-    struct client_pubsub *ps;   /* subscriptions (pubsub.c), NULL when none */
-    int64_t obuf_soft_since_ms; /* when the output buffer passed the soft limit; 0: below */
-    int cmd_outcome;            /* CMD_REJECTED / CMD_BAD_SUBCOMMAND: what stats must not count */
-    unsigned char *redact;      /* per argument: hidden from MONITOR/SLOWLOG (NULL: none) */
+    struct client_pubsub *ps; /* subscriptions (pubsub.c), NULL when none */
+    int cmd_outcome;          /* CMD_REJECTED / CMD_BAD_SUBCOMMAND: what stats must not count */
+    unsigned char *redact;    /* per argument: hidden from MONITOR/SLOWLOG (NULL: none) */
     /* pause.c: a command held back by CLIENT PAUSE, or a WAIT in progress;
      * either way no more input of this client is processed meanwhile. */
     queued_cmd *paused_cmd;
     int waiting;
     int64_t wait_deadline_ms; /* 0: forever */
     void (*wait_done)(client *c);
+    size_t reply_mem;          /* bytes of the reply blocks (reply.c R4) */
+    int reply_mem_released;    /* closing: no longer in server.reply_mem_total */
+    int obuf_class;            /* CLIENT_CLASS_*: which client-output-buffer-limit applies */
+    int64_t obuf_soft_since_s; /* when the soft limit was first exceeded; 0: it is not */
 };
 
 /* The server's global state. Touched only by the command thread. */
@@ -384,7 +405,9 @@ struct server_state {
     int active_expire_off;   /* DEBUG SET-ACTIVE-EXPIRE 0 */
     const char *config_file; /* absolute path, or NULL */
     const char *executable;
-    char replid[41]; /* INFO replication's master_replid, random per start */
+    char replid[41];               /* INFO replication's master_replid, random per start */
+    size_t reply_mem_total;        /* reply blocks of every client not closing (R4) */
+    uint64_t stat_evicted_clients; /* closed for reply-memory-limit */
     /* WATCH: every watched (db, key), see cmd_multi.c */
     struct watched_key **watch_buckets;
     size_t watch_nbuckets, watch_count;
@@ -411,9 +434,24 @@ void networking_flush_replies(void);
 void networking_clients_cron(void);
 /* One "id=.. addr=.." line of CLIENT LIST / CLIENT INFO (malloc'd). */
 char *client_info_line(client *c);
+/* Checks the output buffer limits after c's reply chain took a new block
+ * (reply.c): c's class limit (client-output-buffer-limit: hard, or soft
+ * for longer than its seconds) and the total of every client's replies
+ * (reply-memory-limit: the clients holding the most are closed first). A
+ * client over a limit is scheduled to close, with a log line, as Redis. */
+void networking_reply_grew(client *c);
 
 /* reply.c */
 void reply_append(client *c, const char *p, size_t n);
+/* Frees a block of c's chain (R4's accounting). */
+void reply_block_free(client *c, reply_block *b);
+/* Takes c's reply memory out of server.reply_mem_total: c is closing and its
+ * replies will not be sent. Idempotent. */
+void reply_mem_release(client *c);
+/* c's output buffer memory as client-output-buffer-limit counts it (as
+ * Redis): its reply blocks beyond one 16 KB block, the part Redis keeps in
+ * its fixed reply buffer and does not count. */
+size_t reply_obuf_usage(const client *c);
 void reply_mark_get(client *c, reply_mark *m);
 void reply_truncate(client *c, const reply_mark *m);
 void reply_free_all(client *c);
@@ -441,6 +479,10 @@ void server_events_while_busy(void);
  * before-sleep makes it durable). Replaces the reply since mark with an
  * error when the engine refuses. */
 void server_write_batch(client *c, const reply_mark *mark);
+/* Opens the engine in cfg.dir (created if missing), the keyspace and the
+ * index catalog, and installs the keyspace hooks (main.c). Returns 0, or
+ * -1 after logging why. */
+int server_open_storage(void);
 int server_init(void);
 void server_run(void);
 void server_shutdown(void);
@@ -462,16 +504,11 @@ void server_commit(void);
 void server_wait_bgsave(void);
 
 /* networking.c: after a push was appended to c (pub/sub, MONITOR): queue
- * c for writing and apply its output buffer limit (a pubsub client past
- * client-output-buffer-limit pubsub is closed asynchronously). */
+ * c for writing (its output buffer limit is applied as the reply grows). */
 void client_after_push(client *c);
 /* Runs the requests left in c's query buffer (after CLIENT PAUSE or a
  * blocking command let c go). */
 void client_resume_input(client *c);
-/* The output-buffer-limit class of c, as CLIENT LIST TYPE and Redis's
- * getClientType: OBUF_NORMAL, OBUF_REPLICA, OBUF_PUBSUB. */
-enum { OBUF_NORMAL = 0, OBUF_REPLICA = 1, OBUF_PUBSUB = 2 };
-int client_obuf_class(const client *c);
 
 /* INFO's text buffer (cmd_server.c). */
 typedef struct sbuf {

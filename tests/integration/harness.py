@@ -12,6 +12,12 @@ Use from a test file (run with /usr/bin/python3, which has python3-redis):
 
 Each @test gets a fresh server (own free port, own temporary dir) unless it
 takes no argument. srv.restart(), srv.kill9() + srv.start() keep the dir.
+
+Under a sanitizer build (STRATA_SERVER=build/asan/strata-server, as
+tests/run.sh does) every server a test started is stopped with SIGTERM at
+cleanup, so the leak check runs, and a test whose servers printed an
+AddressSanitizer, LeakSanitizer or UndefinedBehaviorSanitizer report fails
+with it. STRATA_ASAN=1 tells tests that the server runs slower.
 """
 import os, shutil, signal, socket, subprocess, sys, tempfile, time, traceback
 
@@ -20,6 +26,9 @@ import redis  # Debian's python3-redis
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SERVER = os.environ.get("STRATA_SERVER", os.path.join(ROOT, "src", "strata-server"))
 REDIS_CLI = shutil.which("redis-cli") or "/usr/bin/redis-cli"
+ASAN = bool(os.environ.get("STRATA_ASAN"))
+SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+_sanitizer_reports = []  # reports found at cleanup, taken by main() after each test
 
 
 def free_port():
@@ -111,11 +120,29 @@ class Server:
         self.stop()
         return self.start()
 
+    def sanitizer_report(self):
+        """The first sanitizer report in the server's stderr, or None."""
+        try:
+            with open(os.path.join(self.dir, "stderr.log"), errors="replace") as fh:
+                lines = fh.read().splitlines()
+        except OSError:
+            return None
+        for i, l in enumerate(lines):
+            if any(m in l for m in SANITIZER_MARKS):
+                return "\n".join(lines[i:i + 25])
+        return None
+
     def cleanup(self):
         try:
-            self.stop(signal.SIGKILL)
+            self.stop(timeout=10)  # SIGTERM: a clean exit runs the leak check
         except Exception:
-            pass
+            try:
+                self.stop(signal.SIGKILL)
+            except Exception:
+                pass
+        report = self.sanitizer_report()
+        if report:
+            _sanitizer_reports.append(report)
         if self.own_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -236,15 +263,16 @@ def main():
             continue
         srv = None
         t0 = time.time()
+        del _sanitizer_reports[:]
+        ok = False
         try:
             if fn.__code__.co_argcount:
                 srv = Server().start()
                 fn(srv)
             else:
                 fn()
-            print("PASS %s (%.1fs)" % (fn.__name__, time.time() - t0), flush=True)
+            ok = True
         except Exception as e:
-            failed += 1
             tb = traceback.format_exc().strip().splitlines()
             print("FAIL %s: %s: %s" % (fn.__name__, type(e).__name__, str(e)[:300]), flush=True)
             print("\n".join("    " + l for l in tb[-8:]), flush=True)
@@ -253,4 +281,13 @@ def main():
         finally:
             if srv:
                 srv.cleanup()
+        if ok and _sanitizer_reports:
+            ok = False
+            print("FAIL %s: the server reported a sanitizer error" % fn.__name__, flush=True)
+        for r in _sanitizer_reports:
+            print("\n".join("    " + l for l in r.splitlines()), flush=True)
+        if ok:
+            print("PASS %s (%.1fs)" % (fn.__name__, time.time() - t0), flush=True)
+        else:
+            failed += 1
     sys.exit(1 if failed else 0)

@@ -14,13 +14,13 @@ from harness import free_port
 class RealRedis:
     """A throwaway redis-server, the reference for replies and errors."""
 
-    def __init__(self, *args):
-        """args: more redis-server options ("--enable-debug-command", "yes")."""
+    def __init__(self, *extra):
+        """extra: more command-line arguments, e.g. "--enable-debug-command", "yes"."""
         self.dir = tempfile.mkdtemp(prefix="strata-ref-")
         self.port = free_port()
         exe = shutil.which("redis-server") or "/usr/bin/redis-server"
         self.proc = subprocess.Popen([exe, "--port", str(self.port), "--save", "",
-                                      "--appendonly", "no", "--dir", self.dir] + list(args),
+                                      "--appendonly", "no", "--dir", self.dir] + list(extra),
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 10
         while True:

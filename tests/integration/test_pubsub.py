@@ -254,7 +254,8 @@ def subscriber_that_does_not_read_is_disconnected_at_the_hard_limit(srv):
     # 32 MB in the output buffer plus what the sockets hold.
     assert delivered < 48, "disconnected only after %d MB" % delivered
     grown = rss_kb(srv.proc.pid) - base
-    assert grown < 120 * 1024, "server RSS grew by %d KB" % grown
+    if not os.environ.get("STRATA_ASAN"):  # ASan keeps freed memory in quarantine
+        assert grown < 120 * 1024, "server RSS grew by %d KB" % grown
     assert "scheduled to be closed ASAP for overcoming of output buffer limits" in srv.log_tail(50)
     assert r.ping()
     slow.close()
@@ -271,6 +272,7 @@ def subscriber_over_the_soft_limit_for_its_seconds_is_disconnected(srv):
     assert r.pubsub_numsub("slowly")[0][1] == 1  # not at once: the soft limit has seconds
     deadline = time.time() + 5
     while r.pubsub_numsub("slowly")[0][1] and time.time() < deadline:
+        r.publish("slowly", b"z" * 20000)  # as Redis: the limit is checked as replies grow
         time.sleep(0.1)
     assert r.pubsub_numsub("slowly")[0][1] == 0
     slow.close()
