@@ -15,6 +15,8 @@
 # $OUT (default build/redis-units/): <unit>.<server>.log and .failed;
 # <unit>.only-redis lists the tests that pass on redis-server and not on
 # strata. Exit status 0 when strata passes every test redis-server passes.
+# REDIS_UNITS_ARGS adds runtest options, e.g. --durable to keep a unit
+# going past a test that dies on a command strata does not have yet.
 set -u
 cd "$(dirname "$0")/.."
 if [ -z "${REDIS_TESTS:-}" ] || [ ! -x "$REDIS_TESTS/runtest" ]; then
@@ -69,7 +71,8 @@ run_unit() { # kind unit -> "ok err" on stdout
     else
         (cd "$REDIS_TESTS" && timeout "$UNIT_TIMEOUT" ./runtest --host 127.0.0.1 --port "$port" \
             --single "$unit" --ignore-encoding --ignore-digest --tags -needs:repl \
-            --tags -needs:debug --tags -needs:config-maxmemory --clients 1 --timeout 120) \
+            --tags -needs:debug --tags -needs:config-maxmemory --clients 1 --timeout 120 \
+            ${REDIS_UNITS_ARGS:-}) \
             >"$log" 2>&1
     fi
     kill "$pid" 2>/dev/null

@@ -106,7 +106,7 @@ if [ $rc -ne 0 ]; then
 else
   check_last BenchRedisPrintsRatios "$out/redis.txt" \
     "^strata/redis ratios: set=$num get=$num incr=$num hset=$num mset=$num( [a-z]+=$num)*\$"
-  for t in evalsha setbit pfadd publish; do
+  for t in sadd spop evalsha setbit pfadd publish; do
     grep -q " $t=" "$out/redis.txt" || echo "FAIL BenchRedisHas_$t: no $t ratio"
   done
 fi

@@ -9,7 +9,7 @@
 #   redis-benchmark -t <test> -n $BENCH_N -r 1000000 -c 50 -P 16 -q --csv
 # evalsha is a custom command: EVALSHA of a script doing one INCR of a random
 # key (SCRIPT LOAD on both servers first).
-# Alternating test by test (rather than one -t set,get,incr,hset,mset run per
+# Alternating test by test (rather than one -t set,get,incr,hset,mset,sadd,spop run per
 # server) keeps both servers under the same machine noise; each test still
 # sees the data the earlier tests left, exactly as in a single run.
 # setbit and pfadd are command lines (redis-benchmark puts a random 12-digit
@@ -27,7 +27,8 @@
 # delivers a message.
 # Prints a table of requests per second and strata/redis per test; the last
 # line is
-#   strata/redis ratios: set=A get=B incr=C hset=D mset=E evalsha=F setbit=G pfadd=H publish=I
+#   strata/redis ratios: set=A get=B incr=C hset=D mset=E sadd=F spop=G evalsha=H setbit=I pfadd=J publish=K
+# (spop pops from the set sadd filled, as in one redis-benchmark run).
 # Stops both servers and removes the directories, also on failure or ^C.
 #
 # Environment: BINDIR (where strata-server is; default src), STRATA_SERVER
@@ -39,7 +40,7 @@ BINDIR=${BINDIR:-src}
 STRATA_SERVER=${STRATA_SERVER:-$BINDIR/strata-server}
 N=${BENCH_N:-1000000}
 TIMEOUT=${BENCH_TIMEOUT:-900}
-TESTS="set get incr hset mset evalsha setbit pfadd publish"
+TESTS="set get incr hset mset sadd spop evalsha setbit pfadd publish"
 INCR_SCRIPT="return redis.call('incr', KEYS[1])"
 PY=/usr/bin/python3
 

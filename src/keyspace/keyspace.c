@@ -64,7 +64,7 @@ uint64_t ks_rand(keyspace *ks)
 
 void ks_limits_init(ks_limits *l)
 {
-    *l = (ks_limits){.hash_max_listpack_entries = 128,
+    *l = (ks_limits){.hash_max_listpack_entries = 512,
                      .hash_max_listpack_value = 64,
                      .set_max_intset_entries = 512,
                      .zset_max_listpack_entries = 128,
@@ -299,12 +299,6 @@ void ks_ekey_expire(ks_ekey *k, int db, int64_t when, const char *key, size_t kl
     k->n = 10 + klen;
 }
 
-void ks_ekey_free(ks_ekey *k)
-{
-    if (k->p && k->p != k->sbuf) free(k->p);
-    k->p = NULL;
-}
-
 /* ---- Counters (KS-E3) --------------------------------------------------- */
 
 eng_status ks_eget(ks_ctx *c, const eng_snapshot *snap, const char *k, size_t kl, char **v,
@@ -528,7 +522,7 @@ ks_status ks_key_read(ks_ctx *c, const eng_snapshot *snap, int db, const char *k
     if (st != KS_OK) return st;
     if (m->type != KS_NONE && (expect == KS_NONE || m->type == expect)) return KS_OK;
     st = m->type == KS_NONE ? KS_NOTFOUND : KS_ERR_WRONGTYPE;
-    ks_meta_free(m);
+    if (m->raw) ks_meta_free(m); /* an absent key holds nothing */
     return st;
 }
 

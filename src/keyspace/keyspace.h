@@ -204,7 +204,7 @@ int ks_compaction_filter(void *ctx, const char *key, size_t klen, const char *va
  * ks_write_put / ks_write_del, members with ks_member_* and ks_miter_*,
  * packed bodies with ks_strs_*), which also defines the type's row
  * (ks_type_ops: name, OBJECT ENCODING, count, check, copy, drop, repair,
- * filter); the row goes into rows[] in ks_type.c, and the format into
+ * filter); the row goes into ks_type_rows[] in ks_type.c, and the format into
  * ENCODING.md (already laid out for lists, sorted sets and streams). Its
  * public functions get a section below (ks_lpush ..., ks_zadd ...) with
  * the same conventions; nothing else in the keyspace changes, and DEL,
@@ -261,6 +261,10 @@ ks_status ks_rename(ks_ctx *c, const char *src, size_t sl, const char *dst, size
                     int *done);
 /* Copies src of c->db to dst of dst_db with its TTL; *done = 0 when dst
  * exists and !replace, or src is absent. */
+/* MOVE: key to db dst_db when dst_db has no such key (*done = 0
+ * otherwise, or when key is absent), keeping its TTL. A big value's
+ * members are copied under a new version (they are keyed by db). */
+ks_status ks_move(ks_ctx *c, const char *key, size_t klen, int dst_db, int *done);
 ks_status ks_copy(ks_ctx *c, const char *src, size_t sl, int dst_db, const char *dst, size_t dl,
                   int replace, int *done);
 
@@ -473,10 +477,10 @@ ks_status ks_smove(ks_ctx *c, const char *src, size_t sl, const char *dst, size_
 enum { KS_SINTER = 0, KS_SUNION = 1, KS_SDIFF = 2 };
 ks_status ks_setop(ks_ctx *c, int op, const ks_field *keys, size_t n, const char *dst, size_t dl,
                    uint64_t limit, ks_fields_fn fn, void *arg, uint64_t *card);
-/* One SSCAN step (cursor semantics as ks_scan; fn gets members as f, v
- * NULL). KS_NOTFOUND when absent. */
+/* One SSCAN step (cursor semantics as ks_scan): *next is set before fn
+ * gets the members of this step. KS_NOTFOUND when absent. */
 ks_status ks_sscan(ks_ctx *c, const char *key, size_t klen, uint64_t cursor, const char *pat,
-                   size_t plen, uint64_t count, ks_field_fn fn, void *arg, uint64_t *next);
+                   size_t plen, uint64_t count, ks_fields_fn fn, void *arg, uint64_t *next);
 
 /* ---- Server-wide records (ks_sysrec.c) ----------------------------
  * State of the server itself, outside

@@ -32,6 +32,7 @@
 #define STRATA_KS_ENCODING_H
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "keyspace/keyspace.h"
@@ -105,15 +106,14 @@ struct keyspace {
 
 static inline void ks_put_be64(char *p, uint64_t v)
 {
-    for (int i = 7; i >= 0; i--, v >>= 8)
-        p[i] = (char)(v & 0xff);
+    v = __builtin_bswap64(v);
+    memcpy(p, &v, 8);
 }
 static inline uint64_t ks_get_be64(const char *p)
 {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = (v << 8) | (unsigned char)p[i];
-    return v;
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return __builtin_bswap64(v);
 }
 static inline void ks_put_le64(char *p, uint64_t v)
 {
@@ -170,7 +170,11 @@ void ks_ekey_meta(ks_ekey *k, int db, const char *key, size_t klen);
 void ks_ekey_members(ks_ekey *k, int db, uint64_t version);
 void ks_ekey_append(ks_ekey *k, const char *p, size_t n);
 void ks_ekey_expire(ks_ekey *k, int db, int64_t when, const char *key, size_t klen);
-void ks_ekey_free(ks_ekey *k);
+static inline void ks_ekey_free(ks_ekey *k)
+{
+    if (k->p && k->p != k->sbuf) free(k->p);
+    k->p = NULL;
+}
 
 /* ---- Metadata ---------------------------------------------------------- */
 

@@ -93,9 +93,11 @@ int ks_fvec_push_copy(ks_fvec *fv, const char *f, size_t fl, const char *v, size
 void ks_fvec_free(ks_fvec *fv)
 {
     if (fv->v != fv->sbuf) free(fv->v);
-    for (size_t i = 0; i < fv->nowned; i++)
-        free(fv->owned[i]);
-    free(fv->owned);
+    if (fv->owned) {
+        for (size_t i = 0; i < fv->nowned; i++)
+            free(fv->owned[i]);
+        free(fv->owned);
+    }
     ks_fvec_init(fv);
 }
 

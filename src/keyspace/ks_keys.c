@@ -78,14 +78,15 @@ static ks_status move_or_copy(ks_ctx *c, const char *src, size_t sl, int dst_db,
         return st;
     }
     if (nx && dw.m.type != KS_NONE) goto out;
-    if (remove_src) {
+    if (remove_src && dst_db == c->db) {
         st = ks_write_move(&sw, &dw);
-    } else {
+    } else { /* COPY, and MOVE: members are keyed by db, so they are copied */
         ks_value v;
         char body[KS_BIG_BODY_MAX];
         st = ks_type_row(sw.m.type)->copy(c, c->db, &sw.m, dst_db, &v, body);
         v.expire = sw.m.expire;
         if (st == KS_OK) st = ks_write_put(&dw, &v);
+        if (st == KS_OK && remove_src) st = ks_write_del(&sw);
     }
     *done = st == KS_OK;
 out:
@@ -104,6 +105,12 @@ ks_status ks_rename(ks_ctx *c, const char *src, size_t sl, const char *dst, size
         return st != KS_OK ? st : t == KS_NONE ? KS_NOTFOUND : KS_OK;
     }
     return move_or_copy(c, src, sl, c->db, dst, dl, nx, 1, done);
+}
+
+ks_status ks_move(ks_ctx *c, const char *key, size_t klen, int dst_db, int *done)
+{
+    ks_status st = move_or_copy(c, key, klen, dst_db, key, klen, 1, 1, done);
+    return st == KS_NOTFOUND ? KS_OK : st;
 }
 
 ks_status ks_copy(ks_ctx *c, const char *src, size_t sl, int dst_db, const char *dst, size_t dl,

@@ -2,7 +2,7 @@
  * ks_type.c -- the type table: one row of operations per value type (the
  * rows live in their types' files), type names, and the generic row
  * operations most types use. Adding a type is its file plus one line in
- * rows[] below (ks_type.h says what a row holds).
+ * ks_type_rows[] below (ks_type.h says what a row holds).
  *
  * On-disk format: the row operations here touch the members of big values
  * ('d' db be64(version) ...) and read metadata records ('m' db key ->
@@ -13,20 +13,16 @@
 
 #include "keyspace/ks_type.h"
 
-static const ks_type_ops *const rows[KS_TYPE_MAX] = {
+const ks_type_ops *const ks_type_rows[KS_TYPE_MAX] = {
     [KS_STRING] = &ks_string_type,
     [KS_HASH] = &ks_hash_type,
+    [KS_SET] = &ks_set_type,
 };
 
 /* TYPE names of every type, also those without a row yet (SCAN TYPE list
  * is valid and matches nothing). */
 static const char *const names[KS_TYPE_MAX] = {"none", "string", "hash",  "list",
                                                "set",  "zset",   "stream"};
-
-const ks_type_ops *ks_type_row(int type)
-{
-    return type > 0 && type < KS_TYPE_MAX ? rows[type] : NULL;
-}
 
 const char *ks_type_name(ks_type t)
 {

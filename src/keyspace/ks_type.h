@@ -85,8 +85,12 @@ typedef struct ks_type_ops {
 } ks_type_ops;
 
 /* The row of a type; NULL for KS_NONE and for types strata does not have
- * (yet): their records read as corrupt. */
-const ks_type_ops *ks_type_row(int type);
+ * (yet): their records read as corrupt. (Inline: every record read asks.) */
+extern const ks_type_ops *const ks_type_rows[KS_TYPE_MAX];
+static inline const ks_type_ops *ks_type_row(int type)
+{
+    return type > 0 && type < KS_TYPE_MAX ? ks_type_rows[type] : NULL;
+}
 
 /* The generic row operations, for rows to point at. */
 ks_status ks_copy_generic(ks_ctx *c, int sdb, const ks_meta *m, int ddb, ks_value *v, char *buf);
@@ -97,7 +101,7 @@ int ks_filter_generic(const char *v, size_t vl, int64_t now_ms);
 int ks_check_no_ext(const ks_meta *m);
 
 /* The rows (defined in their type's file). */
-extern const ks_type_ops ks_string_type, ks_hash_type;
+extern const ks_type_ops ks_string_type, ks_hash_type, ks_set_type;
 
 /* ---- Reading a key --------------------------------------------------------- */
 

@@ -59,9 +59,11 @@ static ks_status load_old(ks_write *w)
 {
     const ks_type_ops *r = indexed_row(w->m.stored);
     if (w->loaded || !r || !wanted(w)) return KS_OK;
+    ks_fvec_init(&w->old); /* only here: most writes never need it */
     ks_status st = r->fields(w->c, NULL, w->db, &w->m, &w->old);
-    w->loaded = st == KS_OK;
+    w->loaded = 1; /* old is initialised (and freed at the end) */
     w->mark = eng_batch_count(w->c->batch);
+    if (st != KS_OK) ks_fvec_free(&w->old), w->loaded = 0;
     return st;
 }
 
@@ -146,13 +148,12 @@ ks_status ks_write_begin(ks_ctx *c, int db, const char *key, size_t klen, int ex
     w->hooked = -1;
     w->loaded = w->moved = 0;
     w->mark = 0;
-    ks_fvec_init(&w->old);
     ks_status st = ks_meta_read_raw(c, NULL, db, key, klen, &w->m);
     if (st != KS_OK) return st;
     if (w->m.type == KS_NONE && w->m.stored != KS_NONE) {
         /* Lazy expiry on a write path: delete it properly (hook, KS-E1). */
         st = ks_write_del(w);
-        ks_fvec_free(&w->old);
+        if (w->loaded) ks_fvec_free(&w->old);
         ks_meta_free(&w->m);
         w->loaded = w->moved = 0;
         if (st == KS_OK) ks_event_raise(c, KS_EVENT_EXPIRED, db, key, klen);
@@ -167,7 +168,7 @@ ks_status ks_write_begin(ks_ctx *c, int db, const char *key, size_t klen, int ex
 
 void ks_write_end(ks_write *w)
 {
-    ks_fvec_free(&w->old);
+    if (w->loaded) ks_fvec_free(&w->old);
     ks_meta_free(&w->m);
 }
 
@@ -181,7 +182,7 @@ static ks_status put_hook(ks_write *w, const ks_value *v)
     ks_status st = load_old(w);
     if (st != KS_OK) return st;
     if (!nr) /* a hash replaced by another type */
-        return hook_call(w->c, w->db, w->key, w->klen, &w->old, 1, NULL, 0, 0);
+        return w->loaded ? hook_call(w->c, w->db, w->key, w->klen, &w->old, 1, NULL, 0, 0) : KS_OK;
     ks_meta nm = {.type = v->type,
                   .stored = v->type,
                   .big = v->big,
@@ -201,8 +202,8 @@ static ks_status put_hook(ks_write *w, const ks_value *v)
     ks_fvec_init(&cur);
     if (!same) st = nr->fields(w->c, NULL, w->db, &nm, &cur);
     if (st == KS_OK)
-        st = hook_call(w->c, w->db, w->key, w->klen, &w->old, had, same ? &w->old : &cur, 1,
-                       v->expire);
+        st = hook_call(w->c, w->db, w->key, w->klen, w->loaded ? &w->old : NULL, had,
+                       same ? &w->old : &cur, 1, v->expire);
     ks_fvec_free(&cur);
     return st;
 }

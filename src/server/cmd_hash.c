@@ -299,14 +299,12 @@ static int collect_pair(void *arg, const char *f, size_t fl, const char *v, size
     return 0;
 }
 
-/* HSCAN's MATCH/COUNT; returns NULL or the error to reply (not replied
- * here: Redis looks the key up before it parses the options). */
-static const char *parse_hscan_opts(client *c, const char **pat, size_t *plen, uint64_t *count)
+const char *scan_parse_opts(client *c, int first, const char **pat, size_t *plen, uint64_t *count)
 {
     *pat = NULL;
     *plen = 0;
     *count = 10;
-    for (int j = 3; j < c->argc; j += 2) {
+    for (int j = first; j < c->argc; j += 2) {
         long long n;
         const arg *a = &c->argv[j], *v = j + 1 < c->argc ? &c->argv[j + 1] : NULL;
         if (v && arg_is(a, "count")) {
@@ -323,34 +321,39 @@ static const char *parse_hscan_opts(client *c, const char **pat, size_t *plen, u
     return NULL;
 }
 
-void cmd_hscan(client *c)
+int scan_collection_args(client *c, ks_type type, uint64_t *cursor, const char **pat, size_t *plen,
+                         uint64_t *count)
 {
     char *end;
     const arg *ca = &c->argv[2];
     errno = 0;
-    unsigned long long cursor = strtoull(ca->ptr, &end, 10);
+    *cursor = strtoull(ca->ptr, &end, 10);
     if (isspace((unsigned char)ca->ptr[0]) || errno == ERANGE || end != ca->ptr + ca->len) {
         add_reply_error(c, "ERR invalid cursor");
-        return;
+        return 0;
     }
+    const char *bad = scan_parse_opts(c, 3, pat, plen, count);
+    if (!bad) return 1;
+    ks_type t;
+    ks_status st = ks_type_of(client_ks(c), c->argv[1].ptr, c->argv[1].len, &t);
+    if (st != KS_OK) {
+        add_reply_ks_error(c, st, client_ks(c));
+    } else if (t == KS_NONE) { /* Redis's empty scan: cursor 0, nothing */
+        add_reply_array_len(c, 2);
+        add_reply_bulk(c, "0", 1);
+        add_reply_array_len(c, 0);
+    } else {
+        add_reply_error(c, t == type ? bad : ERR_WRONGTYPE);
+    }
+    return 0;
+}
+
+void cmd_hscan(client *c)
+{
+    uint64_t cursor, count;
     const char *pat;
     size_t plen;
-    uint64_t count;
-    const char *bad = parse_hscan_opts(c, &pat, &plen, &count);
-    if (bad) {
-        ks_type t;
-        ks_status st = ks_type_of(client_ks(c), c->argv[1].ptr, c->argv[1].len, &t);
-        if (st != KS_OK) {
-            add_reply_ks_error(c, st, client_ks(c));
-        } else if (t == KS_NONE) {
-            add_reply_array_len(c, 2);
-            add_reply_bulk(c, "0", 1);
-            add_reply_array_len(c, 0);
-        } else {
-            add_reply_error(c, t == KS_HASH ? bad : ERR_WRONGTYPE);
-        }
-        return;
-    }
+    if (!scan_collection_args(c, KS_HASH, &cursor, &pat, &plen, &count)) return;
     pair_list l = {c};
     uint64_t next = 0;
     ks_status st = ks_hscan(client_ks(c), c->argv[1].ptr, c->argv[1].len, cursor, pat, plen, count,

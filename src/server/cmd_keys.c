@@ -1,7 +1,7 @@
 /*
  * cmd_keys.c -- generic keyspace commands: DEL, UNLINK, EXISTS, TOUCH, TYPE,
- * KEYS, SCAN, RENAME[NX], COPY, RANDOMKEY, the EXPIRE and TTL families and
- * PERSIST. Replies and error texts follow Redis 7.0 (db.c, expire.c); the
+ * KEYS, SCAN, RENAME[NX], COPY, MOVE, RANDOMKEY, the EXPIRE and TTL families
+ * and PERSIST. Replies and error texts follow Redis 7.0 (db.c, expire.c); the
  * data work is in src/keyspace/ks_keys.c.
  */
 #include <ctype.h>
@@ -324,6 +324,36 @@ void cmd_copy(client *c)
         add_reply_ks_error(c, st, client_ks(c));
     else
         add_reply_long_long(c, done);
+}
+
+void cmd_move(client *c)
+{
+    long long db;
+    if (arg_to_ll(c, &c->argv[2], &db) < 0) return;
+    if (db < INT_MIN || db > INT_MAX) { /* Redis's getIntFromObjectOrReply */
+        add_reply_error(c, "ERR value is out of range, value must between -2147483648 and "
+                           "2147483647");
+        return;
+    }
+    if (db < 0 || db >= KS_DATABASES) {
+        add_reply_error(c, ERR_DB_INDEX);
+        return;
+    }
+    if (db == c->db) {
+        add_reply_error(c, "ERR source and destination objects are the same");
+        return;
+    }
+    int done;
+    ks_status st = ks_move(client_ks(c), c->argv[1].ptr, c->argv[1].len, (int)db, &done);
+    if (st != KS_OK) {
+        add_reply_ks_error(c, st, client_ks(c));
+        return;
+    }
+    if (done) {
+        notify_arg(c, NOTIFY_GENERIC, "move_from", 1);
+        notify_keyspace_event(NOTIFY_GENERIC, "move_to", (int)db, c->argv[1].ptr, c->argv[1].len);
+    }
+    add_reply_long_long(c, done);
 }
 
 void cmd_randomkey(client *c)

@@ -43,6 +43,43 @@ static const config_enum loglevel_enum[] = {{"debug", LL_DEBUG},
                                             {"warning", LL_WARNING},
                                             {NULL, 0}};
 
+static const config_enum supervised_mode_enum[] = {
+    {"upstart", 0}, {"systemd", 1}, {"auto", 2}, {"no", 3}, {NULL, 0}};
+static const config_enum syslog_facility_enum[] = {
+    {"user", 0},   {"local0", 1}, {"local1", 2}, {"local2", 3}, {"local3", 4},
+    {"local4", 5}, {"local5", 6}, {"local6", 7}, {"local7", 8}, {NULL, 0}};
+static const config_enum repl_diskless_load_enum[] = {
+    {"disabled", 0}, {"on-empty-db", 1}, {"swapdb", 2}, {NULL, 0}};
+static const config_enum maxmemory_policy_enum[] = {
+    {"volatile-lru", 0},   {"volatile-lfu", 1}, {"volatile-random", 2},
+    {"volatile-ttl", 3},   {"allkeys-lru", 4},  {"allkeys-lfu", 5},
+    {"allkeys-random", 6}, {"noeviction", 7},   {NULL, 0}};
+static const config_enum oom_score_adj_enum[] = {
+    {"no", 0}, {"yes", 1}, {"relative", 1}, {"absolute", 2}, {NULL, 0}};
+static const config_enum acl_pubsub_default_enum[] = {
+    {"allchannels", 1}, {"resetchannels", 0}, {NULL, 0}};
+static const config_enum sanitize_dump_payload_enum[] = {
+    {"no", 0}, {"yes", 1}, {"clients", 2}, {NULL, 0}};
+static const config_enum protected_action_enum[] = {{"no", 0}, {"yes", 1}, {"local", 2}, {NULL, 0}};
+static const config_enum cluster_preferred_endpoint_type_enum[] = {
+    {"ip", 0}, {"hostname", 1}, {"unknown-endpoint", 2}, {NULL, 0}};
+static const config_enum propagation_error_behavior_enum[] = {
+    {"ignore", 0}, {"panic", 1}, {"panic-on-replicas", 2}, {NULL, 0}};
+static const config_enum shutdown_on_sig_enum[] = {{"default", 0}, {"save", 1},  {"nosave", 2},
+                                                   {"now", 3},     {"force", 4}, {NULL, 0}};
+static const config_enum tls_auth_clients_enum[] = {
+    {"no", 0}, {"yes", 1}, {"optional", 2}, {NULL, 0}};
+
+/* Storage of the Redis settings strata has a counterpart for (packing and
+ * OBJECT ENCODING limits, the access-time policy); the other Redis names
+ * keep their value in compound literals in their rows and change nothing. */
+static struct {
+    long long hash_max_listpack_entries, hash_max_listpack_value, set_max_intset_entries;
+    long long zset_max_listpack_entries, zset_max_listpack_value, maxmemory;
+    int list_max_listpack_size, list_compress_depth, maxmemory_policy, lfu_log_factor,
+        lfu_decay_time;
+} compat;
+
 typedef struct config_row {
     const char *name;
     int type, flags;
@@ -127,6 +164,22 @@ static void apply_slowlog_len(void)
     slowlog_apply_max_len();
 }
 
+void config_apply_keyspace(void)
+{
+    ks_limits l = {compat.hash_max_listpack_entries, compat.hash_max_listpack_value,
+                   compat.set_max_intset_entries,    compat.zset_max_listpack_entries,
+                   compat.zset_max_listpack_value,   compat.list_max_listpack_size,
+                   compat.list_compress_depth};
+    if (server_keyspace()) ks_set_limits(server_keyspace(), &l);
+    int lfu = compat.maxmemory_policy == 1 || compat.maxmemory_policy == 5; /* *-lfu */
+    key_access_config(lfu, compat.lfu_log_factor, compat.lfu_decay_time);
+}
+
+static void apply_keyspace(void)
+{
+    config_apply_keyspace();
+}
+
 static const config_row config_table[] = {
     {"bind", T_STR, F_IMMUTABLE, &cfg.bind, "127.0.0.1", 0, 0, NULL, NULL},
     {"port", T_INT, F_IMMUTABLE, &cfg.port, "6379", 0, 65535, NULL, NULL},
@@ -170,6 +223,200 @@ static const config_row config_table[] = {
     {"latency-tracking", T_BOOL, 0, &cfg.latency_tracking, "yes", 0, 0, NULL, NULL},
     {"latency-tracking-info-percentiles", T_SPECIAL, 0, NULL, "50 99 99.9", 0, 0, NULL, NULL,
      set_percentiles, get_percentiles},
+    /* Every other Redis 7.0 name (README lists what they change). Aliases
+     * are rows sharing their name's storage. */
+    {"rdbchecksum", T_BOOL, F_IMMUTABLE, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"io-threads-do-reads", T_BOOL, F_IMMUTABLE, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"always-show-logo", T_BOOL, F_IMMUTABLE, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"protected-mode", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"rdbcompression", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"rdb-del-sync-files", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"activerehashing", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"stop-writes-on-bgsave-error", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"set-proc-title", T_BOOL, F_IMMUTABLE, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"dynamic-hz", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"lazyfree-lazy-eviction", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"lazyfree-lazy-expire", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"lazyfree-lazy-server-del", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"lazyfree-lazy-user-del", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"lazyfree-lazy-user-flush", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"repl-disable-tcp-nodelay", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"repl-diskless-sync", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"aof-rewrite-incremental-fsync", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"no-appendfsync-on-rewrite", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"cluster-require-full-coverage", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"rdb-save-incremental-fsync", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"aof-load-truncated", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"aof-use-rdb-preamble", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"aof-timestamp-enabled", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"cluster-replica-no-failover", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"cluster-slave-no-failover", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"replica-lazy-flush", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"slave-lazy-flush", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"replica-serve-stale-data", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"slave-serve-stale-data", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"replica-read-only", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"slave-read-only", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"replica-ignore-maxmemory", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"slave-ignore-maxmemory", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"jemalloc-bg-thread", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"activedefrag", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"syslog-enabled", T_BOOL, F_IMMUTABLE, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"cluster-enabled", T_BOOL, F_IMMUTABLE, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"appendonly", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"cluster-allow-reads-when-down", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"cluster-allow-pubsubshard-when-down", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"crash-log-enabled", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"crash-memcheck-enabled", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"use-exit-on-panic", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"disable-thp", T_BOOL, F_IMMUTABLE, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"cluster-allow-replica-migration", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"replica-announced", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"aof-disable-auto-gc", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"replica-ignore-disk-write-errors", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"aclfile", T_STR, F_IMMUTABLE, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"unixsocket", T_STR, F_IMMUTABLE, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"replica-announce-ip", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"slave-announce-ip", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"masteruser", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"cluster-announce-ip", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"cluster-config-file", T_STR, F_IMMUTABLE, &(char *){NULL}, "nodes.conf", 0, 0, NULL, NULL},
+    {"cluster-announce-hostname", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"syslog-ident", T_STR, F_IMMUTABLE, &(char *){NULL}, "redis", 0, 0, NULL, NULL},
+    {"dbfilename", T_STR, 0, &(char *){NULL}, "dump.rdb", 0, 0, NULL, NULL},
+    {"appendfilename", T_STR, F_IMMUTABLE, &(char *){NULL}, "appendonly.aof", 0, 0, NULL, NULL},
+    {"appenddirname", T_STR, F_IMMUTABLE, &(char *){NULL}, "appendonlydir", 0, 0, NULL, NULL},
+    {"server_cpulist", T_STR, F_IMMUTABLE, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"bio_cpulist", T_STR, F_IMMUTABLE, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"aof_rewrite_cpulist", T_STR, F_IMMUTABLE, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"bgsave_cpulist", T_STR, F_IMMUTABLE, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"ignore-warnings", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"proc-title-template", T_STR, 0, &(char *){NULL}, "{title} {listen-addr} {server-mode}", 0, 0,
+     NULL, NULL},
+    {"bind-source-addr", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"masterauth", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"supervised", T_ENUM, F_IMMUTABLE, &(int){0}, "no", 0, 0, supervised_mode_enum, NULL},
+    {"syslog-facility", T_ENUM, F_IMMUTABLE, &(int){0}, "local0", 0, 0, syslog_facility_enum, NULL},
+    {"repl-diskless-load", T_ENUM, 0, &(int){0}, "disabled", 0, 0, repl_diskless_load_enum, NULL},
+    {"maxmemory-policy", T_ENUM, 0, &compat.maxmemory_policy, "noeviction", 0, 0,
+     maxmemory_policy_enum, apply_keyspace},
+    {"oom-score-adj", T_ENUM, 0, &(int){0}, "no", 0, 0, oom_score_adj_enum, NULL},
+    {"acl-pubsub-default", T_ENUM, 0, &(int){0}, "resetchannels", 0, 0, acl_pubsub_default_enum,
+     NULL},
+    {"sanitize-dump-payload", T_ENUM, 0, &(int){0}, "no", 0, 0, sanitize_dump_payload_enum, NULL},
+    {"enable-protected-configs", T_ENUM, F_IMMUTABLE, &(int){0}, "no", 0, 0, protected_action_enum,
+     NULL},
+    {"enable-debug-command", T_ENUM, F_IMMUTABLE, &(int){0}, "no", 0, 0, protected_action_enum,
+     NULL},
+    {"enable-module-command", T_ENUM, F_IMMUTABLE, &(int){0}, "no", 0, 0, protected_action_enum,
+     NULL},
+    {"cluster-preferred-endpoint-type", T_ENUM, 0, &(int){0}, "ip", 0, 0,
+     cluster_preferred_endpoint_type_enum, NULL},
+    {"propagation-error-behavior", T_ENUM, 0, &(int){0}, "ignore", 0, 0,
+     propagation_error_behavior_enum, NULL},
+    {"shutdown-on-sigint", T_ENUM, 0, &(int){0}, "default", 0, 0, shutdown_on_sig_enum, NULL},
+    {"shutdown-on-sigterm", T_ENUM, 0, &(int){0}, "default", 0, 0, shutdown_on_sig_enum, NULL},
+    {"io-threads", T_INT, F_IMMUTABLE, &(int){0}, "1", 1, 128, NULL, NULL},
+    {"auto-aof-rewrite-percentage", T_INT, 0, &(int){0}, "100", 0, INT_MAX, NULL, NULL},
+    {"cluster-replica-validity-factor", T_INT, 0, &(int){0}, "10", 0, INT_MAX, NULL, NULL},
+    {"cluster-slave-validity-factor", T_INT, 0, &(int){0}, "10", 0, INT_MAX, NULL, NULL},
+    {"list-max-listpack-size", T_INT, 0, &compat.list_max_listpack_size, "-2", INT_MIN, INT_MAX,
+     NULL, apply_keyspace},
+    {"list-max-ziplist-size", T_INT, 0, &compat.list_max_listpack_size, "-2", INT_MIN, INT_MAX,
+     NULL, apply_keyspace},
+    {"cluster-migration-barrier", T_INT, 0, &(int){0}, "1", 0, INT_MAX, NULL, NULL},
+    {"active-defrag-cycle-min", T_INT, 0, &(int){0}, "1", 1, 99, NULL, NULL},
+    {"active-defrag-cycle-max", T_INT, 0, &(int){0}, "25", 1, 99, NULL, NULL},
+    {"active-defrag-threshold-lower", T_INT, 0, &(int){0}, "10", 0, 1000, NULL, NULL},
+    {"active-defrag-threshold-upper", T_INT, 0, &(int){0}, "100", 0, 1000, NULL, NULL},
+    {"lfu-log-factor", T_INT, 0, &compat.lfu_log_factor, "10", 0, INT_MAX, NULL, apply_keyspace},
+    {"lfu-decay-time", T_INT, 0, &compat.lfu_decay_time, "1", 0, INT_MAX, NULL, apply_keyspace},
+    {"replica-priority", T_INT, 0, &(int){0}, "100", 0, INT_MAX, NULL, NULL},
+    {"slave-priority", T_INT, 0, &(int){0}, "100", 0, INT_MAX, NULL, NULL},
+    {"repl-diskless-sync-delay", T_INT, 0, &(int){0}, "5", 0, INT_MAX, NULL, NULL},
+    {"maxmemory-samples", T_INT, 0, &(int){0}, "5", 1, INT_MAX, NULL, NULL},
+    {"maxmemory-eviction-tenacity", T_INT, 0, &(int){0}, "10", 0, 100, NULL, NULL},
+    {"replica-announce-port", T_INT, 0, &(int){0}, "0", 0, 65535, NULL, NULL},
+    {"slave-announce-port", T_INT, 0, &(int){0}, "0", 0, 65535, NULL, NULL},
+    {"cluster-port", T_INT, F_IMMUTABLE, &(int){0}, "0", 0, 65535, NULL, NULL},
+    {"cluster-announce-bus-port", T_INT, 0, &(int){0}, "0", 0, 65535, NULL, NULL},
+    {"cluster-announce-port", T_INT, 0, &(int){0}, "0", 0, 65535, NULL, NULL},
+    {"cluster-announce-tls-port", T_INT, 0, &(int){0}, "0", 0, 65535, NULL, NULL},
+    {"repl-timeout", T_INT, 0, &(int){0}, "60", 1, INT_MAX, NULL, NULL},
+    {"repl-ping-replica-period", T_INT, 0, &(int){0}, "10", 1, INT_MAX, NULL, NULL},
+    {"repl-ping-slave-period", T_INT, 0, &(int){0}, "10", 1, INT_MAX, NULL, NULL},
+    {"list-compress-depth", T_INT, 0, &compat.list_compress_depth, "0", 0, INT_MAX, NULL,
+     apply_keyspace},
+    {"rdb-key-save-delay", T_INT, 0, &(int){0}, "0", INT_MIN, INT_MAX, NULL, NULL},
+    {"key-load-delay", T_INT, 0, &(int){0}, "0", INT_MIN, INT_MAX, NULL, NULL},
+    {"active-expire-effort", T_INT, 0, &(int){0}, "1", 1, 10, NULL, NULL},
+    {"min-replicas-to-write", T_INT, 0, &(int){0}, "0", 0, INT_MAX, NULL, NULL},
+    {"min-slaves-to-write", T_INT, 0, &(int){0}, "0", 0, INT_MAX, NULL, NULL},
+    {"min-replicas-max-lag", T_INT, 0, &(int){0}, "10", 0, INT_MAX, NULL, NULL},
+    {"min-slaves-max-lag", T_INT, 0, &(int){0}, "10", 0, INT_MAX, NULL, NULL},
+    {"watchdog-period", T_INT, 0, &(int){0}, "0", 0, INT_MAX, NULL, NULL},
+    {"shutdown-timeout", T_INT, 0, &(int){0}, "10", 0, INT_MAX, NULL, NULL},
+    {"repl-diskless-sync-max-replicas", T_INT, 0, &(int){0}, "0", 0, INT_MAX, NULL, NULL},
+    {"unixsocketperm", T_INT, F_IMMUTABLE, &(int){0}, "0", 0, 511, NULL, NULL},
+    {"socket-mark-id", T_MEM, F_IMMUTABLE, &(long long){0}, "0", 0, 4294967295, NULL, NULL},
+    {"active-defrag-max-scan-fields", T_MEM, 0, &(long long){0}, "1000", 1, LLONG_MAX, NULL, NULL},
+    {"acllog-max-len", T_MEM, 0, &(long long){0}, "128", 0, LLONG_MAX, NULL, NULL},
+    {"cluster-node-timeout", T_MEM, 0, &(long long){0}, "15000", 0, LLONG_MAX, NULL, NULL},
+    {"stream-node-max-entries", T_MEM, 0, &(long long){0}, "100", 0, LLONG_MAX, NULL, NULL},
+    {"repl-backlog-size", T_MEM, 0, &(long long){0}, "1048576", 1, LLONG_MAX, NULL, NULL},
+    {"maxmemory", T_MEM, 0, &compat.maxmemory, "0", 0, LLONG_MAX, NULL, apply_keyspace},
+    {"cluster-link-sendbuf-limit", T_MEM, 0, &(long long){0}, "0", 0, LLONG_MAX, NULL, NULL},
+    {"hash-max-listpack-entries", T_MEM, 0, &compat.hash_max_listpack_entries, "512", 0, LLONG_MAX,
+     NULL, apply_keyspace},
+    {"hash-max-ziplist-entries", T_MEM, 0, &compat.hash_max_listpack_entries, "512", 0, LLONG_MAX,
+     NULL, apply_keyspace},
+    {"set-max-intset-entries", T_MEM, 0, &compat.set_max_intset_entries, "512", 0, LLONG_MAX, NULL,
+     apply_keyspace},
+    {"zset-max-listpack-entries", T_MEM, 0, &compat.zset_max_listpack_entries, "128", 0, LLONG_MAX,
+     NULL, apply_keyspace},
+    {"zset-max-ziplist-entries", T_MEM, 0, &compat.zset_max_listpack_entries, "128", 0, LLONG_MAX,
+     NULL, apply_keyspace},
+    {"active-defrag-ignore-bytes", T_MEM, 0, &(long long){0}, "104857600", 1, LLONG_MAX, NULL,
+     NULL},
+    {"hash-max-listpack-value", T_MEM, 0, &compat.hash_max_listpack_value, "64", 0, LLONG_MAX, NULL,
+     apply_keyspace},
+    {"hash-max-ziplist-value", T_MEM, 0, &compat.hash_max_listpack_value, "64", 0, LLONG_MAX, NULL,
+     apply_keyspace},
+    {"stream-node-max-bytes", T_MEM, 0, &(long long){0}, "4096", 0, LLONG_MAX, NULL, NULL},
+    {"zset-max-listpack-value", T_MEM, 0, &compat.zset_max_listpack_value, "64", 0, LLONG_MAX, NULL,
+     apply_keyspace},
+    {"zset-max-ziplist-value", T_MEM, 0, &compat.zset_max_listpack_value, "64", 0, LLONG_MAX, NULL,
+     apply_keyspace},
+    {"tracking-table-max-keys", T_MEM, 0, &(long long){0}, "1000000", 0, LLONG_MAX, NULL, NULL},
+    {"maxmemory-clients", T_STR, 0, &(char *){NULL}, "0", 0, 0, NULL, NULL},
+    {"repl-backlog-ttl", T_MEM, 0, &(long long){0}, "3600", 0, LLONG_MAX, NULL, NULL},
+    {"auto-aof-rewrite-min-size", T_MEM, 0, &(long long){0}, "67108864", 0, LLONG_MAX, NULL, NULL},
+    {"loading-process-events-interval-bytes", T_INT, 0, &(int){0}, "2097152", 1024, INT_MAX, NULL,
+     NULL},
+    {"tls-port", T_INT, 0, &(int){0}, "0", 0, 65535, NULL, NULL},
+    {"tls-session-cache-size", T_INT, 0, &(int){0}, "20480", 0, INT_MAX, NULL, NULL},
+    {"tls-session-cache-timeout", T_INT, 0, &(int){0}, "300", 0, INT_MAX, NULL, NULL},
+    {"tls-cluster", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"tls-replication", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"tls-auth-clients", T_ENUM, 0, &(int){0}, "yes", 0, 0, tls_auth_clients_enum, NULL},
+    {"tls-prefer-server-ciphers", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"tls-session-caching", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"tls-cert-file", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"tls-key-file", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"tls-key-file-pass", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"tls-client-cert-file", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"tls-client-key-file", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"tls-client-key-file-pass", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"tls-dh-params-file", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"tls-ca-cert-file", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"tls-ca-cert-dir", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"tls-protocols", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"tls-ciphers", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"tls-ciphersuites", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"save", T_STR, 0, &(char *){NULL}, "3600 1 300 100 60 10000", 0, 0, NULL, NULL},
+    {"oom-score-adj-values", T_STR, 0, &(char *){NULL}, "0 200 800", 0, 0, NULL, NULL},
+    {"replicaof", T_STR, F_IMMUTABLE, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"slaveof", T_STR, F_IMMUTABLE, &(char *){NULL}, "", 0, 0, NULL, NULL},
 };
 #define NROWS (sizeof(config_table) / sizeof(config_table[0]))
 

@@ -92,6 +92,10 @@ void config_each(config_each_fn fn, void *ctx);
 typedef void (*config_visit_fn)(void *ctx, const char *name, const char *value);
 void config_match(const char *pattern, config_visit_fn fn, void *ctx);
 
+/* Hands the settings behind packing, OBJECT ENCODING and OBJECT
+ * IDLETIME/FREQ to the keyspace and key_access.c (after the keyspace is
+ * open, and whenever CONFIG SET changes one). */
+void config_apply_keyspace(void);
 /* "1gb" -> 1073741824. Returns 0, or -1 when not a memory value. */
 int config_parse_memory(const char *s, long long *out);
 /* Splits line into arguments as sdssplitargs; returns argc (malloc'd argv

@@ -164,6 +164,7 @@ int server_open_storage(void)
         server_log(LL_WARNING, "Can't open the keyspace");
         return -1;
     }
+    config_apply_keyspace(); /* packing limits set by the config file */
     char *err = NULL;
     if (idx_init(server.ks, &err) != KS_OK) {
         server_log(LL_WARNING, "Can't load the index catalog: %s", err ? err : "?");

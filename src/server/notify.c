@@ -88,6 +88,8 @@ void notify_publish(int type, const char *event, int db, const char *key, size_t
     }
 }
 
+int notify_new_muted;
+
 /* The keyspace's event hook (ks_set_event_hook). */
 static void keyspace_event(void *ectx, ks_event ev, int db, const char *key, size_t klen)
 {
@@ -95,7 +97,7 @@ static void keyspace_event(void *ectx, ks_event ev, int db, const char *key, siz
     if (ev == KS_EVENT_EXPIRED) {
         server.stat_expired++;
         notify_keyspace_event(NOTIFY_EXPIRED, "expired", db, key, klen);
-    } else if (ev == KS_EVENT_NEW) {
+    } else if (ev == KS_EVENT_NEW && !notify_new_muted) {
         notify_keyspace_event(NOTIFY_NEW, "new", db, key, klen);
     }
 }

@@ -146,6 +146,7 @@ void server_call(client *c, const struct command *cmd)
     int64_t start = mono_us(); /* the one timing pair of a command */
     cmd->proc(c);
     int64_t dur = mono_us() - start;
+    key_access_touch_args(c);
     p->executing--;
     if (savepoint) {
         if (c->last_cmd_errors)

@@ -45,14 +45,15 @@ enum {
     CMD_PUBSUB = 1 << 8,
     CMD_NOSCRIPT = 1 << 9,
     CMD_BLOCKING = 1 << 10,
-    CMD_ALLOW_BUSY = 1 << 11,   /* runs while a script is busy (SCRIPT KILL, SHUTDOWN NOSAVE ...) */
-    CMD_SCRIPT = 1 << 12,       /* runs a script (EVAL, FCALL ...): no savepoint of its own, each
-                                   command the script calls has one (S1 per redis.call) */
-    CMD_DENY_MULTI = 1 << 13,   /* Redis's no-multi: refused inside MULTI (SHUTDOWN, SAVE) */
-    CMD_SKIP_MONITOR = 1 << 14, /* not fed to MONITOR after it runs (scripts feed themselves) */
-    CMD_SKIP_SLOWLOG = 1 << 15, /* never in SLOWLOG (EXEC: its commands are) */
-    CMD_CONTAINER = 1 << 16,    /* has subcommands: stats are kept per "cmd|sub" */
-    CMD_MAY_REPLICATE = 1 << 17, /* not a write, but paused by CLIENT PAUSE WRITE (PUBLISH) */
+    CMD_ALLOW_BUSY = 1 << 11, /* runs while a script is busy (SCRIPT KILL, SHUTDOWN NOSAVE ...) */
+    CMD_SCRIPT = 1 << 12,     /* runs a script (EVAL, FCALL ...): no savepoint of its own, each
+                                 command the script calls has one (S1 per redis.call) */
+    CMD_DENY_MULTI = 1 << 13, /* Redis's no-multi: refused inside MULTI (SHUTDOWN, SAVE) */
+    CMD_NOTOUCH = 1 << 14,    /* looks keys up without touching their access time (TYPE, TTL ...) */
+    CMD_SKIP_MONITOR = 1 << 15,  /* not fed to MONITOR after it runs (scripts feed themselves) */
+    CMD_SKIP_SLOWLOG = 1 << 16,  /* never in SLOWLOG (EXEC: its commands are) */
+    CMD_CONTAINER = 1 << 17,     /* has subcommands: stats are kept per "cmd|sub" */
+    CMD_MAY_REPLICATE = 1 << 18, /* not a write, but paused by CLIENT PAUSE WRITE (PUBLISH) */
 };
 
 /* One row of the command table (command_table.c): commands are data. */
@@ -169,6 +170,13 @@ void add_reply_ks_error(client *c, ks_status st, const ks_ctx *ctx);
 int arg_to_ll(client *c, const arg *a, long long *out);  /* ERR_NOT_INTEGER */
 int arg_to_double(client *c, const arg *a, double *out); /* ERR_NOT_FLOAT */
 int arg_is(const arg *a, const char *lowercase_word);    /* case-insensitive */
+/* HSCAN / SSCAN / ZSCAN key cursor [MATCH pat] [COUNT n]: parses cursor
+ * and options (pat NULL matches everything) and returns 1; or replies as
+ * Redis does (invalid cursor; for bad options, after looking the key up:
+ * the empty scan when absent, WRONGTYPE when not of type, else the option
+ * error) and returns 0. */
+int scan_collection_args(client *c, ks_type type, uint64_t *cursor, const char **pat, size_t *plen,
+                         uint64_t *count);
 
 /* ---- Subcommands ---------------------------------------------------------
  * A container command (CMD_CONTAINER: SLOWLOG, LATENCY, PUBSUB, MEMORY ...)
@@ -258,6 +266,11 @@ static inline void notify_arg(client *c, int type, const char *event, int i)
     if (notify_keyspace_flags & type)
         notify_publish(type, event, c->db, c->argv[i].ptr, c->argv[i].len);
 }
+/* "new" (class n) is raised by the keyspace when a write creates a key;
+ * a command whose Redis order puts "new" after other events of the same
+ * command (SMOVE: "srem" src before "new" dst) mutes it around the write
+ * and raises it itself. */
+extern int notify_new_muted;
 /* A read found no key at argv[i] ("keymiss", class m). */
 static inline void notify_keymiss(client *c, int i)
 {
@@ -280,6 +293,24 @@ void monitor_feed(const client *c, const char *origin, int db, int argc, const a
 /* Hides argument i of c's running command from MONITOR and SLOWLOG
  * (passwords of AUTH, HELLO ... AUTH, CONFIG SET requirepass). */
 void server_redact_arg(client *c, int i);
+/* ---- Key access times (key_access.c) -----------------------------------
+ * OBJECT IDLETIME / FREQ without a copy of every key: a fixed table of
+ * recent accesses by key hash (key_access.c says what it can answer).
+ * server_call touches the key arguments of every command whose row is not
+ * CMD_NOTOUCH. Command thread only. */
+void key_access_touch(int db, const char *key, size_t klen);
+void key_access_touch_args(client *c); /* c->cmd's key positions */
+/* Milliseconds since key's last access: exact while the key holds its
+ * slot, else a lower bound. */
+int64_t key_access_idle_ms(int db, const char *key, size_t klen);
+/* The LFU counter (Redis's LFUDecrAndReturn). */
+unsigned key_access_freq(int db, const char *key, size_t klen);
+/* Sets key's access state (RESTORE IDLETIME / FREQ; freq < 0 keeps the
+ * initial counter). */
+void key_access_set(int db, const char *key, size_t klen, int64_t idle_ms, int freq);
+/* maxmemory-policy is an LFU one / lfu-log-factor / lfu-decay-time. */
+void key_access_config(int lfu, long long log_factor, long long decay_minutes);
+int key_access_lfu(void);
 
 /* ---- Handlers (implemented in cmd_*.c) ---------------------------------
  * Declared weak while the tree is being built up, so a missing handler is a

@@ -535,7 +535,7 @@ def debug_object_reports_encoding_and_length(srv):
     c.command("SET", "e", "short")
     c.command("SET", "r", "x" * 100)
     c.command("HSET", "h", "f", "v")
-    c.command("HSET", "big", *[x for i in range(200) for x in ("f%d" % i, "v")])
+    c.command("HSET", "big", *[x for i in range(600) for x in ("f%d" % i, "v")])  # past 512
     for key, enc in (("i", "int"), ("e", "embstr"), ("r", "raw"), ("h", "listpack"),
                      ("big", "hashtable")):
         line = c.command("DEBUG", "OBJECT", key)

@@ -1,7 +1,7 @@
 """test_notify.py -- keyspace notifications, differential against a real
 redis-server: the same commands run on both with a PSUBSCRIBE * client, and
 the streams of (channel, message) must be equal, for every event class
-(generic, string, hash, expired lazily and actively, new, keymiss), both
+(generic, string, hash, set, expired lazily and actively, new, keymiss), both
 channel kinds (K, E) and the notify-keyspace-events setting itself."""
 import time
 
@@ -92,6 +92,25 @@ def bitmap_and_hyperloglog_events_match_redis(srv):
         ["BITOP", "AND", "d", "nokey"], ["BITOP", "AND", "d", "nokey"],
         ["PFADD", "h", "a", "b"], ["PFADD", "h", "a"], ["PFADD", "h2"], ["PFCOUNT", "h"],
         ["PFMERGE", "h3", "h", "h2"]])
+
+
+@test
+def set_and_move_events_match_redis(srv):
+    differential(srv, "KEA", [
+        ["SADD", "s", "a", "b", "c"], ["SADD", "s", "a"], ["SREM", "s", "x"], ["SREM", "s", "a"],
+        ["SMOVE", "s", "s", "b"], ["SMOVE", "s", "t", "b"], ["SADD", "t", "c"],
+        ["SMOVE", "s", "t", "c"], ["SMOVE", "s", "t", "c"], ["SPOP", "t"], ["SPOP", "t", "0"],
+        ["SADD", "u", "1", "2", "3"], ["SPOP", "u", "2"], ["SPOP", "u", "5"], ["SPOP", "u"],
+        ["SADD", "a", "1", "2"], ["SADD", "b", "2", "3"], ["SINTERSTORE", "d", "a", "b"],
+        ["SUNIONSTORE", "d", "a", "b"], ["SDIFFSTORE", "d", "a", "b"],
+        ["SINTERSTORE", "d", "a", "nokey"], ["SINTERSTORE", "d", "a", "nokey"],
+        ["SDIFFSTORE", "e", "a", "a"], ["SREM", "a", "1", "2"], ["SADD", "str", "x"],
+        ["SET", "str", "v"], ["SADD", "str", "x"], ["SMOVE", "b", "str", "2"],
+        ["MOVE", "b", "4"], ["MOVE", "nokey", "4"], ["SINTERCARD", "1", "b"]])
+    # "new" in Redis's order among the others (SMOVE: after src's srem/del).
+    differential(srv, "EAn", [
+        ["FLUSHALL"], ["SADD", "s", "a", "b"], ["SMOVE", "s", "t", "a"], ["SMOVE", "s", "u", "b"],
+        ["SUNIONSTORE", "x", "t"], ["MOVE", "x", "2"]])
 
 
 @test

@@ -31,6 +31,11 @@ static size_t count_prefix(const char *pre, size_t n)
 
 static void big_hash(const char *key, int n)
 {
+    /* Hashes past 128 fields are big here (Redis's default limit is 512). */
+    ks_limits lim;
+    ks_limits_init(&lim);
+    lim.hash_max_listpack_entries = 128;
+    ks_set_limits(ks, &lim);
     ks_field *p = calloc((size_t)n, sizeof(*p));
     char(*fb)[16] = calloc((size_t)n, 16);
     for (int i = 0; i < n; i++) {

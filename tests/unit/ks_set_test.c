@@ -1,0 +1,289 @@
+/*
+ * ks_set_test.c -- sets over a real engine: packed and big encodings and
+ * Redis's encoding rules, member keys under the set's version, random
+ * members (distinct, uniform on small sets), the STORE commands reading
+ * their sources before writing, and the KS-E1 repair of a big set whose
+ * record compaction dropped.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "keyspace/ks_type.h"
+#include "test.h"
+#include "ks_fixture.h"
+
+static size_t count_ns(char ns)
+{
+    size_t n = 0;
+    eng_iter *it = eng_iter_new(edb, NULL, NULL);
+    for (eng_iter_seek(it, &ns, 1); eng_iter_valid(it); eng_iter_next(it)) {
+        size_t kl;
+        if (eng_iter_key(it, &kl)[0] != ns) break;
+        n++;
+    }
+    eng_iter_free(it);
+    return n;
+}
+
+static void limit_intset(long long n)
+{
+    ks_limits l;
+    ks_limits_init(&l);
+    l.set_max_intset_entries = n;
+    ks_set_limits(ks, &l);
+}
+
+/* SADD of members "<prefix><i>" for i in [from, to). */
+static void sadd_range(const char *key, const char *prefix, int from, int to)
+{
+    int n = to - from;
+    ks_field *m = calloc((size_t)n, sizeof(*m));
+    char(*b)[24] = calloc((size_t)n, 24);
+    for (int i = 0; i < n; i++) {
+        snprintf(b[i], 24, "%s%d", prefix, from + i);
+        m[i] = (ks_field){b[i], strlen(b[i]), NULL, 0};
+    }
+    uint64_t added;
+    CHECK(ks_sadd(&ctx, key, strlen(key), m, (size_t)n, &added) == KS_OK);
+    commit();
+    free(m);
+    free(b);
+}
+
+static const char *encoding(const char *key)
+{
+    const char *enc = NULL;
+    ks_status st = ks_object_encoding(&ctx, key, strlen(key), &enc);
+    return st == KS_OK ? enc : "none";
+}
+
+static uint64_t scard(const char *key)
+{
+    uint64_t n = 0;
+    ks_scard(&ctx, key, strlen(key), &n);
+    return n;
+}
+
+typedef struct got {
+    char buf[4096];
+    size_t len, n;
+} got;
+
+static void collect(void *arg, const ks_field *f, size_t n)
+{
+    got *g = arg;
+    g->n = n;
+    g->len = 0;
+    for (size_t i = 0; i < n && g->len + f[i].fl + 1 < sizeof(g->buf); i++) {
+        memcpy(g->buf + g->len, f[i].f, f[i].fl);
+        g->len += f[i].fl;
+        g->buf[g->len++] = ',';
+    }
+    g->buf[g->len] = 0;
+}
+
+TEST(SmallIntegerSetIsPackedInNumericOrderUntilTheLimit)
+{
+    setup();
+    ks_field m[4] = {{"10", 2}, {"-3", 2}, {"7", 1}, {"10", 2}};
+    uint64_t added;
+    CHECK(ks_sadd(&ctx, "s", 1, m, 4, &added) == KS_OK && added == 3);
+    commit();
+    got g = {0};
+    CHECK(ks_smembers(&ctx, "s", 1, collect, &g) == KS_OK);
+    CHECK(strcmp(g.buf, "-3,7,10,") == 0);
+    CHECK(strcmp(encoding("s"), "intset") == 0);
+    CHECK_EQ_INT(count_ns('d'), 0);
+    limit_intset(20);
+    sadd_range("s", "", 100, 117); /* 20 members: still an intset */
+    CHECK(strcmp(encoding("s"), "intset") == 0 && count_ns('d') == 0);
+    sadd_range("s", "", 200, 201); /* 21: past the limit, big */
+    CHECK(strcmp(encoding("s"), "hashtable") == 0);
+    CHECK_EQ_INT(count_ns('d'), 21);
+    CHECK_EQ_INT(scard("s"), 21);
+    teardown();
+}
+
+TEST(NonIntegerMemberMakesAHashtableThatStays)
+{
+    setup();
+    ks_field m[2] = {{"1", 1}, {"x", 1}};
+    uint64_t n;
+    CHECK(ks_sadd(&ctx, "s", 1, m, 1, &n) == KS_OK && n == 1);
+    CHECK(strcmp(encoding("s"), "intset") == 0);
+    CHECK(ks_sadd(&ctx, "s", 1, m + 1, 1, &n) == KS_OK && n == 1);
+    CHECK(strcmp(encoding("s"), "hashtable") == 0);
+    CHECK(ks_srem(&ctx, "s", 1, m + 1, 1, &n) == KS_OK && n == 1);
+    CHECK(strcmp(encoding("s"), "hashtable") == 0); /* as Redis: no way back */
+    CHECK(ks_srem(&ctx, "s", 1, m, 1, &n) == KS_OK && n == 1);
+    commit();
+    ks_type t;
+    CHECK(ks_type_of(&ctx, "s", 1, &t) == KS_OK && t == KS_NONE);
+    CHECK_EQ_INT(ks_dbsize(&ctx), 0);
+    teardown();
+}
+
+TEST(BigSetMembersAreReadWrittenAndPoppedOneByOne)
+{
+    setup();
+    limit_intset(0);
+    sadd_range("b", "m", 0, 3000);
+    CHECK_EQ_INT(count_ns('d'), 3000);
+    ks_field probe[3] = {{"m5", 2}, {"m2999", 5}, {"m3000", 5}};
+    int out[3];
+    CHECK(ks_sismember(&ctx, "b", 1, probe, 3, out) == KS_OK);
+    CHECK(out[0] == 1 && out[1] == 1 && out[2] == 0);
+    got g = {0};
+    CHECK(ks_spop(&ctx, "b", 1, 50, collect, &g) == KS_OK && g.n == 50);
+    commit();
+    CHECK_EQ_INT(scard("b"), 2950);
+    CHECK_EQ_INT(count_ns('d'), 2950);
+    /* SRANDMEMBER with a positive count: distinct members. */
+    CHECK(ks_srandmember(&ctx, "b", 1, 100, 1, collect, &g) == KS_OK && g.n == 100);
+    int del;
+    CHECK(ks_del(&ctx, "b", 1, &del) == KS_OK && del);
+    commit();
+    CHECK_EQ_INT(count_ns('d'), 0);
+    teardown();
+}
+
+static uint64_t version_of(const char *key)
+{
+    ks_meta m;
+    CHECK(ks_meta_read(&ctx, NULL, 0, key, strlen(key), &m) == KS_OK);
+    uint64_t v = m.big ? m.version : 0;
+    ks_meta_free(&m);
+    return v;
+}
+
+/* Removed members leave tombstones that seeks must step over; once they
+ * outnumber the live ones (plus the slack) the set is written again under
+ * a new version, so popping a big set down to nothing stays cheap. */
+TEST(BigSetIsRewrittenWhenRemovalsOutnumberItsMembers)
+{
+    setup();
+    limit_intset(0);
+    sadd_range("b", "m", 0, 5000);
+    uint64_t v0 = version_of("b");
+    got g = {0};
+    for (int i = 0; i < 30; i++) { /* 3000 removed, 2000 left: not yet */
+        CHECK(ks_spop(&ctx, "b", 1, 100, collect, &g) == KS_OK && g.n == 100);
+        commit();
+    }
+    CHECK(version_of("b") == v0);
+    for (int i = 0; i < 2; i++) { /* 3200 removed > 1800 + 1024 */
+        CHECK(ks_spop(&ctx, "b", 1, 100, collect, &g) == KS_OK && g.n == 100);
+        commit();
+    }
+    CHECK(version_of("b") != v0 && version_of("b") != 0);
+    CHECK_EQ_INT(scard("b"), 1800);
+    CHECK_EQ_INT(count_ns('d'), 1800);
+    CHECK(strcmp(encoding("b"), "hashtable") == 0);
+    /* Down to a packed set: the encoding Redis reports does not change. */
+    limit_intset(1000);
+    for (int i = 0; i < 9; i++) {
+        CHECK(ks_spop(&ctx, "b", 1, 100, collect, &g) == KS_OK && g.n == 100);
+        commit();
+    }
+    CHECK(ks_spop(&ctx, "b", 1, 10, collect, &g) == KS_OK && g.n == 10);
+    commit();
+    CHECK_EQ_INT(scard("b"), 890);
+    CHECK(strcmp(encoding("b"), "hashtable") == 0);
+    teardown();
+}
+
+/* Counts how often each of n small members comes back in draws of
+ * SRANDMEMBER -count; every one within 25% of the expected share. */
+static void check_uniform(const char *key, int n, int draws)
+{
+    typedef struct {
+        int n;
+        int hits[64];
+    } hist;
+    hist h = {n, {0}};
+    got g = {0};
+    int left = draws;
+    while (left > 0) {
+        int k = left < 200 ? left : 200;
+        CHECK(ks_srandmember(&ctx, key, strlen(key), (uint64_t)k, 0, collect, &g) == KS_OK);
+        for (char *p = g.buf; *p; p = strchr(p, ',') + 1)
+            h.hits[atoi(p + 1)]++; /* members are "m<i>" */
+        left -= k;
+    }
+    for (int i = 0; i < n; i++)
+        CHECK_MSG(h.hits[i] > draws / n * 3 / 4 && h.hits[i] < draws / n * 5 / 4,
+                  "member %d drawn %d times of %d", i, h.hits[i], draws);
+}
+
+TEST(RandomMembersOfSmallSetsAreUniform)
+{
+    setup();
+    sadd_range("packed", "m", 0, 10);
+    check_uniform("packed", 10, 20000);
+    limit_intset(0);
+    sadd_range("big", "m", 0, 10);
+    CHECK(strcmp(encoding("big"), "hashtable") == 0 && count_ns('d') == 10);
+    check_uniform("big", 10, 20000);
+    teardown();
+}
+
+TEST(StoreIntoOneOfItsSourcesReadsThemFirst)
+{
+    setup();
+    limit_intset(8);
+    sadd_range("a", "", 0, 30);
+    sadd_range("b", "", 20, 50);
+    ks_field keys[2] = {{"a", 1}, {"b", 1}};
+    uint64_t card;
+    CHECK(ks_setop(&ctx, KS_SUNION, keys, 2, "a", 1, 0, NULL, NULL, &card) == KS_OK);
+    CHECK_EQ_INT(card, 50);
+    commit();
+    CHECK_EQ_INT(scard("a"), 50);
+    CHECK(ks_setop(&ctx, KS_SINTER, keys, 2, "a", 1, 0, NULL, NULL, &card) == KS_OK);
+    commit();
+    CHECK_EQ_INT(card, 30);
+    CHECK_EQ_INT(count_ns('d'), 60); /* the replaced versions are gone */
+    CHECK(ks_setop(&ctx, KS_SDIFF, keys, 2, "a", 1, 0, NULL, NULL, &card) == KS_OK);
+    commit();
+    CHECK_EQ_INT(card, 0);
+    ks_type t;
+    CHECK(ks_type_of(&ctx, "a", 1, &t) == KS_OK && t == KS_NONE);
+    teardown();
+}
+
+TEST(CompactionDroppedBigSetIsRepairedByActiveExpiry)
+{
+    setup();
+    limit_intset(0);
+    sadd_range("big", "m", 0, 500);
+    int done;
+    CHECK(ks_expire_set(&ctx, "big", 3, ctx.now_ms + 10, 0, &done) == KS_OK && done);
+    commit();
+    /* What compaction does: the filter drops the expired record only. */
+    ks_ekey k;
+    ks_ekey_meta(&k, 0, "big", 3);
+    char *v;
+    size_t vl;
+    CHECK(eng_get(edb, NULL, k.p, k.n, &v, &vl) == ENG_OK);
+    CHECK(ks_compaction_filter(NULL, k.p, k.n, v, vl) == 1);
+    eng_free(v);
+    eng_batch_delete(ctx.batch, k.p, k.n);
+    ks_ekey_free(&k);
+    commit();
+    CHECK_EQ_INT(count_ns('d'), 500);
+    ctx.now_ms += 100;
+    ks_active_expire(&ctx, 100, 100000);
+    commit();
+    CHECK_EQ_INT(count_ns('d'), 0);
+    CHECK_EQ_INT(count_ns('e'), 0);
+    CHECK_EQ_INT(ks_dbsize(&ctx), 0);
+    teardown();
+}
+
+int main(int argc, char **argv)
+{
+    return test_main(argc, argv);
+}
