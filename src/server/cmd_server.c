@@ -586,16 +586,19 @@ void cmd_config(client *c)
         if (c->argc % 2 != 0) return add_reply_error(c, ERR_SYNTAX); /* as Redis: pairs */
         for (int i = 2; i < c->argc; i += 2)                         /* before anything can fail */
             if (config_is_sensitive(c->argv[i].ptr)) server_redact_arg(c, i + 1);
-        for (int i = 2; i < c->argc; i += 2) {
-            const char *v[1] = {c->argv[i + 1].ptr};
-            char *err = NULL;
-            if (config_set(c->argv[i].ptr, v, 1, 0, &err) < 0) {
-                add_reply_error(c, err);
-                free(err);
-                return;
-            }
+        int n = (c->argc - 2) / 2;
+        const char **pairs = malloc(sizeof(*pairs) * 2 * (size_t)n);
+        if (!pairs) return add_reply_error(c, "ERR out of memory");
+        for (int i = 0; i < 2 * n; i++)
+            pairs[i] = c->argv[2 + i].ptr;
+        char *err = NULL;
+        if (config_set_pairs(pairs, n, &err) < 0) {
+            add_reply_error(c, err);
+            free(err);
+        } else {
+            add_reply_ok(c);
         }
-        add_reply_ok(c);
+        free(pairs);
     } else if (arg_is(sub, "resetstat")) {
         if (c->argc != 2) return add_reply_subcommand_arity(c);
         server.stat_commands = server.stat_connections = server.stat_rejected_conn = 0;
