@@ -18,7 +18,7 @@ LUA_INC := -I/usr/include/lua5.1
 CFLAGS  := $(OPT) -g -std=gnu11 $(WARN) -D_GNU_SOURCE -pthread -Isrc $(LUA_INC) -MMD -MP $(EXTRA_CFLAGS)
 # Lua 5.1 and the cjson and bit modules scripts use (Debian's packages)
 LUA_LIBS := -llua5.1-cjson -llua5.1-bitop -llua5.1
-LIBS    := $(LUA_LIBS) -lzstd -lxxhash -lm -lpthread
+LIBS    := $(LUA_LIBS) -lzstd -lxxhash -lstemmer -lm -lpthread
 JEMALLOC := -ljemalloc
 BENCH_LIBS := -lhiredis -lrocksdb -lsqlite3 $(shell mariadb_config --libs 2>/dev/null || echo -lmariadb)
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -52,7 +52,7 @@ FUZZ_SRC  := $(wildcard tests/fuzz/*.c)
 FUZZERS   := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 
 .PHONY: all deps test run bench bench-redis bench-engine tests asan fuzz clean format
-all: $(BINDIR)/strata-server $(BINDIR)/strata-bench
+all: $(BINDIR)/strata-server $(BINDIR)/strata-bench $(BINDIR)/strata-check
 
 deps:
 	@deps/install.sh
@@ -80,6 +80,11 @@ endef
 $(foreach L,$(LAYERS),$(eval $(call asan_layer_lib,$(L))))
 
 $(BINDIR)/strata-server: $(call obj,src/server/main.c) $(LIB_ALL)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(LIBS) $(JEMALLOC)
+
+# strata-check: the offline checker (engine, keyspace and index layers; no server).
+$(BINDIR)/strata-check: $(call obj,src/tools/strata-check.c) $(BUILD)/libindex.a $(BUILD)/libkeyspace.a $(LIB_ENG)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS) $(JEMALLOC)
 
@@ -159,7 +164,7 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(BINDIR)/strata-server $(BINDIR)/strata-bench
+	rm -rf $(BUILD) $(BINDIR)/strata-server $(BINDIR)/strata-bench $(BINDIR)/strata-check
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 .SECONDARY:

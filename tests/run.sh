@@ -16,7 +16,8 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 BINDIR=${BINDIR:-src}
 export STRATA_SERVER="$PWD/$BINDIR/strata-server" STRATA_BENCH="$PWD/$BINDIR/strata-bench"
-[ "${BINDIR#/}" != "$BINDIR" ] && export STRATA_SERVER="$BINDIR/strata-server" STRATA_BENCH="$BINDIR/strata-bench"
+export STRATA_CHECK="$PWD/$BINDIR/strata-check"
+[ "${BINDIR#/}" != "$BINDIR" ] && export STRATA_SERVER="$BINDIR/strata-server" STRATA_BENCH="$BINDIR/strata-bench" STRATA_CHECK="$BINDIR/strata-check"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 PY=/usr/bin/python3

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_profiles.sh -- the profile workload (strata-bench profiles) at a small
-# size on strata, rocksdb and sqlite: every engine must complete and all must
+# size on strata, strata-ft (FT.*), rocksdb and sqlite: every engine must complete and all must
 # print the same checksum for every phase and for the final verification,
 # single worker and in parallel mode. Prints PASS/FAIL lines (tests/run.sh).
 set -u
@@ -10,15 +10,15 @@ N=${PROFILES_TEST_N:-3000}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-# run NAME ARGS...: runs strata-bench with --check-agree, PASS when it exits 0
-# having completed every engine.
+# run NAME COUNT ARGS...: runs strata-bench with --check-agree, PASS when it exits 0
+# having completed all COUNT engines.
 run() {
-  local name=$1; shift
+  local name=$1 count=$2; shift 2
   if [ ! -x "$BENCH" ]; then echo "FAIL $name: $BENCH not built"; return; fi
   TMPDIR="$out" "$BENCH" profiles --profiles "$N" --check-agree --no-report "$@" \
     >"$out/$name.log" 2>&1
   local rc=$?
-  if [ $rc -eq 0 ] && grep -q "checksum agreement across 3 completed engine(s) of 3: ok" "$out/$name.log"; then
+  if [ $rc -eq 0 ] && grep -q "checksum agreement across $count completed engine(s) of $count: ok" "$out/$name.log"; then
     echo "PASS $name"
   else
     echo "FAIL $name: exit $rc: $(grep -E 'skipped|failed|disagree|MISMATCH|error' "$out/$name.log" | head -5 | tr '\n' ' ')"
@@ -26,8 +26,8 @@ run() {
   fi
 }
 
-run ProfilesEnginesAgreeOnEveryPhase --engine strata,rocksdb,sqlite
-run ProfilesParallelPipelinedEnginesAgree --engine strata,rocksdb,sqlite --clients 3 --pipeline 8
+run ProfilesEnginesAgreeOnEveryPhase 4 --engine strata,strata-ft,rocksdb,sqlite
+run ProfilesParallelPipelinedEnginesAgree 3 --engine strata,rocksdb,sqlite --clients 3 --pipeline 8
 
 # A bad option is a usage error (exit 2), not a crash or a run.
 "$BENCH" profiles --profiles abc >"$out/bad.log" 2>&1

@@ -33,7 +33,9 @@
  * Output files are cut at target_file_size, only between user keys (V2).
  * The edit deleting the inputs and adding the outputs is synced to the
  * manifest before the version is installed; input files go when the last
- * version holding them is released (V4).
+ * version holding them is released (V4). A compaction that fails (no space
+ * for its outputs, a damaged input) deletes its outputs, keeps its inputs
+ * and is retried after a delay (db_impl.h, D6).
  */
 #include "db_impl.h"
 
@@ -44,6 +46,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct compaction {
@@ -247,7 +250,7 @@ static eng_status open_output(cstate *cs)
     char path[PATH_MAX];
     db_filename(path, cs->db->dir, cs->b_number, "sst");
     sst_options so = {cs->db->opts.block_size, cs->db->opts.compression_level,
-                      cs->db->opts.bloom_bits_per_key};
+                      cs->db->opts.bloom_bits_per_key, cs->b_number};
     return sst_builder_new(path, &so, &cs->b);
 }
 
@@ -427,7 +430,7 @@ static void discard_outputs(eng_db *db, cstate *cs)
     for (int i = 0; i < cs->nout; i++) {
         char path[PATH_MAX];
         db_filename(path, db->dir, cs->out[i]->number, "sst");
-        unlink(path);
+        env_unlink(path);
         file_unref(cs->out[i]);
     }
     cs->nout = 0;
@@ -511,12 +514,19 @@ static eng_status run_compaction(eng_db *db, compaction *c)
     return s;
 }
 
-static void note_bg_error(eng_db *db, eng_status s)
+/* D6: a failed compaction changes nothing and is retried after a delay;
+ * one that succeeds ends the fault. */
+static void note_result(eng_db *db, eng_status s)
 {
-    if (s == ENG_OK || db->shutting_down) return;
-    db->bg_error = s;
+    if (db->shutting_down) return;
+    if (s == ENG_OK) {
+        db->compact_delay = 0;
+        db_fault_clear(db, &db->compact_fault, "compaction");
+        return;
+    }
     db->st.background_errors++;
-    db_log(db, 3, "compaction failed: %s (%s)", eng_status_str(s), eng_last_error());
+    db_fault_note(db, &db->compact_fault, "compaction", s);
+    db_fault_backoff(db, &db->compact_retry_at, &db->compact_delay);
 }
 
 void *db_compact_thread(void *arg)
@@ -531,19 +541,20 @@ void *db_compact_thread(void *arg)
             if (m->st == ENG_OK) c = pick_manual(db, m->lo, m->hi);
             if (c) m->st = run_compaction(db, c);
             compaction_free(c);
-            note_bg_error(db, m->st);
+            if (c) note_result(db, m->st);
             m->done = 1;
             pthread_cond_broadcast(&db->bg_cv);
             continue;
         }
-        if (db->bg_error == ENG_OK && (c = pick_auto(db)) != NULL) {
+        if (db->bg_error == ENG_OK && db->compact_retry_at <= env_now_micros() &&
+            (c = pick_auto(db)) != NULL) {
             eng_status s = run_compaction(db, c);
             compaction_free(c);
-            note_bg_error(db, s);
+            note_result(db, s);
             pthread_cond_broadcast(&db->bg_cv);
             continue;
         }
-        pthread_cond_wait(&db->compact_cv, &db->mu);
+        db_wait(&db->compact_cv, &db->mu, db->compact_retry_at); /* work, or the retry (D6) */
     }
     pthread_mutex_unlock(&db->mu);
     return NULL;

@@ -22,6 +22,23 @@
  *  D4. Only the manifest holder (manifest_busy) changes vs->current, and
  *      only the compaction thread removes files from levels, so a compaction
  *      may build its edit from the version it picked.
+ *  D5. When a write, fsync or close of the log fails, or a new log cannot
+ *      be created (db_log_failed), the log is abandoned (log = NULL) and
+ *      writes are refused; the memtable holding its writes becomes immutable
+ *      (need_freeze, done by the flush thread once a slot is free) under a
+ *      reserved log number that no file has yet. Writes resume only after
+ *      every such memtable is in a table recorded in the manifest (so the
+ *      manifest's log number has passed the failed log, which recovery then
+ *      never replays) and the log with the reserved number is created. So a
+ *      write the engine took is durable once recoveries moves, and nothing
+ *      written after the failure ever lands behind a torn record.
+ *  D6. A failed flush or compaction drops nothing: the memtable stays in
+ *      imm[], the input tables stay in the version; the thread retries after
+ *      a delay (opts.retry_delay_us doubling, db_fault_backoff). Writes are refused
+ *      only when they need the failing work (the memtable is full and imm[]
+ *      too, or level 0 is at the stop trigger).
+ *  D7. faults counts the fault slots (log_fault, flush_fault, compact_fault)
+ *      that are failing; 0 means eng_write_status needs no lock.
  */
 #ifndef STRATA_DB_IMPL_H
 #define STRATA_DB_IMPL_H
@@ -45,6 +62,7 @@ typedef struct superversion {
     int refs; /* atomic */
     memtable *mem;
     memtable *imm[DB_MAX_IMM]; /* newest first */
+    uint64_t imm_max_seq[DB_MAX_IMM];
     int nimm;
     version *v;
     rdel_view rd; /* the tombstone sets of mem, imm and v (only non-empty ones) */
@@ -58,8 +76,22 @@ struct eng_snapshot {
 typedef struct imm_entry {
     memtable *mem;
     uint64_t log_number;
-    rdel_set *rdels; /* its tombstones, or NULL */
+    uint64_t max_seq; /* every entry of mem has a sequence <= this */
+    rdel_set *rdels;  /* its tombstones, or NULL */
 } imm_entry;
+
+/* One kind of background work that fails and is retried (D5, D6). */
+typedef struct bg_fault {
+    eng_status st;     /* ENG_OK: not failing */
+    int err;           /* errno of the last failure */
+    int64_t since_ms;  /* unix ms of the first failure of this run */
+    uint64_t failures; /* failed attempts since open */
+    char msg[256];
+} bg_fault;
+
+/* Retry delays of failed background work (D6). */
+#define RETRY_MIN_US 100000u
+#define RETRY_MAX_US 2000000u
 
 typedef struct manual_compaction {
     const slice *lo, *hi; /* user-key bounds; NULL = unbounded */
@@ -99,6 +131,12 @@ struct eng_db {
     int sync_mode;
     int log_dirty; /* records written since the last sync */
     eng_stats st;  /* counters; the computed fields are filled by eng_get_stats */
+    bg_fault log_fault, flush_fault, compact_fault; /* D5, D6 */
+    int need_freeze;                                /* D5: mem holds writes of the failed log */
+    int faults;                                     /* D7: atomic reads */
+    uint64_t recoveries;                            /* writes resumed after a log failure */
+    uint64_t flush_retry_at, compact_retry_at;      /* monotonic us: D6 */
+    uint64_t flush_delay, compact_delay;
 
     pthread_t flush_thr, compact_thr, sync_thr;
     int threads_started;
@@ -112,6 +150,16 @@ void db_log(eng_db *db, int level, const char *fmt, ...) __attribute__((format(p
 memtable *db_new_memtable(const eng_db *db);
 /* dir/NNNNNN.suffix into out (PATH_MAX bytes). */
 void db_filename(char *out, const char *dir, uint64_t number, const char *suffix);
+
+/* ---- db_recover.c -------------------------------------------------------- */
+/* Kinds of file in a database directory (FORMAT.md). FT_KEPT: set aside
+ * for a human (NNNNNN.sst.lost, NNNNNN.log.corrupt, ...), never deleted. */
+enum { FT_LOG, FT_SST, FT_MANIFEST, FT_KEPT, FT_OTHER };
+/* The kind of the file called name; *num gets its number. */
+int db_parse_name(const char *name, uint64_t *num);
+/* Recovery at open (db_recover.c): manifest, logs, table checks, new log
+ * and manifest, obsolete files. Single-threaded, before the threads start. */
+eng_status db_recover(eng_db *db);
 
 /* ---- db_read.c: superversions ----------------------------------------- */
 /* Builds a new sv from mem, imm and vs.current and installs it. REQUIRES: mu. */
@@ -146,19 +194,58 @@ void *db_compact_thread(void *arg);
  * On failure current is unchanged and the error is returned. */
 eng_status db_log_and_apply(eng_db *db, version_edit *e, int pop_imm);
 /* Recovery: reads CURRENT and the manifest into db->vs. ENG_NOTFOUND when
- * there is no CURRENT. */
+ * there is no CURRENT; ENG_CORRUPTION when a record before the last is
+ * damaged (L2) or an edit does not parse, naming the file and offset. */
 eng_status manifest_recover(eng_db *db);
-/* Writes manifest `number` holding the whole of v and the counters, points
- * CURRENT at it (temp file, fsync, rename, fsync dir), and replaces (and
- * deletes) the previous manifest. REQUIRES: the manifest holder or
- * single-threaded recovery. */
-eng_status manifest_write_new(eng_db *db, const version *v, uint64_t number, uint64_t log_number,
-                              uint64_t next_file, uint64_t last_seq);
+/* Whether any MANIFEST-* file in db->dir names a table (or cannot be
+ * read: then it might). */
+int manifest_dir_names_tables(eng_db *db);
+/* Writes manifest `number` of vs->dir holding the whole of v and the
+ * counters, points CURRENT at it (temp file, fsync, rename, fsync dir), and
+ * replaces (and deletes) the previous manifest. REQUIRES: the manifest
+ * holder, single-threaded recovery or an offline repair. */
+eng_status manifest_write_new(version_set *vs, const version *v, uint64_t number,
+                              uint64_t log_number, uint64_t next_file, uint64_t last_seq);
+/* Replays the manifest at path into vs (current, counters). A torn last
+ * record is ignored (note gets a line about it; vs->manifest_damaged is
+ * set); damage before an intact record (L2) or an edit that does not parse
+ * is ENG_CORRUPTION naming the file and offset. */
+eng_status manifest_replay(version_set *vs, const char *path, char *note, size_t cap);
+/* The manifest number CURRENT in dir names: ENG_NOTFOUND without CURRENT,
+ * ENG_CORRUPTION when its contents are not a manifest name. */
+eng_status manifest_read_current(const char *dir, uint64_t *number);
+/* Points CURRENT in dir at manifest `number` (temp file, fsync, rename,
+ * fsync dir): an offline repair. */
+eng_status manifest_set_current(const char *dir, uint64_t number);
 
 /* ---- db_write.c -------------------------------------------------------- */
 void *db_sync_thread(void *arg);
-/* Freezes mem (new log file, mem -> imm) and wakes the flush thread.
- * REQUIRES: mu; nimm < DB_MAX_IMM. */
+/* Freezes mem (new log file, mem -> imm) and wakes the flush thread. On a
+ * log failure it calls db_log_failed and returns the error.
+ * REQUIRES: mu; nimm < DB_MAX_IMM; log != NULL. */
 eng_status db_switch_memtable(eng_db *db);
+/* D5: the log failed with s: abandon it, refuse writes, have the flush
+ * thread make its writes durable. No-op when the log already failed.
+ * REQUIRES: mu. */
+void db_log_failed(eng_db *db, eng_status s);
+/* mem -> imm[nimm] with log number log_number and max_seq = last_seq.
+ * REQUIRES: mu; nimm < DB_MAX_IMM. */
+void db_push_imm(eng_db *db);
+
+/* ---- db_fault.c ------------------------------------------------------- */
+/* Records a failure s (message and errno from this thread's last env
+ * error) in f; logs it when f was not failing. REQUIRES: mu. */
+void db_fault_note(eng_db *db, bg_fault *f, const char *what, eng_status s);
+/* f's work succeeded; logs the recovery when f was failing. REQUIRES: mu. */
+void db_fault_clear(eng_db *db, bg_fault *f, const char *what);
+/* The error a refused write returns: s with the fault's message and errno.
+ * REQUIRES: mu. */
+eng_status db_fault_refuse(const bg_fault *f, const char *why);
+/* Doubles *delay (opts.retry_delay_us .. 20 times that: RETRY_MIN_US ..
+ * RETRY_MAX_US by default) and sets *at = now + delay. */
+void db_fault_backoff(const eng_db *db, uint64_t *at, uint64_t *delay);
+/* Waits on cv (with mu held) for a signal, or also until the monotonic
+ * time at_us when that is still ahead (a retry delay, D6). */
+void db_wait(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t at_us);
 
 #endif

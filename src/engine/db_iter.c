@@ -11,16 +11,23 @@
  * the key. Range deletion entries of memtables are not keys; they are
  * already in the tombstone set.
  *
+ * A value hidden by a range tombstone lets every source older than the
+ * tombstone jump past its range (merger.h, G2): after FLUSHALL a scan costs
+ * a seek per source, not a step per deleted key.
+ *
  * Invariant I1 (as LevelDB): in the forward direction the internal iterator
- * is at the entry that produced key(); in the reverse direction it is just
- * before every entry of key() (at a smaller user key, or invalid), and
- * key()/value() are copies in saved_key/saved_value.
+ * is at the entry that produced key(); in the reverse direction it is
+ * before every entry of key() (at a smaller user key, or invalid; after a
+ * range skip possibly before hidden entries of smaller keys too), and
+ * key()/value() are copies in saved_key/saved_value. So a forward step from
+ * the reverse direction skips every entry up to and including key().
  */
 #include "db_impl.h"
 
 #include "merger.h"
 #include "write_batch.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 enum { DIR_FORWARD, DIR_REVERSE };
@@ -33,8 +40,43 @@ struct eng_iter {
     uint64_t seek_seq; /* sequence used to build seek targets */
     rdel_view rd;      /* the tombstone sets to consult (sv's and the batch's) */
     int dir, valid;
+    uint64_t steps;     /* internal entries looked at (eng_iter_steps) */
+    sst_damage_log dmg; /* blocks stepped over (eng_iter_skip_damaged, T3) */
     buf saved_key, saved_value, target;
 };
+
+/* An entry for a user key a damaged block could hold is left out unless it
+ * is newer than that table (T3): an older version must not stand in for
+ * what the block lost. */
+static inline int damaged(const eng_iter *di, slice k)
+{
+    return di->dmg.n && sst_damage_covers(&di->dmg, ikey_user_key(k), ikey_sequence(k));
+}
+
+static void note_damage(void *ctx, const sst_damage *d)
+{
+    eng_db *db = ctx;
+    char msg[600];
+    sst_damage_describe(d, msg, sizeof(msg));
+    __atomic_add_fetch(&db->st.damaged_blocks_skipped, 1, __ATOMIC_RELAXED);
+    db_log(db, 3, "%s: skipped by a scan, those keys left out", msg);
+}
+
+/* The visible range tombstone that hides the value (uk, s) (R1), the one
+ * with the highest sequence; NULL when none does. */
+static inline const rdel *covering(const eng_iter *di, slice uk, uint64_t s)
+{
+    return di->rd.n ? rdel_view_covering(&di->rd, uk, s, di->seq) : NULL;
+}
+
+/* The internal iterator is at a value r covers: every child older than r
+ * jumps past r's range (G2). Returns 1 when that moved the merger off this
+ * entry, 0 when the caller steps on as usual. The skip moves the memory
+ * the entry's key and value point into: copy what is needed first. */
+static int skip_covered(eng_iter *di, const rdel *r)
+{
+    return merger_skip_covered(di->it, rdel_start(r), rdel_end(r), r->seq);
+}
 
 static inline int visible(const eng_iter *di, uint64_t s)
 {
@@ -59,24 +101,28 @@ static void find_next_user_entry(eng_iter *di, int skipping)
     do {
         slice k = iter_key(it);
         uint64_t s = ikey_sequence(k);
-        int t = ikey_type(k);
-        if (visible(di, s) && t != ENG_TYPE_RANGE_DELETION) {
+        int t = ikey_type(k), moved = 0;
+        const rdel *r;
+        di->steps++;
+        if (visible(di, s) && t != ENG_TYPE_RANGE_DELETION && !damaged(di, k)) {
             slice uk = ikey_user_key(k);
-            if (t == ENG_TYPE_DELETION) {
+            if (skipping && slice_compare(uk, saved(&di->saved_key)) <= 0) {
+                /* an older version of a key already decided, or (after a
+                 * backward walk that skipped a range, I1) a key before it */
+            } else if (t == ENG_TYPE_DELETION) {
                 save_slice(&di->saved_key, uk);
                 skipping = 1;
-            } else if (skipping && slice_compare(uk, saved(&di->saved_key)) <= 0) {
-                /* an older version of a key already decided */
-            } else if (di->rd.n && rdel_view_covers(&di->rd, uk, s, di->seq)) {
-                save_slice(&di->saved_key, uk);
+            } else if ((r = covering(di, uk, s)) != NULL) {
+                save_slice(&di->saved_key, uk); /* before the skip moves what uk points into */
                 skipping = 1;
+                moved = skip_covered(di, r);
             } else {
                 di->valid = 1;
                 di->saved_key.len = 0;
                 return;
             }
         }
-        iter_next(it);
+        if (moved <= 0) iter_next(it);
     } while (iter_valid(it));
     di->saved_key.len = 0;
     di->valid = 0;
@@ -90,14 +136,15 @@ static void find_prev_user_entry(eng_iter *di)
         do {
             slice k = iter_key(it);
             uint64_t s = ikey_sequence(k);
-            int t = ikey_type(k);
-            if (visible(di, s) && t != ENG_TYPE_RANGE_DELETION) {
+            int t = ikey_type(k), moved = 0;
+            di->steps++;
+            if (visible(di, s) && t != ENG_TYPE_RANGE_DELETION && !damaged(di, k)) {
                 slice uk = ikey_user_key(k);
                 if (vt != ENG_TYPE_DELETION && slice_compare(uk, saved(&di->saved_key)) < 0)
                     break; /* I1: the newest entry of saved_key was seen */
                 vt = t;
-                if (t == ENG_TYPE_VALUE && di->rd.n && rdel_view_covers(&di->rd, uk, s, di->seq))
-                    vt = ENG_TYPE_DELETION;
+                const rdel *r = t == ENG_TYPE_VALUE ? covering(di, uk, s) : NULL;
+                if (r) vt = ENG_TYPE_DELETION; /* and uk is not used after the skip below */
                 if (vt == ENG_TYPE_DELETION) {
                     di->saved_key.len = 0;
                     di->saved_value.len = 0;
@@ -105,8 +152,9 @@ static void find_prev_user_entry(eng_iter *di)
                     save_slice(&di->saved_key, uk);
                     save_slice(&di->saved_value, iter_value(it));
                 }
+                if (r) moved = skip_covered(di, r);
             }
-            iter_prev(it);
+            if (moved <= 0) iter_prev(it);
         } while (iter_valid(it));
     }
     /* An error may have cut the walk short inside the versions of
@@ -135,14 +183,22 @@ eng_iter *eng_iter_new(eng_db *db, const eng_snapshot *snap, eng_batch *b)
 
     int cap = 2 + sv->nimm + sv->v->nfiles[0] + ENG_MAX_LEVELS, n = 0;
     iter **its = malloc(sizeof(iter *) * (size_t)cap);
-    if (!its) abort();
-    if (bm) its[n++] = mem_iter_new(bm);
+    uint64_t *max_seq = malloc(sizeof(uint64_t) * (size_t)cap);
+    if (!its || !max_seq) abort();
+    /* G2's bounds: the batch's entries are the newest of all; mem may hold
+     * anything committed; an immutable memtable or a table what it held. */
+    if (bm) max_seq[n] = UINT64_MAX, its[n++] = mem_iter_new(bm);
+    max_seq[n] = ENG_MAX_SEQUENCE;
     its[n++] = mem_iter_new(sv->mem);
     for (int i = 0; i < sv->nimm; i++)
-        its[n++] = mem_iter_new(sv->imm[i]);
-    n = version_add_iters(sv->v, its, n, 1);
+        max_seq[n] = sv->imm_max_seq[i], its[n++] = mem_iter_new(sv->imm[i]);
+    di->dmg.on_damage = note_damage;
+    di->dmg.ctx = db;
+    n = version_add_iters(sv->v, its, max_seq, n, 1, &di->dmg);
     di->it = merger_new(its, n);
+    merger_set_max_seqs(di->it, max_seq);
     free(its);
+    free(max_seq);
 
     for (int i = 0; i < sv->rd.n; i++)
         rdel_view_add(&di->rd, sv->rd.part[i]);
@@ -156,6 +212,7 @@ void eng_iter_free(eng_iter *di)
 {
     if (!di) return;
     iter_free(di->it);
+    sst_damage_log_free(&di->dmg);
     sv_unref(di->sv);
     rdel_view_release(&di->rd);
     buf_free(&di->saved_key);
@@ -281,4 +338,20 @@ const char *eng_iter_value(const eng_iter *di, size_t *vl)
 eng_status eng_iter_status(const eng_iter *di)
 {
     return iter_status(di->it);
+}
+
+uint64_t eng_iter_steps(const eng_iter *di)
+{
+    return di->steps;
+}
+
+void eng_iter_skip_damaged(eng_iter *di)
+{
+    di->dmg.enabled = 1;
+}
+
+size_t eng_iter_damaged(const eng_iter *di, size_t i, char *buf, size_t cap)
+{
+    if (buf && cap && i < (size_t)di->dmg.n) sst_damage_describe(&di->dmg.d[i], buf, cap);
+    return (size_t)di->dmg.n;
 }

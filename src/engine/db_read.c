@@ -20,6 +20,7 @@ void db_install_sv(eng_db *db)
     sv->mem = db->mem;
     mem_ref(sv->mem);
     for (int i = db->nimm - 1; i >= 0; i--) {
+        sv->imm_max_seq[sv->nimm] = db->imm[i].max_seq;
         sv->imm[sv->nimm++] = db->imm[i].mem;
         mem_ref(db->imm[i].mem);
     }

@@ -63,8 +63,8 @@ enum {
  * deletion (or drops it outright at the bottom level) so that older versions
  * below never resurface, and never applies the filter to a version that a
  * live snapshot can still see. */
-typedef int (*eng_compaction_filter_fn)(void *ctx, const char *key, size_t klen,
-                                        const char *val, size_t vlen);
+typedef int (*eng_compaction_filter_fn)(void *ctx, const char *key, size_t klen, const char *val,
+                                        size_t vlen);
 
 /* Log messages from the engine (recovery dropped N bytes, compaction ...).
  * level: 0 debug, 1 verbose, 2 notice, 3 warning. May be called from
@@ -72,25 +72,40 @@ typedef int (*eng_compaction_filter_fn)(void *ctx, const char *key, size_t klen,
 typedef void (*eng_log_fn)(void *ctx, int level, const char *msg);
 
 typedef struct eng_options {
-    size_t write_buffer_size;    /* memtable size before it is frozen; 64 MiB */
-    size_t cache_size;           /* block cache bytes, shared by all tables; 256 MiB */
-    size_t row_cache_size;       /* row cache bytes for point lookups (row_cache.h); 0 = off */
-    size_t block_size;           /* target uncompressed data block size; 4096 */
-    int compression_level;       /* zstd level; 0 turns compression off; 1 */
-    int bloom_bits_per_key;      /* 0 disables bloom filters; 10 */
-    int sync_mode;               /* ENG_SYNC_*; ENG_SYNC_EVERYSEC */
-    int create_if_missing;       /* 1 */
-    int l0_compaction_trigger;   /* L0 files that start a compaction; 4 */
-    int l0_slowdown_trigger;     /* L0 files at which writes are slowed; 12 */
-    int l0_stop_trigger;         /* L0 files at which writes wait; 20 */
+    size_t write_buffer_size;      /* memtable size before it is frozen; 64 MiB */
+    size_t cache_size;             /* block cache bytes, shared by all tables; 256 MiB */
+    size_t row_cache_size;         /* row cache bytes for point lookups (row_cache.h); 0 = off */
+    size_t block_size;             /* target uncompressed data block size; 4096 */
+    int compression_level;         /* zstd level; 0 turns compression off; 1 */
+    int bloom_bits_per_key;        /* 0 disables bloom filters; 10 */
+    int sync_mode;                 /* ENG_SYNC_*; ENG_SYNC_EVERYSEC */
+    int create_if_missing;         /* 1 */
+    int l0_compaction_trigger;     /* L0 files that start a compaction; 4 */
+    int l0_slowdown_trigger;       /* L0 files at which writes are slowed; 12 */
+    int l0_stop_trigger;           /* L0 files at which writes wait; 20 */
     uint64_t max_bytes_level_base; /* target size of L1; 256 MiB */
-    int level_size_multiplier;   /* 10 */
-    uint64_t target_file_size;   /* table file size compaction aims for; 64 MiB */
+    int level_size_multiplier;     /* 10 */
+    uint64_t target_file_size;     /* table file size compaction aims for; 64 MiB */
     eng_compaction_filter_fn compaction_filter; /* NULL: none */
     void *compaction_filter_ctx;
-    eng_log_fn log_fn;           /* NULL: messages go to stderr at >= notice */
+    eng_log_fn log_fn; /* NULL: messages go to stderr at >= notice */
     void *log_ctx;
+    int log_recovery;        /* ENG_LOG_RECOVERY_*: a log damaged in the middle; STRICT */
+    int read_only;           /* 0; 1: open without writing anything (eng_open) */
+    size_t max_record_bytes; /* largest log record; 0 = the format's limit (2 GiB) */
+    uint64_t retry_delay_us; /* first delay before failed background work is retried
+                                (doubling to 20x that); 0 = 100 ms */
 } eng_options;
+
+/* What recovery does with a log record that is damaged while intact
+ * records follow it (a torn tail, with nothing intact after it, is always
+ * cut off): refuse to open, naming the file and offset, and change nothing;
+ * or replay up to the last good record and keep the damaged log (and every
+ * later one) aside as NNNNNN.log.corrupt (NNNNNN.log.unreplayed). */
+enum {
+    ENG_LOG_RECOVERY_STRICT = 0,
+    ENG_LOG_RECOVERY_TRUNCATE = 1,
+};
 
 /* Fills *o with the defaults above. */
 void eng_options_init(eng_options *o);
@@ -127,8 +142,7 @@ void eng_batch_clear(eng_batch *b);
 void eng_batch_put(eng_batch *b, const char *k, size_t kl, const char *v, size_t vl);
 void eng_batch_delete(eng_batch *b, const char *k, size_t kl);
 /* Deletes every key k with start <= k < end. */
-void eng_batch_delete_range(eng_batch *b, const char *start, size_t sl,
-                            const char *end, size_t el);
+void eng_batch_delete_range(eng_batch *b, const char *start, size_t sl, const char *end, size_t el);
 /* Savepoints nest: rollback drops every op added since the newest savepoint
  * (and its index entries) and removes that savepoint; pop removes it and
  * keeps the ops. Both return ENG_NOTFOUND when there is no savepoint. The
@@ -151,11 +165,21 @@ enum {
  * none of it. The writes are visible to readers when this returns. Without
  * flags the log record is handed to the OS with write() before returning.
  * May sleep when level 0 is too far behind (a stall; counted in the stats).
- * The batch is not consumed: clear or free it afterwards. */
+ * The batch is not consumed: clear or free it afterwards.
+ * Errors: a batch over options.max_record_bytes is ENG_INVALID and nothing
+ * of it is applied; while writes are refused (eng_write_status) the error is
+ * returned and nothing is applied; when the log write fails the batch is not
+ * applied and the engine starts refusing writes; when only the ENG_WRITE_SYNC
+ * fsync fails the batch is applied and visible, and durable once the engine
+ * has recovered (eng_health.recoveries moves). */
 eng_status eng_write(eng_db *db, eng_batch *b, int flags);
 
 /* Writes every buffered log record with one write() and, if sync, fsyncs the
- * log so that every batch written so far is durable (group commit). */
+ * log so that every batch written so far is durable (group commit). On
+ * failure the batches written with ENG_WRITE_DEFER since the last successful
+ * commit are applied (visible) but not yet durable: the engine refuses writes
+ * and makes them durable in the background by flushing their memtable; they
+ * are durable when eng_health.recoveries has moved past its value now. */
 eng_status eng_commit(eng_db *db, int sync);
 
 /* ---- Reads ------------------------------------------------------------- */
@@ -166,12 +190,12 @@ void eng_snapshot_release(eng_db *db, const eng_snapshot *s);
 
 /* Point lookup. snap may be NULL (latest). On ENG_OK *val (malloc'd, owned by
  * the caller) and *vlen are set; ENG_NOTFOUND when absent. */
-eng_status eng_get(eng_db *db, const eng_snapshot *snap, const char *k, size_t kl,
-                   char **val, size_t *vlen);
+eng_status eng_get(eng_db *db, const eng_snapshot *snap, const char *k, size_t kl, char **val,
+                   size_t *vlen);
 
 /* As eng_get, but first looks in batch b (indexed), which shadows the db. */
-eng_status eng_get_batch(eng_db *db, const eng_snapshot *snap, eng_batch *b,
-                         const char *k, size_t kl, char **val, size_t *vlen);
+eng_status eng_get_batch(eng_db *db, const eng_snapshot *snap, eng_batch *b, const char *k,
+                         size_t kl, char **val, size_t *vlen);
 
 /* An iterator over a consistent view: snap (NULL: a snapshot taken now),
  * with the pending writes of indexed batch b on top (b may be NULL; it must
@@ -190,6 +214,21 @@ const char *eng_iter_key(const eng_iter *it, size_t *kl);
 const char *eng_iter_value(const eng_iter *it, size_t *vl);
 /* ENG_OK, or the error (e.g. ENG_CORRUPTION) that made the iterator invalid. */
 eng_status eng_iter_status(const eng_iter *it);
+/* Internal entries the iterator has looked at since it was created (older
+ * versions, deletions, entries under range tombstones included): what a
+ * scan costs, as RocksDB's internal_key_skipped_count. */
+uint64_t eng_iter_steps(const eng_iter *it);
+
+/* Lets it step over a table data block that fails its checks instead of
+ * stopping with ENG_CORRUPTION: every key the block could hold is left out
+ * (never an older version in its place) and the block is reported (here,
+ * in the engine's log and in eng_stats.damaged_blocks_skipped). For
+ * listings that should go on where they can (SCAN, KEYS, checks); a read
+ * that must be complete leaves it off. Call it before positioning it. */
+void eng_iter_skip_damaged(eng_iter *it);
+/* The number of damaged blocks it stepped over; for i below that, a
+ * description of block i (file, offset, key range) in buf. */
+size_t eng_iter_damaged(const eng_iter *it, size_t i, char *buf, size_t cap);
 
 /* ---- Maintenance ------------------------------------------------------- */
 
@@ -199,8 +238,7 @@ eng_status eng_flush(eng_db *db);
 /* Compacts every level into the bottom one for keys in [start, end)
  * (NULL = unbounded) and waits for it; afterwards overwritten and deleted
  * versions that no snapshot needs are gone. */
-eng_status eng_compact_range(eng_db *db, const char *start, size_t sl, const char *end,
-                             size_t el);
+eng_status eng_compact_range(eng_db *db, const char *start, size_t sl, const char *end, size_t el);
 
 /* Bytes of live table files plus log files in the directory. */
 uint64_t eng_disk_usage(eng_db *db);
@@ -224,20 +262,90 @@ typedef struct eng_stats {
     uint64_t cache_usage;
     uint64_t cache_hits;
     uint64_t cache_misses;
-    uint64_t row_cache_capacity;  /* 0 when the row cache is off */
+    uint64_t row_cache_capacity; /* 0 when the row cache is off */
     uint64_t row_cache_usage;
-    uint64_t row_cache_hits;      /* table lookups answered by the row cache */
-    uint64_t row_cache_misses;    /* table lookups it passed on to the table */
-    uint64_t bloom_useful;        /* table reads avoided by a bloom filter */
-    uint64_t stall_slowdowns;     /* writes delayed because L0 was behind */
-    uint64_t stall_stops;         /* writes that waited for a compaction */
-    uint64_t stall_micros;        /* time writers spent delayed or stopped */
+    uint64_t row_cache_hits;   /* table lookups answered by the row cache */
+    uint64_t row_cache_misses; /* table lookups it passed on to the table */
+    uint64_t bloom_useful;     /* table reads avoided by a bloom filter */
+    uint64_t stall_slowdowns;  /* writes delayed because L0 was behind */
+    uint64_t stall_stops;      /* writes that waited for a compaction */
+    uint64_t stall_micros;     /* time writers spent delayed or stopped */
     uint64_t last_sequence;
     uint64_t log_syncs;
-    uint64_t background_errors;   /* a flush or compaction failed */
+    uint64_t background_errors;      /* a flush or compaction failed */
+    uint64_t damaged_blocks_skipped; /* by iterators told to (eng_iter_skip_damaged) */
 } eng_stats;
 
 void eng_get_stats(eng_db *db, eng_stats *st);
+
+/* ---- Faults ------------------------------------------------------------ */
+
+/* One kind of background work that can fail and is retried: writing the
+ * log, flushing a memtable, compacting. */
+typedef struct eng_fault_info {
+    int failing;       /* the last attempt failed (and a retry is pending) */
+    int err;           /* its errno (0: not a system error) */
+    int64_t since_ms;  /* unix ms of the first failure of this run; 0 when not failing */
+    uint64_t failures; /* failed attempts since open */
+    char error[256];   /* the last failure's message */
+} eng_fault_info;
+
+typedef struct eng_health {
+    eng_fault_info log, flush, compaction;
+    uint64_t recoveries; /* times writes resumed after the log failed */
+    int writes_refused;  /* eng_write_status() != ENG_OK */
+} eng_health;
+
+/* A snapshot of the fault state (INFO persistence). */
+void eng_get_health(eng_db *db, eng_health *h);
+
+/* ENG_OK when eng_write would accept a write now; otherwise the error it
+ * would return, with its message in eng_last_error() and the errno behind
+ * it in env terms (eng_health). Writes are refused while the log cannot be
+ * written or synced (until the writes it held are in a table and a new log
+ * exists), and while the memtable is full and its flush fails, or level 0
+ * is full and compaction fails. Cheap when nothing fails (one atomic load). */
+eng_status eng_write_status(eng_db *db);
+
+/* ---- Offline check and repair (strata-check) -------------------------- */
+
+/* How serious a finding is. */
+enum {
+    ENG_CHECK_NOTE = 0,     /* information (where a repair would start ...) */
+    ENG_CHECK_WARNING = 1,  /* harmless: a torn log tail, a left-over file */
+    ENG_CHECK_DAMAGE = 2,   /* data is damaged or cannot be found */
+    ENG_CHECK_REPAIRED = 3, /* eng_repair_dir changed this */
+};
+
+/* One finding: file is a path, offset UINT64_MAX when none applies. */
+typedef void (*eng_check_fn)(void *ctx, int severity, const char *file, uint64_t offset,
+                             const char *what);
+
+typedef struct eng_check_report {
+    uint64_t manifests, logs, log_records, tables, table_blocks;
+    uint64_t problems, warnings, repaired;
+} eng_check_report;
+
+/* Verifies the database files in dir without changing anything: CURRENT
+ * and the manifest (every record; each table it names present, of its size,
+ * the recorded file), every log (records, checksums, batches, how it ends),
+ * every table (every block's checksum and contents). Calls fn for each
+ * finding. Takes the directory's lock: ENG_BUSY while it is open. Returns
+ * ENG_OK when the check ran (problems counts the damage). */
+eng_status eng_check_dir(const char *dir, eng_check_fn fn, void *ctx, eng_check_report *out);
+
+/* Repairs what eng_check_dir finds that can be repaired, after copying
+ * CURRENT and every manifest into backup_dir: a missing or unusable CURRENT
+ * is pointed at the newest manifest that replays; tables that are missing,
+ * damaged or not the recorded file are set aside (NNNNNN.sst.damaged) and a
+ * new manifest leaves them out (what reads of a damaged one is salvaged
+ * into a new table at its level) -- the keys lost may then show older
+ * versions or none; tables no manifest names are set aside
+ * (NNNNNN.sst.lost). Logs
+ * damaged in the middle are set aside by the next eng_open with
+ * ENG_LOG_RECOVERY_TRUNCATE. Takes the directory's lock. */
+eng_status eng_repair_dir(const char *dir, const char *backup_dir, eng_check_fn fn, void *ctx,
+                          eng_check_report *out);
 
 /* Frees memory the engine handed to the caller (values from eng_get). */
 void eng_free(void *p);

@@ -6,6 +6,11 @@
  * number in the manifest and retires the memtable in one superversion swap
  * (D3). Only then is the memtable's log file deleted: until the manifest
  * says its data is in a table, recovery still needs it.
+ *
+ * Faults: a flush that fails keeps its memtable and is retried after a
+ * delay (D6). After a log failure the thread also freezes the failed log's
+ * memtable and, once every memtable is in a table, creates the new log and
+ * lets writes resume (D5).
  */
 #include "db_impl.h"
 
@@ -14,13 +19,15 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
+#include <time.h>
 #include <unistd.h>
 
 eng_status db_build_table(eng_db *db, iter *it, uint64_t number, file_meta **out)
 {
     char path[PATH_MAX];
     db_filename(path, db->dir, number, "sst");
-    sst_options so = {db->opts.block_size, db->opts.compression_level, db->opts.bloom_bits_per_key};
+    sst_options so = {db->opts.block_size, db->opts.compression_level, db->opts.bloom_bits_per_key,
+                      number};
     sst_builder *b;
     *out = NULL;
     eng_status s = sst_builder_new(path, &so, &b);
@@ -50,7 +57,7 @@ eng_status db_build_table(eng_db *db, iter *it, uint64_t number, file_meta **out
     s = sst_builder_finish(b, &info);
     if (s != ENG_OK) {
         sst_file_info_free(&info);
-        unlink(path);
+        env_unlink(path);
         return s;
     }
     file_meta *f = file_meta_new(&db->vs);
@@ -103,26 +110,79 @@ static eng_status flush_one(eng_db *db)
     if (s == ENG_OK) {
         char path[PATH_MAX];
         db_filename(path, db->dir, old_log, "log");
-        unlink(path);
+        env_unlink(path);
     } else {
         db->st.flushes--;
     }
     return s;
 }
 
+/* D5: the failed log's memtable becomes immutable under a reserved log
+ * number, once a slot is free. REQUIRES: mu, need_freeze, nimm < DB_MAX_IMM. */
+static void freeze_failed_log(eng_db *db)
+{
+    db_push_imm(db);
+    db->log_number = db->vs.next_file++; /* created when writes resume */
+    db->need_freeze = 0;
+}
+
+/* D5: every memtable of the failed log is in a table: writes resume on a
+ * new log with the reserved number. REQUIRES: mu, nimm == 0, !need_freeze. */
+static eng_status reopen_log(eng_db *db)
+{
+    char path[PATH_MAX];
+    db_filename(path, db->dir, db->log_number, "log");
+    wal_writer *w;
+    pthread_mutex_unlock(&db->mu);
+    eng_status s = wal_writer_create(path, &w);
+    pthread_mutex_lock(&db->mu);
+    if (s != ENG_OK) return s;
+    db->log = w;
+    db->recoveries++;
+    db_fault_clear(db, &db->log_fault, "writing the log");
+    return ENG_OK;
+}
+
+/* One unit of the flush thread's work; REQUIRES: mu. Returns 0 when there
+ * is nothing to do now. */
+static int flush_work(eng_db *db)
+{
+    if (db->need_freeze && db->nimm < DB_MAX_IMM) freeze_failed_log(db);
+    if (db->nimm > 0) {
+        eng_status s = flush_one(db);
+        if (s == ENG_OK) {
+            db->flush_delay = 0;
+            db_fault_clear(db, &db->flush_fault, "flushing the memtable");
+        } else {
+            db_fault_note(db, &db->flush_fault, "flushing the memtable", s); /* D6 */
+            db_fault_backoff(db, &db->flush_retry_at, &db->flush_delay);
+        }
+        return 1;
+    }
+    if (db->log_fault.st != ENG_OK && !db->need_freeze) {
+        eng_status s = reopen_log(db);
+        if (s != ENG_OK) {
+            snprintf(db->log_fault.msg, sizeof(db->log_fault.msg), "%s", eng_last_error());
+            db->log_fault.failures++;
+            db_fault_backoff(db, &db->flush_retry_at, &db->flush_delay);
+        }
+        return 1;
+    }
+    return 0;
+}
+
 void *db_flush_thread(void *arg)
 {
     eng_db *db = arg;
     pthread_mutex_lock(&db->mu);
-    for (;;) {
-        while (!db->shutting_down && (db->nimm == 0 || db->bg_error != ENG_OK))
+    while (!db->shutting_down) {
+        if (db->flush_retry_at > env_now_micros()) { /* D6: wait out the retry delay */
+            db_wait(&db->flush_cv, &db->mu, db->flush_retry_at);
+            continue;
+        }
+        if (db->bg_error != ENG_OK || !flush_work(db)) {
             pthread_cond_wait(&db->flush_cv, &db->mu);
-        if (db->shutting_down) break;
-        eng_status s = flush_one(db);
-        if (s != ENG_OK) {
-            db->bg_error = s;
-            db->st.background_errors++;
-            db_log(db, 3, "flush failed: %s (%s)", eng_status_str(s), eng_last_error());
+            continue;
         }
         pthread_cond_broadcast(&db->bg_cv);
         pthread_cond_signal(&db->compact_cv);
@@ -133,17 +193,30 @@ void *db_flush_thread(void *arg)
 
 eng_status eng_flush(eng_db *db)
 {
+    if (db->opts.read_only) return env_error(ENG_INVALID, "the database is open read-only");
     pthread_mutex_lock(&db->mu);
+    uint64_t failures = db->flush_fault.failures;
     eng_status s = db->bg_error;
+    if (s == ENG_OK && db->log_fault.st != ENG_OK)
+        s = db_fault_refuse(&db->log_fault, "the log cannot be written");
     if (s == ENG_OK && mem_entries(db->mem) > 0) {
-        while (db->nimm >= DB_MAX_IMM && db->bg_error == ENG_OK)
+        while (db->nimm >= DB_MAX_IMM && db->bg_error == ENG_OK &&
+               db->flush_fault.failures == failures)
             pthread_cond_wait(&db->bg_cv, &db->mu);
         s = db->bg_error;
+        if (s == ENG_OK && db->flush_fault.failures != failures)
+            s = db_fault_refuse(&db->flush_fault, "the flush fails");
+        if (s == ENG_OK && db->log_fault.st != ENG_OK)
+            s = db_fault_refuse(&db->log_fault, "the log cannot be written");
         if (s == ENG_OK) s = db_switch_memtable(db);
     }
-    while (s == ENG_OK && db->nimm > 0 && db->bg_error == ENG_OK)
+    /* Until the memtables are in tables, or a flush attempt fails. */
+    while (s == ENG_OK && db->nimm > 0 && db->bg_error == ENG_OK &&
+           db->flush_fault.failures == failures && !db->shutting_down)
         pthread_cond_wait(&db->bg_cv, &db->mu);
     if (s == ENG_OK) s = db->bg_error;
+    if (s == ENG_OK && db->flush_fault.failures != failures)
+        s = db_fault_refuse(&db->flush_fault, "the flush fails");
     pthread_mutex_unlock(&db->mu);
     return s;
 }

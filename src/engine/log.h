@@ -40,6 +40,10 @@ uint64_t wal_writer_size(const wal_writer *w);
 /* Flushes (and syncs if sync) and closes; frees w even on error. */
 eng_status wal_writer_close(wal_writer *w, int sync);
 
+/* Closes and frees w without writing what it still buffers (after a
+ * failure, W2: the records are made durable another way). NULL is a no-op. */
+void wal_writer_abandon(wal_writer *w);
+
 typedef struct wal_reader wal_reader;
 
 /* Opens an existing log for replay. ENG_CORRUPTION when the header is bad. */
@@ -62,6 +66,19 @@ uint64_t wal_reader_dropped_bytes(const wal_reader *r);
  * ("clean end of log", "torn record at offset N", "checksum mismatch in the
  * record at offset N", ...). Static or owned by r; valid until close. */
 const char *wal_reader_stop_reason(const wal_reader *r);
+
+/* A cheap test of a record's first bytes before its checksum is computed:
+ * head holds the first head_len (<= 16) of its len payload bytes. */
+typedef int (*wal_plausible_fn)(const char *head, size_t head_len, size_t len);
+
+/* After ENG_NOTFOUND with dropped bytes: is there an intact record after
+ * the bad one? It looks where the bad record's length says the next one
+ * starts, then at every later offset whose first bytes pass plausible (may
+ * be NULL) and whose checksum matches. *found = 1 and *offset when there
+ * is one: the damage is in the middle of the log, not a torn tail
+ * (Invariant L2). Costs one pass over the rest of the file. */
+eng_status wal_reader_find_intact(wal_reader *r, wal_plausible_fn plausible, int *found,
+                                  uint64_t *offset);
 
 void wal_reader_close(wal_reader *r);
 

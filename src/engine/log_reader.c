@@ -123,14 +123,12 @@ eng_status wal_reader_open(const char *path, wal_reader **out)
         free(r);
         return env_error(ENG_NOMEM, "out of memory");
     }
-    eng_status s = ENG_OK;
-    struct stat st;
-    r->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (r->fd < 0 || fstat(r->fd, &st) != 0) {
-        s = env_error(ENG_IOERR, "open %s: %s", path, strerror(errno));
+    eng_status s = env_open_read(path, &r->fd);
+    if (s == ENG_OK) s = env_fd_size(r->fd, &r->file_size, path);
+    if (s != ENG_OK) {
+        if (s == ENG_NOTFOUND) s = ENG_IOERR;
         goto fail;
     }
-    r->file_size = (uint64_t)st.st_size;
     int empty;
     s = check_header(r, &empty);
     if (s != ENG_OK) goto fail;
@@ -139,7 +137,6 @@ eng_status wal_reader_open(const char *path, wal_reader **out)
         stop(r, "log header incomplete (%llu bytes): empty log", r->file_size);
     } else {
         r->pos = LOG_FILE_HEADER_SIZE;
-        posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     }
     *out = r;
     return ENG_OK;
@@ -172,6 +169,57 @@ eng_status wal_reader_next(wal_reader *r, slice *rec)
     return ENG_OK;
 }
 
+/* Whether an intact record (plausible head, matching checksum) starts at
+ * off. REQUIRES: off + LOG_RECORD_HEADER_SIZE <= file_size. */
+static eng_status intact_at(wal_reader *r, uint64_t off, wal_plausible_fn plausible, int *yes)
+{
+    eng_status s = ENG_OK;
+    *yes = 0;
+    const char *h = fetch(r, off, LOG_RECORD_HEADER_SIZE, &s);
+    if (!h) return s;
+    uint32_t len = dec_fixed32(h), crc = dec_fixed32(h + 4);
+    uint64_t room = r->file_size - off - LOG_RECORD_HEADER_SIZE;
+    if (len == 0 || len > LOG_MAX_RECORD_SIZE || len > room) return ENG_OK;
+    size_t head = len < 16 ? len : 16;
+    const char *p = fetch(r, off + LOG_RECORD_HEADER_SIZE, head, &s);
+    if (!p) return s;
+    if (plausible && !plausible(p, head, len)) return ENG_OK;
+    p = fetch(r, off, LOG_RECORD_HEADER_SIZE + (size_t)len, &s);
+    if (!p) return s;
+    *yes = eng_checksum(p + LOG_RECORD_HEADER_SIZE, len) == crc;
+    return ENG_OK;
+}
+
+eng_status wal_reader_find_intact(wal_reader *r, wal_plausible_fn plausible, int *found,
+                                  uint64_t *offset)
+{
+    *found = 0;
+    if (!r->done || r->valid_end >= r->file_size) return ENG_OK;
+    uint64_t bad = r->valid_end, end = r->file_size;
+    if (end - bad < 2 * LOG_RECORD_HEADER_SIZE) return ENG_OK;
+    eng_status s = ENG_OK;
+    /* First where the bad record's own length frames the next one. */
+    const char *h = fetch(r, bad, LOG_RECORD_HEADER_SIZE, &s);
+    if (!h) return s;
+    uint64_t next = bad + LOG_RECORD_HEADER_SIZE + dec_fixed32(h);
+    if (next + LOG_RECORD_HEADER_SIZE <= end) {
+        s = intact_at(r, next, plausible, found);
+        if (s != ENG_OK || *found) {
+            *offset = next;
+            return s;
+        }
+    }
+    /* Then at every later offset (a damaged length loses the framing). */
+    for (uint64_t off = bad + 1; off + LOG_RECORD_HEADER_SIZE <= end; off++) {
+        s = intact_at(r, off, plausible, found);
+        if (s != ENG_OK || *found) {
+            *offset = off;
+            return s;
+        }
+    }
+    return ENG_OK;
+}
+
 uint64_t wal_reader_valid_end(const wal_reader *r)
 {
     return r->done ? r->valid_end : r->pos;
@@ -190,7 +238,7 @@ const char *wal_reader_stop_reason(const wal_reader *r)
 void wal_reader_close(wal_reader *r)
 {
     if (!r) return;
-    if (r->fd >= 0) close(r->fd);
+    env_close(r->fd, r->path);
     free(r->bufp);
     free(r->path);
     free(r);

@@ -27,7 +27,12 @@
  *       records.
  *   W2. Once a write fails (or a record is refused), the writer is dead:
  *       every later flush/sync returns the same error, because bytes after a
- *       possibly torn record could never be replayed (Invariant L1).
+ *       possibly torn record could never be replayed (Invariant L1). The
+ *       engine then abandons it (wal_writer_abandon) and makes the writes
+ *       it held durable another way (db_impl.h, D5).
+ *   W3. eng_write refuses a batch larger than the record limit before it
+ *       assigns sequence numbers or appends anything, so the writer never
+ *       sees a record it would refuse.
  */
 #include "log.h"
 
@@ -52,22 +57,6 @@ struct wal_writer {
     char *path;         /* for error messages */
 };
 
-/* fsyncs the directory that holds path, so that the new name is durable. */
-static eng_status fsync_parent(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash) return env_fsync_dir(".");
-    if (slash == path) return env_fsync_dir("/");
-    size_t n = (size_t)(slash - path);
-    char *dir = malloc(n + 1);
-    if (!dir) return env_error(ENG_NOMEM, "out of memory");
-    memcpy(dir, path, n);
-    dir[n] = 0;
-    eng_status s = env_fsync_dir(dir);
-    free(dir);
-    return s;
-}
-
 eng_status wal_writer_create(const char *path, wal_writer **out)
 {
     *out = NULL;
@@ -76,9 +65,8 @@ eng_status wal_writer_create(const char *path, wal_writer **out)
         free(w);
         return env_error(ENG_NOMEM, "out of memory");
     }
-    w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (w->fd < 0) {
-        eng_status s = env_error(ENG_IOERR, "create %s: %s", path, strerror(errno));
+    eng_status s = env_create(path, &w->fd);
+    if (s != ENG_OK) {
         free(w->path);
         free(w);
         return s;
@@ -87,11 +75,12 @@ eng_status wal_writer_create(const char *path, wal_writer **out)
     memcpy(hdr, LOG_MAGIC, 8);
     enc_fixed32(hdr + 8, LOG_FORMAT_VERSION);
     enc_fixed32(hdr + 12, 0);
-    eng_status s = env_write_all(w->fd, hdr, sizeof(hdr), path);
+    s = env_write_all(w->fd, hdr, sizeof(hdr), path, NULL);
     if (s == ENG_OK) s = env_fsync(w->fd, path);
-    if (s == ENG_OK) s = fsync_parent(path);
+    if (s == ENG_OK) s = env_fsync_parent(path);
     if (s != ENG_OK) {
-        close(w->fd);
+        env_close(w->fd, path);
+        env_unlink(path);
         free(w->path);
         free(w);
         return s;
@@ -124,7 +113,7 @@ eng_status wal_writer_flush(wal_writer *w)
     if (w->err) return w->err;
     buf *b = &w->pending;
     if (b->len == 0) return ENG_OK;
-    eng_status s = env_write_all(w->fd, b->data, b->len, w->path);
+    eng_status s = env_write_all(w->fd, b->data, b->len, w->path, NULL);
     if (s != ENG_OK) {
         /* Part of the buffer may be in the file: a torn tail (W2). */
         w->err = s;
@@ -167,10 +156,19 @@ eng_status wal_writer_close(wal_writer *w, int sync)
 {
     if (!w) return ENG_OK;
     eng_status s = sync ? wal_writer_sync(w) : wal_writer_flush(w);
-    if (close(w->fd) != 0 && s == ENG_OK)
-        s = env_error(ENG_IOERR, "close %s: %s", w->path, strerror(errno));
+    eng_status c = env_close(w->fd, w->path);
+    if (s == ENG_OK) s = c;
     buf_free(&w->pending);
     free(w->path);
     free(w);
     return s;
+}
+
+void wal_writer_abandon(wal_writer *w)
+{
+    if (!w) return;
+    env_close(w->fd, w->path); /* a close error changes nothing: the file is given up */
+    buf_free(&w->pending);
+    free(w->path);
+    free(w);
 }

@@ -7,18 +7,25 @@
  * in the reverse direction at a key < key(). A direction switch re-seeks
  * every other child to restore G1 (as LevelDB does); a child that holds
  * exactly key() cannot exist because internal keys are unique.
+ *
+ * Invariant G2 (merger.h): a child whose entries are all older than a range
+ * tombstone may jump over the tombstone's range (merger_skip_covered);
+ * moving it forward past keys > key() (or backward past keys < key()) keeps
+ * G1.
  */
 #include "merger.h"
 
 #include "dbformat.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 enum { DIR_FORWARD, DIR_REVERSE };
 
 typedef struct merger {
     iter base;
     iter **c;
+    uint64_t *max_seq; /* per child, or NULL: G2 */
     int n;
     int cur; /* -1: not valid */
     int dir;
@@ -180,7 +187,58 @@ static void mg_destroy(iter *it)
     for (int i = 0; i < m->n; i++)
         iter_free(m->c[i]);
     free(m->c);
+    free(m->max_seq);
     free(m);
+}
+
+void merger_set_max_seqs(iter *it, const uint64_t *max_seq)
+{
+    merger *m = (merger *)it;
+    if (!m->max_seq) m->max_seq = malloc(sizeof(uint64_t) * (size_t)(m->n ? m->n : 1));
+    if (!m->max_seq) abort();
+    memcpy(m->max_seq, max_seq, sizeof(uint64_t) * (size_t)m->n);
+}
+
+/* Moves child c to its last entry with a user key below start. */
+static void seek_before(iter *c, slice start, buf *t)
+{
+    t->len = 0;
+    ikey_append(t, start, ENG_MAX_SEQUENCE, ENG_TYPE_SEEK);
+    iter_seek(c, slice_make(t->data, t->len));
+    if (iter_valid(c))
+        iter_prev(c);
+    else if (iter_status(c) == ENG_OK)
+        iter_seek_last(c);
+}
+
+int merger_skip_covered(iter *it, slice start, slice end, uint64_t seq)
+{
+    merger *m = (merger *)it;
+    if (!m->max_seq || m->cur < 0) return 0;
+    int cur = m->cur, moved = 0;
+    buf t = {0};
+    for (int i = 0; i < m->n; i++) {
+        iter *c = m->c[i];
+        if (m->max_seq[i] >= seq || !iter_valid(c)) continue; /* G2 */
+        slice uk = ikey_user_key(iter_key(c));
+        if (m->dir == DIR_FORWARD && slice_compare(uk, end) < 0) {
+            t.len = 0;
+            ikey_append(&t, end, ENG_MAX_SEQUENCE, ENG_TYPE_SEEK);
+            iter_seek(c, slice_make(t.data, t.len));
+        } else if (m->dir == DIR_REVERSE && slice_compare(uk, start) >= 0) {
+            seek_before(c, start, &t);
+        } else {
+            continue;
+        }
+        check_child(m, c);
+        moved |= i == cur;
+    }
+    buf_free(&t);
+    if (m->dir == DIR_FORWARD)
+        find_smallest(m);
+    else
+        find_largest(m);
+    return moved;
 }
 
 static const struct iter_ops merger_ops = {

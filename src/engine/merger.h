@@ -14,4 +14,19 @@
  * failed child would return wrong data. Not thread-safe; one user. */
 iter *merger_new(iter **children, int n);
 
+/* Gives child i the bound max_seq[i]: every entry it holds has a sequence
+ * <= that (UINT64_MAX: no bound). Copied. Needed by merger_skip_covered. */
+void merger_set_max_seqs(iter *m, const uint64_t *max_seq);
+
+/* Invariant G2: a range tombstone [start, end) at sequence seq hides every
+ * entry of a child whose max_seq < seq and whose user key lies in the
+ * range, so such a child can jump past the range without looking at them.
+ * Forward (the merger moving forward): every such child positioned at a
+ * user key < end seeks to end; backward: every such child positioned at a
+ * user key >= start moves to its last entry below start. Returns 1 when the
+ * child that was current moved (the merger is then at its next entry), 0
+ * when the current entry is unchanged. REQUIRES: valid; the caller has
+ * checked that the tombstone is visible and covers the current entry. */
+int merger_skip_covered(iter *m, slice start, slice end, uint64_t seq);
+
 #endif

@@ -101,6 +101,21 @@ int rdel_set_covers(const rdel_set *s, slice key, uint64_t pseq, uint64_t snap_s
     return 0;
 }
 
+const rdel *rdel_view_covering(const rdel_view *v, slice key, uint64_t pseq, uint64_t snap)
+{
+    const rdel *best = NULL;
+    for (int i = 0; i < v->n; i++) {
+        rdel_cursor cur;
+        for (const rdel *r = rdel_set_first(v->part[i], &cur); r; r = rdel_next(&cur)) {
+            if (r->seq <= pseq || (best && r->seq <= best->seq)) continue;
+            if (r->seq > snap && r->seq < ENG_BATCH_SEQ_BASE) continue; /* R1: not visible */
+            if (slice_compare(rdel_start(r), key) <= 0 && slice_compare(key, rdel_end(r)) < 0)
+                best = r;
+        }
+    }
+    return best;
+}
+
 void rdel_view_add(rdel_view *v, rdel_set *s)
 {
     if (!s) return;

@@ -89,4 +89,8 @@ static inline int rdel_view_covers(const rdel_view *v, slice key, uint64_t pseq,
     return 0;
 }
 
+/* As rdel_view_covers, but returns the covering tombstone with the highest
+ * sequence (the one that hides the most: merger.h, G2), or NULL. */
+const rdel *rdel_view_covering(const rdel_view *v, slice key, uint64_t pseq, uint64_t snap);
+
 #endif

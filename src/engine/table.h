@@ -21,17 +21,18 @@ typedef struct sst_options {
     size_t block_size;      /* target uncompressed data block size */
     int compression_level;  /* zstd level; 0 = store blocks raw */
     int bloom_bits_per_key; /* 0 = no filter */
+    uint64_t file_number;   /* recorded in the properties (its identity); 0 = none */
 } sst_options;
 
 /* Facts about a finished table, recorded in the manifest. */
 typedef struct sst_file_info {
     uint64_t file_size;
-    uint64_t entries;       /* point entries */
+    uint64_t entries; /* point entries */
     uint64_t range_deletions;
     uint64_t smallest_seq, largest_seq;
-    buf smallest;           /* smallest internal key (point or range start) */
-    buf largest;            /* largest internal key; for a range deletion the
-                               end is included as (end, ENG_MAX_SEQUENCE, type) */
+    buf smallest; /* smallest internal key (point or range start) */
+    buf largest;  /* largest internal key; for a range deletion the
+                     end is included as (end, ENG_MAX_SEQUENCE, type) */
 } sst_file_info;
 
 void sst_file_info_free(sst_file_info *fi);
@@ -73,8 +74,8 @@ void sst_reader_close(sst_reader *r);
  * ENG_OK sets *type, *found_seq, and *value (malloc'd, owned by the caller;
  * NULL for a deletion); ENG_NOTFOUND if the table has none (often decided by
  * the bloom filter alone); ENG_CORRUPTION if a block fails its checksum. */
-eng_status sst_reader_get(sst_reader *r, slice key, uint64_t seq, int *type,
-                          uint64_t *found_seq, char **value, size_t *vlen);
+eng_status sst_reader_get(sst_reader *r, slice key, uint64_t seq, int *type, uint64_t *found_seq,
+                          char **value, size_t *vlen);
 
 /* sst_reader_get split in two, for callers that hash the key once for
  * several tables (version_get): may_match is the bloom filter's verdict
@@ -90,12 +91,55 @@ eng_status sst_reader_get_unfiltered(sst_reader *r, slice key, uint64_t seq, int
  * keeps the reader alive only as long as the caller keeps it open. */
 iter *sst_reader_iter(sst_reader *r, int fill_cache);
 
+/* A data block an iterator stepped over because it failed its checks:
+ * every user key in (lo, hi] (from the first key when !has_lo) may have
+ * lost its newest entry in the table there. */
+typedef struct sst_damage {
+    char *path;
+    uint64_t offset;
+    uint64_t max_seq; /* the table's largest sequence: newer entries elsewhere stand */
+    buf lo, hi;
+    int has_lo;
+} sst_damage;
+
+/* Where the table iterators of one reader of the db (eng_iter) record
+ * the blocks they stepped over; while !enabled they stop with
+ * ENG_CORRUPTION instead. on_damage (may be NULL) hears of each new one.
+ * Owned by one thread. */
+typedef struct sst_damage_log {
+    int enabled;
+    sst_damage *d;
+    int n, cap;
+    void (*on_damage)(void *ctx, const sst_damage *d);
+    void *ctx;
+} sst_damage_log;
+void sst_damage_log_free(sst_damage_log *l);
+/* "table F: damaged data block at offset N, keys after A up to B", with
+ * the keys' non-printable bytes escaped. */
+void sst_damage_describe(const sst_damage *d, char *out, size_t cap);
+
+/* Whether the entry (k, seq) of any source may stand in for one a damaged
+ * block lost: k lies in a range recorded in l and seq is no newer than
+ * that table. */
+int sst_damage_covers(const sst_damage_log *l, slice k, uint64_t seq);
+
+/* sst_reader_iter that, while dl->enabled, steps over a data block that
+ * fails its checks (a checksum, its contents, its handle in the index),
+ * recording it in dl, and goes on with the next block in its direction. */
+iter *sst_reader_iter_damage(sst_reader *r, int fill_cache, sst_damage_log *dl);
+
 /* The table's range deletions: calls fn(ctx, start, end, seq) for each. */
 void sst_reader_range_dels(sst_reader *r,
-                           void (*fn)(void *ctx, slice start, slice end, uint64_t seq),
-                           void *ctx);
+                           void (*fn)(void *ctx, slice start, slice end, uint64_t seq), void *ctx);
 
 uint64_t sst_reader_file_size(const sst_reader *r);
+
+/* What the properties block says about the table (table_format.md). */
+typedef struct sst_props {
+    uint64_t file_number; /* 0: not recorded (tables written before it was) */
+    uint64_t entries, range_deletions, smallest_seq, largest_seq, data_blocks;
+} sst_props;
+void sst_reader_props(const sst_reader *r, sst_props *out);
 /* Lookups answered "absent" by the bloom filter alone. */
 uint64_t sst_reader_bloom_useful(const sst_reader *r);
 

@@ -116,7 +116,7 @@ static ZSTD_CCtx *thread_cctx(void)
 static eng_status flush_out(sst_builder *b)
 {
     if (b->status != ENG_OK || b->out.len == 0) return b->status;
-    b->status = env_write_all(b->fd, b->out.data, b->out.len, b->path);
+    b->status = env_write_all(b->fd, b->out.data, b->out.len, b->path, NULL);
     b->out.len = 0;
     return b->status;
 }
@@ -220,9 +220,8 @@ eng_status sst_builder_new(const char *path, const sst_options *o, sst_builder *
         free(p);
         return env_error(ENG_NOMEM, "table builder for %s: out of memory", path);
     }
-    b->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (b->fd < 0) {
-        eng_status s = env_error(ENG_IOERR, "create %s: %s", path, strerror(errno));
+    eng_status s = env_create(path, &b->fd);
+    if (s != ENG_OK) {
         free(b);
         free(p);
         return s;
@@ -338,8 +337,8 @@ static void free_builder(sst_builder *b)
 void sst_builder_abandon(sst_builder *b)
 {
     if (!b) return;
-    close(b->fd);
-    unlink(b->path);
+    env_close(b->fd, b->path);
+    env_unlink(b->path);
     free_builder(b);
 }
 
@@ -399,11 +398,12 @@ static eng_status write_properties(sst_builder *b, sst_handle *h)
     /* bytewise order of the names */
     prop(&bb, &tmp, SST_PROP_DATA_BLOCKS, b->data_blocks);
     prop(&bb, &tmp, SST_PROP_ENTRIES, b->entries);
+    if (b->o.file_number) prop(&bb, &tmp, SST_PROP_FILE_NUMBER, b->o.file_number);
     prop(&bb, &tmp, SST_PROP_RANGE_DELETIONS, b->nrdels);
     prop(&bb, &tmp, SST_PROP_RAW_KEY_SIZE, b->raw_key_size);
     prop(&bb, &tmp, SST_PROP_RAW_VALUE_SIZE, b->raw_value_size);
     prop(&bb, &tmp, SST_PROP_SEQ_LARGEST, b->largest_seq);
-    prop(&bb, &tmp, SST_PROP_SEQ_SMALLEST, b->smallest_seq);
+    prop(&bb, &tmp, SST_PROP_SEQ_SMALLEST, b->smallest_seq == UINT64_MAX ? 0 : b->smallest_seq);
     eng_status s = write_block(b, block_builder_finish(&bb), 0, h);
     buf_free(&tmp);
     block_builder_free(&bb);
@@ -458,12 +458,10 @@ eng_status sst_builder_finish(sst_builder *b, sst_file_info *info)
     eng_status s = b->status;
     if (s == ENG_OK) s = flush_data_block(b);
     if (s == ENG_OK) s = write_tail(b, info);
-    if (s == ENG_OK && close(b->fd) != 0)
-        s = env_error(ENG_IOERR, "close %s: %s", b->path, strerror(errno));
-    else if (s != ENG_OK)
-        close(b->fd);
+    eng_status c = env_close(b->fd, b->path);
+    if (s == ENG_OK) s = c;
     if (s != ENG_OK) {
-        unlink(b->path);
+        env_unlink(b->path);
         sst_file_info_free(info);
         free_builder(b);
         return s;

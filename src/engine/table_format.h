@@ -56,6 +56,7 @@ enum {
 
 /* Properties block keys (bytewise sorted, values varint64). */
 #define SST_PROP_DATA_BLOCKS "strata.data.blocks"
+#define SST_PROP_FILE_NUMBER "strata.file.number"
 #define SST_PROP_ENTRIES "strata.entries"
 #define SST_PROP_RANGE_DELETIONS "strata.range.deletions"
 #define SST_PROP_RAW_KEY_SIZE "strata.raw.key.size"

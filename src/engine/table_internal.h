@@ -31,6 +31,7 @@ struct sst_reader {
     char *filter;      /* owned; filter_len 0: no filter */
     size_t filter_len;
     uint64_t entries, range_deletion_count;
+    sst_props props;       /* the properties block, read at open */
     uint64_t bloom_useful; /* relaxed atomic */
     /* The index search array (see sst_index_seek in table_reader.c): for
      * index entry i, 8 bytes of its user key after the ix_lcp bytes all of

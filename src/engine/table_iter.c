@@ -14,6 +14,7 @@
  * decodes each from it, checksum included. Any damaged block or index
  * entry makes the iterator invalid with status ENG_CORRUPTION.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,11 @@
  *       data_offset is the offset of that block's handle.
  *   T2. After any move, either data_it is valid or index_it is exhausted or
  *       status != ENG_OK: empty blocks are skipped (skip_forward/backward).
+ *   T3. A data block that fails its checks makes status ENG_CORRUPTION,
+ *       unless the iterator has an enabled damage log: then the block is
+ *       recorded there with the user keys it could hold and treated as
+ *       empty, so T2 moves on to the next block in the same direction. The
+ *       reader of the log must hide those keys from every source (db_iter.c).
  */
 /* Readahead for iterators that do not fill the cache (compaction inputs,
  * which read every block once in file order): one pread fetches a window
@@ -46,6 +52,7 @@ typedef struct ra_window {
 typedef struct sst_iter {
     iter base;
     sst_reader *r;
+    sst_damage_log *dl; /* T3: step over damaged blocks while dl->enabled */
     int fill_cache;
     ra_window ra; /* used only when fill_cache == 0 */
     eng_status status;
@@ -59,6 +66,95 @@ typedef struct sst_iter {
 static void set_error(sst_iter *it, eng_status s)
 {
     if (it->status == ENG_OK) it->status = s;
+}
+
+void sst_damage_log_free(sst_damage_log *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        free(l->d[i].path);
+        buf_free(&l->d[i].lo);
+        buf_free(&l->d[i].hi);
+    }
+    free(l->d);
+    l->d = NULL;
+    l->n = l->cap = 0;
+}
+
+int sst_damage_covers(const sst_damage_log *l, slice k, uint64_t seq)
+{
+    for (int i = 0; i < l->n; i++) {
+        const sst_damage *d = &l->d[i];
+        if (seq <= d->max_seq &&
+            (!d->has_lo || slice_compare(slice_make(d->lo.data, d->lo.len), k) < 0) &&
+            slice_compare(k, slice_make(d->hi.data, d->hi.len)) <= 0)
+            return 1;
+    }
+    return 0;
+}
+
+void sst_damage_describe(const sst_damage *d, char *out, size_t cap)
+{
+    char lo[128], hi[128];
+    size_t n = 0;
+    for (size_t i = 0; d->has_lo && i < d->lo.len && n + 5 < sizeof(lo); i++) {
+        unsigned char c = (unsigned char)d->lo.data[i];
+        n += (size_t)snprintf(lo + n, sizeof(lo) - n, c >= 32 && c < 127 ? "%c" : "\\x%02x", c);
+    }
+    lo[n] = 0;
+    n = 0;
+    for (size_t i = 0; i < d->hi.len && n + 5 < sizeof(hi); i++) {
+        unsigned char c = (unsigned char)d->hi.data[i];
+        n += (size_t)snprintf(hi + n, sizeof(hi) - n, c >= 32 && c < 127 ? "%c" : "\\x%02x", c);
+    }
+    hi[n] = 0;
+    snprintf(out, cap, "table %s: damaged data block at offset %llu, keys %s%s%s up to \"%s\"",
+             d->path, (unsigned long long)d->offset, d->has_lo ? "after \"" : "from the first",
+             d->has_lo ? lo : "", d->has_lo ? "\"" : "", hi);
+}
+
+/* T3: the data block the index iterator points at is damaged (s says how):
+ * in skip mode records the user keys whose newest entry in this table it
+ * could hold -- above the user key of its index predecessor's separator
+ * (that key's newer entries end the block before; a shortened separator
+ * lies strictly between the blocks' keys) up to its own separator's -- and
+ * returns 1 (the caller goes on to the next block); otherwise records the
+ * error and returns 0. */
+static int step_over_damage(sst_iter *it, eng_status s)
+{
+    sst_damage_log *l = it->dl;
+    if (!l || !l->enabled || s != ENG_CORRUPTION || !block_iter_valid(&it->index_it)) {
+        set_error(it, s);
+        return 0;
+    }
+    sst_handle h = {0, 0};
+    sst_index_handle(it->r, &it->index_it, &h);
+    for (int i = 0; i < l->n; i++)
+        if (l->d[i].offset == h.offset && !strcmp(l->d[i].path, it->r->path)) return 1;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 4;
+        l->d = realloc(l->d, sizeof(sst_damage) * (size_t)l->cap);
+        if (!l->d) abort();
+    }
+    sst_damage *d = &l->d[l->n++];
+    memset(d, 0, sizeof(*d));
+    d->path = strdup(it->r->path);
+    if (!d->path) abort();
+    d->offset = h.offset;
+    d->max_seq = it->r->props.largest_seq;
+    slice sep = block_iter_key(&it->index_it);
+    buf_append(&d->hi, sep.data, sep.size - 8);
+    block_iter prev;
+    block_iter_init(&prev, &it->r->index, BLOCK_CMP_IKEY);
+    block_iter_seek(&prev, sep);
+    if (block_iter_valid(&prev)) block_iter_prev(&prev);
+    if (block_iter_valid(&prev)) {
+        slice p = block_iter_key(&prev);
+        buf_append(&d->lo, p.data, p.size - 8);
+        d->has_lo = 1;
+    }
+    block_iter_cleanup(&prev);
+    if (l->on_damage) l->on_damage(l->ctx, d);
+    return 1;
 }
 
 static void clear_data(sst_iter *it)
@@ -142,7 +238,7 @@ static void init_data(sst_iter *it)
     sst_handle h;
     eng_status s = sst_index_handle(it->r, &it->index_it, &h);
     if (s != ENG_OK) {
-        set_error(it, s);
+        step_over_damage(it, s);
         clear_data(it);
         return;
     }
@@ -151,7 +247,7 @@ static void init_data(sst_iter *it)
     s = iter_get_block(it, h, &br);
     clear_data(it);
     if (s != ENG_OK) {
-        set_error(it, s);
+        step_over_damage(it, s); /* T3: else the iterator stops with s */
         return;
     }
     it->data = br;
@@ -160,13 +256,15 @@ static void init_data(sst_iter *it)
     block_iter_reset(&it->data_it, br.b);
 }
 
-/* Records a corrupt data block and stops (the iterator becomes invalid). */
+/* A data block with a bad entry: stops the iterator (returns 1), or in
+ * skip mode is stepped over like an unreadable one (T3, returns 0). */
 static int data_failed(sst_iter *it)
 {
     if (!it->have_data || block_iter_status(&it->data_it) == ENG_OK) return 0;
-    set_error(it, sst_corrupt(it->r, it->data_offset, "bad entry in data block"));
+    int skipped =
+        step_over_damage(it, sst_corrupt(it->r, it->data_offset, "bad entry in data block"));
     clear_data(it);
-    return 1;
+    return !skipped;
 }
 
 /* Whether the index iterator has run off either end (or failed, which is
@@ -292,10 +390,16 @@ static const block empty_block = {empty_block_bytes, 8, 0, 1, NULL};
 
 iter *sst_reader_iter(sst_reader *r, int fill_cache)
 {
+    return sst_reader_iter_damage(r, fill_cache, NULL);
+}
+
+iter *sst_reader_iter_damage(sst_reader *r, int fill_cache, sst_damage_log *dl)
+{
     sst_iter *it = calloc(1, sizeof(*it));
     if (!it) return iter_new_error(env_error(ENG_NOMEM, "table iterator: out of memory"));
     it->base.ops = &sst_iter_ops;
     it->r = r;
+    it->dl = dl;
     it->fill_cache = fill_cache;
     it->ra.next_size = READAHEAD_MIN;
     block_iter_init(&it->index_it, &r->index, BLOCK_CMP_IKEY);

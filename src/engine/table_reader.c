@@ -34,6 +34,7 @@
 #include "table_internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -367,14 +368,25 @@ static eng_status read_properties(sst_reader *r, sst_handle h)
             s = sst_corrupt(r, h.offset, "bad properties block");
             break;
         }
-        if (slice_compare(k, slice_make(SST_PROP_ENTRIES, strlen(SST_PROP_ENTRIES))) == 0)
-            r->entries = x;
-        else if (slice_compare(k, slice_make(SST_PROP_RANGE_DELETIONS,
-                                             strlen(SST_PROP_RANGE_DELETIONS))) == 0)
-            r->range_deletion_count = x;
+        static const struct {
+            const char *name;
+            size_t off;
+        } known[] = {
+            {SST_PROP_DATA_BLOCKS, offsetof(sst_props, data_blocks)},
+            {SST_PROP_ENTRIES, offsetof(sst_props, entries)},
+            {SST_PROP_FILE_NUMBER, offsetof(sst_props, file_number)},
+            {SST_PROP_RANGE_DELETIONS, offsetof(sst_props, range_deletions)},
+            {SST_PROP_SEQ_LARGEST, offsetof(sst_props, largest_seq)},
+            {SST_PROP_SEQ_SMALLEST, offsetof(sst_props, smallest_seq)},
+        };
+        for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+            if (slice_compare(k, slice_make(known[i].name, strlen(known[i].name))) == 0)
+                memcpy((char *)&r->props + known[i].off, &x, sizeof(x));
     }
     if (s == ENG_OK && block_iter_status(&it) != ENG_OK)
         s = sst_corrupt(r, h.offset, "bad properties block");
+    r->entries = r->props.entries;
+    r->range_deletion_count = r->props.range_deletions;
     block_iter_cleanup(&it);
     block_release(&b);
     return s;
@@ -405,19 +417,15 @@ eng_status sst_reader_open(const char *path, uint64_t file_number, block_cache *
     }
     r->file_number = file_number;
     r->cache = cache;
-    r->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (r->fd < 0) {
-        eng_status s = env_error(ENG_IOERR, "open table %s: %s", path, strerror(errno));
+    eng_status s = env_open_read(path, &r->fd);
+    if (s != ENG_OK) {
         free(r->path);
         free(r);
-        return s;
+        return s == ENG_NOTFOUND ? env_error(ENG_CORRUPTION, "table %s is missing", path) : s;
     }
     sst_handle hs[4]; /* range_del, filter, properties, index */
-    struct stat st;   /* the size of the file we hold open, not of whatever is at path now */
-    eng_status s = fstat(r->fd, &st) == 0
-                       ? ENG_OK
-                       : env_error(ENG_IOERR, "stat table %s: %s", path, strerror(errno));
-    r->file_size = s == ENG_OK ? (uint64_t)st.st_size : 0;
+    /* the size of the file we hold open, not of whatever is at path now */
+    s = env_fd_size(r->fd, &r->file_size, path);
     if (s == ENG_OK) s = read_footer(r, hs);
     if (s == ENG_OK) s = read_block(r, hs[3], &r->index);
     if (s == ENG_OK) build_index_prefixes(r);
@@ -436,7 +444,7 @@ eng_status sst_reader_open(const char *path, uint64_t file_number, block_cache *
 void sst_reader_close(sst_reader *r)
 {
     if (!r) return;
-    if (r->fd >= 0) close(r->fd);
+    env_close(r->fd, r->path);
     block_release(&r->index);
     free(r->ix_prefix);
     block_release(&r->range_dels);
@@ -448,6 +456,11 @@ void sst_reader_close(sst_reader *r)
 uint64_t sst_reader_file_size(const sst_reader *r)
 {
     return r->file_size;
+}
+
+void sst_reader_props(const sst_reader *r, sst_props *out)
+{
+    *out = r->props;
 }
 
 uint64_t sst_reader_bloom_useful(const sst_reader *r)

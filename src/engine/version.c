@@ -43,7 +43,7 @@ void file_unref(file_meta *f)
         snprintf(path, sizeof(path), "%s/%06" PRIu64 ".sst", vs->dir, f->number);
         if (vs->cache) cache_erase_file(vs->cache, f->number);
         row_cache_erase_file(vs->row_cache, f->number);
-        unlink(path);
+        env_unlink(path);
     }
     buf_free(&f->smallest);
     buf_free(&f->largest);
@@ -65,11 +65,45 @@ eng_status version_table(file_meta *f, sst_reader **out)
         char path[PATH_MAX];
         snprintf(path, sizeof(path), "%s/%06" PRIu64 ".sst", vs->dir, f->number);
         s = sst_reader_open(path, f->number, vs->cache, &r);
-        if (s == ENG_OK) __atomic_store_n(&f->reader, r, __ATOMIC_RELEASE);
+        if (s == ENG_OK && sst_reader_file_size(r) != f->file_size)
+            s = env_error(ENG_CORRUPTION,
+                          "table %s: %" PRIu64 " bytes, but the manifest recorded %" PRIu64
+                          ": it is another file or was damaged",
+                          path, sst_reader_file_size(r), f->file_size);
+        if (s == ENG_OK) s = version_check_table(f, r); /* V5 */
+        if (s == ENG_OK) {
+            __atomic_store_n(&f->reader, r, __ATOMIC_RELEASE);
+        } else if (r) {
+            sst_reader_close(r);
+            r = NULL;
+        }
     }
     pthread_mutex_unlock(&vs->table_mu);
     *out = r;
     return s;
+}
+
+eng_status version_check_table(const file_meta *f, const sst_reader *r)
+{
+    sst_props p;
+    sst_reader_props(r, &p);
+    const char *what = NULL;
+    uint64_t have = 0, want = 0;
+    if (p.file_number && p.file_number != f->number)
+        what = "file number", have = p.file_number, want = f->number;
+    else if (p.entries != f->entries)
+        what = "entry count", have = p.entries, want = f->entries;
+    else if (p.range_deletions != f->range_dels)
+        what = "range deletion count", have = p.range_deletions, want = f->range_dels;
+    else if (p.largest_seq != f->largest_seq)
+        what = "largest sequence", have = p.largest_seq, want = f->largest_seq;
+    else if (p.smallest_seq != f->smallest_seq)
+        what = "smallest sequence", have = p.smallest_seq, want = f->smallest_seq;
+    if (!what) return ENG_OK;
+    return env_error(ENG_CORRUPTION,
+                     "table %s/%06" PRIu64 ".sst is not the table the manifest recorded: its %s "
+                     "is %" PRIu64 ", the manifest says %" PRIu64,
+                     f->vs ? f->vs->dir : ".", f->number, what, have, want);
 }
 
 void version_set_init(version_set *vs, const char *dir, const eng_options *opts, block_cache *cache)
@@ -92,6 +126,7 @@ void version_set_destroy(version_set *vs)
     vs->manifest = NULL;
     for (int i = 0; i < ENG_MAX_LEVELS; i++)
         buf_free(&vs->compact_pointer[i]);
+    free(vs->orphans);
     pthread_mutex_destroy(&vs->table_mu);
     free(vs->dir);
 }
@@ -334,6 +369,7 @@ eng_status version_get(version *v, slice key, uint64_t seq, int *type, uint64_t 
 typedef struct level_iter {
     iter base;
     file_meta **files;
+    sst_damage_log *dl; /* handed to each file's iterator (T3) */
     int n;
     int idx;    /* file of data, or -1 */
     iter *data; /* NULL when unpositioned */
@@ -354,7 +390,7 @@ static void li_set_file(level_iter *li, int idx)
         li->st = s;
         return;
     }
-    li->data = sst_reader_iter(r, li->fill_cache);
+    li->data = sst_reader_iter_damage(r, li->fill_cache, li->dl);
 }
 
 /* Returns 1 if the data iterator failed (recording the error). */
@@ -473,9 +509,10 @@ static const struct iter_ops level_iter_ops = {
     li_prev,  li_key,        li_value,     li_status, li_destroy,
 };
 
-iter *level_iter_new(file_meta *const *files, int n, int fill_cache)
+iter *level_iter_new(file_meta *const *files, int n, int fill_cache, sst_damage_log *dl)
 {
     level_iter *li = calloc(1, sizeof(*li));
+    if (li) li->dl = dl;
     if (!li) abort();
     li->base.ops = &level_iter_ops;
     li->files = malloc(sizeof(file_meta *) * (size_t)(n ? n : 1));
@@ -487,15 +524,23 @@ iter *level_iter_new(file_meta *const *files, int n, int fill_cache)
     return &li->base;
 }
 
-int version_add_iters(version *v, iter **its, int n, int fill_cache)
+int version_add_iters(version *v, iter **its, uint64_t *max_seq, int n, int fill_cache,
+                      sst_damage_log *dl)
 {
     for (int i = 0; i < v->nfiles[0]; i++) {
         sst_reader *r;
         eng_status s = version_table(v->files[0][i], &r);
-        its[n++] = s == ENG_OK ? sst_reader_iter(r, fill_cache) : iter_new_error(s);
+        if (max_seq) max_seq[n] = v->files[0][i]->largest_seq;
+        its[n++] = s == ENG_OK ? sst_reader_iter_damage(r, fill_cache, dl) : iter_new_error(s);
     }
-    for (int l = 1; l < ENG_MAX_LEVELS; l++)
-        if (v->nfiles[l]) its[n++] = level_iter_new(v->files[l], v->nfiles[l], fill_cache);
+    for (int l = 1; l < ENG_MAX_LEVELS; l++) {
+        if (!v->nfiles[l]) continue;
+        uint64_t m = 0;
+        for (int i = 0; i < v->nfiles[l]; i++)
+            if (v->files[l][i]->largest_seq > m) m = v->files[l][i]->largest_seq;
+        if (max_seq) max_seq[n] = m;
+        its[n++] = level_iter_new(v->files[l], v->nfiles[l], fill_cache, dl);
+    }
     return n;
 }
 

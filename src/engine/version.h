@@ -67,8 +67,10 @@ struct version_set {
     uint64_t log_number;      /* as recorded in the manifest */
     uint64_t last_seq;        /* as recorded in the manifest */
     uint64_t manifest_number;
-    int manifest_damaged;                /* recovery ignored bytes of the manifest */
-    wal_writer *manifest;                /* owned by the manifest holder */
+    int manifest_damaged; /* recovery ignored bytes of the manifest */
+    wal_writer *manifest; /* owned by the manifest holder */
+    uint64_t *orphans;    /* manifest holder: tables kept until a roll (M2) */
+    int norphans, caporphans;
     buf compact_pointer[ENG_MAX_LEVELS]; /* compaction thread only */
     uint64_t bloom_useful_closed;        /* atomic: from readers already closed */
 };
@@ -82,6 +84,12 @@ void file_unref(file_meta *f);
 
 /* The reader of f, opened on first use. Thread-safe. */
 eng_status version_table(file_meta *f, sst_reader **out);
+
+/* Invariant V5: a table is the one the manifest recorded. ENG_OK when r's
+ * properties agree with f (file number when recorded, entry and range
+ * deletion counts, sequence range), else ENG_CORRUPTION naming the table
+ * and what differs. */
+eng_status version_check_table(const file_meta *f, const sst_reader *r);
 
 void version_set_init(version_set *vs, const char *dir, const eng_options *opts,
                       block_cache *cache);
@@ -110,13 +118,16 @@ eng_status version_get(version *v, slice key, uint64_t seq, int *type, uint64_t 
 
 /* Appends to its[] (room for nfiles[0] + ENG_MAX_LEVELS entries) one
  * iterator per level-0 file and one level iterator per non-empty deeper
- * level. The iterators borrow v: the caller keeps a reference while they
- * live. Returns the new count. */
-int version_add_iters(version *v, iter **its, int n, int fill_cache);
+ * level, and to max_seq[] (may be NULL; same positions) the largest
+ * sequence each can hold. The table iterators record damaged blocks in
+ * dl (may be NULL: table.h, T3). The iterators borrow v: the caller keeps
+ * a reference while they live. Returns the new count. */
+int version_add_iters(version *v, iter **its, uint64_t *max_seq, int n, int fill_cache,
+                      sst_damage_log *dl);
 
 /* A concatenating iterator over files[0..n) (sorted, disjoint; V2). It
  * copies the array but borrows the files: the caller keeps them alive. */
-iter *level_iter_new(file_meta *const *files, int n, int fill_cache);
+iter *level_iter_new(file_meta *const *files, int n, int fill_cache, sst_damage_log *dl);
 
 /* Files of `level` whose user-key range meets [lo, hi] (NULL bounds are
  * unbounded). *out is malloc'd (caller frees); returns the count. */

@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "index/catalog.h"
+#include "index/ft_def.h"
 #include "index/index.h"
 
 #define BUILD_CHUNK 128         /* hashes per ks_scan_hashes call */
@@ -50,6 +51,11 @@ static int build_one(void *arg, const char *key, size_t klen, const ks_field *f,
     build_visit *bv = arg;
     idx_def *d = bv->d;
     size_t bad = 0;
+    if (d->ft) {
+        if (ft_build_one(bv->ctx, d, key, klen, f, n) == 0) return 0;
+        bv->st = KS_ERR_ENGINE;
+        return 1;
+    }
     int r = idx_entry_key(d, key, klen, f, n, &bv->key, &bad);
     if (r < 0) {
         bv->st = idx_fail(

@@ -20,6 +20,7 @@
  * failing the start (Invariant C4).
  */
 #include "index/catalog.h"
+#include "index/ft_def.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -73,6 +74,7 @@ void idx_def_free(idx_def *d)
     for (size_t i = 0; i < d->nfields; i++)
         free(d->fields[i].name);
     free(d->cursor);
+    ft_def_free(d->ft);
     free(d);
 }
 
@@ -145,6 +147,10 @@ void idx_catalog_encode(const idx_def *d, idx_buf *k, idx_buf *b)
 {
     char tmp[8];
     catalog_key(d, k);
+    if (d->ft) {
+        ft_catalog_value(d, b);
+        return;
+    }
     b->len = 0;
     idx_buf_byte(b, CATALOG_VERSION);
     idx_put_u32(tmp, d->id);
@@ -221,6 +227,7 @@ int idx_def_check(const idx_def *d, char *why, size_t cap)
         return snprintf(why, cap, "index name must not contain NUL bytes"), -1;
     if (d->db < 0 || d->db >= KS_DATABASES)
         return snprintf(why, cap, "database %d out of range", d->db), -1;
+    if (d->ft) return ft_def_check(d, why, cap); /* an FT index's own limits */
     if (d->plen > IDX_MAX_PREFIX)
         return snprintf(why, cap, "prefix must be at most %d bytes", IDX_MAX_PREFIX), -1;
     if (d->nfields < 1 || d->nfields > IDX_MAX_FIELDS)
@@ -246,6 +253,11 @@ idx_def *idx_catalog_decode(const char *k, size_t kl, const char *v, size_t vl, 
     if (kl < 3 || k[0] != IDX_NS_BYTE || k[1] != IDX_TAG_CATALOG) {
         snprintf(why, cap, "not a catalog key");
         return NULL;
+    }
+    if (vl && (unsigned char)v[0] == FT_CATALOG_VERSION) { /* an FT index: ft_def.c */
+        idx_def *f = ft_catalog_parse(k, kl, v, vl);
+        if (!f) snprintf(why, cap, "malformed FT index record");
+        return f;
     }
     idx_def *d = calloc(1, sizeof(*d));
     if (!d) abort();
@@ -426,7 +438,7 @@ ks_status idx_catalog_next_id(ks_ctx *ctx, uint32_t *id)
 
 int idx_def_active_for(const idx_def *d, const char *key, size_t klen)
 {
-    if (klen < d->plen || memcmp(key, d->prefix, d->plen) != 0) return 0;
+    if (!idx_def_prefix_match(d, key, klen)) return 0;
     if (!d->building) return 1;
     if (!d->has_cursor) return 0;
     size_t n = klen < d->clen ? klen : d->clen;

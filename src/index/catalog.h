@@ -66,6 +66,7 @@ typedef struct idx_def {
     uint64_t counted;
     int64_t counted_until; /* the earliest expiry among counted entries; 0 none */
     int counted_valid;
+    struct ft_def *ft; /* an FT index (ft_def.h); NULL for an IDX index */
 } idx_def;
 
 /* A stored definition the loader could not use (Invariant C4). */
@@ -133,6 +134,8 @@ ks_status idx_catalog_next_id(ks_ctx *ctx, uint32_t *id);
 
 /* Does d cover key (prefix and build cursor; fields are checked later)? */
 int idx_def_active_for(const idx_def *d, const char *key, size_t klen);
+/* Does key start with d's prefix (any of an FT index's prefixes)? ft_def.c */
+int idx_def_prefix_match(const idx_def *d, const char *key, size_t klen);
 
 /* Builds the entry key of the hash (key, fields) into b (cleared first).
  * Returns 1 if the hash has every schema field (then b holds the key),

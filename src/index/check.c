@@ -8,13 +8,16 @@
  *   2. every live entry names a live hash whose content yields exactly that
  *      entry key.
  * Cost: O(hashes under the prefix + entries), a point read per hash and per
- * entry. Nothing is written.
+ * entry. Nothing is written. A damaged table block met on the way is
+ * stepped over and reported as a "damaged <index> ..." line (the keys it
+ * held go unchecked), so one bad block does not fail the whole check.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "index/catalog.h"
+#include "index/ft_def.h"
 #include "index/index.h"
 
 typedef struct checker {
@@ -44,6 +47,16 @@ static eng_status get_entry(checker *c, const char *k, size_t kl, char **v, size
                 : eng_get(idx_g.eng, c->snap, k, kl, v, vl);
 }
 
+/* "damaged <index> <what>": a damaged table block the check stepped over;
+ * the entries or hashes it held are not checked. */
+static void report_damage(checker *c, const char *what)
+{
+    char line[900];
+    snprintf(line, sizeof(line), "damaged %s %s", idx_printable(c->d->name, c->d->nlen, 0), what);
+    c->fn(c->arg, line);
+    c->problems++;
+}
+
 /* Pass 1: called for each live hash under the prefix. */
 static int check_hash(void *arg, const char *key, size_t klen, const ks_field *f, size_t n)
 {
@@ -57,6 +70,10 @@ static int check_hash(void *arg, const char *key, size_t klen, const ks_field *f
     eng_status es = get_entry(c, c->key.data, c->key.len, &v, &vl);
     if (es == ENG_NOTFOUND) {
         report(c, "missing", key, klen);
+        return 0;
+    }
+    if (es == ENG_CORRUPTION) { /* a damaged block holds the entry: go on */
+        report_damage(c, eng_last_error());
         return 0;
     }
     if (es != ENG_OK) {
@@ -85,6 +102,7 @@ static void check_entries(checker *c)
     idx_buf_append(&hi, lo.data, lo.len);
     idx_key_prefix_successor(&hi);
     eng_iter *it = eng_iter_new(idx_g.eng, c->snap, c->b);
+    eng_iter_skip_damaged(it);
     for (eng_iter_seek(it, lo.data, lo.len); eng_iter_valid(it); eng_iter_next(it)) {
         size_t kl, vl, hkl, n = 0, bad = 0;
         const char *k = eng_iter_key(it, &kl), *v = eng_iter_value(it, &vl), *hk;
@@ -97,12 +115,23 @@ static void check_entries(checker *c)
         }
         ks_field *f = NULL;
         ks_status st = ks_hash_read(c->ctx, c->b ? NULL : c->snap, hk, hkl, &f, &n);
+        if (st == KS_ERR_ENGINE && c->ctx->err && strstr(c->ctx->err, "Corruption")) {
+            report_damage(c, c->ctx->err); /* the hash sits in a damaged block */
+            free(c->ctx->err);
+            c->ctx->err = NULL;
+            continue;
+        }
         int ok = st == KS_OK && idx_entry_key(c->d, hk, hkl, f, n, &c->key, &bad) == 1 &&
                  idx_key_cmp(c->key.data, c->key.len, k, kl) == 0;
         if (!ok) report(c, "extra", hk, hkl);
         if (st == KS_OK) ks_fields_free(f, n);
     }
     if (eng_iter_status(it) != ENG_OK) c->failed = 1;
+    char what[700];
+    for (size_t i = 0, n = eng_iter_damaged(it, 0, NULL, 0); i < n; i++) {
+        eng_iter_damaged(it, i, what, sizeof(what));
+        report_damage(c, what);
+    }
     eng_iter_free(it);
     idx_buf_free(&lo);
     idx_buf_free(&hi);
@@ -116,14 +145,33 @@ long long idx_check(ks_ctx *ctx, void (*fn)(void *arg, const char *line), void *
     for (size_t i = 0; i < idx_g.ndefs && !c.failed; i++) {
         c.d = idx_g.defs[i];
         if (c.d->db != ctx->db || c.d->building) continue;
+        if (c.d->ft) {
+            long long p = ft_check(ctx, c.d, c.snap, c.b, fn, arg);
+            if (p < 0)
+                c.failed = 1;
+            else
+                c.problems += p;
+            continue;
+        }
         char *last = NULL;
         size_t last_len = 0;
         free(ctx->err); /* a failed scan shows only in ctx->err */
         ctx->err = NULL;
+        ctx->skip_damaged = 1; /* one bad block does not stop the check */
+        ctx->damaged = 0;
         ks_scan_hashes(ctx, c.b ? NULL : c.snap, c.d->prefix, c.d->plen, NULL, 0, UINT64_MAX,
                        check_hash, &c, &last, &last_len);
+        ctx->skip_damaged = 0;
         free(last);
         if (ctx->err) c.failed = 1;
+        if (ctx->damaged) {
+            char what[160];
+            snprintf(what, sizeof(what),
+                     "%llu damaged table block(s) skipped reading the hashes (the server log "
+                     "names them)",
+                     (unsigned long long)ctx->damaged);
+            report_damage(&c, what);
+        }
         if (!c.failed) check_entries(&c);
     }
     eng_snapshot_release(idx_g.eng, c.snap);

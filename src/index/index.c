@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "index/catalog.h"
+#include "index/ft_def.h"
 #include "index/index.h"
 
 /* How long IDX.CREATE builds inside the command before leaving the rest to
@@ -37,6 +38,7 @@ void idx_shutdown(void)
     ks_set_index_filter(NULL);
     idx_catalog_clear();
     idx_maintain_free();
+    ft_shutdown();
 }
 
 static char *dup_str(idx_str s)
@@ -109,7 +111,7 @@ ks_status idx_drop(ks_ctx *ctx, const char *name, size_t nlen)
         idx_quarantine_erase(ctx, q);
         return KS_OK;
     }
-    if (!d) return KS_NOTFOUND;
+    if (!d || d->ft) return KS_NOTFOUND; /* FT indexes go with FT.DROPINDEX */
     idx_catalog_erase(ctx, d);
     idx_catalog_remove(d);
     return KS_OK;
@@ -139,7 +141,8 @@ int idx_nfields(int db, const char *name, size_t nlen)
 void idx_list(int db, void (*fn)(void *arg, const char *name, size_t nlen), void *arg)
 {
     for (size_t i = 0; i < idx_g.ndefs; i++)
-        if (idx_g.defs[i]->db == db) fn(arg, idx_g.defs[i]->name, idx_g.defs[i]->nlen);
+        if (idx_g.defs[i]->db == db && !idx_g.defs[i]->ft)
+            fn(arg, idx_g.defs[i]->name, idx_g.defs[i]->nlen);
 }
 
 /* Counts d's live entries through one view (the pending batch on top), or
@@ -182,7 +185,7 @@ static ks_status count_entries(ks_ctx *ctx, idx_def *d, uint64_t *n)
 ks_status idx_describe(ks_ctx *ctx, const char *name, size_t nlen, idx_desc *out)
 {
     idx_def *d = idx_catalog_find(ctx->db, name, nlen);
-    if (!d) return KS_NOTFOUND;
+    if (!d || d->ft) return KS_NOTFOUND;
     memset(out, 0, sizeof(*out));
     out->name = (idx_str){d->name, d->nlen};
     out->prefix = (idx_str){d->prefix, d->plen};

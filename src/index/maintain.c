@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "index/catalog.h"
+#include "index/ft_def.h"
 #include "index/index.h"
 
 /* What the hook plans for one index, between validation and writing.
@@ -44,7 +45,7 @@ int idx_wants(void *hctx, int db, const char *key, size_t klen)
     if (db < 0 || db >= KS_DATABASES || !idx_g.dbs_with_index[db]) return 0;
     for (size_t i = 0; i < idx_g.ndefs; i++) {
         const idx_def *d = idx_g.defs[i];
-        if (d->db == db && klen >= d->plen && memcmp(key, d->prefix, d->plen) == 0) return 1;
+        if (d->db == db && idx_def_prefix_match(d, key, klen)) return 1;
     }
     return 0;
 }
@@ -138,10 +139,15 @@ ks_status idx_hash_hook(void *hctx, ks_ctx *ctx, const char *key, size_t klen,
 {
     (void)hctx;
     size_t np = 0;
+    int any_ft = 0;
     hook_keys.len = 0;
     for (size_t i = 0; i < idx_g.ndefs; i++) {
         idx_def *d = idx_g.defs[i];
-        if (d->db != ctx->db || klen < d->plen || memcmp(key, d->prefix, d->plen) != 0) continue;
+        if (d->db != ctx->db || !idx_def_prefix_match(d, key, klen)) continue;
+        if (d->ft) { /* FT indexes never reject: written after the checks */
+            any_ft = 1;
+            continue;
+        }
         if (np == plans_cap) {
             plans_cap = plans_cap ? plans_cap * 2 : 8;
             plans = realloc(plans, plans_cap * sizeof(*plans));
@@ -176,6 +182,9 @@ ks_status idx_hash_hook(void *hctx, ks_ctx *ctx, const char *key, size_t klen,
                           hook_val.len);
         }
     }
+    if (any_ft)
+        return ft_hash_hook(ctx, key, klen, old_f, old_n, had_old, new_f, new_n, has_new,
+                            new_expire_ms);
     return KS_OK;
 }
 

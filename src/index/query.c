@@ -29,6 +29,9 @@ static ks_status find_ready(ks_ctx *ctx, idx_str name, idx_def **out)
 {
     idx_def *d = idx_catalog_find(ctx->db, name.p, name.n);
     if (!d) return idx_fail(ctx, "ERR no such index '%s'", idx_printable(name.p, name.n, 0));
+    if (d->ft)
+        return idx_fail(ctx, "ERR index '%s' is an FT index: use FT.SEARCH",
+                        idx_printable(name.p, name.n, 0));
     if (d->building)
         return idx_fail(ctx,
                         "ERR index '%s' is still building (%llu hashes indexed so far); "

@@ -74,8 +74,10 @@ typedef struct ks_ctx {
     keyspace *ks;
     eng_batch *batch; /* indexed; owned by the server */
     int db;
-    int64_t now_ms; /* expiry is judged against this */
-    char *err;      /* message for KS_ERR_MSG / KS_ERR_ENGINE */
+    int64_t now_ms;   /* expiry is judged against this */
+    char *err;        /* message for KS_ERR_MSG / KS_ERR_ENGINE */
+    int skip_damaged; /* ks_scan_hashes steps over damaged table blocks (a check) */
+    uint64_t damaged; /* ... and counts them here */
 } ks_ctx;
 
 void ks_ctx_reset(ks_ctx *c); /* frees err */

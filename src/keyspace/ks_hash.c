@@ -367,6 +367,7 @@ static ks_status scan_collect(ks_ctx *c, const eng_snapshot *snap, const char *p
     h->nfields = malloc(cap * sizeof(size_t));
     ks_status st = (h->keys && h->klens && h->fields && h->nfields) ? KS_OK : ks_oom(c);
     eng_iter *it = eng_iter_new(c->ks->db, snap, ks_read_batch(c));
+    if (c->skip_damaged) eng_iter_skip_damaged(it);
     for (eng_iter_seek(it, start.p, start.n); st == KS_OK && eng_iter_valid(it) && h->n < max;
          eng_iter_next(it)) {
         size_t kl;
@@ -405,6 +406,7 @@ static ks_status scan_collect(ks_ctx *c, const eng_snapshot *snap, const char *p
     }
     if (st == KS_OK && eng_iter_status(it) != ENG_OK)
         st = ks_engine_err(c, eng_iter_status(it), "scan");
+    c->damaged += eng_iter_damaged(it, 0, NULL, 0);
     eng_iter_free(it);
     ks_ekey_free(&start);
     return st;

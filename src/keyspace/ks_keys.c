@@ -4,7 +4,9 @@
  *
  * Reads the metadata keys 'm' db key (ENCODING.md); key order is bytewise,
  * so KEYS with a literal prefix seeks straight to it and SCAN resumes by
- * seeking to the key it stopped at.
+ * seeking to the key it stopped at. KEYS, SCAN and RANDOMKEY step over a
+ * damaged table block (eng_iter_skip_damaged: the engine logs the file,
+ * offset and key range left out) instead of failing for the whole db.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +184,7 @@ ks_status ks_keys(ks_ctx *c, const char *pat, size_t plen, ks_key_fn fn, void *a
     ks_ekey start;
     ks_ekey_meta(&start, c->db, pat, lit);
     eng_iter *it = eng_iter_new(c->ks->db, NULL, ks_read_batch(c));
+    eng_iter_skip_damaged(it); /* a listing goes on past a damaged block (logged) */
     ks_status st = KS_OK;
     for (eng_iter_seek(it, start.p, start.n); eng_iter_valid(it); eng_iter_next(it)) {
         size_t kl, vl;
@@ -205,6 +208,7 @@ ks_status ks_scan(ks_ctx *c, uint64_t cursor, const char *pat, size_t plen, uint
     char start[2] = {KS_NS_META, (char)c->db};
     const ks_cursor *cur = cursor ? ks_cursor_find(c->ks, cursor) : NULL;
     eng_iter *it = eng_iter_new(c->ks->db, NULL, ks_read_batch(c));
+    eng_iter_skip_damaged(it); /* a listing goes on past a damaged block (logged) */
     /* The cursor names the next key to visit (KS-E1 is not needed here). */
     if (cur && in_db(cur->pos, cur->plen, c->db))
         eng_iter_seek(it, cur->pos, cur->plen);

@@ -339,6 +339,7 @@ ks_status ks_randomkey(ks_ctx *c, char **key, size_t *klen)
     draw d = {c, eng_iter_new(c->ks->db, NULL, ks_read_batch(c)), 0, {0}, {0}, {0}, {0}, 0};
     ks_status st = KS_NOTFOUND;
     if (!d.it) return ks_engine_err(c, ENG_NOMEM, "randomkey");
+    eng_iter_skip_damaged(d.it); /* go on past a damaged block (logged), as KEYS and SCAN */
     int found = n > 0 && (n <= KS_RANDOM_EXACT ? draw_by_position(&d, n) : draw_by_walk(&d, n));
     if (!found && !d.oom) found = draw_any(&d);
     if (found && !d.oom) {

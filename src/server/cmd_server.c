@@ -327,6 +327,39 @@ static void info_memory(sbuf *b)
     sb_printf(b, "%s", scripting);
 }
 
+/* One kind of background work in INFO persistence: <name>_status ok|err,
+ * since when it fails (unix seconds, 0), how many attempts failed, and the
+ * last error (kept after a recovery). */
+static void info_fault(sbuf *b, const char *name, const eng_fault_info *f)
+{
+    char err[256];
+    snprintf(err, sizeof(err), "%s", f->error);
+    for (char *p = err; *p; p++)
+        if (*p == '\r' || *p == '\n') *p = ' ';
+    sb_printf(b,
+              "%s_status:%s\r\n%s_failing_since:%lld\r\n%s_failures:%llu\r\n"
+              "%s_last_error:%s\r\n",
+              name, f->failing ? "err" : "ok", name, (long long)(f->since_ms / 1000), name,
+              (unsigned long long)f->failures, name, err);
+}
+
+/* Redis's aof_last_write_status for the log, and the engine's faults. */
+static void info_faults(sbuf *b)
+{
+    eng_health h;
+    eng_get_health(server.db, &h);
+    sb_printf(b, "aof_last_write_status:%s\r\naof_last_bgrewrite_status:ok\r\n",
+              h.log.failing ? "err" : "ok");
+    info_fault(b, "log_write", &h.log);
+    info_fault(b, "flush", &h.flush);
+    info_fault(b, "compaction", &h.compaction);
+    sb_printf(b,
+              "writes_refused:%d\r\nlog_recoveries:%llu\r\nreplies_held:%d\r\n"
+              "refused_writes:%llu\r\n",
+              h.writes_refused, (unsigned long long)h.recoveries, server.replies_held,
+              (unsigned long long)server.stat_refused_writes);
+}
+
 static void info_engine(sbuf *b)
 {
     eng_stats st;
@@ -412,6 +445,7 @@ static void info_persistence(sbuf *b)
               "rdb_bgsave_in_progress:0\r\nrdb_last_save_time:%lld\r\naof_enabled:1\r\n"
               "appendfsync:%s\r\n",
               (long long)server.lastsave_s, fsync);
+    info_faults(b);
 }
 
 static void info_stats(sbuf *b)

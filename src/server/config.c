@@ -199,6 +199,7 @@ static const config_row config_table[] = {
     {"write-buffer-size", T_MEM, F_IMMUTABLE, &cfg.write_buffer_size, "64mb", 64 * 1024, LLONG_MAX,
      NULL, NULL},
     {"compression", T_INT, F_IMMUTABLE, &cfg.compression, "1", 0, 22, NULL, NULL},
+    {"log-load-corrupt", T_BOOL, F_IMMUTABLE, &cfg.log_load_corrupt, "no", 0, 0, NULL, NULL},
     {"loglevel", T_ENUM, 0, &cfg.loglevel, "notice", 0, 0, loglevel_enum, NULL},
     {"logfile", T_STR, F_IMMUTABLE | F_REDIS_IMMUTABLE, &cfg.logfile, "", 0, 0, NULL, NULL},
     {"pidfile", T_STR, F_IMMUTABLE | F_REDIS_IMMUTABLE, &cfg.pidfile, "", 0, 0, NULL, NULL},

@@ -29,10 +29,11 @@ typedef struct server_config {
     long long cache_size;
     long long row_cache_size;
     long long write_buffer_size;
-    int compression; /* zstd level; 0 = off */
-    int loglevel;    /* LL_* */
-    char *logfile;   /* "" = stdout */
-    char *pidfile;   /* "" = none */
+    int compression;      /* zstd level; 0 = off */
+    int log_load_corrupt; /* start from the last good record of a log damaged in the middle */
+    int loglevel;         /* LL_* */
+    char *logfile;        /* "" = stdout */
+    char *pidfile;        /* "" = none */
     int daemonize;
     int hz;
     long long proto_max_bulk_len;

@@ -149,6 +149,7 @@ int server_open_storage(void)
     o.compaction_filter_ctx = NULL;
     o.log_fn = server_log_engine;
     o.create_if_missing = 1;
+    o.log_recovery = cfg.log_load_corrupt ? ENG_LOG_RECOVERY_TRUNCATE : ENG_LOG_RECOVERY_STRICT;
     if (mkdir_p(cfg.dir) < 0) {
         server_log(LL_WARNING, "Can't create the data directory %s: %s", cfg.dir, strerror(errno));
         return -1;
@@ -158,10 +159,16 @@ int server_open_storage(void)
     if (st != ENG_OK) {
         server_log(LL_WARNING, "Can't open the database in %s: %s (%s)", cfg.dir,
                    eng_status_str(st), eng_last_error());
+        if (st == ENG_CORRUPTION)
+            server_log(LL_WARNING,
+                       "Nothing was changed. Run 'strata-check %s' to see what is "
+                       "damaged, and see README.md, 'When the server refuses to "
+                       "start'.",
+                       cfg.dir);
         return -1;
     }
     if (ks_open(server.db, &server.ks) != KS_OK) {
-        server_log(LL_WARNING, "Can't open the keyspace");
+        server_log(LL_WARNING, "Can't open the keyspace: %s", eng_last_error());
         return -1;
     }
     config_apply_keyspace(); /* packing limits set by the config file */

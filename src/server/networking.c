@@ -14,6 +14,10 @@
  *       (client_free_async defers to before-sleep otherwise).
  *   N3. qbuf[qpos..qlen) holds the bytes not yet parsed, and the parser's
  *       partial request starts at resp_parser_keep_from(qpos) >= 0.
+ *   N4. A held client (its replies were pending when a group commit failed,
+ *       server.c S3) gets no byte written until networking_release_replies:
+ *       those replies may acknowledge or show writes that are not yet
+ *       durable. Its later replies queue behind them.
  *
  * Output buffer limits (networking_reply_grew): a client whose reply blocks
  * reach its class's client-output-buffer-limit, or hold the most when the
@@ -423,8 +427,27 @@ static void after_write(client *c)
 static void write_handler(ae_loop *el, int fd, void *data, int mask)
 {
     client *c = data;
+    if (c->priv->commit_held) { /* N4 */
+        ae_delete_file_event(server.el, c->fd, AE_WRITABLE);
+        return;
+    }
     if (write_to_client(c) < 0) return;
     after_write(c);
+}
+
+void networking_hold_replies(void)
+{
+    for (client *c = server.clients; c; c = c->priv->next)
+        if (c->priv->reply_bytes && c->fd >= 0) c->priv->commit_held = 1;
+}
+
+void networking_release_replies(void)
+{
+    for (client *c = server.clients; c; c = c->priv->next)
+        if (c->priv->commit_held) {
+            c->priv->commit_held = 0;
+            add_pending(c);
+        }
 }
 
 void client_protect(client *c)
@@ -457,6 +480,7 @@ void networking_flush_replies(void)
             client_free(c);
             continue;
         }
+        if (c->priv->commit_held) continue; /* N4: re-added at release */
         /* Already waiting for the socket: the writable handler goes on. */
         if (ae_get_file_events(server.el, c->fd) & AE_WRITABLE) continue;
         if (write_to_client(c) < 0) continue;

@@ -15,7 +15,15 @@
  * command and rolls back to it when the command replied with an error.
  * Invariant S2: between commands server.batch is empty; commands queued by
  * MULTI are not executed until EXEC, so one batch is enough for everyone.
+ * Invariant S3: while the engine refuses writes (a full disk, a failing
+ * fsync: eng_write_status), write commands are answered with Redis's
+ * MISCONF error before they run, and reads go on; the engine retries in the
+ * background and writes resume by themselves. If a group commit fails (not
+ * with appendfsync always, which exits as Redis does), the replies of that
+ * iteration are held until the engine has made its writes durable
+ * (networking.c, N4).
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,6 +199,47 @@ static int allowed_when_subscribed(const struct command *cmd)
     return 0;
 }
 
+/* ---- Refused writes (Redis's MISCONF) ----------------------------------- */
+
+/* The MISCONF text for a refused write, after Redis's "Errors writing to
+ * the AOF file: <strerror>", naming what fails here. */
+static void misconf_text(char *out, size_t cap)
+{
+    eng_health h;
+    eng_get_health(server.db, &h);
+    const eng_fault_info *f = h.log.failing ? &h.log : h.flush.failing ? &h.flush : &h.compaction;
+    const char *what = f == &h.log     ? "writing to the log file"
+                       : f == &h.flush ? "writing the memtable to a table file"
+                                       : "compacting table files";
+    snprintf(out, cap, "MISCONF Errors %s: %s", what, f->err ? strerror(f->err) : f->error);
+}
+
+/* Invariant S3: while the engine refuses writes (eng_write_status), write
+ * commands, EXEC of a transaction that holds one, and PING (as Redis) are
+ * answered with MISCONF before they run; reads go on. Returns 1 when c's
+ * command was refused. */
+static int refuse_when_disk_fails(client *c, const struct command *cmd)
+{
+    int exec_writes = 0;
+    if (cmd->proc == cmd_exec && (c->flags & CLIENT_MULTI))
+        for (int i = 0; i < c->priv->mq_len && !exec_writes; i++)
+            exec_writes = (c->priv->mq[i].cmd->flags & CMD_WRITE) != 0;
+    if (!(cmd->flags & CMD_WRITE) && !exec_writes && cmd->proc != cmd_ping) return 0;
+    if (eng_write_status(server.db) == ENG_OK) return 0;
+    char msg[400];
+    misconf_text(msg, sizeof(msg));
+    server.stat_refused_writes++;
+    if (exec_writes) {
+        server_discard_multi(c);
+        server_unwatch_all(c);
+        add_reply_error_fmt(c, "EXECABORT Transaction discarded because of: %s", msg);
+        return 1;
+    }
+    flag_transaction(c);
+    add_reply_error(c, msg);
+    return 1;
+}
+
 void server_write_batch(client *c, const reply_mark *mark)
 {
     if (eng_batch_count(server.batch) == 0) return;
@@ -200,14 +249,22 @@ void server_write_batch(client *c, const reply_mark *mark)
         server.uncommitted++;
         return;
     }
+    /* A read's own writes (a lazy expiry) can wait: the next read expires
+     * the key again. The reply stands. (Not a script's: EVAL is no read.) */
+    if (c && c->cmd && (c->cmd->flags & CMD_READONLY) && eng_write_status(server.db) != ENG_OK)
+        return;
     server.stat_write_errors++;
     server_log(LL_WARNING, "Engine write failed: %s (%s)", eng_status_str(st), eng_last_error());
     /* The command's reply claimed success: take it back -- unless it only
-     * read: its writes were the lazy removal of expired keys it met, which
-     * the active cycle does again later. */
+     * read (its writes were lazy expiries, done again later). */
     if (c && mark && !(c->cmd && (c->cmd->flags & CMD_READONLY))) {
+        char msg[400];
+        if (eng_write_status(server.db) != ENG_OK)
+            misconf_text(msg, sizeof(msg));
+        else
+            snprintf(msg, sizeof(msg), "ERR %s", eng_last_error());
         reply_truncate(c, mark);
-        add_reply_error_fmt(c, "engine write failed: %s", eng_status_str(st));
+        add_reply_error(c, msg);
     }
 }
 
@@ -241,6 +298,7 @@ static __attribute__((noinline)) int admit_checks(client *c, const struct comman
     /* A MONITOR client is a replica to Redis: no keyspace access. */
     if ((c->flags & CLIENT_MONITOR) && (cmd->flags & (CMD_READONLY | CMD_WRITE)))
         return reject(c, cmd, "Replica can't interact with the keyspace");
+    if (refuse_when_disk_fails(c, cmd)) return 0; /* S3, in Redis's order */
     if (script_timedout() && !(cmd->flags & CMD_ALLOW_BUSY)) {
         flag_transaction(c);
         stats_rejected(cmd);
@@ -306,6 +364,8 @@ void server_commit(void)
 {
     if (!server.uncommitted) return;
     int sync = cfg.appendfsync == ENG_SYNC_ALWAYS;
+    eng_health h;
+    eng_get_health(server.db, &h); /* before: the failure moves nothing yet */
     eng_status st = eng_commit(server.db, sync);
     server.stat_commits++;
     server.uncommitted = 0;
@@ -319,7 +379,26 @@ void server_commit(void)
                                    "is 'always'. Exiting...");
             _exit(1);
         }
+        /* N4: the writes of this iteration are applied but not in the log;
+         * the engine makes them durable by flushing their memtable. Until
+         * then no reply that could acknowledge or show them goes out. */
+        if (!server.replies_held) server.held_recoveries = h.recoveries;
+        server.replies_held = 1;
+        networking_hold_replies();
     }
+}
+
+/* N4: the engine has recovered past the failure that held the replies. */
+static void release_held_replies(void)
+{
+    if (!server.replies_held) return;
+    eng_health h;
+    eng_get_health(server.db, &h);
+    if (h.log.failing || h.recoveries <= server.held_recoveries) return;
+    server.replies_held = 0;
+    networking_release_replies();
+    server_log(LL_WARNING, "The log can be written again: writes are accepted, %s",
+               "and the replies held since the failure are sent");
 }
 
 static void before_sleep(ae_loop *el)
@@ -335,6 +414,10 @@ static void before_sleep(ae_loop *el)
 static void cron_write(void)
 {
     if (eng_batch_count(server.cron_batch) == 0) return;
+    if (eng_write_status(server.db) != ENG_OK) { /* S3: background writes wait too */
+        eng_batch_clear(server.cron_batch);
+        return;
+    }
     eng_status st = eng_write(server.db, server.cron_batch, ENG_WRITE_DEFER);
     eng_batch_clear(server.cron_batch);
     if (st == ENG_OK)
@@ -357,6 +440,7 @@ static int server_cron(ae_loop *el, long long id, void *data)
     if (now - server.last_cron_ms >= 1000 / cfg.hz) {
         server.last_cron_ms = now;
         server.cron_loops++;
+        release_held_replies();
         server.cmd_time_ms = now;
         int64_t expire_start = mono_us();
         /* Paused clients see a still data set: no expiry (as Redis). */

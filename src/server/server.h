@@ -400,6 +400,7 @@ struct client_private {
     int waiting;
     int64_t wait_deadline_ms; /* 0: forever */
     void (*wait_done)(client *c);
+    int commit_held; /* N4: replies wait for the engine to recover from a failed commit */
     size_t reply_mem;          /* bytes of the reply blocks (reply.c R4) */
     int reply_mem_released;    /* closing: no longer in server.reply_mem_total */
     int obuf_class;            /* CLIENT_CLASS_*: which client-output-buffer-limit applies */
@@ -433,8 +434,11 @@ struct server_state {
     uint64_t stat_commands, stat_connections, stat_rejected_conn, stat_errors;
     uint64_t stat_net_in, stat_net_out, stat_expired, stat_commits, stat_write_errors;
     uint64_t stat_ops_sample_ms, stat_ops_sample_cmds, stat_ops_per_sec;
-    int active_expire_off;   /* DEBUG SET-ACTIVE-EXPIRE 0 */
-    const char *config_file; /* absolute path, or NULL */
+    uint64_t stat_refused_writes; /* MISCONF replies (S3) */
+    int replies_held;             /* N4: a commit failed; replies wait */
+    uint64_t held_recoveries;     /* eng_health.recoveries when they began waiting */
+    int active_expire_off;        /* DEBUG SET-ACTIVE-EXPIRE 0 */
+    const char *config_file;      /* absolute path, or NULL */
     const char *executable;
     char replid[41];               /* INFO replication's master_replid, random per start */
     size_t reply_mem_total;        /* reply blocks of every client not closing (R4) */
@@ -460,6 +464,9 @@ void client_free_async(client *c);
 void networking_accept_handler(struct ae_loop *el, int fd, void *data, int mask);
 /* Writes pending replies of every client (after the group commit). */
 void networking_flush_replies(void);
+/* N4: every client with unsent replies keeps them until release. */
+void networking_hold_replies(void);
+void networking_release_replies(void);
 /* Disconnects clients idle for more than `timeout` seconds and trims the
  * buffers of idle ones (cron). */
 void networking_clients_cron(void);

@@ -147,6 +147,15 @@ class Server:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def flip_byte(path, off):
+    """Flips bit 4 of the byte at off in the file at path (damage for tests)."""
+    with open(path, "r+b") as f:
+        f.seek(off)
+        b = f.read(1)
+        f.seek(off)
+        f.write(bytes([b[0] ^ 0x10]))
+
+
 class RespError(Exception):
     """An error reply read by RawConn (the text without the leading '-')."""
 

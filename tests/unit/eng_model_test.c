@@ -11,6 +11,7 @@
  */
 #include "engine/engine.h"
 #include "test.h"
+#include "test_rng.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -124,20 +125,7 @@ static void model_free(model *m)
     free(m);
 }
 
-/* ---- Randomness ------------------------------------------------------------ */
-
-static uint64_t rng;
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-static unsigned rn(unsigned n)
-{
-    return (unsigned)(rnd() % n);
-}
+/* ---- Randomness (test_rng.h) -------------------------------------------------- */
 
 #define KEYSPACE 1500
 

@@ -13,7 +13,8 @@
 #include "bench/profiles/report.h"
 #include "bench/profiles/runner.h"
 
-static const drv_ops *const all_engines[] = {&drv_strata_ops, &drv_redis_ops, &drv_rocksdb_ops,
+static const drv_ops *const all_engines[] = {&drv_strata_ops, &drv_strata_ft_ops,
+                                             &drv_redis_ops,  &drv_rocksdb_ops,
                                              &drv_sqlite_ops, &drv_mariadb_ops};
 #define NENGINES (int)(sizeof(all_engines) / sizeof(all_engines[0]))
 
@@ -22,7 +23,7 @@ static void usage(void)
     fprintf(stderr, "usage: strata-bench profiles [--profiles N] [--engine LIST|all]\n"
                     "           [--clients C] [--pipeline P] [--out DIR] [--tmp DIR]\n"
                     "           [--check-agree] [--no-report]\n"
-                    "  LIST: comma-separated of strata,redis,rocksdb,sqlite,mariadb\n"
+                    "  LIST: comma-separated of strata,strata-ft,redis,rocksdb,sqlite,mariadb\n"
                     "  --check-agree: exit non-zero unless every completed engine printed the\n"
                     "                 same checksum for every phase (and none failed)\n");
 }

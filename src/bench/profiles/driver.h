@@ -84,6 +84,7 @@ typedef struct drv_ops {
 } drv_ops;
 
 extern const drv_ops drv_strata_ops;
+extern const drv_ops drv_strata_ft_ops;
 extern const drv_ops drv_redis_ops;
 extern const drv_ops drv_rocksdb_ops;
 extern const drv_ops drv_sqlite_ops;

@@ -12,6 +12,15 @@
  * (keys for scans, HASHES for queries and email lookups); an update is the
  * runner's read, then one HSET of the changed fields. The server binary is
  * $STRATA_SERVER, or strata-server next to strata-bench.
+ *
+ * strata-ft is the same server driven through the RediSearch dialect: the
+ * four indexes made with FT.CREATE (TAG, NUMERIC SORTABLE; user_id is
+ * SORTABLE NOINDEX where no query filters on it) and every lookup, scan and
+ * query an FT.SEARCH (NOCONTENT for scans):
+ *   @email:{<escaped>} LIMIT 0 1
+ *   @country:{US} @status:{active} SORTBY user_id LIMIT 0 100
+ *   @created_at:[from to] SORTBY created_at LIMIT 0 100
+ *   * SORTBY reputation DESC LIMIT 0 100   (ties: shorter key first, so user_id order)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,13 +38,26 @@ static const char *const index_defs[] = {
     "IDX.CREATE reputation PREFIX user: SCHEMA reputation NUMERIC DESC user_id NUMERIC",
 };
 
+static const char *const ft_index_defs[] = {
+    "FT.CREATE email ON HASH PREFIX 1 user: SCHEMA email TAG",
+    "FT.CREATE country_status ON HASH PREFIX 1 user: SCHEMA country TAG status TAG user_id "
+    "NUMERIC SORTABLE",
+    "FT.CREATE created_at ON HASH PREFIX 1 user: SCHEMA created_at NUMERIC SORTABLE user_id "
+    "NUMERIC SORTABLE NOINDEX",
+    "FT.CREATE reputation ON HASH PREFIX 1 user: SCHEMA reputation NUMERIC SORTABLE user_id "
+    "NUMERIC SORTABLE NOINDEX",
+};
+
 struct drv_engine {
     rc_server srv;
+    int ft; /* strata-ft: FT.CREATE / FT.SEARCH */
 };
 
 struct drv_conn {
     redisContext *ctx;
     rc_cmd cmd;
+    int ft;
+    char buf[256];
 };
 
 static void strata_bin(char *out, size_t cap)
@@ -56,10 +78,12 @@ static int st_probe(char *why, size_t cap)
     return -1;
 }
 
-static drv_engine *st_open(const char *dir, char *err, size_t cap)
+static drv_engine *open_engine(const char *dir, int ft, char *err, size_t cap)
 {
     drv_engine *e = calloc(1, sizeof(*e));
     if (!e) return NULL;
+    e->ft = ft;
+    const char *const *defs = ft ? ft_index_defs : index_defs;
     strata_bin(e->srv.bin, sizeof(e->srv.bin));
     snprintf(e->srv.dir, sizeof(e->srv.dir), "%s", dir);
     static const char *extra[] = {"--appendfsync", "everysec", NULL};
@@ -70,9 +94,9 @@ static drv_engine *st_open(const char *dir, char *err, size_t cap)
     }
     redisContext *ctx = rc_connect(e->srv.port, err, cap);
     for (size_t i = 0; ctx && i < sizeof(index_defs) / sizeof(index_defs[0]); i++) {
-        redisReply *r = redisCommand(ctx, index_defs[i]);
+        redisReply *r = redisCommand(ctx, defs[i]);
         int ok = r && r->type != REDIS_REPLY_ERROR;
-        if (!ok) snprintf(err, cap, "%s: %s", index_defs[i], r ? r->str : ctx->errstr);
+        if (!ok) snprintf(err, cap, "%s: %s", defs[i], r ? r->str : ctx->errstr);
         if (r) freeReplyObject(r);
         if (!ok) {
             redisFree(ctx);
@@ -86,6 +110,16 @@ static drv_engine *st_open(const char *dir, char *err, size_t cap)
     }
     redisFree(ctx);
     return e;
+}
+
+static drv_engine *st_open(const char *dir, char *err, size_t cap)
+{
+    return open_engine(dir, 0, err, cap);
+}
+
+static drv_engine *ft_open(const char *dir, char *err, size_t cap)
+{
+    return open_engine(dir, 1, err, cap);
 }
 
 static void st_close(drv_engine *e)
@@ -103,6 +137,7 @@ static drv_conn *st_connect(drv_engine *e, char *err, size_t cap)
         free(c);
         return NULL;
     }
+    c->ft = e->ft;
     return c;
 }
 
@@ -113,9 +148,57 @@ static void st_disconnect(drv_conn *c)
     free(c);
 }
 
+/* The FT.SEARCH of a lookup, scan or query. */
+static void append_ft(drv_conn *c, const drv_req *r)
+{
+    rc_cmd *cmd = &c->cmd;
+    rc_str(cmd, "FT.SEARCH");
+    switch (r->op) {
+    case DRV_EMAIL: {
+        /* punctuation in a TAG value is escaped, as RediSearch requires */
+        size_t o = (size_t)snprintf(c->buf, sizeof(c->buf), "@email:{");
+        for (const char *p = r->email; *p && o + 4 < sizeof(c->buf); p++) {
+            if (*p == '@' || *p == '.' || *p == '-') c->buf[o++] = '\\';
+            c->buf[o++] = *p;
+        }
+        snprintf(c->buf + o, sizeof(c->buf) - o, "}");
+        rc_str(cmd, "email");
+        rc_str(cmd, c->buf);
+        break;
+    }
+    case DRV_CS:
+        rc_str(cmd, "country_status");
+        rc_fmt(cmd, "@country:{%s} @status:{%s}", wl_countries[r->country], wl_statuses[r->status]);
+        rc_str(cmd, "SORTBY");
+        rc_str(cmd, "user_id");
+        break;
+    case DRV_CA:
+        rc_str(cmd, "created_at");
+        rc_fmt(cmd, "@created_at:[%lld %lld]", (long long)r->from, (long long)r->to);
+        rc_str(cmd, "SORTBY");
+        rc_str(cmd, "created_at");
+        break;
+    default:
+        rc_str(cmd, "reputation");
+        rc_str(cmd, "*");
+        rc_str(cmd, "SORTBY");
+        rc_str(cmd, "reputation");
+        rc_str(cmd, "DESC");
+        break;
+    }
+    if (r->op != DRV_EMAIL && !r->want_profiles) rc_str(cmd, "NOCONTENT");
+    rc_str(cmd, "LIMIT");
+    rc_str(cmd, "0");
+    rc_fmt(cmd, "%d", r->op == DRV_EMAIL ? 1 : WL_LIMIT);
+}
+
 static int append_req(drv_conn *c, const drv_req *r, char *err, size_t cap)
 {
     rc_cmd *cmd = &c->cmd;
+    if (c->ft && r->op != DRV_INSERT && r->op != DRV_WRITE && r->op != DRV_GET) {
+        append_ft(c, r);
+        return rc_append(c->ctx, cmd, err, cap);
+    }
     switch (r->op) {
     case DRV_INSERT:
         rc_build_hset(cmd, NULL, r->new_p);
@@ -174,15 +257,18 @@ static int64_t key_id(const redisReply *k)
     return *end ? -1 : v;
 }
 
-/* An IDX.RANGE reply: keys, or key/hash pairs with HASHES. */
-static int read_range(const redisReply *rep, drv_req *r, int hashes, char *err, size_t cap)
+/* An IDX.RANGE reply: keys, or key/hash pairs with HASHES; an FT.SEARCH
+ * reply is the same after its first element, the total. */
+static int read_range(const redisReply *rep, drv_req *r, int hashes, int ft, char *err, size_t cap)
 {
-    if (rep->type != REDIS_REPLY_ARRAY) {
-        snprintf(err, cap, "IDX.RANGE reply of type %d", rep->type);
+    if (rep->type != REDIS_REPLY_ARRAY || (ft && rep->elements < 1)) {
+        snprintf(err, cap, "%s reply of type %d%s%s", ft ? "FT.SEARCH" : "IDX.RANGE", rep->type,
+                 rep->type == REDIS_REPLY_ERROR ? ": " : "",
+                 rep->type == REDIS_REPLY_ERROR ? rep->str : "");
         return -1;
     }
     size_t step = hashes ? 2 : 1;
-    for (size_t i = 0; i + step - 1 < rep->elements && r->n < WL_LIMIT; i += step) {
+    for (size_t i = ft ? 1 : 0; i + step - 1 < rep->elements && r->n < WL_LIMIT; i += step) {
         int64_t id = key_id(rep->element[i]);
         if (id < 0) {
             snprintf(err, cap, "IDX.RANGE returned a key that is not user:<id>");
@@ -212,10 +298,10 @@ static int read_req(drv_conn *c, drv_req *r, char *err, size_t cap)
         }
         break;
     case DRV_EMAIL:
-        rc = read_range(rep, r, 1, err, cap);
+        rc = read_range(rep, r, 1, c->ft, err, cap);
         break;
     default:
-        rc = read_range(rep, r, r->want_profiles, err, cap);
+        rc = read_range(rep, r, r->want_profiles, c->ft, err, cap);
         break;
     }
     freeReplyObject(rep);
@@ -272,6 +358,12 @@ static pid_t st_server_pid(drv_engine *e)
     return e->srv.pid;
 }
 
+/* What strata and strata-ft share: the server, connections, requests. */
+#define STRATA_OPS                                                                                 \
+    .probe = st_probe, .connect = st_connect, .disconnect = st_disconnect, .exec = st_exec,        \
+    .stabilize = NULL, .settle = st_settle, .storage = st_storage, .reopen = st_reopen,            \
+    .count = st_count, .server_pid = st_server_pid, .close = st_close
+
 const drv_ops drv_strata_ops = {
     .name = "strata",
     .title = "strata",
@@ -286,16 +378,22 @@ const drv_ops drv_strata_ops = {
                 "Reads: HGETALL; email, scans and queries: IDX.RANGE (HASHES for profiles)\n"
                 "Updates: HGETALL, then one HSET of the changed fields\n"
                 "Settle: SAVE\n",
-    .probe = st_probe,
     .open = st_open,
-    .connect = st_connect,
-    .disconnect = st_disconnect,
-    .exec = st_exec,
-    .stabilize = NULL,
-    .settle = st_settle,
-    .storage = st_storage,
-    .reopen = st_reopen,
-    .count = st_count,
-    .server_pid = st_server_pid,
-    .close = st_close,
+    STRATA_OPS,
+};
+
+const drv_ops drv_strata_ft_ops = {
+    .name = "strata-ft",
+    .title = "strata-ft",
+    .remote = 1,
+    .settings = "Server: strata-server over loopback TCP (hiredis, RESP2), as strata\n"
+                "Durability: appendfsync everysec\n"
+                "Indexes: FT.CREATE (RediSearch dialect), kept in the same atomic batch as the "
+                "hash: email (TAG), country_status (TAG TAG NUMERIC SORTABLE), created_at and "
+                "reputation (NUMERIC SORTABLE, user_id NUMERIC SORTABLE NOINDEX)\n"
+                "Reads: HGETALL; email, scans and queries: FT.SEARCH (NOCONTENT for scans)\n"
+                "Updates: HGETALL, then one HSET of the changed fields\n"
+                "Settle: SAVE\n",
+    .open = ft_open,
+    STRATA_OPS,
 };
