@@ -290,18 +290,18 @@ static void info_server(sbuf *b)
     uname(&u);
     int64_t now = ae_mstime();
     sb_section(b, "Server");
-    sb_printf(b,
-              "redis_version:%s\r\nstrata_version:%s\r\nredis_mode:standalone\r\n"
-              "os:%s %s %s\r\narch_bits:%d\r\nmultiplexing_api:epoll\r\n"
-              "gcc_version:%d.%d.%d\r\nprocess_id:%d\r\ntcp_port:%d\r\n"
-              "server_time_usec:%lld\r\nuptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\n"
-              "hz:%d\r\nexecutable:%s\r\nconfig_file:%s\r\n",
-              REDIS_COMPAT_VERSION, STRATA_VERSION, u.sysname, u.release, u.machine,
-              (int)sizeof(void *) * 8, __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__, (int)getpid(),
-              cfg.port, (long long)now * 1000, (long long)(now - server.start_ms) / 1000,
-              (long long)(now - server.start_ms) / 86400000, cfg.hz,
-              server.executable ? server.executable : "",
-              server.config_file ? server.config_file : "");
+    sb_printf(
+        b,
+        "redis_version:%s\r\nstrata_version:%s\r\nredis_mode:standalone\r\n"
+        "os:%s %s %s\r\narch_bits:%d\r\nmultiplexing_api:epoll\r\n"
+        "gcc_version:%d.%d.%d\r\nprocess_id:%d\r\nrun_id:%s\r\ntcp_port:%d\r\n"
+        "server_time_usec:%lld\r\nuptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\n"
+        "hz:%d\r\nexecutable:%s\r\nconfig_file:%s\r\n",
+        REDIS_COMPAT_VERSION, STRATA_VERSION, u.sysname, u.release, u.machine,
+        (int)sizeof(void *) * 8, __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__, (int)getpid(),
+        server.runid, cfg.port, (long long)now * 1000, (long long)(now - server.start_ms) / 1000,
+        (long long)(now - server.start_ms) / 86400000, cfg.hz,
+        server.executable ? server.executable : "", server.config_file ? server.config_file : "");
 }
 
 static void info_memory(sbuf *b)

@@ -146,7 +146,10 @@ void server_call(client *c, const struct command *cmd)
     if (savepoint) eng_batch_set_savepoint(server.batch);
     c->last_cmd_errors = 0;
     p->last_cmd = cmd;
-    if (cmd->flags & CMD_CONTAINER) command_subname(c, cmd, p->last_sub, sizeof(p->last_sub));
+    if (cmd->flags & CMD_CONTAINER)
+        command_subname(c, cmd, p->last_sub, sizeof(p->last_sub));
+    else
+        p->last_sub[0] = '\0';
     p->executing++;
     /* A script is shown before the commands it runs (Redis's evalCommand). */
     if ((cmd->flags & CMD_SCRIPT) && monitor_clients)
@@ -503,9 +506,9 @@ int server_init(void)
 {
     server.start_ms = ae_mstime();
     uint64_t r = (uint64_t)server.start_ms * 6364136223846793005ULL ^ ((uint64_t)getpid() << 32);
-    for (int i = 0; i < 40; i++) {
+    for (int i = 0; i < 80; i++) { /* run_id, then master_replid */
         r = r * 6364136223846793005ULL + 1442695040888963407ULL;
-        server.replid[i] = "0123456789abcdef"[(r >> 59) & 15];
+        (i < 40 ? server.runid : server.replid)[i % 40] = "0123456789abcdef"[(r >> 59) & 15];
     }
     server.lastsave_s = server.start_ms / 1000;
     server.stat_ops_sample_ms = (uint64_t)server.start_ms;

@@ -400,7 +400,7 @@ struct client_private {
     int waiting;
     int64_t wait_deadline_ms; /* 0: forever */
     void (*wait_done)(client *c);
-    int commit_held; /* N4: replies wait for the engine to recover from a failed commit */
+    int commit_held;           /* N4: replies wait for the engine to recover from a failed commit */
     size_t reply_mem;          /* bytes of the reply blocks (reply.c R4) */
     int reply_mem_released;    /* closing: no longer in server.reply_mem_total */
     int obuf_class;            /* CLIENT_CLASS_*: which client-output-buffer-limit applies */
@@ -440,6 +440,7 @@ struct server_state {
     int active_expire_off;        /* DEBUG SET-ACTIVE-EXPIRE 0 */
     const char *config_file;      /* absolute path, or NULL */
     const char *executable;
+    char runid[41];                /* INFO server's run_id (Sentinel tells restarts by it) */
     char replid[41];               /* INFO replication's master_replid, random per start */
     size_t reply_mem_total;        /* reply blocks of every client not closing (R4) */
     uint64_t stat_evicted_clients; /* closed for reply-memory-limit */
