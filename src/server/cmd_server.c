@@ -49,12 +49,16 @@ static void reply_flags(client *c, uint32_t f)
                  {CMD_PUBSUB, "pubsub"},
                  {CMD_SKIP_MONITOR, "skip_monitor"},
                  {CMD_SKIP_SLOWLOG, "skip_slowlog"}};
-    int n = 0;
+    /* Redis's movablekeys: the keys are found by parsing the arguments
+     * (EVAL and FCALL's numkeys), last as Redis adds it. */
+    int movable = (f & CMD_SCRIPT) != 0;
+    int n = movable;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (f & names[i].bit) n++;
     add_reply_set_len(c, n);
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (f & names[i].bit) add_reply_status(c, names[i].name);
+    if (movable) add_reply_status(c, "movablekeys");
 }
 
 /* The ACL categories of cmd ("@read", ...); returns how many (<= 4). */
