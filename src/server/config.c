@@ -5,8 +5,8 @@
  * Every setting is one row of config_table: name, type, where its value
  * lives, default, bounds, whether it can change at runtime, and an apply
  * hook for settings whose change must reach another part of the server
- * (appendfsync -> the engine). Immutable settings
- * (bind, port, dir, databases, cache-size, ...) are read once at startup.
+ * (appendfsync -> the engine, port -> new listening sockets). Immutable
+ * settings (bind, dir, databases, cache-size, ...) are read once at startup.
  */
 #include "server/config.h"
 
@@ -92,10 +92,20 @@ typedef struct config_row {
     const config_enum *enums;
     void (*apply)(void);
     /* T_SPECIAL: parse and store argv (the words of the value); 0 or -1
-     * with *err set (a static string), leaving the setting unchanged. */
+     * with *err set (a static string), leaving the setting unchanged.
+     * Other types: applies a new run-time value before it is stored, and
+     * may refuse it the same way (Redis's apply functions that fail). */
     int (*set)(const char *const *argv, int argc, const char **err);
     void (*get)(char *buf, size_t cap);
 } config_row;
+
+static int set_port(const char *const *argv, int argc, const char **err)
+{
+    (void)argc;
+    if (server_listen_port(atoi(argv[0])) < 0)
+        return *err = "Unable to listen on this port. Check server logs.", -1;
+    return 0;
+}
 
 static void apply_appendfsync(void)
 {
@@ -185,7 +195,7 @@ static void apply_keyspace(void)
 
 static const config_row config_table[] = {
     {"bind", T_STR, F_IMMUTABLE, &cfg.bind, "127.0.0.1", 0, 0, NULL, NULL},
-    {"port", T_INT, F_IMMUTABLE, &cfg.port, "6379", 0, 65535, NULL, NULL},
+    {"port", T_INT, 0, &cfg.port, "6379", 0, 65535, NULL, NULL, set_port},
     {"dir", T_STR, F_IMMUTABLE, &cfg.dir, "./data", 0, 0, NULL, NULL},
     {"appendfsync", T_ENUM, 0, &cfg.appendfsync, "everysec", 0, 0, fsync_enum, apply_appendfsync},
     {"requirepass", T_STR, F_SENSITIVE, &cfg.requirepass, "", 0, 0, NULL, NULL},
@@ -658,7 +668,10 @@ int config_set(const char *name, const char *const *argv, int argc, int at_start
     } else if (r->type == T_SPECIAL) {
         set_special(r, argv, argc, &why);
     } else if (r->type != T_STR) {
-        parse_value(r, argv[0], &num, &why);
+        const char *e = NULL;
+        if (parse_value(r, argv[0], &num, &why) == 0 && r->set && !at_startup && r->type == T_INT &&
+            num != *(int *)r->ptr && r->set(argv, argc, &e) < 0)
+            why = strdup(e);
     }
     if (why) {
         char buf[512];

@@ -319,7 +319,9 @@ static inline int admit(client *c, const struct command *cmd)
     if (cmd && cmd->proc && !((cmd->arity > 0 && c->argc != cmd->arity) || c->argc < -cmd->arity) &&
         (c->flags & (CLIENT_AUTHENTICATED | CLIENT_MULTI | CLIENT_PUBSUB | CLIENT_MONITOR)) ==
             CLIENT_AUTHENTICATED &&
-        !script_timedout())
+        !script_timedout() &&
+        (!((cmd->flags & CMD_WRITE) || cmd->proc == cmd_ping) ||
+         eng_write_status(server.db) == ENG_OK)) /* S3 */
         return 1;
     return admit_checks(c, cmd);
 }
@@ -471,29 +473,62 @@ static int server_cron(ae_loop *el, long long id, void *data)
     return building ? 1 : 1000 / cfg.hz;
 }
 
-static int listen_on(const char *addrs)
+/* Opens a listening socket on port for each address of addrs (bind's
+ * words; "-addr" may fail) into fds (room for 16). Returns how many, or -1
+ * (none left open) when a required address fails. */
+static int listen_on(const char *addrs, int port, int *fds)
 {
     char **argv;
-    int argc = config_split_args(addrs, &argv);
+    int argc = config_split_args(addrs, &argv), n = 0;
     char err[ANET_ERR_LEN];
     if (argc <= 0) argc = 0;
-    for (int i = 0; i < argc && server.nlisten < 16; i++) {
+    for (int i = 0; i < argc && n < 16; i++) {
         const char *a = argv[i];
         int optional = a[0] == '-';
         if (optional) a++;
         err[0] = '\0';
-        int fd = anet_tcp_server(err, cfg.port, a, cfg.tcp_backlog);
+        int fd = anet_tcp_server(err, port, a, cfg.tcp_backlog);
         if (fd < 0) {
             if (optional) continue;
             server_log(LL_WARNING, "Could not create server TCP listening socket %s:%d: %s", a,
-                       cfg.port, err);
-            config_free_args(argv, argc);
-            return -1;
+                       port, err);
+            while (n > 0)
+                close(fds[--n]);
+            n = -1;
+            break;
         }
-        server.listen_fd[server.nlisten++] = fd;
+        fds[n++] = fd;
     }
     config_free_args(argv, argc);
-    return server.nlisten ? 0 : -1;
+    return n;
+}
+
+static int accept_on(const int *fds, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (ae_create_file_event(server.el, fds[i], AE_READABLE, networking_accept_handler, NULL) ==
+            AE_ERR)
+            return -1;
+    return 0;
+}
+
+int server_listen_port(int port)
+{
+    int fds[16], n = 0;
+    if (port && ((n = listen_on(cfg.bind, port, fds)) <= 0 || accept_on(fds, n) < 0)) {
+        for (int i = 0; i < n; i++) {
+            ae_delete_file_event(server.el, fds[i], AE_READABLE);
+            close(fds[i]);
+        }
+        return -1;
+    }
+    for (int i = 0; i < server.nlisten; i++) {
+        ae_delete_file_event(server.el, server.listen_fd[i], AE_READABLE);
+        close(server.listen_fd[i]);
+    }
+    memcpy(server.listen_fd, fds, sizeof(fds[0]) * (size_t)n);
+    server.nlisten = n;
+    return 0;
 }
 
 static void sig_shutdown(int sig)
@@ -516,11 +551,8 @@ int server_init(void)
     server.batch = eng_batch_new(1);
     server.cron_batch = eng_batch_new(1);
     if (!server.el || !server.batch || !server.cron_batch) return -1;
-    if (listen_on(cfg.bind) < 0) return -1;
-    for (int i = 0; i < server.nlisten; i++)
-        if (ae_create_file_event(server.el, server.listen_fd[i], AE_READABLE,
-                                 networking_accept_handler, NULL) == AE_ERR)
-            return -1;
+    if ((server.nlisten = listen_on(cfg.bind, cfg.port, server.listen_fd)) <= 0) return -1;
+    if (accept_on(server.listen_fd, server.nlisten) < 0) return -1;
     if (script_init() < 0) return -1;
     server.cron_id = ae_create_timer(server.el, 1, server_cron, NULL);
     ae_set_before_sleep(server.el, before_sleep);

@@ -523,6 +523,10 @@ void server_write_batch(client *c, const reply_mark *mark);
  * -1 after logging why. */
 int server_open_storage(void);
 int server_init(void);
+/* CONFIG SET port: listens on port (0: on none) on every bind address,
+ * then closes the old sockets. Returns 0, or -1 with nothing changed (the
+ * log says why). Command thread. */
+int server_listen_port(int port);
 void server_run(void);
 void server_shutdown(void);
 /* Commits pending writes and flushes replies; with save, also flushes the

@@ -430,6 +430,37 @@ def config_set_of_many_pairs_is_all_or_nothing_as_redis(srv):
 
 
 @test
+def config_set_port_moves_the_listener_or_changes_nothing(srv):
+    import socket
+    from harness import free_port
+    c = srv.raw()
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    try:
+        e = c.command("CONFIG", "SET", "hz", "33", "port", str(busy.getsockname()[1]))
+        assert isinstance(e, RespError) and str(e) == (
+            "ERR CONFIG SET failed (possibly related to argument 'port') - "
+            "Unable to listen on this port. Check server logs."), e
+    finally:
+        busy.close()
+    assert c.command("CONFIG", "GET", "hz") == [b"hz", b"10"]  # rolled back
+    assert c.command("CONFIG", "GET", "port") == [b"port", str(srv.port).encode()]
+    assert RawConn(srv.port).command("PING") == "PONG"  # still listening
+    new = free_port()
+    assert c.command("CONFIG", "SET", "port", str(new)) == "OK"
+    assert RawConn(new).command("PING") == "PONG"
+    assert c.command("PING") == "PONG"  # connections stay
+    try:
+        RawConn(srv.port, timeout=2).command("PING")
+        assert False, "the old port still answers"
+    except OSError:
+        pass
+    assert "tcp_port:%d" % new in c.command("INFO", "server").decode()
+
+
+
+@test
 def config_rewrite_without_a_file_fails_as_redis(srv):
     ref = ref_server()
     try:
