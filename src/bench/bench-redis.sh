@@ -27,20 +27,27 @@
 # delivers a message.
 # Prints a table of requests per second and strata/redis per test; the last
 # line is
-#   strata/redis ratios: set=A get=B incr=C hset=D mset=E sadd=F spop=G evalsha=H setbit=I pfadd=J publish=K
+#   strata/redis ratios: set=A get=B incr=C hset=D mset=E sadd=F spop=G evalsha=H setbit=I pfadd=J publish=K lpush=...
 # (spop pops from the set sadd filled, as in one redis-benchmark run).
+# The list tests are redis-benchmark's own (-t): LPUSH/RPUSH/LPOP/RPOP on the
+# one key "mylist" (lpush and rpush grow it to 2 x BENCH_N items, lpop and
+# rpop empty it again), and lrange_100, which first pushes BENCH_N items
+# (redis-benchmark's "LPUSH (needed to benchmark LRANGE)" step, not
+# reported) and then times LRANGE mylist 0 99; the last CSV line is the one
+# reported.
 # Stops both servers and removes the directories, also on failure or ^C.
 #
 # Environment: BINDIR (where strata-server is; default src), STRATA_SERVER
 # (overrides the path), BENCH_N (requests per test; default 1000000),
-# BENCH_TIMEOUT (seconds per redis-benchmark run; default 900).
+# BENCH_TIMEOUT (seconds per redis-benchmark run; default 900), BENCH_TESTS
+# (the tests to run, default all of the above).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BINDIR=${BINDIR:-src}
 STRATA_SERVER=${STRATA_SERVER:-$BINDIR/strata-server}
 N=${BENCH_N:-1000000}
 TIMEOUT=${BENCH_TIMEOUT:-900}
-TESTS="set get incr hset mset sadd spop evalsha setbit pfadd publish"
+TESTS=${BENCH_TESTS:-"set get incr hset mset sadd spop evalsha setbit pfadd publish lpush rpush lpop rpop lrange_100"}
 INCR_SCRIPT="return redis.call('incr', KEYS[1])"
 PY=/usr/bin/python3
 
@@ -122,7 +129,7 @@ run_bench() {
   bench_pid=$!
   wait "$bench_pid"
   bench_pid=""
-  RPS=$(awk -F'","' 'NR > 1 && $1 ~ /^"[A-Za-z]/ { print $2; exit }' "$tmp/bench.csv")
+  RPS=$(awk -F'","' 'NR > 1 && $1 ~ /^"[A-Za-z]/ { rps = $2 } END { print rps }' "$tmp/bench.csv")
   CPU_US=$(awk -v a="$cpu0" -v b="$(cpu_ticks "$3")" -v hz="$(getconf CLK_TCK)" -v n="$N" \
     'BEGIN { printf "%.2f", (b - a) * 1e6 / hz / n }')
 }

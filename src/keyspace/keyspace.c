@@ -307,6 +307,7 @@ eng_status ks_eget(ks_ctx *c, const eng_snapshot *snap, const char *k, size_t kl
     /* ks_read_batch: the first read of most commands finds the batch empty
      * and skips its index and range-delete check. */
     eng_batch *b = ks_read_batch(c);
+    c->ks->stat_gets++;
     if (b) return eng_get_batch(c->ks->db, snap, b, k, kl, v, vl);
     return eng_get(c->ks->db, snap, k, kl, v, vl);
 }

@@ -484,6 +484,63 @@ ks_status ks_setop(ks_ctx *c, int op, const ks_field *keys, size_t n, const char
 ks_status ks_sscan(ks_ctx *c, const char *key, size_t klen, uint64_t cursor, const char *pat,
                    size_t plen, uint64_t count, ks_fields_fn fn, void *arg, uint64_t *next);
 
+/* ---- Lists (ks_list.c, ks_list_big.c) ---------------------------------
+ * Items are f/fl of ks_field (v unused); where is KS_LIST_HEAD (Redis's
+ * LEFT) or KS_LIST_TAIL (RIGHT); indexes are Redis's (0 the head, -1 the
+ * tail). Functions handing items over (but LRANGE) call fn(arg, items, n) once, after
+ * any writes are in the batch, with pointers valid only during the call;
+ * KS_NOTFOUND (no call) when the key is absent. A list never holds zero
+ * items: the write that empties it deletes the key. Costs per encoding
+ * are in ENCODING.md ("Lists"). */
+enum { KS_LIST_HEAD = 0, KS_LIST_TAIL = 1 };
+/* LPUSH/RPUSH (xx 0) and LPUSHX/RPUSHX (xx 1: KS_NOTFOUND and nothing
+ * written when the key is absent): pushes items[0..n) one after the other
+ * at where; *len = the new length. */
+ks_status ks_lpush(ks_ctx *c, const char *key, size_t klen, int where, int xx,
+                   const ks_field *items, size_t n, uint64_t *len);
+/* LPOP/RPOP/LMPOP: removes min(count, LLEN) items (count >= 1) from where
+ * and hands them over in the order they were removed. */
+ks_status ks_lpop(ks_ctx *c, const char *key, size_t klen, int where, uint64_t count,
+                  ks_fields_fn fn, void *arg);
+/* LLEN: *n = 0 and KS_NOTFOUND when absent. */
+ks_status ks_llen(ks_ctx *c, const char *key, size_t klen, uint64_t *n);
+/* LINDEX: *out as ks_get's; KS_NOTFOUND also when index is out of range. */
+ks_status ks_lindex(ks_ctx *c, const char *key, size_t klen, long long index, ks_val *out);
+/* LSET: KS_NOTFOUND when absent, KS_ERR_MSG "ERR index out of range". */
+ks_status ks_lset(ks_ctx *c, const char *key, size_t klen, long long index, const char *v,
+                  size_t vl);
+/* LRANGE: the items start..end (inclusive, clamped as Redis does): calls
+ * count_fn(arg, n) once, then fn(arg, items, k) for consecutive pieces of
+ * them (about a chunk of a big list each) until n were handed over; a big
+ * list is not read whole first, so an engine error may come after some
+ * pieces (the caller takes its reply back). */
+ks_status ks_lrange(ks_ctx *c, const char *key, size_t klen, long long start, long long end,
+                    ks_count_fn count_fn, ks_fields_fn fn, void *arg);
+/* LTRIM: keeps the items start..end, deleting the key when none is left. */
+ks_status ks_ltrim(ks_ctx *c, const char *key, size_t klen, long long start, long long end);
+/* LINSERT: inserts v before (after 0) or after the first item equal to
+ * pivot; *len = the new length, or -1 (nothing written) when pivot is not
+ * there. */
+ks_status ks_linsert(ks_ctx *c, const char *key, size_t klen, int after, const char *pivot,
+                     size_t pl, const char *v, size_t vl, long long *len);
+/* LREM: removes the first |count| items equal to v, from the head (count
+ * > 0) or the tail (count < 0), or all of them (0); *removed = how many. */
+ks_status ks_lrem(ks_ctx *c, const char *key, size_t klen, long long count, const char *v,
+                  size_t vl, uint64_t *removed);
+/* LPOS: the indexes of the items equal to v, from the rank-th match (rank
+ * != 0; negative: searching from the tail), at most count of them (0:
+ * all), looking at no more than maxlen items (0: all). *idx (n of them)
+ * is malloc'd: the caller frees it. */
+ks_status ks_lpos(ks_ctx *c, const char *key, size_t klen, const char *v, size_t vl, long long rank,
+                  uint64_t count, uint64_t maxlen, uint64_t **idx, size_t *n);
+/* LMOVE/RPOPLPUSH: pops one item of src at from and pushes it onto dst at
+ * to (src and dst may be the same key: the item moves to the other end);
+ * *out = the item (ks_val_free). KS_NOTFOUND when src is absent (dst is
+ * not looked at, as Redis); KS_ERR_WRONGTYPE when src or dst is not a
+ * list, before anything moves. */
+ks_status ks_lmove(ks_ctx *c, const char *src, size_t sl, const char *dst, size_t dl, int from,
+                   int to, ks_val *out);
+
 /* ---- Server-wide records (ks_sysrec.c) ----------------------------
  * State of the server itself, outside
  * every database, under engine keys 'S' kind name (ENCODING.md). kind is

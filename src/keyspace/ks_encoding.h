@@ -98,6 +98,9 @@ struct keyspace {
     int cdefer;
     uint32_t dmask;
     int64_t dkeys[KS_DATABASES], dexp[KS_DATABASES];
+    /* Engine reads made: point gets (ks_eget) and member iterator seeks
+     * (ks_miter_*), so tests can count what a command costs. */
+    uint64_t stat_gets, stat_seeks;
     /* RANDOMKEY's rejection bound per db (ks_random.c) and the db size it
      * was learnt at. */
     double random_fmax[KS_DATABASES];
@@ -265,6 +268,9 @@ int ks_fvec_push(ks_fvec *fv, const char *f, size_t fl, const char *v, size_t vl
 /* Pushes a copy of the pair, kept in fv's chunks (freed with fv): no
  * allocation per field. Returns 0, or -1 on out-of-memory. */
 int ks_fvec_push_copy(ks_fvec *fv, const char *f, size_t fl, const char *v, size_t vl);
+/* fv takes p (malloc'd, or an engine buffer: eng_free is free), freed with
+ * fv, so pairs may point into it without a copy. 0, or -1 (p not taken). */
+int ks_fvec_adopt(ks_fvec *fv, char *p);
 void ks_fvec_free(ks_fvec *fv);
 
 /* ---- Hashes (ks_hash.c) ------------------------------------------------ */

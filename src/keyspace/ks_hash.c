@@ -57,6 +57,18 @@ static int fvec_own(ks_fvec *fv, char *p)
 
 #define KS_FVEC_CHUNK (64 * 1024)
 
+int ks_fvec_adopt(ks_fvec *fv, char *p)
+{
+    if (fvec_own(fv, p) != 0) return -1;
+    /* keep the current chunk last: ks_fvec_push_copy writes into it */
+    if (fv->nowned >= 2 && fv->chunk_left) {
+        char *t = fv->owned[fv->nowned - 2];
+        fv->owned[fv->nowned - 2] = p;
+        fv->owned[fv->nowned - 1] = t;
+    }
+    return 0;
+}
+
 int ks_fvec_push_copy(ks_fvec *fv, const char *f, size_t fl, const char *v, size_t vl)
 {
     size_t need = fl + vl;

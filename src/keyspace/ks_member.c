@@ -74,6 +74,7 @@ void ks_miter_open(ks_miter *mi, ks_ctx *c, const eng_snapshot *snap, int db, ui
     ks_ekey_members(&mi->pre, db, version);
     ks_ekey_members(&mi->end, db, version + 1);
     mi->it = eng_iter_new(c->ks->db, snap, ks_read_batch(c));
+    mi->seeks = &c->ks->stat_seeks;
 }
 
 int ks_miter_valid(const ks_miter *mi)
@@ -86,11 +87,13 @@ int ks_miter_valid(const ks_miter *mi)
 
 void ks_miter_first(ks_miter *mi)
 {
+    (*mi->seeks)++;
     eng_iter_seek(mi->it, mi->pre.p, mi->pre.n);
 }
 
 void ks_miter_last(ks_miter *mi)
 {
+    (*mi->seeks)++;
     /* The last key <= the next version's prefix, which may itself be a key
      * of that version (an empty suffix): step back over it. */
     eng_iter_seek_prev(mi->it, mi->end.p, mi->end.n);
@@ -102,6 +105,7 @@ void ks_miter_last(ks_miter *mi)
 
 void ks_miter_seek(ks_miter *mi, const char *sfx, size_t sn)
 {
+    (*mi->seeks)++;
     size_t base = mi->pre.n;
     ks_ekey_append(&mi->pre, sfx, sn);
     eng_iter_seek(mi->it, mi->pre.p, mi->pre.n);
@@ -110,6 +114,7 @@ void ks_miter_seek(ks_miter *mi, const char *sfx, size_t sn)
 
 void ks_miter_seek_prev(ks_miter *mi, const char *sfx, size_t sn)
 {
+    (*mi->seeks)++;
     size_t base = mi->pre.n;
     ks_ekey_append(&mi->pre, sfx, sn);
     eng_iter_seek_prev(mi->it, mi->pre.p, mi->pre.n);

@@ -101,7 +101,7 @@ int ks_filter_generic(const char *v, size_t vl, int64_t now_ms);
 int ks_check_no_ext(const ks_meta *m);
 
 /* The rows (defined in their type's file). */
-extern const ks_type_ops ks_string_type, ks_hash_type, ks_set_type;
+extern const ks_type_ops ks_string_type, ks_hash_type, ks_list_type, ks_set_type;
 
 /* ---- Reading a key --------------------------------------------------------- */
 
@@ -184,6 +184,7 @@ typedef struct ks_miter {
     eng_iter *it;
     ks_ekey pre;
     ks_ekey end;
+    uint64_t *seeks; /* the keyspace's stat_seeks */
 } ks_miter;
 void ks_miter_open(ks_miter *mi, ks_ctx *c, const eng_snapshot *snap, int db, uint64_t version);
 void ks_miter_first(ks_miter *mi);

@@ -118,6 +118,14 @@ long long ae_create_timer(ae_loop *el, long long ms, ae_timer_proc *proc, void *
     return t->id;
 }
 
+void ae_delete_timer(ae_loop *el, long long id)
+{
+    /* Marked dead and unlinked by the next process_timers: a timer
+     * procedure may delete another timer while the list is being walked. */
+    for (ae_timer *t = el->timers; t; t = t->next)
+        if (t->id == id) t->proc = NULL;
+}
+
 void ae_set_before_sleep(ae_loop *el, ae_before_sleep_proc *proc)
 {
     el->before_sleep = proc;
@@ -136,11 +144,11 @@ static int process_timers(ae_loop *el)
     ae_timer **pp = &el->timers;
     while (*pp) {
         ae_timer *t = *pp;
-        if (t->when_ms > now) {
+        if (t->proc && t->when_ms > now) {
             pp = &t->next;
             continue;
         }
-        int again = t->proc(el, t->id, t->data);
+        int again = t->proc ? t->proc(el, t->id, t->data) : AE_NOMORE;
         processed++;
         if (again == AE_NOMORE) {
             *pp = t->next;
@@ -156,9 +164,9 @@ static int process_timers(ae_loop *el)
 static int ms_to_next_timer(ae_loop *el)
 {
     if (!el->timers) return -1;
-    int64_t nearest = el->timers->when_ms;
+    int64_t nearest = el->timers->proc ? el->timers->when_ms : 0;
     for (ae_timer *t = el->timers->next; t; t = t->next)
-        if (t->when_ms < nearest) nearest = t->when_ms;
+        if (t->when_ms < nearest || !t->proc) nearest = t->proc ? t->when_ms : 0;
     int64_t d = nearest - monotonic_ms();
     return d < 0 ? 0 : (int)d;
 }

@@ -38,6 +38,9 @@ void ae_delete_file_event(ae_loop *el, int fd, int mask);
 int ae_get_file_events(ae_loop *el, int fd);
 /* Returns the timer id (> 0), or AE_ERR. */
 long long ae_create_timer(ae_loop *el, long long ms, ae_timer_proc *proc, void *data);
+/* Removes the timer id (unknown ids are ignored); safe from a timer
+ * procedure. */
+void ae_delete_timer(ae_loop *el, long long id);
 void ae_set_before_sleep(ae_loop *el, ae_before_sleep_proc *proc);
 /* Runs until ae_stop(). */
 void ae_main(ae_loop *el);

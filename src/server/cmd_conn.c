@@ -409,7 +409,26 @@ static const char *client_help[] = {
     "    Set client meta attr.",
     "UNPAUSE",
     "    Stop the current client pause, resuming traffic.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
     NULL};
+
+/* CLIENT UNBLOCK <id> [TIMEOUT|ERROR]: Redis's checks, in its order. */
+static void client_unblock(client *c)
+{
+    int error = 0;
+    if (c->argc == 4) {
+        if (arg_is(&c->argv[3], "error"))
+            error = 1;
+        else if (!arg_is(&c->argv[3], "timeout"))
+            return add_reply_error(c, "CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+    }
+    long long id;
+    if (arg_to_ll(c, &c->argv[2], &id) < 0) return;
+    for (client *x = server.clients; x; x = x->priv->next)
+        if ((long long)x->id == id) return add_reply_long_long(c, block_unblock(x, error));
+    add_reply_long_long(c, 0);
+}
 
 static void client_setinfo(client *c)
 {
@@ -461,6 +480,10 @@ void cmd_client(client *c)
     } else if (arg_is(sub, "unpause")) {
         if (n != 2) return add_reply_subcommand_arity(c);
         client_unpause_command(c);
+    } else if (arg_is(sub, "unblock")) {
+        if (n < 3) return add_reply_subcommand_arity(c);
+        if (n > 4) return add_reply_subcommand_error(c);
+        client_unblock(c);
     } else if (arg_is(sub, "setinfo")) {
         if (n != 4) return add_reply_subcommand_arity(c);
         client_setinfo(c);

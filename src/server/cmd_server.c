@@ -74,6 +74,7 @@ static int command_cats(const struct command *cmd, const char **cats)
                 : !strcmp(g, "server")       ? "@admin"
                 : !strcmp(g, "string")       ? "@string"
                 : !strcmp(g, "hash")         ? "@hash"
+                : !strcmp(g, "list")         ? "@list"
                 : !strcmp(g, "connection")   ? "@connection"
                 : !strcmp(g, "pubsub")       ? "@pubsub"
                 : !strcmp(g, "scripting")    ? "@scripting"
@@ -435,8 +436,8 @@ static void info_clients(sbuf *b)
               "client_recent_max_input_buffer:%zu\r\nclient_recent_max_output_buffer:%zu\r\n"
               "blocked_clients:%llu\r\ntracking_clients:0\r\nclients_in_timeout_table:%llu\r\n",
               (unsigned long long)server.nclients, cfg.maxclients, max_in, max_out,
-              (unsigned long long)pause_blocked_clients(),
-              (unsigned long long)pause_blocked_clients());
+              (unsigned long long)(pause_blocked_clients() + block_count()),
+              (unsigned long long)(pause_blocked_clients() + block_timeout_count()));
 }
 
 static void info_persistence(sbuf *b)

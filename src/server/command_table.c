@@ -21,6 +21,7 @@
 #define NS CMD_NOSCRIPT
 #define AB CMD_ALLOW_BUSY
 #define SC CMD_SCRIPT
+#define BL CMD_BLOCKING
 #define NT CMD_NOTOUCH
 #define PS CMD_PUBSUB
 #define CT CMD_CONTAINER

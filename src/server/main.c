@@ -124,7 +124,10 @@ static void adjust_open_files_limit(void)
  * only the watchers of keys that existed (server_watch_flush_begin). */
 static void touch_hook(void *tctx, int db, const char *key, size_t klen)
 {
-    if (key) server_touch_key(db, key, klen);
+    if (key) {
+        server_touch_key(db, key, klen);
+        block_signal_key(db, key, klen);
+    }
 }
 
 static void log_quarantined(void *arg, int db, const char *name, const char *why)

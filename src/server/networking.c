@@ -117,8 +117,14 @@ static void add_pending(client *c)
     server.pending_write = c;
 }
 
+void client_pending_write(client *c)
+{
+    add_pending(c);
+}
+
 void client_free_async(client *c)
 {
+    block_client_gone(c); /* a killed client is served nothing more */
     c->priv->close_asap = 1;
     reply_mem_release(c); /* its replies will never be sent (R3, R4) */
     add_pending(c);
@@ -132,6 +138,7 @@ void client_free(client *c)
         return;
     }
     unlink_pending(c);
+    block_client_gone(c);
     if (c->fd >= 0) {
         ae_delete_file_event(server.el, c->fd, AE_READABLE | AE_WRITABLE);
         close(c->fd);
@@ -270,7 +277,8 @@ static int process_input(client *c)
     resp_parser *rp = p->parser;
     for (;;) {
         if (c->flags & CLIENT_CLOSE_AFTER_REPLY || p->close_asap) return -1;
-        if (p->paused_cmd || p->waiting) return 0; /* the rest waits in qbuf */
+        /* the rest waits in qbuf: for the pause, the WAIT or the unblock */
+        if (p->paused_cmd || p->waiting || (c->flags & CLIENT_BLOCKED)) return 0;
         rp->max_bulk_len = cfg.proto_max_bulk_len;
         rp->unauthenticated = !(c->flags & CLIENT_AUTHENTICATED);
         int r = resp_parse(rp, p->qbuf, p->qlen, &p->qpos);
@@ -292,15 +300,18 @@ static int process_input(client *c)
     }
 }
 
-void client_resume_input(client *c)
+/* After requests ran: the query buffer's housekeeping, and the replies
+ * queued for the next flush. */
+static void input_done(client *c)
 {
     struct client_private *p = c->priv;
-    if (p->close_asap || (c->flags & CLIENT_CLOSE_AFTER_REPLY)) {
-        add_pending(c);
-        return;
-    }
-    process_input(c);
     if (p->qpos == p->qlen && !p->parser->in_multibulk) p->qpos = p->qlen = 0;
+    /* A client that pipelined megabytes gives the memory back when idle. */
+    if (p->qlen == 0 && p->qcap > 4 * IOBUF_LEN) {
+        free(p->qbuf);
+        p->qbuf = NULL;
+        p->qcap = 0;
+    }
     if (p->reply_bytes || (c->flags & CLIENT_CLOSE_AFTER_REPLY) || p->close_asap) add_pending(c);
 }
 
@@ -355,14 +366,19 @@ static void read_handler(ae_loop *el, int fd, void *data, int mask)
     } else {
         process_input(c);
     }
-    if (p->qpos == p->qlen && !p->parser->in_multibulk) p->qpos = p->qlen = 0;
-    /* A client that pipelined megabytes gives the memory back when idle. */
-    if (p->qlen == 0 && p->qcap > 4 * IOBUF_LEN) {
-        free(p->qbuf);
-        p->qbuf = NULL;
-        p->qcap = 0;
+    input_done(c);
+}
+
+void client_resume_input(client *c)
+{
+    struct client_private *p = c->priv;
+    if (p->close_asap || (c->flags & CLIENT_CLOSE_AFTER_REPLY)) {
+        add_pending(c);
+        return;
     }
-    if (p->reply_bytes || (c->flags & CLIENT_CLOSE_AFTER_REPLY) || p->close_asap) add_pending(c);
+    server.cmd_time_ms = ae_mstime();
+    process_input(c);
+    input_done(c);
 }
 
 /* Writes as much of c's reply chain as the socket takes. Returns -1 when c
@@ -512,7 +528,7 @@ void networking_clients_cron(void)
         client *next = c->priv->next;
         if (c->fd >= 0 && cfg.timeout > 0 &&
             now - c->last_interaction_ms > (int64_t)cfg.timeout * 1000 &&
-            !(c->flags & CLIENT_MULTI)) {
+            !(c->flags & (CLIENT_MULTI | CLIENT_BLOCKED))) {
             server_log(LL_VERBOSE, "Closing idle client id=%llu", (unsigned long long)c->id);
             client_free(c);
         } else {
@@ -529,9 +545,10 @@ char *client_info_line(client *c)
     if (c->flags & CLIENT_MONITOR) *f++ = 'O';
     if (c->flags & CLIENT_PUBSUB) *f++ = 'P';
     if (c->flags & CLIENT_MULTI) *f++ = 'x';
-    if (p->paused_cmd || p->waiting) *f++ = 'b';
+    if (p->paused_cmd || p->waiting || (c->flags & CLIENT_BLOCKED)) *f++ = 'b';
     if (c->flags & CLIENT_DIRTY_CAS) *f++ = 'd';
     if (c->flags & CLIENT_CLOSE_AFTER_REPLY) *f++ = 'c';
+    if (c->flags & CLIENT_UNBLOCKED) *f++ = 'u';
     if (p->no_evict) *f++ = 'e';
     if (p->no_touch) *f++ = 'T';
     if (f == flags) *f++ = 'N';

@@ -378,7 +378,7 @@ static size_t hash_max(const ks_field *f, size_t n, reply_hash_part what)
     size_t need = 24;
     for (size_t i = 0; i < n; i++) {
         if (what != REPLY_HASH_VALUES) need += BULK_MAX(f[i].fl);
-        if (what != REPLY_HASH_FIELDS) need += BULK_MAX(f[i].vl);
+        if (what == REPLY_HASH_PAIRS || what == REPLY_HASH_VALUES) need += BULK_MAX(f[i].vl);
     }
     return need;
 }
@@ -388,11 +388,12 @@ static char *put_hash(client *c, char *dst, const ks_field *f, size_t n, reply_h
     if (what == REPLY_HASH_PAIRS)
         dst += c->resp >= 3 ? fmt_header(dst, '%', (long long)n)
                             : fmt_header(dst, '*', 2 * (long long)n);
-    else
+    else if (what != REPLY_HASH_BULKS)
         dst += fmt_header(dst, '*', (long long)n);
     for (size_t i = 0; i < n; i++) {
         if (what != REPLY_HASH_VALUES) dst = put_bulk(dst, f[i].f, f[i].fl);
-        if (what != REPLY_HASH_FIELDS) dst = put_bulk(dst, f[i].v, f[i].vl);
+        if (what == REPLY_HASH_PAIRS || what == REPLY_HASH_VALUES)
+            dst = put_bulk(dst, f[i].v, f[i].vl);
     }
     return dst;
 }

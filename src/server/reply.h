@@ -23,6 +23,7 @@ typedef enum reply_hash_part {
     REPLY_HASH_PAIRS,  /* map of field -> value (HGETALL) */
     REPLY_HASH_FIELDS, /* array of fields (HKEYS) */
     REPLY_HASH_VALUES, /* array of values (HVALS) */
+    REPLY_HASH_BULKS,  /* the fields as bulk strings, no header: a piece of an array */
 } reply_hash_part;
 
 /* Appends the n pairs f[0..n) as one reply: a map (RESP3 %n, RESP2 *2n)

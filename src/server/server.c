@@ -344,7 +344,10 @@ int server_process_command(client *c)
             reply_mark_get(c, &mark);
             server_call(c, cmd);
             /* While a script is busy, server.batch holds its unfinished writes. */
-            if (!(c->flags & CLIENT_MULTI) && !script_running()) server_write_batch(c, &mark);
+            if (!(c->flags & CLIENT_MULTI) && !script_running()) {
+                server_write_batch(c, &mark);
+                block_handle_ready(); /* after the command, EXEC or script as a whole */
+            }
         }
     }
     if (p->reply_skip == 1) p->reply_skip = 0;
@@ -408,8 +411,9 @@ static void release_held_replies(void)
 
 static void before_sleep(ae_loop *el)
 {
-    pause_cron();    /* clients a pause released run before the commit */
-    server_commit(); /* N1: before any reply is written */
+    pause_cron();         /* clients a pause released run before the commit */
+    block_before_sleep(); /* its writes, too, go out with this commit */
+    server_commit();      /* N1: before any reply is written */
     networking_flush_replies();
     if (server.shutdown_asap) ae_stop(el);
 }

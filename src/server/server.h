@@ -62,7 +62,7 @@ struct command {
     command_proc proc;
     int arity;                         /* argc including the name; -N means at least N */
     uint32_t flags;                    /* CMD_* */
-    int first_key, last_key, key_step; /* as COMMAND INFO; last_key -1 = last arg */
+    int first_key, last_key, key_step; /* as COMMAND INFO; last_key < 0 from the end */
     const char
         *group; /* "string", "hash", "generic", "connection", "server", "transactions", "index" */
     const char *summary;
@@ -88,6 +88,8 @@ enum {
                                       nor written until it ends (script_run.c) */
     CLIENT_PUBSUB = 1 << 9,        /* has subscriptions (pubsub.h, Invariant P2) */
     CLIENT_MONITOR = 1 << 10,      /* in MONITOR mode */
+    CLIENT_BLOCKED = 1 << 12,      /* waiting in a blocking command (blocking.c) */
+    CLIENT_UNBLOCKED = 1 << 13,    /* served or timed out: its pending input runs before sleep */
 };
 
 struct client {
@@ -293,6 +295,79 @@ void monitor_feed(const client *c, const char *origin, int db, int argc, const a
 /* Hides argument i of c's running command from MONITOR and SLOWLOG
  * (passwords of AUTH, HELLO ... AUTH, CONFIG SET requirepass). */
 void server_redact_arg(client *c, int i);
+/* ---- Blocking on keys (blocking.c) -------------------------------------
+ * A command that finds nothing to serve (BLPOP on empty lists, BZPOPMIN
+ * on empty sorted sets, XREAD BLOCK with no new entries ...) parks its
+ * client on keys instead of replying:
+ *
+ *   int64_t deadline;
+ *   if (block_parse_timeout(c, &c->argv[t], BLOCK_SECONDS, &deadline) < 0) return;
+ *   ... the non-blocking form; when it found something, it replied: return ...
+ *   if (!block_allowed(c)) return add_reply_null_array(c); // MULTI/EXEC, scripts
+ *   block_on_keys(c, &my_ops, &c->argv[1], nkeys, deadline, my_state);
+ *
+ * The client then runs nothing more (what it pipelined behind waits in its
+ * query buffer; it is still read, so a disconnect is seen) until one of:
+ * - a write touches one of its keys: every write does, through the
+ *   keyspace's touch hook (block_signal_key), also DEL, SET over the key,
+ *   RENAME onto it and expiry. After the command that wrote -- after EXEC
+ *   or the script as a whole -- and again before the loop sleeps,
+ *   block_handle_ready() offers each such key to its clients in the order
+ *   they blocked: ops->serve(c, state, key, klen, type) with the key's
+ *   type now (KS_NONE when absent) runs as the command would, replying to
+ *   c and writing through client_ks(c) (c->db is the db it blocked in). It
+ *   returns 1 when it served c (c is then unblocked; a reply error is fine:
+ *   BLMOVE onto a non-list replies WRONGTYPE and is served), 0 when the
+ *   key cannot serve it now (wrong type, nothing new: c stays blocked and
+ *   must have been sent nothing). Each serve has its own savepoint (S1);
+ *   its writes go to the engine right after it and are committed by the
+ *   group commit before its reply is written (N1), so what a client was
+ *   served is durable once it has the reply;
+ * - its deadline passes: ops->timeout(c, state) replies (NULL: a null
+ *   array, as Redis answers a timed-out BLPOP, BLMOVE, BZPOPMIN or XREAD);
+ * - CLIENT UNBLOCK <id> [TIMEOUT|ERROR]: as a timeout, or the error
+ *   "-UNBLOCKED client unblocked via CLIENT UNBLOCK";
+ * - it disconnects or is killed: it is forgotten and served nothing.
+ * Then ops->free(state) (if set) and its pending requests run, before the
+ * loop sleeps. A key is offered to its clients until one serve leaves it
+ * unable to serve more: serve must re-check the key itself (it may have
+ * been emptied by the client served before). Everything here runs on the
+ * command thread; nothing is stored. */
+typedef struct block_ops {
+    int (*serve)(client *c, void *state, const char *key, size_t klen, ks_type type);
+    void (*timeout)(client *c, void *state); /* NULL: add_reply_null_array */
+    void (*free)(void *state);               /* NULL: nothing to free */
+} block_ops;
+enum { BLOCK_SECONDS = 0, BLOCK_MILLISECONDS = 1 };
+/* A timeout argument, as Redis: seconds as a float (BLPOP ...) or
+ * milliseconds as an integer (XREAD BLOCK); 0 is forever. Fills the
+ * absolute deadline (unix ms, 0 forever) and returns 0, or replies
+ * "timeout is not a float or out of range" / "... an integer ..." /
+ * "timeout is negative" and returns -1. */
+int block_parse_timeout(client *c, const arg *a, int unit, int64_t *deadline_ms);
+/* 0 inside MULTI/EXEC and in scripts (CLIENT_DENY_BLOCKING): the command
+ * must then reply as its non-blocking form would with nothing found. */
+int block_allowed(const client *c);
+/* Blocks c on keys[0..nkeys) of c->db (repeats count once) until
+ * deadline_ms (0: none). state is the command's, handed to ops and freed
+ * by ops->free. REQUIRES: block_allowed(c), and c has replied nothing. */
+void block_on_keys(client *c, const block_ops *ops, const arg *keys, int nkeys, int64_t deadline_ms,
+                   void *state);
+/* A write changed key of db (the keyspace's touch hook calls it). */
+void block_signal_key(int db, const char *key, size_t klen);
+/* Serves the clients blocked on the keys signalled since the last call
+ * (server_process_command after each top-level command). */
+void block_handle_ready(void);
+/* block_handle_ready, then the pending requests of the clients served or
+ * timed out since (before-sleep, before the group commit). */
+void block_before_sleep(void);
+/* CLIENT UNBLOCK: replies to a blocked target as a timeout (or, with
+ * error, an UNBLOCKED error) and unblocks it; 0 when it was not blocked. */
+int block_unblock(client *target, int error);
+/* c is being freed: forget its wait (no reply) and its queued input. */
+void block_client_gone(client *c);
+uint64_t block_count(void);         /* INFO blocked_clients */
+uint64_t block_timeout_count(void); /* INFO clients_in_timeout_table */
 /* ---- Key access times (key_access.c) -----------------------------------
  * OBJECT IDLETIME / FREQ without a copy of every key: a fixed table of
  * recent accesses by key hash (key_access.c says what it can answer).
@@ -401,6 +476,7 @@ struct client_private {
     int64_t wait_deadline_ms; /* 0: forever */
     void (*wait_done)(client *c);
     int commit_held;           /* N4: replies wait for the engine to recover from a failed commit */
+    struct block_wait *bwait;  /* while CLIENT_BLOCKED (blocking.c) */
     size_t reply_mem;          /* bytes of the reply blocks (reply.c R4) */
     int reply_mem_released;    /* closing: no longer in server.reply_mem_total */
     int obuf_class;            /* CLIENT_CLASS_*: which client-output-buffer-limit applies */
@@ -461,6 +537,12 @@ void client_protect(client *c);
 void client_unprotect(client *c);
 /* Frees c now, or at the next before-sleep if it is running a command. */
 void client_free(client *c);
+/* Queues c's replies for the next flush (a reply added outside c's own
+ * command: a blocked client served or timed out). */
+void client_pending_write(client *c);
+/* Runs the complete requests waiting in c's query buffer (a client that
+ * was blocked), as the read handler does after a read. */
+void client_resume_input(client *c);
 void client_free_async(client *c);
 void networking_accept_handler(struct ae_loop *el, int fd, void *data, int mask);
 /* Writes pending replies of every client (after the group commit). */
@@ -549,9 +631,6 @@ void server_wait_bgsave(void);
 /* networking.c: after a push was appended to c (pub/sub, MONITOR): queue
  * c for writing (its output buffer limit is applied as the reply grows). */
 void client_after_push(client *c);
-/* Runs the requests left in c's query buffer (after CLIENT PAUSE or a
- * blocking command let c go). */
-void client_resume_input(client *c);
 
 /* INFO's text buffer (cmd_server.c). */
 typedef struct sbuf {

@@ -1,7 +1,10 @@
 """test_big_values.py -- collections far larger than the caches: a set of
-1M members (STRATA_BIG_MEMBERS) stays in the engine, not in the server's
-memory (RSS within the caches' size), and DEL, RENAME, expiry and a
-recreated key cost one range delete or one record move, not a walk.
+1M members (STRATA_BIG_MEMBERS) and a list of 1M items (STRATA_BIG_ITEMS)
+stay in the engine, not in the server's memory (RSS within the caches'
+size), reads and writes in the middle of the list are point operations,
+and DEL, RENAME, expiry and a recreated key cost one range delete or one
+record move, not a walk. (What each list operation costs in engine reads
+and writes is counted exactly in tests/unit/ks_list_test.c.)
 
 Run with /usr/bin/python3 (python3-redis)."""
 import os, sys, time
@@ -12,6 +15,8 @@ from harness import ASAN, Server, test, main
 # Under AddressSanitizer the server is slower and its RSS is the
 # sanitizer's (shadow memory, quarantine): a smaller set, no RSS checks.
 N = int(os.environ.get("STRATA_BIG_MEMBERS", "200000" if ASAN else "1000000"))
+N_ITEMS = int(os.environ.get("STRATA_BIG_ITEMS", "100000" if ASAN else "1000000"))
+ITEM = 64  # bytes: 1M items are 64 MB of values (Redis holds about 80 MB for them)
 CACHES_MB = {"cache_size": 8, "row_cache_size": 0, "write_buffer_size": 4}
 CACHES = CACHES_MB["cache_size"] + CACHES_MB["row_cache_size"] + CACHES_MB["write_buffer_size"]
 # While the set is written: the caches, a frozen memtable being flushed and
@@ -37,6 +42,19 @@ def fill_set(r, key, n, batch=1000):
     p = r.pipeline(transaction=False)
     for i in range(0, n, batch):
         p.execute_command("SADD", key, *[b"m%08d" % j for j in range(i, min(n, i + batch))])
+        if (i // batch) % 50 == 49:
+            p.execute()
+    p.execute()
+
+
+def item(i):
+    return (b"i%08d" % i).ljust(ITEM, b".")
+
+
+def fill_list(r, key, n, batch=1000):
+    p = r.pipeline(transaction=False)
+    for i in range(0, n, batch):
+        p.execute_command("RPUSH", key, *[item(j) for j in range(i, min(n, i + batch))])
         if (i // batch) % 50 == 49:
             p.execute()
     p.execute()
@@ -81,18 +99,57 @@ def million_member_set_stays_on_disk_and_goes_in_one_step():
 
 
 @test
-def big_set_expires_in_one_step_and_restart_keeps_nothing_of_it():
+def million_item_list_stays_on_disk_and_goes_in_one_step():
+    n = N_ITEMS
+    srv = Server(**{k: "%dmb" % v for k, v in CACHES_MB.items()}).start()
+    try:
+        r = srv.client()
+        fill_list(r, "big", n)
+        assert r.llen("big") == n
+        assert rss_mb(srv) <= RSS_WRITING_MB, "RSS %d MB > %d MB" % (rss_mb(srv), RSS_WRITING_MB)
+        srv.restart()
+        r = srv.client()
+        assert r.llen("big") == n
+        for i in range(0, n, n // 1000):
+            assert r.lindex("big", i) == item(i)
+        assert r.lindex("big", -1) == item(n - 1) and r.lindex("big", n) is None
+        assert rss_mb(srv) <= RSS_READING_MB, "RSS %d MB > %d MB" % (rss_mb(srv), RSS_READING_MB)
+        assert r.object("encoding", "big") == b"quicklist"
+        mid = n // 2
+        assert r.lset("big", mid, "middle") and r.lindex("big", mid) == b"middle"
+        assert r.lrange("big", mid - 1, mid + 1) == [item(mid - 1), b"middle", item(mid + 1)]
+        assert r.lpush("big", "head") == n + 1 and r.rpop("big") == item(n - 1)
+        assert r.lpos("big", "middle", maxlen=10) is None  # MAXLEN bounds the walk
+        assert r.ltrim("big", 1, -2) and r.llen("big") == n - 2
+        assert r.lindex("big", 0) == item(0)
+        _, t = timed(lambda: r.rename("big", "moved"))
+        assert t < 0.5 and r.llen("moved") == n - 2, t
+        deleted, t = timed(lambda: r.delete("moved"))
+        assert deleted == 1 and t < 0.5, t
+        assert r.dbsize() == 0 and r.llen("moved") == 0
+        # A recreated key never sees the old items.
+        r.rpush("moved", "fresh")
+        assert r.lrange("moved", 0, -1) == [b"fresh"]
+    finally:
+        srv.cleanup()
+
+
+@test
+def big_values_expire_in_one_step_and_restart_keeps_nothing_of_them():
     srv = Server().start()
     try:
         r = srv.client()
         fill_set(r, "s", 50000)
+        fill_list(r, "l", 50000)
         r.pexpire("s", 200)
-        time.sleep(0.6)  # the active cycle deletes it: one range delete
-        assert r.dbsize() == 0 and r.scard("s") == 0
+        r.pexpire("l", 200)
+        time.sleep(0.6)  # the active cycle deletes them: one range delete each
+        assert r.dbsize() == 0 and r.scard("s") == 0 and r.llen("l") == 0
         srv.restart()
         r = srv.client()
-        assert r.dbsize() == 0 and r.scard("s") == 0 and r.sadd("s", "x") == 1
-        assert r.smembers("s") == {b"x"}
+        assert r.dbsize() == 0 and r.scard("s") == 0 and r.llen("l") == 0
+        assert r.sadd("s", "x") == 1 and r.rpush("l", "x") == 1
+        assert r.smembers("s") == {b"x"} and r.lrange("l", 0, -1) == [b"x"]
     finally:
         srv.cleanup()
 

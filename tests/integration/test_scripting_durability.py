@@ -233,7 +233,7 @@ def busy_caller_pipeline_waits_for_its_script(srv):
     c = RawConn(srv.port, timeout=60)
     c.send(RawConn.encode("SET", "p", "1") + RawConn.encode(
         "EVAL", "local function now() local t = redis.call('time') return t[1] * 1000 + t[2] / 1000 end "
-                "local e = now() + 1500 while now() < e do end return redis.call('incr', 'p')", "0") + RawConn.encode("GET", "p"))
+                "local e = now() + 3000 while now() < e do end return redis.call('incr', 'p')", "0") + RawConn.encode("GET", "p"))
     other = srv.raw()
     assert wait_for(busy_seen(other, BUSY_EVAL), 5)
     assert str(other.command("GET", "p")) == BUSY_EVAL

@@ -1,6 +1,8 @@
 """test_types_random.py -- a differential test of the value types against a
 real redis-server: thousands of random commands over a small key space, so
-that strings, hashes and sets collide on the same keys, mixed with the key
+that strings, hashes, sets and lists collide on the same keys (the lists'
+blocking forms where they do not block, and MULTI/EXEC around list
+commands, too), mixed with the key
 commands (DEL, UNLINK, EXISTS, TYPE, RENAME[NX], COPY [DB] [REPLACE], MOVE, the
 EXPIRE family, PERSIST, KEYS, SCAN TYPE, RANDOMKEY, DBSIZE, OBJECT ENCODING,
 FLUSHDB, MULTI/EXEC with WATCH), sent to both servers over RESP2 and RESP3
@@ -27,7 +29,8 @@ KEYS = [b"k%d" % i for i in range(8)]
 MEMBERS = [b"1", b"2", b"3", b"10", b"-5", b"0", b"99", b"a", b"b", b"c", b"x y", b"", b"\x00z"]
 # Small packing limits, so values turn big (member keys in the engine)
 # within a few commands and both encodings are exercised.
-LIMITS = {"set-max-intset-entries": "16", "hash-max-listpack-entries": "8"}
+LIMITS = {"set-max-intset-entries": "16", "hash-max-listpack-entries": "8",
+          "list-max-listpack-size": "4"}
 FAR = 10 ** 8  # a TTL that never passes during the test (ms)
 # Absolute expiry times for the NX/XX/GT/LT forms: relative ones would be
 # judged against each server's own clock and could compare differently.
@@ -171,6 +174,65 @@ def set_commands(g):
     ])
 
 
+def list_value(g):
+    """Mostly members; now and then one over the 128 bytes a big list's
+    chunk keeps inline."""
+    return member(g) if g.random() < 0.95 else bytes(g.choice(b"abc") for _ in range(g.randint(100, 400)))
+
+
+def list_commands(g):
+    k, k2 = key(g), key(g)
+    vals = tuple(list_value(g) for _ in range(g.randint(1, 4)))
+    many = tuple(list_value(g) for _ in range(g.randint(10, 60)))
+    idx = g.randint(-12, 12) if g.random() < 0.9 else g.choice([-10 ** 6, 10 ** 6])
+    side = lambda: g.choice(["LEFT", "RIGHT"])
+    lpos = ("LPOS", k, member(g))
+    for opt in g.sample(["RANK", "COUNT", "MAXLEN"], g.randint(0, 3)):
+        lpos += (opt, {"RANK": g.choice([1, 2, -1, -3, 5]), "COUNT": g.randint(0, 3),
+                       "MAXLEN": g.randint(0, 8)}[opt])
+    mpop = (g.randint(1, 3),)
+    mpop += tuple(key(g) for _ in range(mpop[0])) + (side(),)
+    if g.random() < 0.6:
+        mpop += ("COUNT", g.randint(1, 5))
+    return g.choice([
+        (("LPUSH", k) + vals, EXACT),
+        (("RPUSH", k) + vals, EXACT),
+        (("RPUSH", k) + many, EXACT),
+        (("LPUSH", k) + many, EXACT),
+        (("LPUSHX", k) + vals, EXACT),
+        (("RPUSHX", k) + vals, EXACT),
+        (("LPOP", k), EXACT),
+        (("RPOP", k), EXACT),
+        (("LPOP", k, g.randint(0, 5)), EXACT),
+        (("RPOP", k, g.randint(0, 70)), EXACT),
+        (("LLEN", k), EXACT),
+        (("LRANGE", k, 0, -1), EXACT),
+        (("LRANGE", k, g.randint(-40, 40), g.randint(-40, 40)), EXACT),
+        (("LINDEX", k, idx), EXACT),
+        (("LSET", k, idx, list_value(g)), EXACT),
+        (("LINSERT", k, g.choice(["BEFORE", "AFTER"]), member(g), list_value(g)), EXACT),
+        (("LREM", k, g.randint(-3, 3), member(g)), EXACT),
+        (("LTRIM", k, g.randint(-40, 40), g.randint(-40, 40)), EXACT),
+        (lpos, EXACT),
+        (("LMOVE", k, k2, side(), side()), EXACT),
+        (("LMOVE", k, k, side(), side()), EXACT),
+        (("RPOPLPUSH", k, k2), EXACT),
+        (("LMPOP",) + mpop, EXACT),
+        # the blocking forms: they pop at once, or wait 10 ms and time out
+        (("BLPOP", k, k2, 0.01), EXACT),
+        (("BRPOP", k, 0.01), EXACT),
+        (("BLMOVE", k, k2, side(), side(), 0.01), EXACT),
+        (("BRPOPLPUSH", k, k2, 0.01), EXACT),
+        (("BLMPOP", 0.01) + mpop, EXACT),
+    ])
+
+
+def list_multi_commands(g):
+    """Two to four list commands in one transaction: the replies of MULTI,
+    each QUEUED and EXEC, byte for byte."""
+    return ("MULTI",) + tuple(list_commands(g)[0] for _ in range(g.randint(2, 4))), EXACT
+
+
 def key_commands(g):
     k, k2 = key(g), key(g)
     return g.choice([
@@ -202,8 +264,8 @@ def flush_commands(g):
     return (("FLUSHDB",), EXACT)
 
 
-GENERATORS = [(3, string_commands), (3, hash_commands), (6, set_commands), (3, key_commands),
-              (0.02, flush_commands)]
+GENERATORS = [(3, string_commands), (3, hash_commands), (6, set_commands), (6, list_commands),
+              (1, list_multi_commands), (3, key_commands), (0.02, flush_commands)]
 
 
 def random_command(g):
@@ -245,10 +307,21 @@ class Pair:
         """Runs cmd on strata and (unless ref_too is false: a random
         command redis must not draw for itself) on redis."""
         s, r = self.s[(proto, db)], self.r[(proto, db)]
-        a = s.command(*cmd)
-        araw = s.last_raw
-        b = r.command(*cmd) if ref_too else None
-        return (a, araw), (b, r.last_raw if ref_too else b""), r
+        a, araw = self.one(s, cmd)
+        b, braw = self.one(r, cmd) if ref_too else (None, b"")
+        return (a, araw), (b, braw), r
+
+    @staticmethod
+    def one(c, cmd):
+        """A command, or ("MULTI", cmd, ...): MULTI, the commands, EXEC, and
+        the bytes of all their replies."""
+        if cmd[0] != "MULTI" or len(cmd) == 1:
+            return c.command(*cmd), c.last_raw
+        raw = b""
+        for sub in [("MULTI",)] + list(cmd[1:]) + [("EXEC",)]:
+            v = c.command(*sub)
+            raw += c.last_raw
+        return v, raw
 
     def close(self):
         for c in list(self.s.values()) + list(self.r.values()):
@@ -294,6 +367,7 @@ DUMPERS = {
     "string": lambda c, k: c.command("GET", k),
     "hash": lambda c, k: canon(c.command("HGETALL", k)),
     "set": lambda c, k: canon(c.command("SMEMBERS", k)),
+    "list": lambda c, k: c.command("LRANGE", k, 0, -1),
 }
 
 

@@ -311,10 +311,11 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
     return remove(path);
 }
 
-/* Waits up to 5 s for the engine to take writes again after a fault. */
+/* Waits up to 20 s for the engine to take writes again after a fault (the
+ * background retry is quick; the margin is for a loaded machine). */
 static void wait_recovered(trial *t, eng_db *db)
 {
-    for (int i = 0; i < 5000 && eng_write_status(db) != ENG_OK; i++) {
+    for (int i = 0; i < 20000 && eng_write_status(db) != ENG_OK; i++) {
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }
