@@ -22,9 +22,12 @@
 # The table also gives each server's CPU time per request (utime + stime
 # from /proc, which machine noise disturbs far less than wall time) and
 # their ratio, redis/strata: above 1 when strata spends less.
+# `publish` is the custom command PUBLISH bench <3 bytes> with one subscriber
+# (a redis-cli that reads everything) on each server, so every request also
+# delivers a message.
 # Prints a table of requests per second and strata/redis per test; the last
 # line is
-#   strata/redis ratios: set=A get=B incr=C hset=D mset=E sadd=F spop=G evalsha=H setbit=I pfadd=J
+#   strata/redis ratios: set=A get=B incr=C hset=D mset=E sadd=F spop=G evalsha=H setbit=I pfadd=J publish=K
 # (spop pops from the set sadd filled, as in one redis-benchmark run).
 # Stops both servers and removes the directories, also on failure or ^C.
 #
@@ -37,7 +40,7 @@ BINDIR=${BINDIR:-src}
 STRATA_SERVER=${STRATA_SERVER:-$BINDIR/strata-server}
 N=${BENCH_N:-1000000}
 TIMEOUT=${BENCH_TIMEOUT:-900}
-TESTS="set get incr hset mset sadd spop evalsha setbit pfadd"
+TESTS="set get incr hset mset sadd spop evalsha setbit pfadd publish"
 INCR_SCRIPT="return redis.call('incr', KEYS[1])"
 PY=/usr/bin/python3
 
@@ -110,6 +113,7 @@ run_bench() {
     ;;
   setbit) what=(-r 1000000 SETBIT "bits:__rand_int__" 1000 1) ;;
   pfadd) what=(-r 10000 PFADD "hll:__rand_int__" __rand_int__) ;;
+  publish) what=(publish bench msg) ;;
   esac
   timeout "$TIMEOUT" redis-benchmark -p "$1" -n "$N" -c 50 -P 16 -q --csv "${what[@]}" \
     >"$tmp/bench.csv" 2>>"$tmp/benchmark.err" &
@@ -127,6 +131,18 @@ run_bench() {
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 fmt() { if [ -n "$1" ]; then printf '%.0f' "$1"; else echo failed; fi; }
+
+# One subscriber of channel "bench" on each server for the publish test.
+for port in "$sport" "$rport"; do
+  redis-cli -p "$port" subscribe bench >/dev/null 2>&1 &
+  pids+=($!)
+done
+for port in "$sport" "$rport"; do
+  for _ in $(seq 50); do
+    [ "$(redis-cli -p "$port" pubsub numsub bench | tail -1)" = 1 ] && break
+    sleep 0.1
+  done
+done
 
 echo "redis-benchmark -n $N -r 1000000 (setbit, pfadd: -r 10000) -c 50 -P 16: strata on port $sport (appendfsync everysec)," \
   "redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') on port $rport" \
@@ -160,6 +176,10 @@ if [ "$failed" -ne 0 ] && [ -s "$tmp/benchmark.err" ]; then
   tail -5 "$tmp/benchmark.err" >&2
 fi
 kill -0 "${pids[0]}" 2>/dev/null || { echo "bench-redis: strata-server died; its log:" >&2; tail -20 "$tmp/strata.log" >&2; failed=1; }
+for port in "$sport" "$rport"; do # a subscriber that fell behind was dropped: say so
+  [ "$(redis-cli -p "$port" pubsub numsub bench 2>/dev/null | tail -1)" = 1 ] ||
+    echo "bench-redis: the subscriber on port $port was disconnected during publish" >&2
+done
 echo "$cpu_summary"
 echo "$summary"
 exit "$failed"

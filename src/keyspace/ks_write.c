@@ -148,7 +148,7 @@ ks_status ks_write_begin(ks_ctx *c, int db, const char *key, size_t klen, int ex
     w->hooked = -1;
     w->loaded = w->moved = 0;
     w->mark = 0;
-    ks_status st = ks_meta_read(c, NULL, db, key, klen, &w->m);
+    ks_status st = ks_meta_read_raw(c, NULL, db, key, klen, &w->m);
     if (st != KS_OK) return st;
     if (w->m.type == KS_NONE && w->m.stored != KS_NONE) {
         /* Lazy expiry on a write path: delete it properly (hook, KS-E1). */
@@ -156,6 +156,7 @@ ks_status ks_write_begin(ks_ctx *c, int db, const char *key, size_t klen, int ex
         if (w->loaded) ks_fvec_free(&w->old);
         ks_meta_free(&w->m);
         w->loaded = w->moved = 0;
+        if (st == KS_OK) ks_event_raise(c, KS_EVENT_EXPIRED, db, key, klen);
     } else if (expect != KS_NONE && w->m.type != KS_NONE && w->m.type != expect) {
         st = KS_ERR_WRONGTYPE;
     } else {
@@ -247,6 +248,7 @@ ks_status ks_write_put(ks_write *w, const ks_value *v)
                      (!v->big || (old->version == nm.version && old->stored == v->type));
     if (old_exp && !same_entry) expire_entry(c, w->db, w->key, w->klen, old_exp, old, 0);
     if (v->expire && !same_entry) expire_entry(c, w->db, w->key, w->klen, v->expire, &nm, 1);
+    if (!had) ks_event_raise(c, KS_EVENT_NEW, w->db, w->key, w->klen);
     return ks_count_add(c, w->db, had ? 0 : 1, (v->expire ? 1 : 0) - (old_exp ? 1 : 0));
 }
 

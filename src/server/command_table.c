@@ -22,6 +22,11 @@
 #define AB CMD_ALLOW_BUSY
 #define SC CMD_SCRIPT
 #define NT CMD_NOTOUCH
+#define PS CMD_PUBSUB
+#define CT CMD_CONTAINER
+#define MR CMD_MAY_REPLICATE
+#define SM CMD_SKIP_MONITOR
+#define SL CMD_SKIP_SLOWLOG
 
 const struct command command_table[] = {
 #define COMMAND(name, proc, arity, flags, fk, lk, ks, group, summary)                              \

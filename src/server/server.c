@@ -100,7 +100,12 @@ static void queue_command(client *c, const struct command *cmd)
         p->mq = q;
         p->mq_cap = cap;
     }
-    queued_cmd *q = &p->mq[p->mq_len++];
+    queued_cmd_copy(c, cmd, &p->mq[p->mq_len++]);
+    add_reply_status(c, "QUEUED");
+}
+
+void queued_cmd_copy(const client *c, const struct command *cmd, queued_cmd *q)
+{
     q->cmd = cmd;
     q->argc = c->argc;
     q->argv = malloc((size_t)c->argc * sizeof(arg));
@@ -111,17 +116,20 @@ static void queue_command(client *c, const struct command *cmd)
         if (!q->argv[i].ptr) abort();
         memcpy(q->argv[i].ptr, c->argv[i].ptr, c->argv[i].len + 1);
     }
-    add_reply_status(c, "QUEUED");
+}
+
+void queued_cmd_free(queued_cmd *q)
+{
+    for (int j = 0; j < q->argc; j++)
+        free(q->argv[j].ptr);
+    free(q->argv);
 }
 
 void server_discard_multi(client *c)
 {
     struct client_private *p = c->priv;
-    for (int i = 0; i < p->mq_len; i++) {
-        for (int j = 0; j < p->mq[i].argc; j++)
-            free(p->mq[i].argv[j].ptr);
-        free(p->mq[i].argv);
-    }
+    for (int i = 0; i < p->mq_len; i++)
+        queued_cmd_free(&p->mq[i]);
     free(p->mq);
     p->mq = NULL;
     p->mq_len = p->mq_cap = 0;
@@ -137,9 +145,15 @@ void server_call(client *c, const struct command *cmd)
     if (!server.cmd_time_ms) server.cmd_time_ms = ae_mstime();
     if (savepoint) eng_batch_set_savepoint(server.batch);
     c->last_cmd_errors = 0;
-    p->last_cmd_name = cmd->name;
+    p->last_cmd = cmd;
+    if (cmd->flags & CMD_CONTAINER) command_subname(c, cmd, p->last_sub, sizeof(p->last_sub));
     p->executing++;
+    /* A script is shown before the commands it runs (Redis's evalCommand). */
+    if ((cmd->flags & CMD_SCRIPT) && monitor_clients)
+        monitor_feed(c, NULL, c->db, c->argc, c->argv);
+    int64_t start = mono_us(); /* the one timing pair of a command */
     cmd->proc(c);
+    int64_t dur = mono_us() - start;
     key_access_touch_args(c);
     p->executing--;
     if (savepoint) {
@@ -150,6 +164,39 @@ void server_call(client *c, const struct command *cmd)
     }
     ks_ctx_reset(&server.ctx);
     server.stat_commands++;
+    stats_after_call(c, cmd, dur);
+}
+
+void dispatch_subcommand(client *c, const subcommand *subs)
+{
+    for (const subcommand *s = subs; s->name; s++) {
+        if (!arg_is(&c->argv[1], s->name)) continue;
+        if ((s->arity > 0 && c->argc != s->arity) || c->argc < -s->arity)
+            return add_reply_subcommand_arity(c);
+        return s->proc(c);
+    }
+    add_reply_subcommand_error(c);
+}
+
+/* Rejects a command before it runs (Redis's rejectCommand): the error
+ * reply, a rejected call in its stats, and EXECABORT for a MULTI. */
+static int reject(client *c, const struct command *cmd, const char *msg)
+{
+    flag_transaction(c);
+    stats_rejected(cmd);
+    add_reply_error(c, msg);
+    return 0;
+}
+
+/* RESP2 subscribed mode allows only these (Redis's processCommand). */
+static int allowed_when_subscribed(const struct command *cmd)
+{
+    static const char *const ok[] = {"ping",         "subscribe",  "ssubscribe",   "unsubscribe",
+                                     "sunsubscribe", "psubscribe", "punsubscribe", "quit",
+                                     "reset",        NULL};
+    for (const char *const *n = ok; *n; n++)
+        if (!strcmp(cmd->name, *n)) return 1;
+    return 0;
 }
 
 /* ---- Refused writes (Redis's MISCONF) ----------------------------------- */
@@ -208,8 +255,10 @@ void server_write_batch(client *c, const reply_mark *mark)
         return;
     server.stat_write_errors++;
     server_log(LL_WARNING, "Engine write failed: %s (%s)", eng_status_str(st), eng_last_error());
-    /* The command's reply claimed success: take it back. */
-    if (c && mark) {
+    /* The command's reply claimed success: take it back -- unless it only
+     * read: its writes were the lazy removal of expired keys it met, which
+     * the active cycle does again later. */
+    if (c && mark && !(c->cmd && (c->cmd->flags & CMD_READONLY))) {
         char msg[400];
         if (eng_write_status(server.db) != ENG_OK)
             misconf_text(msg, sizeof(msg));
@@ -220,46 +269,82 @@ void server_write_batch(client *c, const reply_mark *mark)
     }
 }
 
-int server_process_command(client *c)
+/* The checks of Redis's processCommand, in its order. Returns 1 when the
+ * command may run; otherwise it has replied. */
+static __attribute__((noinline)) int admit_checks(client *c, const struct command *cmd)
 {
-    const struct command *cmd = command_lookup(c->argv[0].ptr, c->argv[0].len);
-    c->cmd = cmd;
     if (!cmd || !cmd->proc) {
         flag_transaction(c);
         reply_unknown_command(c);
         return 0;
     }
     if ((cmd->arity > 0 && c->argc != cmd->arity) || c->argc < -cmd->arity) {
-        flag_transaction(c);
-        add_reply_wrong_arity(c);
-        return 0;
+        char msg[128];
+        snprintf(msg, sizeof(msg), "wrong number of arguments for '%s' command", cmd->name);
+        return reject(c, cmd, msg);
     }
-    if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NOAUTH)) {
-        flag_transaction(c);
-        add_reply_error(c, "NOAUTH Authentication required.");
-        return 0;
-    }
-    if ((c->flags & CLIENT_MULTI) && (cmd->flags & CMD_DENY_MULTI)) {
-        flag_transaction(c);
-        add_reply_error(c, "Command not allowed inside a transaction");
-        return 0;
+    if (!(c->flags & CLIENT_AUTHENTICATED) && !(cmd->flags & CMD_NOAUTH))
+        return reject(c, cmd, "NOAUTH Authentication required.");
+    if ((c->flags & CLIENT_MULTI) && (cmd->flags & CMD_DENY_MULTI))
+        return reject(c, cmd, "Command not allowed inside a transaction");
+    if ((c->flags & CLIENT_PUBSUB) && c->resp == 2 && !allowed_when_subscribed(cmd)) {
+        char msg[256], name[64];
+        command_fullname(c, cmd, name, sizeof(name));
+        snprintf(msg, sizeof(msg),
+                 "Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
+                 "are allowed in this context",
+                 name);
+        return reject(c, cmd, msg);
     }
     if (refuse_when_disk_fails(c, cmd)) return 0; /* S3, in Redis's order */
+    /* A MONITOR client is a replica to Redis: no keyspace access. */
+    if ((c->flags & CLIENT_MONITOR) && (cmd->flags & (CMD_READONLY | CMD_WRITE)))
+        return reject(c, cmd, "Replica can't interact with the keyspace");
     if (script_timedout() && !(cmd->flags & CMD_ALLOW_BUSY)) {
         flag_transaction(c);
+        stats_rejected(cmd);
         script_reply_busy(c);
         return 0;
     }
-    if ((c->flags & CLIENT_MULTI) && !(cmd->flags & CMD_NOMULTI)) {
-        queue_command(c, cmd);
-        return 0;
+    return 1;
+}
+
+/* admit_checks with the common case (a known command of the right arity
+ * from an authenticated client in neither MULTI, subscribed nor MONITOR
+ * mode) decided inline. */
+static inline int admit(client *c, const struct command *cmd)
+{
+    if (cmd && cmd->proc && !((cmd->arity > 0 && c->argc != cmd->arity) || c->argc < -cmd->arity) &&
+        (c->flags & (CLIENT_AUTHENTICATED | CLIENT_MULTI | CLIENT_PUBSUB | CLIENT_MONITOR)) ==
+            CLIENT_AUTHENTICATED &&
+        !script_timedout())
+        return 1;
+    return admit_checks(c, cmd);
+}
+
+int server_process_command(client *c)
+{
+    const struct command *cmd = command_lookup(c->argv[0].ptr, c->argv[0].len);
+    c->cmd = cmd;
+    struct client_private *p = c->priv;
+    if (p->reply_skip == 2) p->reply_skip = 1; /* CLIENT REPLY SKIP: this reply is skipped */
+    if (admit(c, cmd)) {
+        if (pause_in_effect && pause_applies(c, cmd)) {
+            pause_postpone(c, cmd); /* runs again when the pause ends */
+            return -1;
+        }
+        if ((c->flags & CLIENT_MULTI) && !(cmd->flags & CMD_NOMULTI)) {
+            queue_command(c, cmd);
+        } else {
+            reply_mark mark;
+            reply_mark_get(c, &mark);
+            server_call(c, cmd);
+            /* While a script is busy, server.batch holds its unfinished writes. */
+            if (!(c->flags & CLIENT_MULTI) && !script_running()) server_write_batch(c, &mark);
+        }
     }
-    reply_mark mark;
-    reply_mark_get(c, &mark);
-    server_call(c, cmd);
-    /* While a script is busy, server.batch holds its unfinished writes. */
-    if (!(c->flags & CLIENT_MULTI) && !script_running()) server_write_batch(c, &mark);
-    return 0;
+    if (p->reply_skip == 1) p->reply_skip = 0;
+    return p->waiting ? -1 : 0;
 }
 
 void server_events_while_busy(void)
@@ -319,6 +404,7 @@ static void release_held_replies(void)
 
 static void before_sleep(ae_loop *el)
 {
+    pause_cron();    /* clients a pause released run before the commit */
     server_commit(); /* N1: before any reply is written */
     networking_flush_replies();
     if (server.shutdown_asap) ae_stop(el);
@@ -357,15 +443,19 @@ static int server_cron(ae_loop *el, long long id, void *data)
         server.cron_loops++;
         release_held_replies();
         server.cmd_time_ms = now;
-        for (int db = 0; db < KS_DATABASES; db++) {
+        int64_t expire_start = mono_us();
+        /* Paused clients see a still data set: no expiry (as Redis). */
+        for (int db = 0; db < KS_DATABASES && !pause_active(); db++) {
             ctx.db = db;
             ctx.now_ms = now;
             if (server.active_expire_off || ks_expires(&ctx) == 0) continue;
-            server.stat_expired += ks_active_expire(&ctx, 200, 1000);
+            ks_active_expire(&ctx, 200, 1000); /* counted by the event hook (notify.c) */
             ks_ctx_reset(&ctx);
             cron_write();
         }
+        latency_add_sample_if_needed("expire-cycle", (mono_us() - expire_start) / 1000);
         server.cmd_time_ms = 0;
+        pause_cron();
         networking_clients_cron();
         uint64_t dt = (uint64_t)(now - (int64_t)server.stat_ops_sample_ms);
         if (dt >= 1000) {
@@ -413,6 +503,11 @@ static void sig_shutdown(int sig)
 int server_init(void)
 {
     server.start_ms = ae_mstime();
+    uint64_t r = (uint64_t)server.start_ms * 6364136223846793005ULL ^ ((uint64_t)getpid() << 32);
+    for (int i = 0; i < 40; i++) {
+        r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+        server.replid[i] = "0123456789abcdef"[(r >> 59) & 15];
+    }
     server.lastsave_s = server.start_ms / 1000;
     server.stat_ops_sample_ms = (uint64_t)server.start_ms;
     server.el = ae_create(cfg.maxclients + 128);
