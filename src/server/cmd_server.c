@@ -23,6 +23,7 @@
 #include "server/config.h"
 #include "server/pubsub.h"
 #include "server/script.h"
+#include "server/repl.h"
 #include "server/server.h"
 
 #define STRATA_VERSION "0.1.0"
@@ -290,18 +291,18 @@ static void info_server(sbuf *b)
     uname(&u);
     int64_t now = ae_mstime();
     sb_section(b, "Server");
-    sb_printf(b,
-              "redis_version:%s\r\nstrata_version:%s\r\nredis_mode:standalone\r\n"
-              "os:%s %s %s\r\narch_bits:%d\r\nmultiplexing_api:epoll\r\n"
-              "gcc_version:%d.%d.%d\r\nprocess_id:%d\r\ntcp_port:%d\r\n"
-              "server_time_usec:%lld\r\nuptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\n"
-              "hz:%d\r\nexecutable:%s\r\nconfig_file:%s\r\n",
-              REDIS_COMPAT_VERSION, STRATA_VERSION, u.sysname, u.release, u.machine,
-              (int)sizeof(void *) * 8, __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__, (int)getpid(),
-              cfg.port, (long long)now * 1000, (long long)(now - server.start_ms) / 1000,
-              (long long)(now - server.start_ms) / 86400000, cfg.hz,
-              server.executable ? server.executable : "",
-              server.config_file ? server.config_file : "");
+    sb_printf(
+        b,
+        "redis_version:%s\r\nstrata_version:%s\r\nredis_mode:standalone\r\n"
+        "os:%s %s %s\r\narch_bits:%d\r\nmultiplexing_api:epoll\r\n"
+        "gcc_version:%d.%d.%d\r\nprocess_id:%d\r\nrun_id:%s\r\ntcp_port:%d\r\n"
+        "server_time_usec:%lld\r\nuptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\n"
+        "hz:%d\r\nexecutable:%s\r\nconfig_file:%s\r\n",
+        REDIS_COMPAT_VERSION, STRATA_VERSION, u.sysname, u.release, u.machine,
+        (int)sizeof(void *) * 8, __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__, (int)getpid(),
+        server.replid, cfg.port, (long long)now * 1000, (long long)(now - server.start_ms) / 1000,
+        (long long)(now - server.start_ms) / 86400000, cfg.hz,
+        server.executable ? server.executable : "", server.config_file ? server.config_file : "");
 }
 
 static void info_memory(sbuf *b)
@@ -446,6 +447,7 @@ static void info_persistence(sbuf *b)
               "appendfsync:%s\r\n",
               (long long)server.lastsave_s, fsync);
     info_faults(b);
+    repl_backup_info(b);
 }
 
 static void info_stats(sbuf *b)
@@ -474,14 +476,7 @@ static void info_stats(sbuf *b)
 
 static void info_replication(sbuf *b)
 {
-    sb_section(b, "Replication");
-    sb_printf(b,
-              "role:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\n"
-              "master_replid:%s\r\nmaster_replid2:0000000000000000000000000000000000000000\r\n"
-              "master_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\n"
-              "repl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\n"
-              "repl_backlog_histlen:0\r\n",
-              server.replid);
+    repl_info(b);
 }
 
 static void info_cpu(sbuf *b)

@@ -54,6 +54,12 @@ typedef struct server_config {
     double latency_percentiles[CONFIG_MAX_PERCENTILES];
     int latency_percentiles_n;
     long long hll_sparse_max_bytes; /* a sparse HyperLogLog turns dense past this */
+    /* replication (REPLICATION.md) */
+    long long repl_backlog_size;
+    int min_replicas_to_write, min_replicas_max_lag; /* NOREPLICAS */
+    int replica_read_only, replica_priority, replica_announce_port;
+    int repl_ping_period, repl_timeout; /* seconds */
+    char *masterauth, *masteruser, *replica_announce_ip;
 } server_config;
 
 extern server_config cfg;

@@ -21,6 +21,7 @@
 #include "index/index.h"
 #include "server/ae.h"
 #include "server/config.h"
+#include "server/repl.h"
 #include "server/server.h"
 
 static void usage(void)
@@ -220,6 +221,7 @@ int main(int argc, char **argv)
         server_log(LL_WARNING, "Can't listen on %s:%d", cfg.bind, cfg.port);
         return 1;
     }
+    repl_init();
     write_pidfile();
     server_log(LL_NOTICE, "Ready to accept connections tcp");
     server_run();

@@ -37,6 +37,7 @@
 #include "server/config.h"
 #include "server/pubsub.h"
 #include "server/resp_parser.h"
+#include "server/repl.h"
 #include "server/server.h"
 
 #define IOBUF_LEN (16 * 1024)
@@ -140,6 +141,7 @@ void client_free(client *c)
     server_discard_multi(c);
     pubsub_client_reset(c);
     monitor_client_remove(c);
+    repl_client_free(c);
     pause_client_free(c);
     free(p->redact);
     reply_mem_release(c);

@@ -36,6 +36,7 @@
 #include "server/anet.h"
 #include "server/config.h"
 #include "server/script.h"
+#include "server/repl.h"
 #include "server/server.h"
 
 struct server_state server;
@@ -243,7 +244,12 @@ static int refuse_when_disk_fails(client *c, const struct command *cmd)
 void server_write_batch(client *c, const reply_mark *mark)
 {
     if (eng_batch_count(server.batch) == 0) return;
+    if (repl_drop_local_writes()) { /* R1: a replica's data comes from its link only */
+        eng_batch_clear(server.batch);
+        return;
+    }
     eng_status st = eng_write(server.db, server.batch, ENG_WRITE_DEFER);
+    if (st == ENG_OK) repl_feed_batch(server.batch);
     eng_batch_clear(server.batch); /* S2 */
     if (st == ENG_OK) {
         server.uncommitted++;
@@ -296,6 +302,8 @@ static __attribute__((noinline)) int admit_checks(client *c, const struct comman
                  name);
         return reject(c, cmd, msg);
     }
+    const char *why = repl_write_refusal(c, cmd); /* READONLY, NOREPLICAS */
+    if (why) return reject(c, cmd, why);
     if (refuse_when_disk_fails(c, cmd)) return 0; /* S3, in Redis's order */
     /* A MONITOR client is a replica to Redis: no keyspace access. */
     if ((c->flags & CLIENT_MONITOR) && (cmd->flags & (CMD_READONLY | CMD_WRITE)))
@@ -359,6 +367,25 @@ void server_events_while_busy(void)
     server.cmd_time_ms = saved;
 }
 
+/* What the layers cache from the engine, read again (repl.h). */
+int server_reload_layers(void)
+{
+    if (ks_reload_state(server.ks) != KS_OK) {
+        server_log(LL_WARNING, "Can't reload the keyspace state: %s", eng_last_error());
+        return -1;
+    }
+    idx_shutdown();
+    char *err = NULL;
+    if (idx_init(server.ks, &err) != KS_OK) {
+        server_log(LL_WARNING, "Can't reload the index catalog: %s", err ? err : "?");
+        free(err);
+        return -1;
+    }
+    notify_init(server.ks);
+    function_free_all();
+    return function_init();
+}
+
 /* ---- The loop's hooks -------------------------------------------------- */
 
 void server_commit(void)
@@ -404,7 +431,8 @@ static void release_held_replies(void)
 
 static void before_sleep(ae_loop *el)
 {
-    pause_cron();    /* clients a pause released run before the commit */
+    pause_cron(); /* clients a pause released run before the commit */
+    repl_before_sleep();
     server_commit(); /* N1: before any reply is written */
     networking_flush_replies();
     if (server.shutdown_asap) ae_stop(el);
@@ -415,11 +443,12 @@ static void before_sleep(ae_loop *el)
 static void cron_write(void)
 {
     if (eng_batch_count(server.cron_batch) == 0) return;
-    if (eng_write_status(server.db) != ENG_OK) { /* S3: background writes wait too */
+    if (eng_write_status(server.db) != ENG_OK || repl_drop_local_writes()) { /* S3, R1 */
         eng_batch_clear(server.cron_batch);
         return;
     }
     eng_status st = eng_write(server.db, server.cron_batch, ENG_WRITE_DEFER);
+    if (st == ENG_OK) repl_feed_batch(server.cron_batch);
     eng_batch_clear(server.cron_batch);
     if (st == ENG_OK)
         server.uncommitted++;
@@ -433,8 +462,8 @@ static int server_cron(ae_loop *el, long long id, void *data)
     ks_ctx ctx = {server.ks, server.cron_batch, 0, now, NULL};
     int building = 0;
     int64_t t0 = ae_mstime();
-    do {
-        building = idx_build_step(&ctx);
+    do { /* R1: a replica's index entries come from its primary */
+        building = !repl_drop_local_writes() && idx_build_step(&ctx);
         ks_ctx_reset(&ctx);
         cron_write();
     } while (building && ae_mstime() - t0 < 5);
@@ -445,7 +474,7 @@ static int server_cron(ae_loop *el, long long id, void *data)
         server.cmd_time_ms = now;
         int64_t expire_start = mono_us();
         /* Paused clients see a still data set: no expiry (as Redis). */
-        for (int db = 0; db < KS_DATABASES && !pause_active(); db++) {
+        for (int db = 0; db < KS_DATABASES && !pause_active() && !repl_drop_local_writes(); db++) {
             ctx.db = db;
             ctx.now_ms = now;
             if (server.active_expire_off || ks_expires(&ctx) == 0) continue;
@@ -456,6 +485,7 @@ static int server_cron(ae_loop *el, long long id, void *data)
         latency_add_sample_if_needed("expire-cycle", (mono_us() - expire_start) / 1000);
         server.cmd_time_ms = 0;
         pause_cron();
+        repl_cron();
         networking_clients_cron();
         uint64_t dt = (uint64_t)(now - (int64_t)server.stat_ops_sample_ms);
         if (dt >= 1000) {
