@@ -35,7 +35,7 @@ static struct {
     int state;
     int fd;
     char *buf;
-    size_t len, cap;
+    size_t len, cap, pos; /* buf[pos..len) unparsed; the parser resumes at pos */
     resp_parser parser;
     int parser_init;
     eng_batch *b;
@@ -115,7 +115,7 @@ static void link_close(const char *why)
         server_log(LL_NOTICE, "Connection with primary lost: %s", why);
     }
     L.fd = -1;
-    L.len = 0;
+    L.len = L.pos = 0;
     if (L.parser_init) resp_parser_free(&L.parser);
     L.parser_init = 0;
     if (L.b) eng_batch_clear(L.b);
@@ -246,9 +246,8 @@ static void read_handler(ae_loop *el, int fd, void *data, int mask)
     if (n <= 0) return link_close(n == 0 ? "the primary closed the connection" : strerror(errno));
     L.len += (size_t)n;
     L.last_io_ms = ae_mstime();
-    size_t pos = 0;
     for (;;) {
-        int r = resp_parse(&L.parser, L.buf, L.len, &pos);
+        int r = resp_parse(&L.parser, L.buf, L.len, &L.pos);
         if (r == RESP_AGAIN) break;
         if (r == RESP_ERR) return link_close(L.parser.err);
         if (apply_frame(L.parser.argc, L.parser.argv) < 0) {
@@ -258,9 +257,10 @@ static void read_handler(ae_loop *el, int fd, void *data, int mask)
         }
         if (L.fd < 0) return;
     }
-    size_t keep = resp_parser_keep_from(&L.parser, pos);
+    size_t keep = resp_parser_keep_from(&L.parser, L.pos);
     memmove(L.buf, L.buf + keep, L.len - keep);
     L.len -= keep;
+    L.pos -= keep;
     resp_parser_rebase(&L.parser, keep);
     if (L.state == LINK_ONLINE && repl.offset != L.acked) send_ack();
 }

@@ -317,6 +317,15 @@ static __attribute__((noinline)) int admit_checks(client *c, const struct comman
     return 1;
 }
 
+/* Whether a write (or PING, S3) must go through the checks that refuse
+ * writes: S3's MISCONF, READONLY, NOREPLICAS. */
+static inline int write_guarded(const struct command *cmd)
+{
+    return (cmd->flags & CMD_WRITE || cmd->proc == cmd_ping) &&
+           (repl.is_replica || cfg.min_replicas_to_write > 0 ||
+            eng_write_status(server.db) != ENG_OK);
+}
+
 /* admit_checks with the common case (a known command of the right arity
  * from an authenticated client in neither MULTI, subscribed nor MONITOR
  * mode) decided inline. */
@@ -325,7 +334,7 @@ static inline int admit(client *c, const struct command *cmd)
     if (cmd && cmd->proc && !((cmd->arity > 0 && c->argc != cmd->arity) || c->argc < -cmd->arity) &&
         (c->flags & (CLIENT_AUTHENTICATED | CLIENT_MULTI | CLIENT_PUBSUB | CLIENT_MONITOR)) ==
             CLIENT_AUTHENTICATED &&
-        !script_timedout())
+        !script_timedout() && !write_guarded(cmd))
         return 1;
     return admit_checks(c, cmd);
 }
