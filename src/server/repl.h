@@ -32,6 +32,9 @@ void repl_feed_batch(eng_batch *b);
 /* Appends raw stream bytes (a frame) to the backlog and, unless
  * backlog_only, to every online replica. */
 void repl_feed_bytes(const char *p, size_t n, int backlog_only);
+/* Appends the frame "*argc $len arg ..." (RESP, as the stream's grammar
+ * in REPLICATION.md) through repl_feed_bytes. */
+void repl_feed_frame(const char *const *argv, const size_t *len, int argc);
 /* Every event-loop iteration: snapshot transfers, WAIT wake-ups, acks. */
 void repl_before_sleep(void);
 /* Once a second or more often (server cron): pings, acks, reconnects. */

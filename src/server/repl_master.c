@@ -121,7 +121,7 @@ void repl_feed_bytes(const char *p, size_t n, int backlog_only)
 }
 
 /* One frame "*argc $len arg ..." of the stream, built from pieces. */
-static void feed_frame(const char *const *argv, const size_t *len, int argc)
+void repl_feed_frame(const char *const *argv, const size_t *len, int argc)
 {
     char hdr[64];
     int h = snprintf(hdr, sizeof(hdr), "*%d\r\n", argc);
@@ -141,14 +141,14 @@ void repl_feed_batch(eng_batch *b)
     const char *data = eng_batch_data(b, &n);
     const char *argv[2] = {"STRATA.BATCH", data};
     size_t len[2] = {12, n};
-    feed_frame(argv, len, 2);
+    repl_feed_frame(argv, len, 2);
 }
 
 static void send_getack(void)
 {
     const char *argv[3] = {"REPLCONF", "GETACK", "*"};
     size_t len[3] = {8, 6, 1};
-    feed_frame(argv, len, 3);
+    repl_feed_frame(argv, len, 3);
 }
 
 void repl_shift_replid(void)
@@ -445,7 +445,7 @@ void repl_cron(void)
         last_ping = now;
         const char *argv[1] = {"PING"};
         size_t len[1] = {4};
-        feed_frame(argv, len, 1);
+        repl_feed_frame(argv, len, 1);
     }
     for (int i = 0; i < nreps; i++)
         if (reps[i].state == REP_ONLINE &&

@@ -158,15 +158,14 @@ static void send_ack(void)
  * bytes it counted. */
 static void feed_parsed(int argc, const arg *argv)
 {
-    char hdr[64];
-    int h = snprintf(hdr, sizeof(hdr), "*%d\r\n", argc);
-    repl_feed_bytes(hdr, (size_t)h, 0);
+    const char *v[8];
+    size_t len[8];
+    if (argc > 8) argc = 8; /* the primary's frames have at most 3 */
     for (int i = 0; i < argc; i++) {
-        h = snprintf(hdr, sizeof(hdr), "$%zu\r\n", argv[i].len);
-        repl_feed_bytes(hdr, (size_t)h, 0);
-        repl_feed_bytes(argv[i].ptr, argv[i].len, 0);
-        repl_feed_bytes("\r\n", 2, 0);
+        v[i] = argv[i].ptr;
+        len[i] = argv[i].len;
     }
+    repl_feed_frame(v, len, argc);
 }
 
 static long long frame_len(int argc, const arg *argv)
@@ -181,6 +180,7 @@ static long long frame_len(int argc, const arg *argv)
 /* Applies one frame. Returns 0, or -1 when the link must close. */
 static int apply_frame(int argc, const arg *argv)
 {
+    if (argc > 8) return -1; /* no frame of the primary's has that many */
     const arg *a0 = &argv[0];
     ks_ctx ctx = link_ctx();
     int rc = 0;

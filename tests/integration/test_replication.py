@@ -223,8 +223,13 @@ def writes_on_a_replica_get_readonly():
             raise AssertionError("EXEC ran")
         except redis.ResponseError as e:
             assert "EXECABORT" in str(e) or "read only" in str(e), str(e)
+        try:
+            rc.eval("return redis.call('set', 'a', 1)", 0)
+            raise AssertionError("a script wrote on a replica")
+        except redis.ResponseError as e:
+            assert "You can't write against a read only replica. script: " in str(e), str(e)
+        assert rc.eval("return redis.call('get', 'a')", 0) is None  # reads run
         assert rc.get("a") is None and rc.dbsize() == 0
-        assert rc.get("a") is None
         rc.config_set("replica-read-only", "no")  # Redis allows local writes then
         rc.set("local", "1")
     finally:
