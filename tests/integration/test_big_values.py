@@ -16,10 +16,11 @@ CACHES_MB = {"cache_size": 8, "row_cache_size": 0, "write_buffer_size": 4}
 CACHES = CACHES_MB["cache_size"] + CACHES_MB["row_cache_size"] + CACHES_MB["write_buffer_size"]
 # While the set is written: the caches, a frozen memtable being flushed and
 # compaction's buffers. Once it is only read (after a restart): the caches
-# and the server's baseline. A copy of 1M members in memory would take
+# and the server's baseline (about 6 MB idle), with room for a compaction
+# the restart may still be running on a loaded machine. A copy of 1M members in memory would take
 # well over either (Redis needs about 60 MB for this set).
 RSS_WRITING_MB = CACHES + CACHES_MB["write_buffer_size"] + 48
-RSS_READING_MB = CACHES + 16
+RSS_READING_MB = CACHES + 20
 
 
 def rss_mb(srv):
