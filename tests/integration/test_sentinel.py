@@ -77,11 +77,14 @@ def sentinel_fails_a_killed_primary_over_to_a_replica_without_losing_waited_writ
         wait_for(lambda: sc.sentinel_master("mymaster")["num-other-sentinels"] == 2 and
                  sc.sentinel_master("mymaster")["num-slaves"] == 2, 30, "discovery")
 
+        m.client().execute_command("IDX.CREATE", "email", "PREFIX", "user:", "UNIQUE",
+                                   "SCHEMA", "email", "TAG")
         sent = redis.sentinel.Sentinel([("127.0.0.1", p) for _, p in sentinels], socket_timeout=2)
         client = sent.master_for("mymaster", socket_timeout=2)
         acked = []
         for i in range(200):
             client.set("k%d" % i, i)
+            client.hset("user:%d" % i, mapping={"email": "u%d@x" % i})
             if i % 20 == 19:
                 assert client.execute_command("WAIT", 1, 1000) >= 1
                 acked = list(range(i + 1))
@@ -114,15 +117,18 @@ def sentinel_fails_a_killed_primary_over_to_a_replica_without_losing_waited_writ
         assert not lost, "acknowledged+WAITed writes lost: %s" % lost[:10]
         assert nc.get("after-failover") == b"1"
         assert nc.execute_command("IDX.CHECK") == []
+        assert len(nc.execute_command("IDX.RANGE", "email", "LIMIT", 0, 1000)) >= len(acked)
         # The other replica follows the new primary.
         wait_for(lambda: other.client().info("replication").get("master_port") == new.port and
                  other.client().info("replication")["master_link_status"] == "up" and
                  other.client().get("after-failover") == b"1", 30, "repointed replica")
+        assert other.client().execute_command("IDX.CHECK") == []
         # The old primary comes back and is made a replica of the new one.
         m.start()
         wait_for(lambda: m.client().info("replication")["role"] == "slave" and
                  m.client().info("replication")["master_link_status"] == "up" and
                  m.client().get("after-failover") == b"1", 60, "old primary as a replica")
+        assert m.client().execute_command("IDX.CHECK") == []
         print("    failover: promoted %.1fs after SIGKILL" % t_promoted, flush=True)
     finally:
         for p, _ in sentinels:
