@@ -521,7 +521,7 @@ ks_status ks_meta_read(ks_ctx *c, const eng_snapshot *snap, int db, const char *
     /* Lazy expiry on a read of the live data (not a snapshot): the write
      * path removes it (hook, KS-E1, the expired event). The key was gone
      * for every reader already, so WATCH sees no change (no touch). */
-    if (snap || !c->batch || c->ks->no_lazy_expire) return st;
+    if (snap || !c->batch || c->ks->no_lazy_expire || c->ks->in_hook) return st;
     ks_meta_free(m);
     ks_write w;
     c->ks->quiet_touch++;

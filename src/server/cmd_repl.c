@@ -148,6 +148,13 @@ void cmd_backup(client *c)
     add_reply_status(c, "Background backup started");
 }
 
+void repl_backup_wait(void)
+{
+    if (!backup_thread) return;
+    pthread_join(backup_thread, NULL);
+    backup_thread = 0;
+}
+
 /* INFO persistence's backup lines. */
 void repl_backup_info(sbuf *b)
 {

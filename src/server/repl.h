@@ -58,6 +58,8 @@ int repl_client_is_replica(const client *c);
 void repl_shift_replid(void);
 /* Forgets the backlog (a full sync replaced the data). */
 void repl_backlog_reset(long long offset);
+/* Frees the backlog and the replica tables (shutdown). */
+void repl_backlog_free(void);
 /* Drops every replica connection (a primary turning into a replica). */
 void repl_disconnect_replicas(void);
 
@@ -83,6 +85,11 @@ void repl_wait(client *c, long long numreplicas, int64_t deadline_ms);
 void repl_role(client *c);
 /* INFO persistence: backup_in_progress, backup_last_error (cmd_repl.c). */
 void repl_backup_info(sbuf *b);
+/* Shutdown: waits for a running BACKUP (it reads the engine). */
+void repl_backup_wait(void);
+/* Shutdown, after every client is gone: closes the link, frees the
+ * backlog. REQUIRES: before eng_close. */
+void repl_shutdown(void);
 
 /* The server reloads what its layers cache from the engine (main.c). */
 int server_reload_layers(void);

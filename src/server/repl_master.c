@@ -73,6 +73,19 @@ void repl_backlog_reset(long long offset)
     histlen = 0;
 }
 
+void repl_backlog_free(void)
+{
+    free(ring);
+    ring = NULL;
+    ring_size = histlen = 0;
+    free(reps);
+    reps = NULL;
+    nreps = caps = 0;
+    free(waiters);
+    waiters = NULL;
+    nwaiters = capw = 0;
+}
+
 static void backlog_append(const char *p, size_t n)
 {
     long long size = cfg.repl_backlog_size > 0 ? cfg.repl_backlog_size : 1048576;

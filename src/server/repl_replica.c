@@ -467,3 +467,18 @@ void repl_replica_info(sbuf *b)
     sb_printf(b, "slave_priority:%d\r\nslave_read_only:%d\r\nreplica_announced:1\r\n",
               cfg.replica_priority, cfg.replica_read_only);
 }
+
+void repl_shutdown(void)
+{
+    repl_backup_wait();
+    if (L.fd >= 0) close(L.fd);
+    L.fd = -1;
+    if (L.parser_init) resp_parser_free(&L.parser);
+    L.parser_init = 0;
+    free(L.buf);
+    L.buf = NULL;
+    L.cap = L.len = L.pos = 0;
+    if (L.b) eng_batch_free(L.b);
+    L.b = NULL;
+    repl_backlog_free();
+}

@@ -600,6 +600,7 @@ void server_shutdown(void)
     for (int i = 0; i < server.nlisten; i++)
         close(server.listen_fd[i]);
     server_wait_bgsave();
+    repl_shutdown();
     script_free_all();
     idx_shutdown();
     ks_close(server.ks);
