@@ -84,7 +84,8 @@ struct keyspace {
     void *ectx;
     int no_lazy_expire; /* reads leave expired keys in place (CLIENT PAUSE) */
     int quiet_touch;    /* > 0: ks_touch does nothing (a read's lazy expiry) */
-    int in_hook;        /* > 0: the hash hook runs; its reads must not write (KS1) */
+    int in_hook;        /* > 0: the hash hook runs; its reads expire nothing (a write of
+                           the key it reads is under way) */
     ks_limits limits;
     uint64_t next_version; /* KS-E2 */
     uint64_t next_cursor;

@@ -33,8 +33,8 @@ static ks_status hook_call(ks_ctx *c, int db, const char *key, size_t klen, cons
                            int had, const ks_fvec *nf, int has, int64_t expire)
 {
     int saved = c->db;
-    c->db = db;       /* the hook works in ctx->db (COPY ... DB n writes another db) */
-    c->ks->in_hook++; /* KS1: its reads (an expiry looked up) expire nothing lazily */
+    c->db = db; /* the hook works in ctx->db (COPY ... DB n writes another db) */
+    c->ks->in_hook++;
     ks_status st = c->ks->hook(c->ks->hctx, c, key, klen, of ? of->v : NULL, of ? of->n : 0, had,
                                nf ? nf->v : NULL, nf ? nf->n : 0, has, expire);
     c->ks->in_hook--;

@@ -50,12 +50,16 @@ static void reply_flags(client *c, uint32_t f)
                  {CMD_PUBSUB, "pubsub"},
                  {CMD_SKIP_MONITOR, "skip_monitor"},
                  {CMD_SKIP_SLOWLOG, "skip_slowlog"}};
-    int n = 0;
+    /* Redis's movablekeys: the keys are found by parsing the arguments
+     * (EVAL and FCALL's numkeys), last as Redis adds it. */
+    int movable = (f & CMD_SCRIPT) != 0;
+    int n = movable;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (f & names[i].bit) n++;
     add_reply_set_len(c, n);
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (f & names[i].bit) add_reply_status(c, names[i].name);
+    if (movable) add_reply_status(c, "movablekeys");
 }
 
 /* The ACL categories of cmd ("@read", ...); returns how many (<= 4). */
@@ -300,7 +304,7 @@ static void info_server(sbuf *b)
         "hz:%d\r\nexecutable:%s\r\nconfig_file:%s\r\n",
         REDIS_COMPAT_VERSION, STRATA_VERSION, u.sysname, u.release, u.machine,
         (int)sizeof(void *) * 8, __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__, (int)getpid(),
-        server.replid, cfg.port, (long long)now * 1000, (long long)(now - server.start_ms) / 1000,
+        server.runid, cfg.port, (long long)now * 1000, (long long)(now - server.start_ms) / 1000,
         (long long)(now - server.start_ms) / 86400000, cfg.hz,
         server.executable ? server.executable : "", server.config_file ? server.config_file : "");
 }
@@ -615,16 +619,19 @@ void cmd_config(client *c)
         if (c->argc % 2 != 0) return add_reply_error(c, ERR_SYNTAX); /* as Redis: pairs */
         for (int i = 2; i < c->argc; i += 2)                         /* before anything can fail */
             if (config_is_sensitive(c->argv[i].ptr)) server_redact_arg(c, i + 1);
-        for (int i = 2; i < c->argc; i += 2) {
-            const char *v[1] = {c->argv[i + 1].ptr};
-            char *err = NULL;
-            if (config_set(c->argv[i].ptr, v, 1, 0, &err) < 0) {
-                add_reply_error(c, err);
-                free(err);
-                return;
-            }
+        int n = (c->argc - 2) / 2;
+        const char **pairs = malloc(sizeof(*pairs) * 2 * (size_t)n);
+        if (!pairs) return add_reply_error(c, "ERR out of memory");
+        for (int i = 0; i < 2 * n; i++)
+            pairs[i] = c->argv[2 + i].ptr;
+        char *err = NULL;
+        if (config_set_pairs(pairs, n, &err) < 0) {
+            add_reply_error(c, err);
+            free(err);
+        } else {
+            add_reply_ok(c);
         }
-        add_reply_ok(c);
+        free(pairs);
     } else if (arg_is(sub, "resetstat")) {
         if (c->argc != 2) return add_reply_subcommand_arity(c);
         server.stat_commands = server.stat_connections = server.stat_rejected_conn = 0;

@@ -5,8 +5,8 @@
  * Every setting is one row of config_table: name, type, where its value
  * lives, default, bounds, whether it can change at runtime, and an apply
  * hook for settings whose change must reach another part of the server
- * (appendfsync -> the engine). Immutable settings
- * (bind, port, dir, databases, cache-size, ...) are read once at startup.
+ * (appendfsync -> the engine, port -> new listening sockets). Immutable
+ * settings (bind, dir, databases, cache-size, ...) are read once at startup.
  */
 #include "server/config.h"
 #include "server/repl.h"
@@ -29,7 +29,10 @@ enum { T_BOOL, T_INT, T_MEM, T_STR, T_ENUM, T_LL, T_SPECIAL, T_OBUF };
 /* F_REDIS_IMMUTABLE: immutable in Redis too, where CONFIG SET refuses even
  * the current value; other immutable settings (those Redis can change at
  * run time, and strata's own) accept their current value as a no-op. */
-enum { F_IMMUTABLE = 1, F_SENSITIVE = 2, F_REDIS_IMMUTABLE = 4 };
+/* F_HIDDEN: left out of CONFIG GET patterns, shown when named exactly
+ * (Redis's HIDDEN_CONFIG, test hooks). F_PERCENT: a T_MEM that also takes
+ * "N%", stored as -N (Redis's PERCENT_CONFIG, bounded by min = -100). */
+enum { F_IMMUTABLE = 1, F_SENSITIVE = 2, F_REDIS_IMMUTABLE = 4, F_HIDDEN = 8, F_PERCENT = 16 };
 
 typedef struct config_enum {
     const char *name;
@@ -90,10 +93,20 @@ typedef struct config_row {
     const config_enum *enums;
     void (*apply)(void);
     /* T_SPECIAL: parse and store argv (the words of the value); 0 or -1
-     * with *err set (a static string), leaving the setting unchanged. */
+     * with *err set (a static string), leaving the setting unchanged.
+     * Other types: applies a new run-time value before it is stored, and
+     * may refuse it the same way (Redis's apply functions that fail). */
     int (*set)(const char *const *argv, int argc, const char **err);
     void (*get)(char *buf, size_t cap);
 } config_row;
+
+static int set_port(const char *const *argv, int argc, const char **err)
+{
+    (void)argc;
+    if (server_listen_port(atoi(argv[0])) < 0)
+        return *err = "Unable to listen on this port. Check server logs.", -1;
+    return 0;
+}
 
 static void apply_appendfsync(void)
 {
@@ -206,7 +219,7 @@ static void apply_keyspace(void)
 
 static const config_row config_table[] = {
     {"bind", T_STR, F_IMMUTABLE, &cfg.bind, "127.0.0.1", 0, 0, NULL, NULL},
-    {"port", T_INT, F_IMMUTABLE, &cfg.port, "6379", 0, 65535, NULL, NULL},
+    {"port", T_INT, 0, &cfg.port, "6379", 0, 65535, NULL, NULL, set_port},
     {"dir", T_STR, F_IMMUTABLE, &cfg.dir, "./data", 0, 0, NULL, NULL},
     {"appendfsync", T_ENUM, 0, &cfg.appendfsync, "everysec", 0, 0, fsync_enum, apply_appendfsync},
     {"requirepass", T_STR, F_SENSITIVE, &cfg.requirepass, "", 0, 0, NULL, NULL},
@@ -293,7 +306,7 @@ static const config_row config_table[] = {
     {"cluster-allow-pubsubshard-when-down", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
     {"crash-log-enabled", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
     {"crash-memcheck-enabled", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
-    {"use-exit-on-panic", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"use-exit-on-panic", T_BOOL, F_HIDDEN, &(int){0}, "no", 0, 0, NULL, NULL},
     {"disable-thp", T_BOOL, F_IMMUTABLE, &(int){0}, "yes", 0, 0, NULL, NULL},
     {"cluster-allow-replica-migration", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
     {"replica-announced", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
@@ -372,14 +385,14 @@ static const config_row config_table[] = {
     {"repl-ping-slave-period", T_INT, 0, &cfg.repl_ping_period, "10", 1, INT_MAX, NULL, NULL},
     {"list-compress-depth", T_INT, 0, &compat.list_compress_depth, "0", 0, INT_MAX, NULL,
      apply_keyspace},
-    {"rdb-key-save-delay", T_INT, 0, &(int){0}, "0", INT_MIN, INT_MAX, NULL, NULL},
-    {"key-load-delay", T_INT, 0, &(int){0}, "0", INT_MIN, INT_MAX, NULL, NULL},
+    {"rdb-key-save-delay", T_INT, F_HIDDEN, &(int){0}, "0", INT_MIN, INT_MAX, NULL, NULL},
+    {"key-load-delay", T_INT, F_HIDDEN, &(int){0}, "0", INT_MIN, INT_MAX, NULL, NULL},
     {"active-expire-effort", T_INT, 0, &(int){0}, "1", 1, 10, NULL, NULL},
     {"min-replicas-to-write", T_INT, 0, &cfg.min_replicas_to_write, "0", 0, INT_MAX, NULL, NULL},
     {"min-slaves-to-write", T_INT, 0, &cfg.min_replicas_to_write, "0", 0, INT_MAX, NULL, NULL},
     {"min-replicas-max-lag", T_INT, 0, &cfg.min_replicas_max_lag, "10", 0, INT_MAX, NULL, NULL},
     {"min-slaves-max-lag", T_INT, 0, &cfg.min_replicas_max_lag, "10", 0, INT_MAX, NULL, NULL},
-    {"watchdog-period", T_INT, 0, &(int){0}, "0", 0, INT_MAX, NULL, NULL},
+    {"watchdog-period", T_INT, F_HIDDEN, &(int){0}, "0", 0, INT_MAX, NULL, NULL},
     {"shutdown-timeout", T_INT, 0, &(int){0}, "10", 0, INT_MAX, NULL, NULL},
     {"repl-diskless-sync-max-replicas", T_INT, 0, &(int){0}, "0", 0, INT_MAX, NULL, NULL},
     {"unixsocketperm", T_INT, F_IMMUTABLE, &(int){0}, "0", 0, 511, NULL, NULL},
@@ -413,11 +426,11 @@ static const config_row config_table[] = {
     {"zset-max-ziplist-value", T_MEM, 0, &compat.zset_max_listpack_value, "64", 0, LLONG_MAX, NULL,
      apply_keyspace},
     {"tracking-table-max-keys", T_MEM, 0, &(long long){0}, "1000000", 0, LLONG_MAX, NULL, NULL},
-    {"maxmemory-clients", T_STR, 0, &(char *){NULL}, "0", 0, 0, NULL, NULL},
+    {"maxmemory-clients", T_MEM, F_PERCENT, &(long long){0}, "0", -100, LLONG_MAX, NULL, NULL},
     {"repl-backlog-ttl", T_MEM, 0, &(long long){0}, "3600", 0, LLONG_MAX, NULL, NULL},
     {"auto-aof-rewrite-min-size", T_MEM, 0, &(long long){0}, "67108864", 0, LLONG_MAX, NULL, NULL},
-    {"loading-process-events-interval-bytes", T_INT, 0, &(int){0}, "2097152", 1024, INT_MAX, NULL,
-     NULL},
+    {"loading-process-events-interval-bytes", T_INT, F_HIDDEN, &(int){0}, "2097152", 1024, INT_MAX,
+     NULL, NULL},
     {"tls-port", T_INT, 0, &(int){0}, "0", 0, 65535, NULL, NULL},
     {"tls-session-cache-size", T_INT, 0, &(int){0}, "20480", 0, INT_MAX, NULL, NULL},
     {"tls-session-cache-timeout", T_INT, 0, &(int){0}, "300", 0, INT_MAX, NULL, NULL},
@@ -512,9 +525,23 @@ static int parse_value(const config_row *r, const char *v, long long *num, char 
         char *end;
         errno = 0;
         long long x = strtoll(v, &end, 10);
-        if (r->type == T_MEM) {
+        size_t vl = strlen(v);
+        if ((r->flags & F_PERCENT) && vl > 1 && v[vl - 1] == '%' && ks_string2ll(v, vl - 1, &x) &&
+            x >= 0) {
+            if (-x < r->min) {
+                char buf[96];
+                snprintf(buf, sizeof(buf), "percentage argument must be less or equal to %lld",
+                         -r->min);
+                return *err = strdup(buf), -1;
+            }
+            return *num = -x, 0;
+        } else if (r->type == T_MEM) {
             if (config_parse_memory(v, &x) < 0)
-                return *err = strdup("argument must be a memory value"), -1;
+                return *err = strdup((r->flags & F_PERCENT)
+                                         ? "argument must be a memory or percent value"
+                                         : "argument must be a memory value"),
+                       -1;
+            if ((r->flags & F_PERCENT) && x < 0) x = LLONG_MAX; /* no negative bytes */
         } else if (errno || !*v || *end) {
             return *err = strdup("argument couldn't be parsed into an integer"), -1;
         }
@@ -665,7 +692,10 @@ int config_set(const char *name, const char *const *argv, int argc, int at_start
     } else if (r->type == T_SPECIAL) {
         set_special(r, argv, argc, &why);
     } else if (r->type != T_STR) {
-        parse_value(r, argv[0], &num, &why);
+        const char *e = NULL;
+        if (parse_value(r, argv[0], &num, &why) == 0 && r->set && !at_startup && r->type == T_INT &&
+            num != *(int *)r->ptr && r->set(argv, argc, &e) < 0)
+            why = strdup(e);
     }
     if (why) {
         char buf[512];
@@ -691,6 +721,74 @@ int config_set(const char *name, const char *const *argv, int argc, int at_start
     }
     if (r->apply && !at_startup) r->apply();
     return 0;
+}
+
+/* Two names for one setting (an alias row shares its storage). */
+static int same_setting(const config_row *a, const config_row *b)
+{
+    return a == b || (a->ptr && a->ptr == b->ptr);
+}
+
+/* The validation phase of Redis's CONFIG SET: the first unknown name,
+ * immutable setting or repeated setting, in argument order. */
+static char *check_pairs(const char *const *pairs, int n, const config_row **rows)
+{
+    for (int i = 0; i < n; i++) {
+        const config_row *r = rows[i] = find_row(pairs[2 * i]);
+        if (!r)
+            return fmt_err("Unknown option or number of arguments for CONFIG SET - '%s'",
+                           pairs[2 * i]);
+        const char *why = NULL;
+        if ((r->flags & F_IMMUTABLE) &&
+            ((r->flags & F_REDIS_IMMUTABLE) || !same_as_current(r, pairs[2 * i + 1])))
+            why = "can't set immutable config";
+        for (int j = 0; j < i && !why; j++)
+            if (same_setting(rows[j], r)) why = "duplicate parameter";
+        if (why) {
+            char buf[512];
+            snprintf(buf, sizeof(buf), "CONFIG SET failed (possibly related to argument '%s') - %s",
+                     pairs[2 * i], why);
+            return strdup(buf);
+        }
+    }
+    return NULL;
+}
+
+int config_set_pairs(const char *const *pairs, int n, char **err)
+{
+    const config_row **rows = calloc((size_t)n + 1, sizeof(*rows));
+    char **old = calloc((size_t)n + 1, sizeof(*old));
+    char buf[4096];
+    int i = 0, rc = -1;
+    if (!rows || !old) {
+        *err = strdup("ERR out of memory");
+        goto cleanup;
+    }
+    if ((*err = check_pairs(pairs, n, rows))) goto cleanup;
+    for (i = 0; i < n; i++) { /* backups first, as Redis */
+        config_get_value(rows[i]->name, buf, sizeof(buf));
+        if (!(old[i] = strdup(buf))) goto cleanup;
+    }
+    for (i = 0; i < n; i++) {
+        const char *v[1] = {pairs[2 * i + 1]};
+        if (config_set(rows[i]->name, v, 1, 0, err) < 0) break;
+    }
+    if (i == n) {
+        rc = 0;
+    } else {
+        for (int j = i - 1; j >= 0; j--) { /* restore what was set, last first */
+            const char *v[1] = {old[j]};
+            char *e = NULL;
+            config_set(rows[j]->name, v, 1, 0, &e);
+            free(e);
+        }
+    }
+cleanup:
+    for (int j = 0; old && j < n; j++)
+        free(old[j]);
+    free(old);
+    free(rows);
+    return rc;
 }
 
 const char *config_file_path(void)
@@ -769,7 +867,7 @@ void config_each(config_each_fn fn, void *ctx)
         }
         config_get_value(r->name, cur, sizeof(cur));
         int is_default = default_text[i] && !strcmp(cur, default_text[i]);
-        if (r->type == T_MEM)
+        if (r->type == T_MEM && *(long long *)r->ptr >= 0)
             fmt_memory(out, sizeof(out), *(long long *)r->ptr);
         else if (r->type == T_STR || r->get == get_notify)
             fmt_quoted(out, sizeof(out), cur);
@@ -798,7 +896,10 @@ int config_get_value(const char *name, char *buf, size_t cap)
         break;
     case T_MEM:
     case T_LL:
-        snprintf(buf, cap, "%lld", *(long long *)r->ptr);
+        if ((r->flags & F_PERCENT) && *(long long *)r->ptr < 0)
+            snprintf(buf, cap, "%lld%%", -*(long long *)r->ptr);
+        else
+            snprintf(buf, cap, "%lld", *(long long *)r->ptr);
         break;
     case T_SPECIAL:
         r->get(buf, cap);
@@ -821,8 +922,10 @@ int config_get_value(const char *name, char *buf, size_t cap)
 void config_match(const char *pattern, config_visit_fn fn, void *ctx)
 {
     char val[1024];
+    int glob = strpbrk(pattern, "*?[") != NULL; /* as Redis: hidden ones only by name */
     for (size_t i = 0; i < NROWS; i++) {
         const char *n = config_table[i].name;
+        if (glob && (config_table[i].flags & F_HIDDEN)) continue;
         if (!ks_glob_match(pattern, strlen(pattern), n, strlen(n), 1)) continue;
         config_get_value(n, val, sizeof(val));
         fn(ctx, n, val);

@@ -73,6 +73,12 @@ int config_load_file(const char *path, char **err);
  * settings. Returns 0, or -1 with *err set to the Redis-style reason
  * (malloc'd). */
 int config_set(const char *name, const char *const *argv, int argc, int at_startup, char **err);
+/* CONFIG SET name value [name value ...] (pairs holds 2n strings) as
+ * Redis 7.0: the first unknown, immutable or repeated name fails the
+ * whole command before anything changes; then the values are set in order
+ * and a failure restores the ones already set. Returns 0, or -1 with *err
+ * (malloc'd) the full error reply text. */
+int config_set_pairs(const char *const *pairs, int n, char **err);
 /* Writes the current value of setting name (canonical) into buf. Returns 0
  * or -1 when unknown. */
 int config_get_value(const char *name, char *buf, size_t cap);

@@ -147,7 +147,10 @@ void server_call(client *c, const struct command *cmd)
     if (savepoint) eng_batch_set_savepoint(server.batch);
     c->last_cmd_errors = 0;
     p->last_cmd = cmd;
-    if (cmd->flags & CMD_CONTAINER) command_subname(c, cmd, p->last_sub, sizeof(p->last_sub));
+    if (cmd->flags & CMD_CONTAINER)
+        command_subname(c, cmd, p->last_sub, sizeof(p->last_sub));
+    else
+        p->last_sub[0] = '\0';
     p->executing++;
     /* A script is shown before the commands it runs (Redis's evalCommand). */
     if ((cmd->flags & CMD_SCRIPT) && monitor_clients)
@@ -262,8 +265,7 @@ void server_write_batch(client *c, const reply_mark *mark)
     server.stat_write_errors++;
     server_log(LL_WARNING, "Engine write failed: %s (%s)", eng_status_str(st), eng_last_error());
     /* The command's reply claimed success: take it back -- unless it only
-     * read: its writes were the lazy removal of expired keys it met, which
-     * the active cycle does again later. */
+     * read (its writes were lazy expiries, done again later). */
     if (c && mark && !(c->cmd && (c->cmd->flags & CMD_READONLY))) {
         char msg[400];
         if (eng_write_status(server.db) != ENG_OK)
@@ -302,12 +304,12 @@ static __attribute__((noinline)) int admit_checks(client *c, const struct comman
                  name);
         return reject(c, cmd, msg);
     }
-    const char *why = repl_write_refusal(c, cmd); /* READONLY, NOREPLICAS */
-    if (why) return reject(c, cmd, why);
-    if (refuse_when_disk_fails(c, cmd)) return 0; /* S3, in Redis's order */
     /* A MONITOR client is a replica to Redis: no keyspace access. */
     if ((c->flags & CLIENT_MONITOR) && (cmd->flags & (CMD_READONLY | CMD_WRITE)))
         return reject(c, cmd, "Replica can't interact with the keyspace");
+    if (refuse_when_disk_fails(c, cmd)) return 0; /* S3, in Redis's order */
+    const char *why = repl_write_refusal(c, cmd); /* READONLY, NOREPLICAS */
+    if (why) return reject(c, cmd, why);
     if (script_timedout() && !(cmd->flags & CMD_ALLOW_BUSY)) {
         flag_transaction(c);
         stats_rejected(cmd);
@@ -508,29 +510,62 @@ static int server_cron(ae_loop *el, long long id, void *data)
     return building ? 1 : 1000 / cfg.hz;
 }
 
-static int listen_on(const char *addrs)
+/* Opens a listening socket on port for each address of addrs (bind's
+ * words; "-addr" may fail) into fds (room for 16). Returns how many, or -1
+ * (none left open) when a required address fails. */
+static int listen_on(const char *addrs, int port, int *fds)
 {
     char **argv;
-    int argc = config_split_args(addrs, &argv);
+    int argc = config_split_args(addrs, &argv), n = 0;
     char err[ANET_ERR_LEN];
     if (argc <= 0) argc = 0;
-    for (int i = 0; i < argc && server.nlisten < 16; i++) {
+    for (int i = 0; i < argc && n < 16; i++) {
         const char *a = argv[i];
         int optional = a[0] == '-';
         if (optional) a++;
         err[0] = '\0';
-        int fd = anet_tcp_server(err, cfg.port, a, cfg.tcp_backlog);
+        int fd = anet_tcp_server(err, port, a, cfg.tcp_backlog);
         if (fd < 0) {
             if (optional) continue;
             server_log(LL_WARNING, "Could not create server TCP listening socket %s:%d: %s", a,
-                       cfg.port, err);
-            config_free_args(argv, argc);
-            return -1;
+                       port, err);
+            while (n > 0)
+                close(fds[--n]);
+            n = -1;
+            break;
         }
-        server.listen_fd[server.nlisten++] = fd;
+        fds[n++] = fd;
     }
     config_free_args(argv, argc);
-    return server.nlisten ? 0 : -1;
+    return n;
+}
+
+static int accept_on(const int *fds, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (ae_create_file_event(server.el, fds[i], AE_READABLE, networking_accept_handler, NULL) ==
+            AE_ERR)
+            return -1;
+    return 0;
+}
+
+int server_listen_port(int port)
+{
+    int fds[16], n = 0;
+    if (port && ((n = listen_on(cfg.bind, port, fds)) <= 0 || accept_on(fds, n) < 0)) {
+        for (int i = 0; i < n; i++) {
+            ae_delete_file_event(server.el, fds[i], AE_READABLE);
+            close(fds[i]);
+        }
+        return -1;
+    }
+    for (int i = 0; i < server.nlisten; i++) {
+        ae_delete_file_event(server.el, server.listen_fd[i], AE_READABLE);
+        close(server.listen_fd[i]);
+    }
+    memcpy(server.listen_fd, fds, sizeof(fds[0]) * (size_t)n);
+    server.nlisten = n;
+    return 0;
 }
 
 static void sig_shutdown(int sig)
@@ -543,9 +578,9 @@ int server_init(void)
 {
     server.start_ms = ae_mstime();
     uint64_t r = (uint64_t)server.start_ms * 6364136223846793005ULL ^ ((uint64_t)getpid() << 32);
-    for (int i = 0; i < 40; i++) {
+    for (int i = 0; i < 80; i++) { /* run_id, then master_replid */
         r = r * 6364136223846793005ULL + 1442695040888963407ULL;
-        server.replid[i] = "0123456789abcdef"[(r >> 59) & 15];
+        (i < 40 ? server.runid : server.replid)[i % 40] = "0123456789abcdef"[(r >> 59) & 15];
     }
     server.lastsave_s = server.start_ms / 1000;
     server.stat_ops_sample_ms = (uint64_t)server.start_ms;
@@ -553,11 +588,8 @@ int server_init(void)
     server.batch = eng_batch_new(1);
     server.cron_batch = eng_batch_new(1);
     if (!server.el || !server.batch || !server.cron_batch) return -1;
-    if (listen_on(cfg.bind) < 0) return -1;
-    for (int i = 0; i < server.nlisten; i++)
-        if (ae_create_file_event(server.el, server.listen_fd[i], AE_READABLE,
-                                 networking_accept_handler, NULL) == AE_ERR)
-            return -1;
+    if ((server.nlisten = listen_on(cfg.bind, cfg.port, server.listen_fd)) <= 0) return -1;
+    if (accept_on(server.listen_fd, server.nlisten) < 0) return -1;
     if (script_init() < 0) return -1;
     server.cron_id = ae_create_timer(server.el, 1, server_cron, NULL);
     ae_set_before_sleep(server.el, before_sleep);

@@ -391,7 +391,6 @@ struct client_private {
     int reply_skip; /* CLIENT REPLY SKIP: 2 = skip the next command's reply, 1 = this one's */
     int pushing;    /* writing a push message: REPLY OFF/SKIP do not apply (R3) */
     int no_evict, no_touch;
-    int commit_held; /* N4: replies wait for the engine to recover from a failed commit */
     struct client_pubsub *ps; /* subscriptions (pubsub.c), NULL when none */
     int cmd_outcome;          /* CMD_REJECTED / CMD_BAD_SUBCOMMAND: what stats must not count */
     unsigned char *redact;    /* per argument: hidden from MONITOR/SLOWLOG (NULL: none) */
@@ -401,6 +400,7 @@ struct client_private {
     int waiting;
     int64_t wait_deadline_ms; /* 0: forever */
     void (*wait_done)(client *c);
+    int commit_held;           /* N4: replies wait for the engine to recover from a failed commit */
     size_t reply_mem;          /* bytes of the reply blocks (reply.c R4) */
     int reply_mem_released;    /* closing: no longer in server.reply_mem_total */
     int obuf_class;            /* CLIENT_CLASS_*: which client-output-buffer-limit applies */
@@ -440,6 +440,7 @@ struct server_state {
     int active_expire_off;        /* DEBUG SET-ACTIVE-EXPIRE 0 */
     const char *config_file;      /* absolute path, or NULL */
     const char *executable;
+    char runid[41];                /* INFO server's run_id (Sentinel tells restarts by it) */
     char replid[41];               /* INFO replication's master_replid, random per start */
     size_t reply_mem_total;        /* reply blocks of every client not closing (R4) */
     uint64_t stat_evicted_clients; /* closed for reply-memory-limit */
@@ -522,6 +523,10 @@ void server_write_batch(client *c, const reply_mark *mark);
  * -1 after logging why. */
 int server_open_storage(void);
 int server_init(void);
+/* CONFIG SET port: listens on port (0: on none) on every bind address,
+ * then closes the old sockets. Returns 0, or -1 with nothing changed (the
+ * log says why). Command thread. */
+int server_listen_port(int port);
 void server_run(void);
 void server_shutdown(void);
 /* Commits pending writes and flushes replies; with save, also flushes the

@@ -400,6 +400,68 @@ def config_set_writes_back_what_config_get_star_gives(srv):
 
 
 @test
+def config_set_of_many_pairs_is_all_or_nothing_as_redis(srv):
+    ref = ref_server()
+    try:
+        a, b = srv.raw(), RawConn(ref.port)
+        for cmd in (("CONFIG", "SET", "maxmemory-clients", "10%"),
+                    ("CONFIG", "GET", "maxmemory-clients"),
+                    ("CONFIG", "SET", "maxmemory-clients", "101%"),
+                    ("CONFIG", "SET", "maxmemory-clients", "1kb"),
+                    ("CONFIG", "GET", "maxmemory-clients"),
+                    ("CONFIG", "SET", "maxmemory-clients", "x%"),
+                    ("CONFIG", "SET", "maxmemory-clients", "0"),
+                    ("CONFIG", "SET", "hz", "20", "slowlog-max-len", "7"),
+                    ("CONFIG", "GET", "hz"), ("CONFIG", "GET", "slowlog-max-len"),
+                    # the second value fails: the first is restored
+                    ("CONFIG", "SET", "hz", "30", "slowlog-max-len", "x"),
+                    ("CONFIG", "GET", "hz"),
+                    # checked before anything is set
+                    ("CONFIG", "SET", "hz", "30", "nosuch", "1"),
+                    ("CONFIG", "SET", "hz", "30", "hz", "40"),
+                    ("CONFIG", "SET", "hz", "30", "daemonize", "no"),
+                    ("CONFIG", "SET", "hz", "30", "slowlog-max-len"),
+                    ("CONFIG", "GET", "hz"),
+                    # test hooks only by their names
+                    ("CONFIG", "GET", "key-load*"), ("CONFIG", "GET", "key-load-delay"),
+                    ("CONFIG", "GET", "watchdog-period")):
+            same(a, b, *cmd)
+    finally:
+        ref.close()
+
+
+@test
+def config_set_port_moves_the_listener_or_changes_nothing(srv):
+    import socket
+    from harness import free_port
+    c = srv.raw()
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    try:
+        e = c.command("CONFIG", "SET", "hz", "33", "port", str(busy.getsockname()[1]))
+        assert isinstance(e, RespError) and str(e) == (
+            "ERR CONFIG SET failed (possibly related to argument 'port') - "
+            "Unable to listen on this port. Check server logs."), e
+    finally:
+        busy.close()
+    assert c.command("CONFIG", "GET", "hz") == [b"hz", b"10"]  # rolled back
+    assert c.command("CONFIG", "GET", "port") == [b"port", str(srv.port).encode()]
+    assert RawConn(srv.port).command("PING") == "PONG"  # still listening
+    new = free_port()
+    assert c.command("CONFIG", "SET", "port", str(new)) == "OK"
+    assert RawConn(new).command("PING") == "PONG"
+    assert c.command("PING") == "PONG"  # connections stay
+    try:
+        RawConn(srv.port, timeout=2).command("PING")
+        assert False, "the old port still answers"
+    except OSError:
+        pass
+    assert "tcp_port:%d" % new in c.command("INFO", "server").decode()
+
+
+
+@test
 def config_rewrite_without_a_file_fails_as_redis(srv):
     ref = ref_server()
     try:

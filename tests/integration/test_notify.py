@@ -164,6 +164,23 @@ def expired_event_when_a_read_removes_the_key(srv):
 
 
 @test
+def expired_indexed_hash_removed_by_a_read_leaves_its_indexes(srv):
+    # The index hooks read the key's expiry while the read's lazy expiry
+    # removes it: that read must not expire the key once more (it recursed).
+    c = srv.raw()
+    c.command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    assert c.command("FT.CREATE", "people", "ON", "HASH", "PREFIX", "1", "p:", "SCHEMA",
+                     "age", "NUMERIC", "tag", "TAG") == "OK"
+    assert c.command("IDX.CREATE", "ages", "PREFIX", "p:", "SCHEMA", "age", "NUMERIC") == "OK"
+    got = run_events(srv.port, "KEx", [
+        ["HSET", "p:1", "age", "30", "tag", "a"], ["HSET", "p:2", "age", "40", "tag", "a"],
+        ["PEXPIRE", "p:1", "30"], 0.1, ["HGET", "p:1", "age"], ["HGETALL", "p:1"]])
+    assert got == [("__keyspace@0__:p:1", "expired"), ("__keyevent@0__:expired", "p:1")], got
+    assert c.command("FT.SEARCH", "people", "@tag:{a}", "NOCONTENT") == [1, b"p:2"]
+    assert c.command("IDX.CHECK") == []
+
+
+@test
 def expired_event_from_the_active_cycle(srv):
     got = run_events(srv.port, "Ex", [["SET", "k", "v", "PX", "100"], ["HSET", "h", "f", "v"],
                                       ["PEXPIRE", "h", "100"]], wait=1.5)
