@@ -843,6 +843,8 @@ uint64_t pause_blocked_clients(void);
 void pause_client_free(client *c);
 /* Holds c until deadline_ms (0: forever), then calls done(c) to reply. */
 void pause_wait_until(client *c, int64_t deadline_ms, void (*done)(client *c));
+/* Ends c's wait now (what it waited for happened): done(c) replies. */
+void pause_wait_end(client *c);
 /* A timeout argument in ms, as Redis's getTimeoutFromObjectOrReply: the
  * absolute deadline (0 for a 0 timeout). Returns -1 after replying. */
 int pause_parse_timeout(client *c, const arg *a, int64_t *end);

@@ -386,7 +386,8 @@ def config_set_writes_back_what_config_get_star_gives(srv):
     # immutable one as a no-op), except those Redis itself keeps immutable.
     c = srv.raw()
     got = c.command("CONFIG", "GET", "*")
-    redis_immutable = {b"daemonize", b"databases", b"tcp-backlog", b"logfile", b"pidfile"}
+    redis_immutable = {b"daemonize", b"databases", b"tcp-backlog", b"logfile", b"pidfile",
+                       b"replicaof", b"slaveof"}  # REPLICAOF changes those
     for k, v in zip(got[0::2], got[1::2]):
         r = c.command("CONFIG", "SET", k, v)
         if k in redis_immutable:
