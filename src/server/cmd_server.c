@@ -885,19 +885,20 @@ void cmd_shutdown(client *c)
 
 /* ---- DEBUG -------------------------------------------------------------- */
 
-static const char *debug_help[] = {"OBJECT <key>",
-                                   "    Show low level info about the <key> and associated value.",
-                                   "SLEEP <seconds>",
-                                   "    Stop the server for <seconds>. Decimals allowed.",
-                                   "SET-ACTIVE-EXPIRE <0|1>",
-                                   "    Turn the active expiry cycle off or on.",
-                                   "JMAP",
-                                   "    Does nothing (compatibility).",
-                                   "LOG <message>",
-                                   "    Write <message> to the server log.",
-                                   "COMPACT",
-                                   "    Flush and compact every level into the bottom one (blocks).",
-                                   NULL};
+static const char *debug_help[] = {
+    "OBJECT <key>",
+    "    Show low level info about the <key> and associated value.",
+    "SLEEP <seconds>",
+    "    Stop the server for <seconds>. Decimals allowed.",
+    "SET-ACTIVE-EXPIRE <0|1>",
+    "    Turn the active expiry cycle off or on.",
+    "JMAP",
+    "    Does nothing (compatibility).",
+    "LOG <message>",
+    "    Write <message> to the server log.",
+    "COMPACT",
+    "    Flush and compact every level into the bottom one (blocks).",
+    NULL};
 
 /* DEBUG PROTOCOL <type>: one reply of each encoding, as Redis, so clients
  * (and our tests) can check RESP2 and RESP3 encodings. */

@@ -34,8 +34,14 @@ enum { T_BOOL, T_INT, T_MEM, T_STR, T_ENUM, T_LL, T_SPECIAL, T_OBUF };
 /* F_HIDDEN: left out of CONFIG GET patterns, shown when named exactly
  * (Redis's HIDDEN_CONFIG, test hooks). F_PERCENT: a T_MEM that also takes
  * "N%", stored as -N (Redis's PERCENT_CONFIG, bounded by min = -100). */
-enum { F_IMMUTABLE = 1, F_SENSITIVE = 2, F_REDIS_IMMUTABLE = 4, F_HIDDEN = 8, F_PERCENT = 16,
-       F_PROTECTED = 32 /* enable-protected-configs decides */ };
+enum {
+    F_IMMUTABLE = 1,
+    F_SENSITIVE = 2,
+    F_REDIS_IMMUTABLE = 4,
+    F_HIDDEN = 8,
+    F_PERCENT = 16,
+    F_PROTECTED = 32 /* enable-protected-configs decides */
+};
 
 typedef struct config_enum {
     const char *name;
@@ -427,8 +433,8 @@ static const config_row config_table[] = {
     {"active-defrag-max-scan-fields", T_MEM, 0, &(long long){0}, "1000", 1, LLONG_MAX, NULL, NULL},
     {"acllog-max-len", T_MEM, 0, &cfg.acllog_max_len, "128", 0, LLONG_MAX, NULL, NULL},
     {"cluster-node-timeout", T_MEM, 0, &(long long){0}, "15000", 0, LLONG_MAX, NULL, NULL},
-    {"stream-node-max-entries", T_MEM, 0, &compat.stream_node_max_entries, "100", 0, LLONG_MAX, NULL,
-     apply_keyspace},
+    {"stream-node-max-entries", T_MEM, 0, &compat.stream_node_max_entries, "100", 0, LLONG_MAX,
+     NULL, apply_keyspace},
     {"repl-backlog-size", T_MEM, 0, &cfg.repl_backlog_size, "1048576", 1, LLONG_MAX, NULL, NULL},
     {"maxmemory", T_MEM, 0, &compat.maxmemory, "0", 0, LLONG_MAX, NULL, apply_keyspace},
     {"cluster-link-sendbuf-limit", T_MEM, 0, &(long long){0}, "0", 0, LLONG_MAX, NULL, NULL},
@@ -458,8 +464,8 @@ static const config_row config_table[] = {
     {"maxmemory-clients", T_MEM, F_PERCENT, &(long long){0}, "0", -100, LLONG_MAX, NULL, NULL},
     {"repl-backlog-ttl", T_MEM, 0, &(long long){0}, "3600", 0, LLONG_MAX, NULL, NULL},
     {"auto-aof-rewrite-min-size", T_MEM, 0, &(long long){0}, "67108864", 0, LLONG_MAX, NULL, NULL},
-    {"loading-process-events-interval-bytes", T_INT, F_HIDDEN, &(int){0}, "2097152", 1024, INT_MAX, NULL,
-     NULL},
+    {"loading-process-events-interval-bytes", T_INT, F_HIDDEN, &(int){0}, "2097152", 1024, INT_MAX,
+     NULL, NULL},
     {"tls-port", T_INT, 0, &cfg.tls_port, "0", 0, 65535, NULL, apply_tls_port},
     {"tls-session-cache-size", T_INT, 0, &cfg.tls_session_cache_size, "20480", 0, INT_MAX, NULL,
      apply_tls},

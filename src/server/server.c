@@ -189,7 +189,7 @@ void dispatch_subcommand(client *c, const subcommand *subs)
 static int reject(client *c, const struct command *cmd, const char *msg)
 {
     flag_transaction(c);
-    stats_rejected(cmd);
+    stats_rejected_request(c, cmd);
     add_reply_error(c, msg);
     return 0;
 }

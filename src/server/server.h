@@ -788,6 +788,9 @@ void sb_section(sbuf *b, const char *title);
 void stats_after_call(client *c, const struct command *cmd, int64_t dur_us);
 /* A command the dispatcher refused (arity, NOAUTH, subscribed mode ...). */
 void stats_rejected(const struct command *cmd);
+/* As stats_rejected for c's request: a container's known subcommand
+ * ("client|kill") is counted under its own name, as Redis's rejectCommand. */
+void stats_rejected_request(client *c, const struct command *cmd);
 /* One error reply with code (e.g. "ERR", "WRONGTYPE"). */
 void stats_error_code(const char *code, size_t n);
 void stats_reset(void); /* CONFIG RESETSTAT */
