@@ -70,7 +70,8 @@ static drv_engine *open_engine(const char *dir, int ft, char *err, size_t cap)
     const char *const *defs = ft ? ft_index_defs : index_defs;
     rc_strata_bin(e->srv.bin, sizeof(e->srv.bin));
     snprintf(e->srv.dir, sizeof(e->srv.dir), "%s", dir);
-    static const char *extra[] = {"--appendfsync", "everysec", NULL};
+    static const char *extra[] = {"--appendfsync", "everysec", "--enable-debug-command", "local",
+                                  NULL};
     memcpy(e->srv.extra, extra, sizeof(extra));
     if (rc_server_start(&e->srv, err, cap)) {
         free(e);
