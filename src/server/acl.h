@@ -80,6 +80,14 @@ int acl_check_key(const acl_user *u, const char *key, size_t len, int key_flags)
 int acl_check_prefix_read(const acl_user *u, const struct command *cmd, int argc, const arg *argv,
                           const char *prefix, size_t len);
 
+/* IDX.RANGE and FT.SEARCH/AGGREGATE/TAGVALS by a restricted user
+ * (acl_index.c): unless a read pattern of the user covers every prefix of
+ * the index named by name (acl_check_prefix_read), logs the denial, replies
+ * NOPERM and returns 1; 0 when the query may run (also when there is no
+ * such index: the command replies its own error). */
+int acl_refuse_idx_query(client *c, const arg *name);
+int acl_refuse_ft_query(client *c, const arg *name);
+
 /* The dispatcher's check of c's request for cmd (resolved) in context
  * ctx: on a denial logs it (ACL LOG), replies Redis's NOPERM error and
  * returns -1. */

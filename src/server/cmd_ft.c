@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "index/ft.h"
+#include "server/acl.h"
 #include "server/server.h"
 
 #define FT_SCHEMA_MAX 64
@@ -396,6 +397,7 @@ out:
 
 void cmd_ft_tagvals(client *c)
 {
+    if (acl_refuse_ft_query(c, &c->argv[1])) return;
     list_acc a = {c, 0};
     reply_mark mark;
     reply_mark_get(c, &mark);

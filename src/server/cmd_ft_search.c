@@ -16,6 +16,7 @@
 
 #include "index/ft.h"
 #include "server/reply.h"
+#include "server/acl.h"
 #include "server/server.h"
 
 #define FT_MAX_LIST 1024
@@ -262,6 +263,7 @@ static int reply_search(client *c, const ft_search_req *r, const ft_result *res)
 
 void cmd_ft_search(client *c)
 {
+    if (acl_refuse_ft_query(c, &c->argv[1])) return;
     search_args args = {0}, *a = &args;
     a->ret = calloc((size_t)c->argc * 3, sizeof(idx_str));
     if (!a->ret) abort();
@@ -301,6 +303,7 @@ static void reply_val(client *c, const ft_val *v)
 
 void cmd_ft_aggregate(client *c)
 {
+    if (acl_refuse_ft_query(c, &c->argv[1])) return;
     idx_str *args = calloc((size_t)c->argc, sizeof(*args));
     if (!args) abort();
     for (int i = 3; i < c->argc; i++)

@@ -17,6 +17,7 @@
 
 #include "index/index.h"
 #include "server/reply.h"
+#include "server/acl.h"
 #include "server/server.h"
 
 #define IDX_MAX_SCHEMA 16
@@ -230,6 +231,7 @@ void cmd_idx_range(client *c)
         reply_no_such_index(c, &c->argv[1]);
         return;
     }
+    if (acl_refuse_idx_query(c, &c->argv[1])) return;
     if (parse_range(c, &q, eq, nfields, &fields, &nf) < 0) return;
     int hashes = q.reply == IDX_REPLY_HASHES;
     if (hashes) q.reply = IDX_REPLY_KEYS; /* the hashes are read by reply_hashes */

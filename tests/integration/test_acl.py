@@ -306,5 +306,39 @@ def aclfile_save_and_load():
         srv2.cleanup()
 
 
+@test
+def index_queries_need_read_access_to_every_key_the_index_covers(srv):
+    """A user restricted to ~user:* must not read or learn other keys'
+    fields through an index: a query of an index whose prefix its read
+    patterns do not cover is refused (and logged), one whose prefix they
+    cover runs."""
+    admin = srv.raw()
+    for k, kind in (("user:1", "a"), ("secret:1", "a"), ("secret:2", "b")):
+        assert admin.command("HSET", k, "kind", kind, "n", "1") == 2
+    assert admin.command("IDX.CREATE", "u", "PREFIX", "user:", "SCHEMA", "kind", "TAG") == "OK"
+    assert admin.command("IDX.CREATE", "s", "PREFIX", "secret:", "SCHEMA", "kind", "TAG") == "OK"
+    assert admin.command("FT.CREATE", "fs", "PREFIX", 1, "secret:", "SCHEMA", "kind", "TAG") == "OK"
+    assert admin.command("FT.CREATE", "fall", "SCHEMA", "kind", "TAG") == "OK"
+    assert admin.command("FT.CREATE", "fu", "PREFIX", 1, "user:", "SCHEMA", "kind", "TAG") == "OK"
+    assert admin.command("ACL", "SETUSER", "carol", "on", ">pw", "~user:*", "+@all") == "OK"
+    c = as_user(srv, "carol", "pw")
+    assert c.command("IDX.RANGE", "u", "EQ", "a", "HASHES")
+    assert err(c, "IDX.RANGE", "s", "EQ", "a", "HASHES") == NOPERM_KEY
+    assert err(c, "IDX.RANGE", "s", "EQ", "a") == NOPERM_KEY  # keys only leak them too
+    for idx in ("fs", "fall"):
+        assert err(c, "FT.SEARCH", idx, "*") == NOPERM_KEY
+        assert err(c, "FT.AGGREGATE", idx, "*", "GROUPBY", 1, "@kind") == NOPERM_KEY
+        assert err(c, "FT.TAGVALS", idx, "kind") == NOPERM_KEY
+    assert c.command("FT.SEARCH", "fu", "*")[0] == 1
+    log = admin.command("ACL", "LOG")
+    assert any(b"secret:" in e[e.index(b"object") + 1] for e in log if b"object" in e), log
+    # allkeys, or a pattern covering the prefix, may query it
+    assert admin.command("ACL", "SETUSER", "carol", "~secret:*") == "OK"
+    assert c.command("IDX.RANGE", "s", "EQ", "a") == [b"secret:1"]
+    assert err(c, "FT.SEARCH", "fall", "*") == NOPERM_KEY
+    assert admin.command("ACL", "SETUSER", "carol", "allkeys") == "OK"
+    assert c.command("FT.SEARCH", "fall", "*")[0] == 3
+
+
 if __name__ == "__main__":
     main()
