@@ -33,6 +33,11 @@
 #             element:__rand_int__ (one key, growing to ~0.63 x BENCH_N
 #             members), then ZPOPMIN myzset until it is empty and on (nil
 #             replies).
+#   xadd      XADD stream:__rand_int__ * f v, -r 1000: 1000 streams of ~1000
+#             entries, each XADD appends one with a new id
+#   publish   PUBLISH bench <3 bytes> with one subscriber (a redis-cli that
+#             reads everything) on each server, so every request also
+#             delivers a message
 #   hgetall   HGETALL of random keys h:<12 digits> among 100_000 hashes of 10
 #             fields (~200 bytes), loaded into both servers before the first
 #             test (not in the default list)
@@ -47,7 +52,7 @@
 # Prints a table of requests per second and strata/redis per test; the last
 # two lines are
 #   redis/strata CPU-time ratios: set=A get=B ...
-#   strata/redis ratios: set=A get=B incr=C hset=D mset=E sadd=F spop=G evalsha=H setbit=I pfadd=J lpush=...
+#   strata/redis ratios: set=A get=B incr=C hset=D mset=E sadd=F spop=G evalsha=H setbit=I pfadd=J publish=K lpush=...
 #   ... lrange_100=O zadd=P zpopmin=Q geoadd=R
 # (spop pops from the set sadd filled, as in one redis-benchmark run).
 # The list tests are redis-benchmark's own (-t): LPUSH/RPUSH/LPOP/RPOP on the
@@ -68,7 +73,7 @@ BINDIR=${BINDIR:-src}
 STRATA_SERVER=${STRATA_SERVER:-$BINDIR/strata-server}
 N=${BENCH_N:-1000000}
 TIMEOUT=${BENCH_TIMEOUT:-900}
-TESTS=${BENCH_TESTS:-"set get incr hset mset sadd spop evalsha setbit pfadd lpush rpush lpop rpop lrange_100 zadd zpopmin geoadd"}
+TESTS=${BENCH_TESTS:-"set get incr hset mset sadd spop evalsha setbit pfadd publish lpush rpush lpop rpop lrange_100 zadd zpopmin geoadd xadd"}
 INCR_SCRIPT="return redis.call('incr', KEYS[1])"
 CLIENTS=50
 PIPELINE=16
@@ -182,6 +187,8 @@ run_bench() {
   pfadd) what=(-r 10000 PFADD "hll:__rand_int__" __rand_int__) ;;
   hgetall) what=(-r "$HGETALL_KEYS" hgetall "h:__rand_int__") ;;
   geoadd) what=(-r 1000000 GEOADD geo "13.__rand_int__" "38.__rand_int__" "m:__rand_int__") ;;
+  xadd) what=(-r 1000 XADD "stream:__rand_int__" "*" f v) ;;
+  publish) what=(publish bench msg) ;;
   esac
   timeout "$TIMEOUT" redis-benchmark -p "$1" -n "$N" -c "$CLIENTS" -P "$PIPELINE" -q --csv \
     "${what[@]}" >"$tmp/bench.csv" 2>>"$tmp/benchmark.err" &
@@ -217,7 +224,19 @@ measure() {
 
 case " $TESTS " in *" hgetall "*) load_hashes "$sport"; load_hashes "$rport" ;; esac
 
-echo "redis-benchmark -n $N -r 1000000 (pfadd: -r 10000) -c $CLIENTS" \
+# One subscriber of channel "bench" on each server for the publish test.
+for port in "$sport" "$rport"; do
+  redis-cli -p "$port" subscribe bench >/dev/null 2>&1 &
+  pids+=($!)
+done
+for port in "$sport" "$rport"; do
+  for _ in $(seq 50); do
+    [ "$(redis-cli -p "$port" pubsub numsub bench | tail -1)" = 1 ] && break
+    sleep 0.1
+  done
+done
+
+echo "redis-benchmark -n $N -r 1000000 (pfadd: -r 10000; xadd: -r 1000) -c $CLIENTS" \
   "-P $PIPELINE ($RUNS run(s) per test): strata on port $sport (appendfsync $FSYNC)," \
   "redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') on port $rport" \
   "(appendonly yes, appendfsync $FSYNC)"
@@ -259,6 +278,10 @@ if [ "$failed" -ne 0 ] && [ -s "$tmp/benchmark.err" ]; then
   tail -5 "$tmp/benchmark.err" >&2
 fi
 kill -0 "${pids[0]}" 2>/dev/null || { echo "bench-redis: strata-server died; its log:" >&2; tail -20 "$tmp/strata.log" >&2; failed=1; }
+for port in "$sport" "$rport"; do # a subscriber that fell behind was dropped: say so
+  [ "$(redis-cli -p "$port" pubsub numsub bench 2>/dev/null | tail -1)" = 1 ] ||
+    echo "bench-redis: the subscriber on port $port was disconnected during publish" >&2
+done
 echo "$cpu_summary"
 echo "$summary"
 exit "$failed"

@@ -70,7 +70,9 @@ void ks_limits_init(ks_limits *l)
                      .zset_max_listpack_entries = 128,
                      .zset_max_listpack_value = 64,
                      .list_max_listpack_size = -2,
-                     .list_compress_depth = 0};
+                     .list_compress_depth = 0,
+                     .stream_node_max_entries = 100,
+                     .stream_node_max_bytes = 4096};
 }
 
 void ks_set_limits(keyspace *ks, const ks_limits *l)
@@ -214,7 +216,23 @@ void ks_set_touch_hook(keyspace *ks, ks_touch_fn fn, void *tctx)
 
 void ks_touch(ks_ctx *c, int db, const char *key, size_t klen)
 {
-    if (c->ks->touch) c->ks->touch(c->ks->tctx, db, key, klen);
+    if (c->ks->touch && !c->ks->quiet_touch) c->ks->touch(c->ks->tctx, db, key, klen);
+}
+
+void ks_set_event_hook(keyspace *ks, ks_event_fn fn, void *ectx)
+{
+    ks->event = fn;
+    ks->ectx = ectx;
+}
+
+void ks_event_raise(ks_ctx *c, ks_event ev, int db, const char *key, size_t klen)
+{
+    if (c->ks->event) c->ks->event(c->ks->ectx, ev, db, key, klen);
+}
+
+void ks_set_lazy_expire(keyspace *ks, int on)
+{
+    ks->no_lazy_expire = !on;
 }
 
 char *ks_scratch(keyspace *ks, size_t n)
@@ -522,8 +540,9 @@ int ks_meta_view(ks_meta *m, const char *v, size_t vl, int64_t now_ms)
     return 0;
 }
 
-ks_status ks_meta_read(ks_ctx *c, const eng_snapshot *snap, int db, const char *key, size_t klen,
-                       ks_meta *m)
+/* The read itself, inlined into both entry points (one call per read). */
+static inline ks_status meta_read(ks_ctx *c, const eng_snapshot *snap, int db, const char *key,
+                                  size_t klen, ks_meta *m)
 {
     memset(m, 0, sizeof(*m));
     ks_ekey k;
@@ -547,6 +566,30 @@ void ks_meta_free(ks_meta *m)
 {
     if (m->raw) eng_free(m->raw);
     memset(m, 0, sizeof(*m));
+}
+
+ks_status ks_meta_read_raw(ks_ctx *c, const eng_snapshot *snap, int db, const char *key,
+                           size_t klen, ks_meta *m)
+{
+    return meta_read(c, snap, db, key, klen, m);
+}
+
+ks_status ks_meta_read(ks_ctx *c, const eng_snapshot *snap, int db, const char *key, size_t klen,
+                       ks_meta *m)
+{
+    ks_status st = meta_read(c, snap, db, key, klen, m);
+    if (st != KS_OK || m->type != KS_NONE || m->stored == KS_NONE) return st;
+    /* Lazy expiry on a read of the live data (not a snapshot): the write
+     * path removes it (hook, KS-E1, the expired event). The key was gone
+     * for every reader already, so WATCH sees no change (no touch). */
+    if (snap || !c->batch || c->ks->no_lazy_expire || c->ks->in_hook) return st;
+    ks_meta_free(m);
+    ks_write w;
+    c->ks->quiet_touch++;
+    st = ks_write_begin(c, db, key, klen, KS_NONE, &w);
+    c->ks->quiet_touch--;
+    if (st == KS_OK) ks_write_end(&w);
+    return st;
 }
 
 ks_status ks_key_read(ks_ctx *c, const eng_snapshot *snap, int db, const char *key, size_t klen,

@@ -62,6 +62,7 @@ typedef struct ks_limits {
     long long set_max_intset_entries;
     long long zset_max_listpack_entries, zset_max_listpack_value;
     long long list_max_listpack_size, list_compress_depth;
+    long long stream_node_max_entries, stream_node_max_bytes;
 } ks_limits;
 /* Redis 7.0's defaults. */
 void ks_limits_init(ks_limits *l);
@@ -126,6 +127,27 @@ void ks_set_hash_hook(keyspace *ks, ks_hash_hook_fn fn, ks_hash_wants_fn wants, 
 /* Called with (db, key) for every key a write changes, for WATCH. */
 typedef void (*ks_touch_fn)(void *tctx, int db, const char *key, size_t klen);
 void ks_set_touch_hook(keyspace *ks, ks_touch_fn fn, void *tctx);
+
+/* Events the keyspace raises itself, for keyspace notifications:
+ *   KS_EVENT_EXPIRED  an expired key was removed: lazily by a command that
+ *                     met it (a read of the live data or a write), by the
+ *                     active cycle, or by the active cycle's KS-E1 repair
+ *                     of a key that compaction dropped before anyone met it
+ *                     (the key is absent; the event is then late, within a
+ *                     cycle of the entry's time, but fires once).
+ *   KS_EVENT_NEW      a write created a key that did not exist (RENAME and
+ *                     COPY onto an existing key overwrite it: no event).
+ * Called once per key with its db, after the change is in ctx->batch (a
+ * failing command rolls the removal back, S1; the key is then removed, and
+ * reported, again later). key is valid during the call. */
+typedef enum ks_event { KS_EVENT_EXPIRED = 1, KS_EVENT_NEW = 2 } ks_event;
+typedef void (*ks_event_fn)(void *ectx, ks_event ev, int db, const char *key, size_t klen);
+void ks_set_event_hook(keyspace *ks, ks_event_fn fn, void *ectx);
+/* Lazy expiry on reads (on at open): a read of the live data that meets an
+ * expired key removes it in ctx->batch. Off keeps the data set still while
+ * clients are paused (reads then see the key absent, as before, and leave
+ * it); writes always remove the expired keys they meet. */
+void ks_set_lazy_expire(keyspace *ks, int on);
 
 /* Keys in db (kept exact: a counter per db, stored in the engine). */
 uint64_t ks_dbsize(ks_ctx *c);
@@ -282,6 +304,24 @@ int ks_glob_match(const char *pat, size_t plen, const char *s, size_t slen, int 
  * tests that check the bound. */
 int ks_glob_match_steps(const char *pat, size_t plen, const char *s, size_t slen, int nocase,
                         uint64_t *steps);
+
+/* ---- What a key costs (ks_usage.c) -------------------------------------- */
+/* For MEMORY USAGE and DEBUG OBJECT. usage estimates the bytes the key's
+ * engine records take as written -- keys and values, before the tables'
+ * compression, plus the engine's per-record overhead -- which is what the
+ * key costs in the memtable and block cache, and an upper bound of its
+ * share of the disk. A big value's members are walked up to `samples` (0:
+ * all) and the rest extrapolated from their average. */
+typedef struct ks_key_stat {
+    ks_type type;
+    int big;                /* members kept as records of their own */
+    uint64_t count;         /* fields, members or elements; bytes of a string */
+    uint64_t payload_bytes; /* the metadata record's value after its header */
+    uint64_t usage;
+    int64_t expire_ms; /* 0: none */
+} ks_key_stat;
+/* KS_NOTFOUND when absent; reads as a read command (lazy expiry). */
+ks_status ks_key_info(ks_ctx *c, const char *key, size_t klen, uint64_t samples, ks_key_stat *out);
 
 /* ---- Strings (ks_string.c) ---------------------------------------------- */
 ks_status ks_get(ks_ctx *c, const char *key, size_t klen, ks_val *out);

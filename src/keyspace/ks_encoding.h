@@ -80,6 +80,12 @@ struct keyspace {
     void *fctx;
     ks_touch_fn touch;
     void *tctx;
+    ks_event_fn event; /* keyspace notifications: expired, new */
+    void *ectx;
+    int no_lazy_expire; /* reads leave expired keys in place (CLIENT PAUSE) */
+    int quiet_touch;    /* > 0: ks_touch does nothing (a read's lazy expiry) */
+    int in_hook;        /* > 0: the hash hook runs; its reads expire nothing (a write of
+                           the key it reads is under way) */
     ks_limits limits;
     uint64_t next_version; /* KS-E2 */
     uint64_t next_cursor;
@@ -108,6 +114,7 @@ struct keyspace {
     /* Engine reads made: point gets (ks_eget) and member iterator seeks
      * (ks_miter_*), so tests can count what a command costs. */
     uint64_t stat_gets, stat_seeks, stat_steps; /* steps: ks_miter_next/prev */
+    uint64_t stat_eng_steps; /* engine iterator steps of member walks (eng_iter_steps) */
     /* RANDOMKEY's rejection bound per db (ks_random.c) and the db size it
      * was learnt at. */
     double random_fmax[KS_DATABASES];
@@ -208,6 +215,13 @@ typedef struct ks_meta {
 
 /* Reads key's metadata through c->batch (and snap). Expired keys come back
  * with type KS_NONE and stored set. KS_OK or KS_ERR_ENGINE (corrupt). */
+ks_status ks_meta_read_raw(ks_ctx *c, const eng_snapshot *snap, int db, const char *key,
+                           size_t klen, ks_meta *m);
+/* As ks_meta_read_raw, with lazy expiry: reading the live data (no snap,
+ * a batch), an expired key is removed into c->batch through the write
+ * path (hook, counters, KS-E1, the expired event; no WATCH touch) and
+ * comes back absent -- unless ks_set_lazy_expire turned that off, when it
+ * comes back as from _raw. */
 ks_status ks_meta_read(ks_ctx *c, const eng_snapshot *snap, int db, const char *key, size_t klen,
                        ks_meta *m);
 void ks_meta_free(ks_meta *m);
@@ -255,6 +269,8 @@ ks_status ks_count_settle(ks_ctx *c, int apply);
 uint64_t ks_new_version(ks_ctx *c);
 char *ks_scratch(keyspace *ks, size_t n);
 void ks_touch(ks_ctx *c, int db, const char *key, size_t klen);
+/* Calls the event hook (ks_set_event_hook), if any. */
+void ks_event_raise(ks_ctx *c, ks_event ev, int db, const char *key, size_t klen);
 ks_status ks_engine_err(ks_ctx *c, eng_status s, const char *what);
 ks_status ks_oom(ks_ctx *c);
 ks_status ks_err_msg(ks_ctx *c, const char *msg); /* KS_ERR_MSG with msg */

@@ -1,7 +1,10 @@
 /*
- * ks_expire.c -- the three ways an expired key goes away: lazily (reads
- * treat it as absent, ks_meta_read_w deletes it on a write: keyspace.c),
- * in the active cycle below, and in compaction (ks_compaction_filter).
+ * ks_expire.c -- the three ways an expired key goes away: lazily (a read
+ * of the live data or a write that meets it deletes it: ks_meta_read in
+ * keyspace.c, ks_write_begin in ks_write.c), in the active cycle below,
+ * and in compaction (ks_compaction_filter). Every removal raises
+ * KS_EVENT_EXPIRED (keyspace.h), the KS-E1 repair of a key compaction
+ * dropped included.
  *
  * On-disk format (ENCODING.md, "Expire index"):
  *   'e' db be64(expire_ms) key -> "" (a record that is not big)
@@ -96,8 +99,9 @@ static size_t collect_due(ks_ctx *c, int db, due *out, size_t max)
 static int expire_one(ks_ctx *c, int db, const due *d)
 {
     ks_meta m;
-    if (ks_meta_read(c, NULL, db, d->key, d->klen, &m) != KS_OK) return 0;
+    if (ks_meta_read_raw(c, NULL, db, d->key, d->klen, &m) != KS_OK) return 0;
     int live = m.stored != KS_NONE && m.expire == d->when;
+    int absent = m.stored == KS_NONE;
     int big_version = m.big ? (int)(m.version == d->version) : 0;
     ks_meta_free(&m);
     if (live) {
@@ -114,7 +118,10 @@ static int expire_one(ks_ctx *c, int db, const due *d)
         ks_write_end(&w);
         return 1;
     }
-    /* KS-E1 repair: compaction dropped this key's record. */
+    /* KS-E1 repair: compaction dropped this key's record. Nobody met the
+     * key before that: it expired now, as far as anyone could tell (a key
+     * that exists again, written later, did not expire). */
+    if (absent) ks_event_raise(c, KS_EVENT_EXPIRED, db, d->key, d->klen);
     ks_ekey k;
     ks_ekey_expire(&k, db, d->when, d->key, d->klen);
     eng_batch_delete(c->batch, k.p, k.n);

@@ -150,6 +150,7 @@ const char *ks_miter_value(const ks_miter *mi, size_t *n)
 ks_status ks_miter_close(ks_miter *mi, ks_ctx *c)
 {
     eng_status s = eng_iter_status(mi->it);
+    c->ks->stat_eng_steps += eng_iter_steps(mi->it);
     eng_iter_free(mi->it);
     mi->it = NULL;
     ks_ekey_free(&mi->pre);

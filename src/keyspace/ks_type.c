@@ -17,6 +17,7 @@ const ks_type_ops *const ks_type_rows[KS_TYPE_MAX] = {
     [KS_STRING] = &ks_string_type,
     [KS_HASH] = &ks_hash_type,
     [KS_LIST] = &ks_list_type,
+    [KS_STREAM] = &ks_stream_type,
     [KS_SET] = &ks_set_type,
     [KS_ZSET] = &ks_zset_type,
 };

@@ -102,6 +102,7 @@ int ks_check_no_ext(const ks_meta *m);
 
 /* The rows (defined in their type's file). */
 extern const ks_type_ops ks_string_type, ks_hash_type, ks_list_type, ks_set_type, ks_zset_type;
+extern const ks_type_ops ks_stream_type;
 
 /* ---- Reading a key --------------------------------------------------------- */
 
@@ -153,7 +154,7 @@ ks_status ks_write_put(ks_write *w, const ks_value *v);
 ks_status ks_write_del(ks_write *w);
 /* The body of a big record: version, count and the type's ext (extlen <=
  * KS_EXT_MAX; buf holds KS_BIG_BODY_MAX bytes). Fills v->p1/n1, p2/n2. */
-#define KS_EXT_MAX 96
+#define KS_EXT_MAX 224
 #define KS_BIG_BODY_MAX (KS_BIG_HDR + KS_EXT_MAX)
 void ks_big_body(ks_value *v, char *buf, uint64_t version, uint64_t count, const char *ext,
                  size_t extlen);

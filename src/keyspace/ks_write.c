@@ -34,8 +34,10 @@ static ks_status hook_call(ks_ctx *c, int db, const char *key, size_t klen, cons
 {
     int saved = c->db;
     c->db = db; /* the hook works in ctx->db (COPY ... DB n writes another db) */
+    c->ks->in_hook++;
     ks_status st = c->ks->hook(c->ks->hctx, c, key, klen, of ? of->v : NULL, of ? of->n : 0, had,
                                nf ? nf->v : NULL, nf ? nf->n : 0, has, expire);
+    c->ks->in_hook--;
     c->db = saved;
     if (st != KS_OK && !c->err) c->err = strdup("ERR index rejected the write");
     return st == KS_OK ? KS_OK : KS_ERR_MSG;
@@ -155,7 +157,7 @@ static ks_status write_begin_found(ks_write *w, int expect);
 ks_status ks_write_begin(ks_ctx *c, int db, const char *key, size_t klen, int expect, ks_write *w)
 {
     write_init(c, db, key, klen, w);
-    ks_status st = ks_meta_read(c, NULL, db, key, klen, &w->m);
+    ks_status st = ks_meta_read_raw(c, NULL, db, key, klen, &w->m);
     return st != KS_OK ? st : write_begin_found(w, expect);
 }
 
@@ -188,6 +190,7 @@ static ks_status write_begin_found(ks_write *w, int expect)
         if (w->loaded) ks_fvec_free(&w->old);
         ks_meta_free(&w->m);
         w->loaded = w->moved = 0;
+        if (st == KS_OK) ks_event_raise(c, KS_EVENT_EXPIRED, db, key, klen);
     } else if (expect != KS_NONE && w->m.type != KS_NONE && w->m.type != expect) {
         st = KS_ERR_WRONGTYPE;
     } else {
@@ -279,6 +282,7 @@ ks_status ks_write_put(ks_write *w, const ks_value *v)
                      (!v->big || (old->version == nm.version && old->stored == v->type));
     if (old_exp && !same_entry) expire_entry(c, w->db, w->key, w->klen, old_exp, old, 0);
     if (v->expire && !same_entry) expire_entry(c, w->db, w->key, w->klen, v->expire, &nm, 1);
+    if (!had) ks_event_raise(c, KS_EVENT_NEW, w->db, w->key, w->klen);
     return ks_count_add(c, w->db, had ? 0 : 1, (v->expire ? 1 : 0) - (old_exp ? 1 : 0));
 }
 

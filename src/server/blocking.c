@@ -330,10 +330,8 @@ void block_on_keys(client *c, const block_ops *ops, const arg *keys, int nkeys, 
     }
 }
 
-void block_signal_key(int db, const char *key, size_t klen)
+static void signal_wkey(wkey *w)
 {
-    if (!B.nkeys) return;
-    wkey *w = wkey_find(db, key, klen, key_hash(db, key, klen));
     if (!w || w->ready || w->serving || !w->first) return;
     w->ready = 1;
     w->rnext = NULL;
@@ -342,6 +340,19 @@ void block_signal_key(int db, const char *key, size_t klen)
     else
         B.ready_head = w;
     B.ready_tail = w;
+}
+
+void block_signal_key(int db, const char *key, size_t klen)
+{
+    if (!B.nkeys) return;
+    signal_wkey(wkey_find(db, key, klen, key_hash(db, key, klen)));
+}
+
+void block_signal_db(int db)
+{
+    for (size_t i = 0; B.nkeys && i < B.nbuckets; i++)
+        for (wkey *w = B.buckets[i]; w; w = w->hnext)
+            if (w->db == db) signal_wkey(w);
 }
 
 static void reply_timeout(block_wait *bw)

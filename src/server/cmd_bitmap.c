@@ -69,7 +69,10 @@ void cmd_setbit(client *c)
         }
         old = ks_bit_get((unsigned char *)s.v.p, s.v.n, off);
         ks_bit_set((unsigned char *)s.v.p, off, (int)on);
-        if (grow || old != on) st = ks_str_write(&s);
+        if (grow || old != on) {
+            st = ks_str_write(&s);
+            if (st == KS_OK) notify_arg(c, NOTIFY_STRING, "setbit", 1);
+        }
     }
     ks_str_close(&s);
     if (st == KS_OK)
@@ -189,9 +192,11 @@ void cmd_bitop(client *c)
         ks_set_opts o = {.raw = 1}; /* as SET: replaces any type, clears the TTL */
         int done;
         st = ks_set(k, c->argv[2].ptr, c->argv[2].len, (const char *)out, maxlen, &o, &done, NULL);
+        if (st == KS_OK) notify_arg(c, NOTIFY_STRING, "set", 2);
     } else if (st == KS_OK) {
         int deleted;
         st = ks_del(k, c->argv[2].ptr, c->argv[2].len, &deleted);
+        if (st == KS_OK && deleted) notify_arg(c, NOTIFY_GENERIC, "del", 2);
     }
     for (size_t j = 0; v && j < n; j++)
         ks_val_free(&v[j]);
@@ -302,14 +307,17 @@ static void bf_reply(client *c, const bf_result *res, int nops)
 /* The ops with a write: the string grows to hold the highest bit written
  * (creating the key), and is written back when it grew or changed. */
 static ks_status bf_write(ks_ctx *k, const arg *key, const ks_bf_op *ops, int nops, uint64_t top,
-                          bf_result *res)
+                          bf_result *res, int *written)
 {
     ks_str s;
     ks_status st = ks_str_open(k, key->ptr, key->len, &s);
     int grow = st == KS_OK && s.v.n <= top >> 3;
     if (grow && ks_strbuf_resize(&s.v, (size_t)(top >> 3) + 1) < 0) st = ks_oom(k);
-    if (st == KS_OK && (bf_run((unsigned char *)s.v.p, s.v.n, ops, nops, res) || grow))
+    *written = 0;
+    if (st == KS_OK && (bf_run((unsigned char *)s.v.p, s.v.n, ops, nops, res) || grow)) {
         st = ks_str_write(&s);
+        *written = st == KS_OK; /* Redis's "changes": a value changed, or the string grew */
+    }
     ks_str_close(&s);
     return st;
 }
@@ -337,7 +345,9 @@ static void bitfield_generic(client *c, int ro)
             add_reply_error(c, "BITFIELD_RO only supports the GET subcommand");
             nops = -1;
         } else {
-            st = bf_write(k, &c->argv[1], ops, nops, top, res);
+            int written;
+            st = bf_write(k, &c->argv[1], ops, nops, top, res, &written);
+            if (written) notify_arg(c, NOTIFY_STRING, "setbit", 1);
         }
         if (st != KS_OK)
             add_reply_ks_error(c, st, k);

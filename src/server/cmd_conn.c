@@ -9,6 +9,7 @@
 
 #include "server/acl.h"
 #include "server/config.h"
+#include "server/pubsub.h"
 #include "server/server.h"
 
 /* "ERR wrong number of arguments for 'client|kill' command" */
@@ -22,12 +23,19 @@ void add_reply_subcommand_arity(client *c)
     }
     sub[i] = '\0';
     add_reply_error_fmt(c, "wrong number of arguments for '%s|%s' command", c->cmd->name, sub);
+    c->priv->cmd_outcome = CMD_REJECTED; /* Redis refuses it before it runs */
 }
 
 void cmd_ping(client *c)
 {
     if (c->argc > 2) {
         add_reply_wrong_arity(c);
+        return;
+    }
+    if ((c->flags & CLIENT_PUBSUB) && c->resp == 2) { /* subscribed mode: ["pong", arg] */
+        add_reply_array_len(c, 2);
+        add_reply_bulk(c, "pong", 4);
+        add_reply_bulk(c, c->argc == 2 ? c->argv[1].ptr : "", c->argc == 2 ? c->argv[1].len : 0);
         return;
     }
     if (c->argc == 1)
@@ -60,6 +68,8 @@ static int check_credentials(client *c, const arg *user, const arg *pass)
 
 void cmd_auth(client *c)
 {
+    for (int i = 1; i < c->argc && i <= 2; i++)
+        server_redact_arg(c, i);
     if (c->argc > 3) {
         add_reply_error(c, ERR_SYNTAX);
         return;
@@ -97,6 +107,8 @@ static int hello_options(client *c, const arg **user, const arg **pass, const ar
     for (int i = 2; i < c->argc; i++) {
         int more = c->argc - i - 1;
         if (arg_is(&c->argv[i], "auth") && more >= 2) {
+            server_redact_arg(c, i + 1);
+            server_redact_arg(c, i + 2);
             *user = &c->argv[i + 1];
             *pass = &c->argv[i + 2];
             i += 2;
@@ -175,9 +187,12 @@ void cmd_reset(client *c)
 {
     server_discard_multi(c);
     server_unwatch_all(c);
+    monitor_client_remove(c);
+    pubsub_client_reset(c);
     c->resp = 2;
     c->db = 0;
     c->priv->reply_off = 0;
+    c->priv->reply_skip = 0;
     c->priv->no_evict = c->priv->no_touch = 0;
     free(c->name);
     c->name = NULL;
@@ -209,8 +224,12 @@ static void client_list(client *c, client *only)
         add_reply_error_fmt(c, "Unknown client type '%s'", c->argv[3].ptr);
         return;
     }
+    int want_class = !by_type                        ? -1
+                     : arg_is(&c->argv[3], "pubsub") ? CLIENT_CLASS_PUBSUB
+                     : arg_is(&c->argv[3], "normal") ? CLIENT_CLASS_NORMAL
+                                                     : CLIENT_CLASS_REPLICA; /* none here */
     for (client *x = only ? only : server.clients; x; x = only ? NULL : x->priv->next) {
-        if (x->fd < 0 || (by_type && !arg_is(&c->argv[3], "normal"))) continue;
+        if (x->fd < 0 || (want_class >= 0 && client_get_class(x) != want_class)) continue;
         if (by_id) {
             int hit = 0;
             for (int i = 3; i < c->argc; i++)
@@ -237,6 +256,7 @@ typedef struct kill_filter {
     const char *addr, *laddr, *user;
     long long maxage;
     int skipme;
+    int type; /* client_get_class + 1; 0: any */
 } kill_filter;
 
 /* Parses the option/value pairs of the new CLIENT KILL form. Returns -1
@@ -259,13 +279,22 @@ static int kill_filter_parse(client *c, kill_filter *f)
         } else if (arg_is(o, "laddr")) {
             f->laddr = v->ptr;
         } else if (arg_is(o, "user")) {
+            if (!arg_is(v, "default"))
+                return add_reply_error_fmt(c, "No such user '%s'", v->ptr), -1;
             f->user = v->ptr;
         } else if (arg_is(o, "maxage")) {
             if (arg_to_ll(c, v, &f->maxage) < 0) return -1;
         } else if (arg_is(o, "skipme") && (arg_is(v, "yes") || arg_is(v, "no"))) {
             f->skipme = arg_is(v, "yes");
         } else if (arg_is(o, "type")) {
-            if (!arg_is(v, "normal")) f->user = "\x01"; /* only normal clients exist */
+            if (arg_is(v, "normal"))
+                f->type = CLIENT_CLASS_NORMAL + 1;
+            else if (arg_is(v, "pubsub"))
+                f->type = CLIENT_CLASS_PUBSUB + 1;
+            else if (arg_is(v, "replica") || arg_is(v, "slave") || arg_is(v, "master"))
+                f->type = CLIENT_CLASS_REPLICA + 1; /* none connect here */
+            else
+                return add_reply_error_fmt(c, "Unknown client type '%s'", v->ptr), -1;
         } else {
             return add_reply_error(c, ERR_SYNTAX), -1;
         }
@@ -281,6 +310,7 @@ static int kill_filter_match(const kill_filter *f, client *c, client *x, int64_t
     if (f->laddr && strcmp(x->laddr, f->laddr) != 0) return 0;
     if (f->user && strcmp(f->user, "default") != 0) return 0;
     if (f->maxage && (now - x->ctime_ms) / 1000 < f->maxage) return 0;
+    if (f->type && client_get_class(x) != f->type - 1) return 0;
     return !(x == c && f->skipme);
 }
 
@@ -321,6 +351,15 @@ static void client_kill(client *c)
     add_reply_long_long(c, killed);
 }
 
+/* CLIENT REPLY SKIP: no reply, and none for the next command (unless
+ * replies are off anyway). */
+static int reply_skip(client *c)
+{
+    if (!arg_is(&c->argv[2], "skip")) return 0;
+    if (!c->priv->reply_off) c->priv->reply_skip = 2;
+    return 1;
+}
+
 static int on_off(client *c, int *out)
 {
     if (arg_is(&c->argv[2], "on"))
@@ -349,12 +388,16 @@ static const char *client_help[] = {
     "    Protect the current client connection from eviction.",
     "NO-TOUCH (ON|OFF)",
     "    Will not touch LRU/LFU stats when this mode is on.",
-    "REPLY (ON|OFF)",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Suspend all, or just write, clients for <timeout> milliseconds.",
+    "REPLY (ON|OFF|SKIP)",
     "    Control the replies sent to the current connection.",
     "SETNAME <name>",
     "    Assign the name <name> to the current connection.",
     "SETINFO <LIB-NAME|LIB-VER> <value>",
     "    Set client meta attr.",
+    "UNPAUSE",
+    "    Stop the current client pause, resuming traffic.",
     "UNBLOCK <clientid> [TIMEOUT|ERROR]",
     "    Unblock the specified blocked client.",
     NULL};
@@ -420,6 +463,12 @@ void cmd_client(client *c)
     } else if (arg_is(sub, "kill")) {
         if (n < 3) return add_reply_subcommand_arity(c);
         client_kill(c);
+    } else if (arg_is(sub, "pause")) {
+        if (n != 3 && n != 4) return add_reply_subcommand_arity(c);
+        client_pause_command(c);
+    } else if (arg_is(sub, "unpause")) {
+        if (n != 2) return add_reply_subcommand_arity(c);
+        client_unpause_command(c);
     } else if (arg_is(sub, "unblock")) {
         if (n < 3) return add_reply_subcommand_arity(c);
         if (n > 4) return add_reply_subcommand_error(c);
@@ -438,10 +487,12 @@ void cmd_client(client *c)
         add_reply_ok(c);
     } else if (arg_is(sub, "reply")) {
         if (n != 3) return add_reply_subcommand_arity(c);
+        if (reply_skip(c)) return;
         int v;
         if (on_off(c, &v) < 0) return;
         if (v) {
             c->priv->reply_off = 0;
+            c->priv->reply_skip = 0;
             add_reply_ok(c);
         } else {
             c->priv->reply_off = 1;

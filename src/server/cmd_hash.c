@@ -45,6 +45,7 @@ static void hset_generic(client *c, int reply_ok)
     uint64_t added;
     ks_status st = ks_hset(client_ks(c), c->argv[1].ptr, c->argv[1].len, p, n, 0, &added);
     if (p != small) free(p);
+    if (st == KS_OK) notify_arg(c, NOTIFY_HASH, "hset", 1);
     if (st != KS_OK)
         add_reply_ks_error(c, st, client_ks(c));
     else if (reply_ok)
@@ -67,6 +68,7 @@ void cmd_hsetnx(client *c)
     ks_field p = {c->argv[2].ptr, c->argv[2].len, c->argv[3].ptr, c->argv[3].len};
     uint64_t added;
     ks_status st = ks_hset(client_ks(c), c->argv[1].ptr, c->argv[1].len, &p, 1, 1, &added);
+    if (st == KS_OK && added) notify_arg(c, NOTIFY_HASH, "hset", 1);
     if (st != KS_OK)
         add_reply_ks_error(c, st, client_ks(c));
     else
@@ -86,6 +88,7 @@ static ks_field *lookup_fields(client *c, int first, ks_field *small, void **own
     for (size_t i = 0; i < *n; i++)
         items[i] = (ks_field){c->argv[first + i].ptr, c->argv[first + i].len, NULL, 0};
     ks_status st = ks_hmget(client_ks(c), c->argv[1].ptr, c->argv[1].len, items, *n, owner);
+    if (st == KS_NOTFOUND) notify_keymiss(c, 1);
     if (st != KS_OK && st != KS_NOTFOUND) {
         add_reply_ks_error(c, st, client_ks(c));
         if (items != small) free(items);
@@ -162,6 +165,7 @@ static void whole_hash(client *c, reply_hash_part what)
 {
     whole_reply w = {c, what};
     ks_status st = ks_hash_fields(client_ks(c), c->argv[1].ptr, c->argv[1].len, whole_fields, &w);
+    if (st == KS_NOTFOUND) notify_keymiss(c, 1);
     if (st == KS_NOTFOUND)
         add_reply_hash(c, NULL, 0, what);
     else if (st != KS_OK)
@@ -185,6 +189,7 @@ void cmd_hlen(client *c)
 {
     uint64_t n;
     ks_status st = ks_hlen(client_ks(c), c->argv[1].ptr, c->argv[1].len, &n);
+    if (st == KS_NOTFOUND) notify_keymiss(c, 1);
     if (st != KS_OK && st != KS_NOTFOUND)
         add_reply_ks_error(c, st, client_ks(c));
     else
@@ -202,8 +207,16 @@ void cmd_hdel(client *c)
     for (size_t i = 0; i < n; i++)
         f[i] = (ks_field){c->argv[2 + i].ptr, c->argv[2 + i].len};
     uint64_t deleted;
-    ks_status st = ks_hdel(client_ks(c), c->argv[1].ptr, c->argv[1].len, f, n, &deleted);
+    ks_ctx *k = client_ks(c);
+    ks_status st = ks_hdel(k, c->argv[1].ptr, c->argv[1].len, f, n, &deleted);
     if (f != small) free(f);
+    if (st == KS_OK && deleted) {
+        notify_arg(c, NOTIFY_HASH, "hdel", 1);
+        ks_type t;
+        if ((notify_keyspace_flags & NOTIFY_GENERIC) &&
+            ks_type_of(k, c->argv[1].ptr, c->argv[1].len, &t) == KS_OK && t == KS_NONE)
+            notify_arg(c, NOTIFY_GENERIC, "del", 1); /* the last field went */
+    }
     if (st != KS_OK && st != KS_NOTFOUND)
         add_reply_ks_error(c, st, client_ks(c));
     else
@@ -216,6 +229,7 @@ void cmd_hincrby(client *c)
     if (arg_to_ll(c, &c->argv[3], &by) < 0) return;
     ks_status st = ks_hincrby(client_ks(c), c->argv[1].ptr, c->argv[1].len, c->argv[2].ptr,
                               c->argv[2].len, by, &out);
+    if (st == KS_OK) notify_arg(c, NOTIFY_HASH, "hincrby", 1);
     if (st != KS_OK)
         add_reply_ks_error(c, st, client_ks(c));
     else
@@ -241,6 +255,7 @@ void cmd_hincrbyfloat(client *c)
     }
     ks_status st = ks_hincrbyfloat(client_ks(c), c->argv[1].ptr, c->argv[1].len, c->argv[2].ptr,
                                    c->argv[2].len, by, buf, &n);
+    if (st == KS_OK) notify_arg(c, NOTIFY_HASH, "hincrbyfloat", 1);
     if (st != KS_OK)
         add_reply_ks_error(c, st, client_ks(c));
     else

@@ -80,6 +80,7 @@ void cmd_pfadd(client *c)
     if (!err && updated) {
         ks_hll_cache_invalidate((unsigned char *)s.v.p);
         st = ks_str_write(&s);
+        if (st == KS_OK) notify_arg(c, NOTIFY_STRING, "pfadd", 1);
     }
     ks_str_close(&s);
     if (!reply_failure(c, err, st)) add_reply_long_long(c, updated ? 1 : 0);
@@ -169,6 +170,8 @@ void cmd_pfmerge(client *c)
             if (regs[i]) ks_hll_raise(&s.v, i, regs[i], sparse_max());
         ks_hll_cache_invalidate((unsigned char *)s.v.p);
         st = ks_str_write(&s);
+        /* As Redis: a PFMERGE is a mass add. */
+        if (st == KS_OK) notify_arg(c, NOTIFY_STRING, "pfadd", 1);
     }
     ks_str_close(&s);
     free(regs);

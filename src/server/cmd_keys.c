@@ -14,8 +14,23 @@
 #include "keyspace/keyspace.h"
 #include "server/server.h"
 
+/* DEL with "del" events: each key on its own, to know which ones existed. */
+static void del_notify(client *c)
+{
+    long long n = 0;
+    for (int j = 1; j < c->argc; j++) {
+        int d;
+        ks_status st = ks_del(client_ks(c), c->argv[j].ptr, c->argv[j].len, &d);
+        if (st != KS_OK) return add_reply_ks_error(c, st, client_ks(c));
+        if (d) notify_arg(c, NOTIFY_GENERIC, "del", j);
+        n += d;
+    }
+    add_reply_long_long(c, n);
+}
+
 static void del_generic(client *c)
 {
+    if (notify_keyspace_flags & NOTIFY_GENERIC) return del_notify(c);
     ks_field small[16];
     size_t n = (size_t)c->argc - 1;
     ks_field *keys = n <= 16 ? small : malloc(n * sizeof(*keys));
@@ -50,6 +65,8 @@ static void exists_generic(client *c)
         ks_type t;
         if (ks_type_of(client_ks(c), c->argv[j].ptr, c->argv[j].len, &t) == KS_OK && t != KS_NONE)
             n++;
+        else
+            notify_keymiss(c, j);
     }
     add_reply_long_long(c, n);
 }
@@ -71,6 +88,7 @@ void cmd_type(client *c)
         add_reply_ks_error(c, st, client_ks(c));
         return;
     }
+    if (t == KS_NONE) notify_keymiss(c, 1);
     add_reply_status(c, ks_type_name(t));
 }
 
@@ -221,11 +239,37 @@ void cmd_scan(client *c)
     free(l.ends);
 }
 
+/* Does key argv[i] exist in db? Only asked when "new" events are on: the
+ * keyspace reports a key it creates, not one RENAME or COPY overwrite,
+ * which Redis also reports as new (it deletes, then adds). */
+static int exists_for_new(client *c, int db, int i)
+{
+    if (!(notify_keyspace_flags & NOTIFY_NEW)) return 0;
+    ks_ctx *k = client_ks(c);
+    int saved = k->db;
+    k->db = db;
+    ks_type t;
+    int e = ks_type_of(k, c->argv[i].ptr, c->argv[i].len, &t) == KS_OK && t != KS_NONE;
+    k->db = saved;
+    return e;
+}
+
+static int same_arg(const arg *a, const arg *b)
+{
+    return a->len == b->len && memcmp(a->ptr, b->ptr, a->len) == 0;
+}
+
 static void rename_generic(client *c, int nx)
 {
     int done;
+    int dst_existed = exists_for_new(c, c->db, 2);
     ks_status st = ks_rename(client_ks(c), c->argv[1].ptr, c->argv[1].len, c->argv[2].ptr,
                              c->argv[2].len, nx, &done);
+    if (st == KS_OK && done && !same_arg(&c->argv[1], &c->argv[2])) {
+        if (dst_existed) notify_arg(c, NOTIFY_NEW, "new", 2);
+        notify_arg(c, NOTIFY_GENERIC, "rename_from", 1);
+        notify_arg(c, NOTIFY_GENERIC, "rename_to", 2);
+    }
     if (st == KS_NOTFOUND)
         add_reply_error(c, ERR_NO_SUCH_KEY);
     else if (st != KS_OK)
@@ -269,8 +313,13 @@ void cmd_copy(client *c)
         return;
     }
     int done;
+    int dst_existed = exists_for_new(c, (int)db, 2);
     ks_status st =
         ks_copy(client_ks(c), src->ptr, src->len, (int)db, dst->ptr, dst->len, replace, &done);
+    if (st == KS_OK && done) {
+        if (dst_existed) notify_keyspace_event(NOTIFY_NEW, "new", (int)db, dst->ptr, dst->len);
+        notify_keyspace_event(NOTIFY_GENERIC, "copy_to", (int)db, dst->ptr, dst->len);
+    }
     if (st != KS_OK)
         add_reply_ks_error(c, st, client_ks(c));
     else
@@ -296,10 +345,15 @@ void cmd_move(client *c)
     }
     int done;
     ks_status st = ks_move(client_ks(c), c->argv[1].ptr, c->argv[1].len, (int)db, &done);
-    if (st != KS_OK)
+    if (st != KS_OK) {
         add_reply_ks_error(c, st, client_ks(c));
-    else
-        add_reply_long_long(c, done);
+        return;
+    }
+    if (done) {
+        notify_arg(c, NOTIFY_GENERIC, "move_from", 1);
+        notify_keyspace_event(NOTIFY_GENERIC, "move_to", (int)db, c->argv[1].ptr, c->argv[1].len);
+    }
+    add_reply_long_long(c, done);
 }
 
 void cmd_randomkey(client *c)
@@ -359,6 +413,8 @@ static void expire_generic(client *c, int seconds, int relative)
     when = (seconds ? when * 1000 : when) + base;
     int done;
     ks_status st = ks_expire_set(client_ks(c), c->argv[1].ptr, c->argv[1].len, when, flags, &done);
+    if (st == KS_OK && done)
+        notify_arg(c, NOTIFY_GENERIC, when <= client_ks(c)->now_ms ? "del" : "expire", 1);
     if (st != KS_OK)
         add_reply_ks_error(c, st, client_ks(c));
     else
@@ -389,6 +445,7 @@ static void ttl_generic(client *c, int ms, int absolute)
     ks_ctx *k = client_ks(c);
     ks_status st = ks_expire_get(k, c->argv[1].ptr, c->argv[1].len, &when);
     if (st == KS_NOTFOUND) {
+        notify_keymiss(c, 1);
         add_reply_long_long(c, -2);
         return;
     }
@@ -429,6 +486,7 @@ void cmd_persist(client *c)
 {
     int done;
     ks_status st = ks_persist(client_ks(c), c->argv[1].ptr, c->argv[1].len, &done);
+    if (st == KS_OK && done) notify_arg(c, NOTIFY_GENERIC, "persist", 1);
     if (st != KS_OK)
         add_reply_ks_error(c, st, client_ks(c));
     else

@@ -49,6 +49,18 @@ static cached_script *cache_find(const char *sha)
     return NULL;
 }
 
+int script_cached_flags(const char *sha, size_t len, int *flags)
+{
+    char lower[41];
+    if (len != 40) return 0;
+    for (int i = 0; i < 40; i++)
+        lower[i] = (char)(sha[i] >= 'A' && sha[i] <= 'Z' ? sha[i] + 32 : sha[i]);
+    lower[40] = '\0';
+    const cached_script *s = cache_find(lower);
+    if (s) *flags = s->flags;
+    return s != NULL;
+}
+
 static void cache_grow(void)
 {
     size_t old = nslots;

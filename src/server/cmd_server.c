@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@
 #include "server/ae.h"
 #include "server/acl.h"
 #include "server/config.h"
+#include "server/pubsub.h"
 #include "server/script.h"
 #include "server/server.h"
 
@@ -34,18 +36,30 @@ static void reply_flags(client *c, uint32_t f)
     static const struct {
         uint32_t bit;
         const char *name;
-    } names[] = {{CMD_WRITE, "write"},        {CMD_READONLY, "readonly"},
-                 {CMD_ADMIN, "admin"},        {CMD_FAST, "fast"},
-                 {CMD_NOAUTH, "no_auth"},     {CMD_LOADING, "loading"},
-                 {CMD_STALE, "stale"},        {CMD_NOSCRIPT, "noscript"},
-                 {CMD_BLOCKING, "blocking"},  {CMD_ALLOW_BUSY, "allow_busy"},
-                 {CMD_DENY_MULTI, "no_multi"}};
-    int n = 0;
+    } names[] = {{CMD_WRITE, "write"},
+                 {CMD_READONLY, "readonly"},
+                 {CMD_ADMIN, "admin"},
+                 {CMD_FAST, "fast"},
+                 {CMD_NOAUTH, "no_auth"},
+                 {CMD_LOADING, "loading"},
+                 {CMD_STALE, "stale"},
+                 {CMD_NOSCRIPT, "noscript"},
+                 {CMD_BLOCKING, "blocking"},
+                 {CMD_ALLOW_BUSY, "allow_busy"},
+                 {CMD_DENY_MULTI, "no_multi"},
+                 {CMD_PUBSUB, "pubsub"},
+                 {CMD_SKIP_MONITOR, "skip_monitor"},
+                 {CMD_SKIP_SLOWLOG, "skip_slowlog"}};
+    /* Redis's movablekeys: the keys are found by parsing the arguments
+     * (EVAL and FCALL's numkeys), last as Redis adds it. */
+    int movable = (f & CMD_SCRIPT) != 0;
+    int n = movable;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (f & names[i].bit) n++;
     add_reply_set_len(c, n);
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (f & names[i].bit) add_reply_status(c, names[i].name);
+    if (movable) add_reply_status(c, "movablekeys");
 }
 
 static void reply_acl_categories(client *c, const struct command *cmd)
@@ -307,13 +321,7 @@ void cmd_command(client *c)
 
 /* ---- INFO --------------------------------------------------------------- */
 
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
+void sb_printf(sbuf *b, const char *fmt, ...)
 {
     for (;;) {
         va_list ap;
@@ -331,7 +339,7 @@ static void sb_printf(sbuf *b, const char *fmt, ...)
 }
 
 /* Starts a section; sections are separated by a blank line, as Redis. */
-static void sb_section(sbuf *b, const char *title)
+void sb_section(sbuf *b, const char *title)
 {
     if (b->len) sb_printf(b, "\r\n");
     sb_printf(b, "# %s\r\n", title);
@@ -355,18 +363,18 @@ static void info_server(sbuf *b)
     uname(&u);
     int64_t now = ae_mstime();
     sb_section(b, "Server");
-    sb_printf(b,
-              "redis_version:%s\r\nstrata_version:%s\r\nredis_mode:standalone\r\n"
-              "os:%s %s %s\r\narch_bits:%d\r\nmultiplexing_api:epoll\r\n"
-              "gcc_version:%d.%d.%d\r\nprocess_id:%d\r\ntcp_port:%d\r\n"
-              "server_time_usec:%lld\r\nuptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\n"
-              "hz:%d\r\nexecutable:%s\r\nconfig_file:%s\r\n",
-              REDIS_COMPAT_VERSION, STRATA_VERSION, u.sysname, u.release, u.machine,
-              (int)sizeof(void *) * 8, __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__, (int)getpid(),
-              cfg.port, (long long)now * 1000, (long long)(now - server.start_ms) / 1000,
-              (long long)(now - server.start_ms) / 86400000, cfg.hz,
-              server.executable ? server.executable : "",
-              server.config_file ? server.config_file : "");
+    sb_printf(
+        b,
+        "redis_version:%s\r\nstrata_version:%s\r\nredis_mode:standalone\r\n"
+        "os:%s %s %s\r\narch_bits:%d\r\nmultiplexing_api:epoll\r\n"
+        "gcc_version:%d.%d.%d\r\nprocess_id:%d\r\nrun_id:%s\r\ntcp_port:%d\r\n"
+        "server_time_usec:%lld\r\nuptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\n"
+        "hz:%d\r\nexecutable:%s\r\nconfig_file:%s\r\n",
+        REDIS_COMPAT_VERSION, STRATA_VERSION, u.sysname, u.release, u.machine,
+        (int)sizeof(void *) * 8, __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__, (int)getpid(),
+        server.runid, cfg.port, (long long)now * 1000, (long long)(now - server.start_ms) / 1000,
+        (long long)(now - server.start_ms) / 86400000, cfg.hz,
+        server.executable ? server.executable : "", server.config_file ? server.config_file : "");
 }
 
 static void info_memory(sbuf *b)
@@ -485,80 +493,147 @@ static void info_keyspace(sbuf *b)
     ks_ctx_reset(&ctx);
 }
 
-static void info_section(sbuf *b, const char *s, int all)
+static void info_clients(sbuf *b)
 {
-    char fsync[16];
-    if (all || !strcasecmp(s, "server")) info_server(b);
-    if (all || !strcasecmp(s, "clients")) {
-        sb_section(b, "Clients");
-        sb_printf(b,
-                  "connected_clients:%llu\r\nmaxclients:%d\r\n"
-                  "blocked_clients:%llu\r\ntracking_clients:0\r\n"
-                  "clients_in_timeout_table:%llu\r\n",
-                  (unsigned long long)server.nclients, cfg.maxclients,
-                  (unsigned long long)block_count(), (unsigned long long)block_timeout_count());
+    size_t max_in = 0, max_out = 0;
+    for (client *x = server.clients; x; x = x->priv->next) {
+        if (x->priv->qcap > max_in) max_in = x->priv->qcap;
+        if (x->priv->reply_bytes > max_out) max_out = x->priv->reply_bytes;
     }
-    if (all || !strcasecmp(s, "memory")) info_memory(b);
-    if (all || !strcasecmp(s, "persistence")) {
-        config_get_value("appendfsync", fsync, sizeof(fsync));
-        sb_section(b, "Persistence");
-        sb_printf(b,
-                  "loading:0\r\nrdb_changes_since_last_save:0\r\n"
-                  "rdb_bgsave_in_progress:0\r\nrdb_last_save_time:%lld\r\naof_enabled:1\r\n"
-                  "appendfsync:%s\r\n",
-                  (long long)server.lastsave_s, fsync);
-        info_faults(b);
-    }
-    if (all || !strcasecmp(s, "stats")) {
-        sb_section(b, "Stats");
-        sb_printf(
-            b,
-            "total_connections_received:%llu\r\n"
-            "total_commands_processed:%llu\r\ninstantaneous_ops_per_sec:%llu\r\n"
-            "total_net_input_bytes:%llu\r\ntotal_net_output_bytes:%llu\r\n"
-            "rejected_connections:%llu\r\nexpired_keys:%llu\r\n"
-            "total_error_replies:%llu\r\ngroup_commits:%llu\r\nwrite_errors:%llu\r\n",
-            (unsigned long long)server.stat_connections, (unsigned long long)server.stat_commands,
-            (unsigned long long)server.stat_ops_per_sec, (unsigned long long)server.stat_net_in,
-            (unsigned long long)server.stat_net_out, (unsigned long long)server.stat_rejected_conn,
-            (unsigned long long)server.stat_expired, (unsigned long long)server.stat_errors,
-            (unsigned long long)server.stat_commits, (unsigned long long)server.stat_write_errors);
-        /* Clients closed for reply-memory-limit (Redis 7.0's name for
-         * closings by its total client memory limit). */
-        sb_printf(b, "evicted_clients:%llu\r\n", (unsigned long long)server.stat_evicted_clients);
-        sb_printf(b, "migrate_cached_sockets:0\r\n"); /* no MIGRATE: never a socket */
-    }
-    if (all || !strcasecmp(s, "replication")) {
-        sb_section(b, "Replication");
-        sb_printf(b, "role:master\r\nconnected_slaves:0\r\n");
-    }
-    if (all || !strcasecmp(s, "keyspace")) info_keyspace(b);
-    if (all || !strcasecmp(s, "engine")) info_engine(b);
-    if (all || !strcasecmp(s, "index")) {
-        char buf[16384];
-        size_t n = idx_info(buf, sizeof(buf));
-        if (n > sizeof(buf) - 1) n = sizeof(buf) - 1;
-        buf[n] = '\0';
-        if (n && strncmp(buf, "# ", 2) != 0)
-            sb_section(b, "Index");
-        else if (n && b->len)
-            sb_printf(b, "\r\n");
-        sb_printf(b, "%s", buf);
-        if (n && buf[n - 1] != '\n') sb_printf(b, "\r\n");
-    }
+    sb_section(b, "Clients");
+    sb_printf(b,
+              "connected_clients:%llu\r\ncluster_connections:0\r\nmaxclients:%d\r\n"
+              "client_recent_max_input_buffer:%zu\r\nclient_recent_max_output_buffer:%zu\r\n"
+              "blocked_clients:%llu\r\ntracking_clients:0\r\nclients_in_timeout_table:%llu\r\n",
+              (unsigned long long)server.nclients, cfg.maxclients, max_in, max_out,
+              (unsigned long long)(pause_blocked_clients() + block_count()),
+              (unsigned long long)(pause_blocked_clients() + block_timeout_count()));
 }
 
+static void info_persistence(sbuf *b)
+{
+    char fsync[16];
+    config_get_value("appendfsync", fsync, sizeof(fsync));
+    sb_section(b, "Persistence");
+    sb_printf(b,
+              "loading:0\r\nrdb_changes_since_last_save:0\r\n"
+              "rdb_bgsave_in_progress:0\r\nrdb_last_save_time:%lld\r\naof_enabled:1\r\n"
+              "appendfsync:%s\r\n",
+              (long long)server.lastsave_s, fsync);
+    info_faults(b);
+}
+
+static void info_stats(sbuf *b)
+{
+    sb_section(b, "Stats");
+    sb_printf(
+        b,
+        "total_connections_received:%llu\r\n"
+        "total_commands_processed:%llu\r\ninstantaneous_ops_per_sec:%llu\r\n"
+        "total_net_input_bytes:%llu\r\ntotal_net_output_bytes:%llu\r\n"
+        "rejected_connections:%llu\r\nexpired_keys:%llu\r\nevicted_keys:0\r\n"
+        "evicted_clients:%llu\r\n"
+        "pubsub_channels:%llu\r\npubsub_patterns:%llu\r\npubsubshard_channels:%llu\r\n"
+        "total_error_replies:%llu\r\ngroup_commits:%llu\r\nwrite_errors:%llu\r\n"
+        "migrate_cached_sockets:0\r\n", /* no MIGRATE: never a socket */
+        (unsigned long long)server.stat_connections, (unsigned long long)server.stat_commands,
+        (unsigned long long)server.stat_ops_per_sec, (unsigned long long)server.stat_net_in,
+        (unsigned long long)server.stat_net_out, (unsigned long long)server.stat_rejected_conn,
+        (unsigned long long)server.stat_expired,
+        /* clients closed for reply-memory-limit (Redis 7.0's name for closings by its
+         * total client memory limit) */
+        (unsigned long long)server.stat_evicted_clients,
+        (unsigned long long)pubsub_channel_count(0), (unsigned long long)pubsub_pattern_count(),
+        (unsigned long long)pubsub_channel_count(1), (unsigned long long)server.stat_errors,
+        (unsigned long long)server.stat_commits, (unsigned long long)server.stat_write_errors);
+}
+
+static void info_replication(sbuf *b)
+{
+    sb_section(b, "Replication");
+    sb_printf(b,
+              "role:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\n"
+              "master_replid:%s\r\nmaster_replid2:0000000000000000000000000000000000000000\r\n"
+              "master_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\n"
+              "repl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\n"
+              "repl_backlog_histlen:0\r\n",
+              server.replid);
+}
+
+static void info_cpu(sbuf *b)
+{
+    struct rusage self, children, thread;
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &children);
+    getrusage(RUSAGE_THREAD, &thread);
+    sb_section(b, "CPU");
+#define TV(t) (long)(t).tv_sec, (long)(t).tv_usec
+    sb_printf(b,
+              "used_cpu_sys:%ld.%06ld\r\nused_cpu_user:%ld.%06ld\r\n"
+              "used_cpu_sys_children:%ld.%06ld\r\nused_cpu_user_children:%ld.%06ld\r\n"
+              "used_cpu_sys_main_thread:%ld.%06ld\r\nused_cpu_user_main_thread:%ld.%06ld\r\n",
+              TV(self.ru_stime), TV(self.ru_utime), TV(children.ru_stime), TV(children.ru_utime),
+              TV(thread.ru_stime), TV(thread.ru_utime));
+#undef TV
+}
+
+static void info_index(sbuf *b)
+{
+    char buf[16384];
+    size_t n = idx_info(buf, sizeof(buf));
+    if (n > sizeof(buf) - 1) n = sizeof(buf) - 1;
+    buf[n] = '\0';
+    if (n && strncmp(buf, "# ", 2) != 0)
+        sb_section(b, "Index");
+    else if (n && b->len)
+        sb_printf(b, "\r\n");
+    sb_printf(b, "%s", buf);
+    if (n && buf[n - 1] != '\n') sb_printf(b, "\r\n");
+}
+
+/* The sections, in the order Redis prints them (strata's own last). */
+static const struct info_section {
+    const char *name;
+    int in_default; /* INFO, INFO default; INFO all adds the others */
+    void (*fn)(sbuf *b);
+} info_sections[] = {
+    {"server", 1, info_server},
+    {"clients", 1, info_clients},
+    {"memory", 1, info_memory},
+    {"persistence", 1, info_persistence},
+    {"stats", 1, info_stats},
+    {"replication", 1, info_replication},
+    {"cpu", 1, info_cpu},
+    {"commandstats", 0, stats_info_commandstats},
+    {"errorstats", 1, stats_info_errorstats},
+    {"latencystats", 0, stats_info_latencystats},
+    {"keyspace", 1, info_keyspace},
+    {"engine", 1, info_engine},
+    {"index", 1, info_index},
+};
+#define NSECTIONS (sizeof(info_sections) / sizeof(info_sections[0]))
+
+/* INFO [section ...]: as Redis's genInfoSectionDict, "default" is the
+ * default set, "all" and "everything" every section, anything else a
+ * section name (case-insensitive); each section is printed once. */
 void cmd_info(client *c)
 {
-    sbuf b = {malloc(4096), 0, 4096};
-    b.p[0] = '\0';
-    if (c->argc == 1) info_section(&b, "", 1);
+    int want[NSECTIONS] = {0};
+    for (size_t k = 0; k < NSECTIONS; k++)
+        want[k] = c->argc == 1 && info_sections[k].in_default;
     for (int i = 1; i < c->argc; i++) {
         const char *s = c->argv[i].ptr;
-        int all =
-            !strcasecmp(s, "all") || !strcasecmp(s, "everything") || !strcasecmp(s, "default");
-        info_section(&b, s, all);
+        int all = !strcasecmp(s, "all") || !strcasecmp(s, "everything");
+        int def = !strcasecmp(s, "default");
+        for (size_t k = 0; k < NSECTIONS; k++)
+            if (all || (def && info_sections[k].in_default) ||
+                !strcasecmp(s, info_sections[k].name))
+                want[k] = 1;
     }
+    sbuf b = {malloc(4096), 0, 4096};
+    b.p[0] = '\0';
+    for (size_t k = 0; k < NSECTIONS; k++)
+        if (want[k]) info_sections[k].fn(&b);
     add_reply_verbatim(c, b.p, b.len, "txt");
     free(b.p);
 }
@@ -593,6 +668,8 @@ static const char *config_help[] = {
     "    Set the configuration <directive> to <value>.",
     "RESETSTAT",
     "    Reset statistics reported by the INFO command.",
+    "REWRITE",
+    "    Rewrite the configuration file.",
     NULL};
 
 void cmd_config(client *c)
@@ -617,21 +694,26 @@ void cmd_config(client *c)
     } else if (arg_is(sub, "set")) {
         if (c->argc < 4) return add_reply_subcommand_arity(c);
         if (c->argc % 2 != 0) return add_reply_error(c, ERR_SYNTAX); /* as Redis: pairs */
+        for (int i = 2; i < c->argc; i += 2)                         /* before anything can fail */
+            if (config_is_sensitive(c->argv[i].ptr)) server_redact_arg(c, i + 1);
+        int n = (c->argc - 2) / 2;
+        const char **pairs = malloc(sizeof(*pairs) * 2 * (size_t)n);
+        if (!pairs) return add_reply_error(c, "ERR out of memory");
+        for (int i = 0; i < 2 * n; i++)
+            pairs[i] = c->argv[2 + i].ptr;
+        char *err = NULL;
         config_protected_allowed =
             cfg.enable_protected_configs == PROTECTED_YES ||
             (cfg.enable_protected_configs == PROTECTED_LOCAL && client_is_local(c));
-        for (int i = 2; i < c->argc; i += 2) {
-            const char *v[1] = {c->argv[i + 1].ptr};
-            char *err = NULL;
-            if (config_set(c->argv[i].ptr, v, 1, 0, &err) < 0) {
-                config_protected_allowed = 0;
-                add_reply_error(c, err);
-                free(err);
-                return;
-            }
-        }
+        int rc = config_set_pairs(pairs, n, &err);
         config_protected_allowed = 0;
-        add_reply_ok(c);
+        if (rc < 0) {
+            add_reply_error(c, err);
+            free(err);
+        } else {
+            add_reply_ok(c);
+        }
+        free(pairs);
     } else if (arg_is(sub, "resetstat")) {
         if (c->argc != 2) return add_reply_subcommand_arity(c);
         server.stat_commands = server.stat_connections = server.stat_rejected_conn = 0;
@@ -639,6 +721,17 @@ void cmd_config(client *c)
         server.stat_expired = server.stat_commits = server.stat_write_errors = 0;
         server.stat_evicted_clients = 0;
         server.stat_ops_sample_cmds = 0;
+        stats_reset();
+        add_reply_ok(c);
+    } else if (arg_is(sub, "rewrite")) {
+        if (c->argc != 2) return add_reply_subcommand_arity(c);
+        const char *path = config_file_path();
+        if (!path) return add_reply_error(c, "The server is running without a config file");
+        if (config_rewrite(path) < 0) {
+            server_log(LL_WARNING, "CONFIG REWRITE failed: %s", strerror(errno));
+            return add_reply_error_fmt(c, "Rewriting config file: %s", strerror(errno));
+        }
+        server_log(LL_NOTICE, "CONFIG REWRITE executed with success.");
         add_reply_ok(c);
     } else {
         add_reply_subcommand_error(c);
@@ -797,18 +890,19 @@ void cmd_shutdown(client *c)
 
 /* ---- DEBUG -------------------------------------------------------------- */
 
-static const char *debug_help[] = {
-    "SLEEP <seconds>",
-    "    Stop the server for <seconds>. Decimals allowed.",
-    "SET-ACTIVE-EXPIRE <0|1>",
-    "    Turn the active expiry cycle off or on.",
-    "JMAP",
-    "    Does nothing (compatibility).",
-    "LOG <message>",
-    "    Write <message> to the server log.",
-    "COMPACT",
-    "    Flush and compact every level into the bottom one (blocks).",
-    NULL};
+static const char *debug_help[] = {"OBJECT <key>",
+                                   "    Show low level info about the <key> and associated value.",
+                                   "SLEEP <seconds>",
+                                   "    Stop the server for <seconds>. Decimals allowed.",
+                                   "SET-ACTIVE-EXPIRE <0|1>",
+                                   "    Turn the active expiry cycle off or on.",
+                                   "JMAP",
+                                   "    Does nothing (compatibility).",
+                                   "LOG <message>",
+                                   "    Write <message> to the server log.",
+                                   "COMPACT",
+                                   "    Flush and compact every level into the bottom one (blocks).",
+                                   NULL};
 
 /* DEBUG PROTOCOL <type>: one reply of each encoding, as Redis, so clients
  * (and our tests) can check RESP2 and RESP3 encodings. */
@@ -870,6 +964,8 @@ void cmd_debug(client *c)
         add_reply_ok(c);
     } else if (arg_is(sub, "protocol") && c->argc == 3) {
         debug_protocol(c, &c->argv[2]);
+    } else if (arg_is(sub, "object") && c->argc == 3) {
+        debug_object(c);
     } else if (arg_is(sub, "jmap") && c->argc == 2) {
         add_reply_ok(c);
     } else if (arg_is(sub, "compact") && c->argc == 2) {

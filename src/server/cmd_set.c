@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "keyspace/keyspace.h"
 #include "server/server.h"
@@ -46,6 +47,15 @@ static void reply_array_fn(void *arg, const ks_field *f, size_t n)
     reply_members(arg, f, n, 0);
 }
 
+/* Redis's "del" after a removal that emptied the set (argv[i]). */
+static void notify_if_gone(client *c, int i)
+{
+    ks_type t;
+    if ((notify_keyspace_flags & NOTIFY_GENERIC) &&
+        ks_type_of(client_ks(c), c->argv[i].ptr, c->argv[i].len, &t) == KS_OK && t == KS_NONE)
+        notify_arg(c, NOTIFY_GENERIC, "del", i);
+}
+
 /* SADD / SREM key member [member ...] */
 static void add_or_rem(client *c, int add)
 {
@@ -60,10 +70,15 @@ static void add_or_rem(client *c, int add)
     ks_status st =
         (add ? ks_sadd : ks_srem)(client_ks(c), c->argv[1].ptr, c->argv[1].len, m, n, &changed);
     if (m != small) free(m);
-    if (st != KS_OK && st != KS_NOTFOUND)
+    if (st != KS_OK && st != KS_NOTFOUND) {
         add_reply_ks_error(c, st, client_ks(c));
-    else
-        add_reply_long_long(c, (long long)changed);
+        return;
+    }
+    if (changed) {
+        notify_arg(c, NOTIFY_SET, add ? "sadd" : "srem", 1);
+        if (!add) notify_if_gone(c, 1);
+    }
+    add_reply_long_long(c, (long long)changed);
 }
 
 void cmd_sadd(client *c)
@@ -183,6 +198,9 @@ void cmd_spop(client *c)
             add_reply_null(c);
     } else if (st != KS_OK) {
         add_reply_ks_error(c, st, k);
+    } else {
+        notify_arg(c, NOTIFY_SET, "spop", 1);
+        notify_if_gone(c, 1);
     }
 }
 
@@ -214,13 +232,33 @@ void cmd_srandmember(client *c)
 
 void cmd_smove(client *c)
 {
-    int moved;
-    ks_status st = ks_smove(client_ks(c), c->argv[1].ptr, c->argv[1].len, c->argv[2].ptr,
-                            c->argv[2].len, c->argv[3].ptr, c->argv[3].len, &moved);
-    if (st != KS_OK)
-        add_reply_ks_error(c, st, client_ks(c));
-    else
-        add_reply_long_long(c, moved);
+    int moved, had = 0;
+    ks_ctx *k = client_ks(c);
+    int same =
+        c->argv[1].len == c->argv[2].len && !memcmp(c->argv[1].ptr, c->argv[2].ptr, c->argv[1].len);
+    ks_type dt = KS_SET; /* Redis raises dst's "new" after src's "srem"/"del" */
+    if ((notify_keyspace_flags & NOTIFY_NEW) && !same &&
+        ks_type_of(k, c->argv[2].ptr, c->argv[2].len, &dt) != KS_OK)
+        dt = KS_SET;
+    if ((notify_keyspace_flags & NOTIFY_SET) && !same) { /* is "sadd" on dst due? */
+        ks_field m = {c->argv[3].ptr, c->argv[3].len, NULL, 0};
+        if (ks_sismember(k, c->argv[2].ptr, c->argv[2].len, &m, 1, &had) != KS_OK) had = 0;
+    }
+    notify_new_muted = dt == KS_NONE;
+    ks_status st = ks_smove(k, c->argv[1].ptr, c->argv[1].len, c->argv[2].ptr, c->argv[2].len,
+                            c->argv[3].ptr, c->argv[3].len, &moved);
+    notify_new_muted = 0;
+    if (st != KS_OK) {
+        add_reply_ks_error(c, st, k);
+        return;
+    }
+    if (moved && !same) { /* Redis: "srem" src, "del" src if emptied, "sadd" dst */
+        notify_arg(c, NOTIFY_SET, "srem", 1);
+        notify_if_gone(c, 1);
+        if (dt == KS_NONE) notify_arg(c, NOTIFY_NEW, "new", 2);
+        if (!had) notify_arg(c, NOTIFY_SET, "sadd", 2);
+    }
+    add_reply_long_long(c, moved);
 }
 
 /* SINTER, SUNION, SDIFF [STORE]: keys from argv[first]; dst argv[1] when
@@ -236,13 +274,23 @@ static void setop_generic(client *c, int op, int store)
         return;
     }
     uint64_t card;
+    ks_type t = KS_NONE; /* the STORE forms' "del" needs to know dst existed */
+    if (store && (notify_keyspace_flags & NOTIFY_GENERIC) &&
+        ks_type_of(client_ks(c), c->argv[1].ptr, c->argv[1].len, &t) != KS_OK)
+        t = KS_NONE;
     ks_status st = ks_setop(client_ks(c), op, keys, n, store ? c->argv[1].ptr : NULL,
                             store ? c->argv[1].len : 0, 0, store ? NULL : reply_set_fn, c, &card);
     if (keys != small) free(keys);
-    if (st != KS_OK)
+    if (st != KS_OK) {
         add_reply_ks_error(c, st, client_ks(c));
-    else if (store)
+    } else if (store) {
+        static const char *const ev[] = {"sinterstore", "sunionstore", "sdiffstore"};
+        if (card)
+            notify_arg(c, NOTIFY_SET, ev[op], 1);
+        else if (t != KS_NONE)
+            notify_arg(c, NOTIFY_GENERIC, "del", 1);
         add_reply_long_long(c, (long long)card);
+    }
 }
 
 void cmd_sinter(client *c)

@@ -17,16 +17,18 @@ static void reply_invalid_expire(client *c)
     add_reply_error_fmt(c, "invalid expire time in '%s' command", c->cmd->name);
 }
 
-/* Replies the outcome of a keyspace read of one string: its value, nil
- * when absent, or the error; then frees *v. */
+/* Replies the outcome of a keyspace read of one string (argv[1]): its
+ * value, nil when absent (a keymiss event), or the error; then frees *v. */
 static void reply_value(client *c, ks_status st, ks_val *v)
 {
-    if (st == KS_OK)
+    if (st == KS_OK) {
         add_reply_bulk(c, v->p, v->n);
-    else if (st == KS_NOTFOUND)
+    } else if (st == KS_NOTFOUND) {
+        notify_keymiss(c, 1);
         add_reply_null(c);
-    else
+    } else {
         add_reply_ks_error(c, st, client_ks(c));
+    }
     ks_val_free(v);
 }
 
@@ -133,6 +135,11 @@ static void set_generic(client *c, const arg *key, const arg *val, int flags, in
     ks_val old;
     int done;
     ks_status st = ks_set(client_ks(c), key->ptr, key->len, val->ptr, val->len, &o, &done, &old);
+    if (st == KS_OK && o.get && !old.p) notify_keymiss(c, 1);
+    if (st == KS_OK && done) {
+        notify_keyspace_event(NOTIFY_STRING, "set", c->db, key->ptr, key->len);
+        if (expire) notify_keyspace_event(NOTIFY_GENERIC, "expire", c->db, key->ptr, key->len);
+    }
     if (st != KS_OK)
         add_reply_ks_error(c, st, client_ks(c));
     else if (reply_int)
@@ -194,10 +201,13 @@ void cmd_mget(client *c)
     add_reply_array_len(c, c->argc - 1);
     for (int j = 1; j < c->argc; j++) {
         ks_val v;
-        if (ks_get(client_ks(c), c->argv[j].ptr, c->argv[j].len, &v) == KS_OK)
+        ks_status st = ks_get(client_ks(c), c->argv[j].ptr, c->argv[j].len, &v);
+        if (st == KS_OK) {
             add_reply_bulk(c, v.p, v.n);
-        else
+        } else {
+            if (st == KS_NOTFOUND) notify_keymiss(c, j);
             add_reply_null(c);
+        }
         ks_val_free(&v);
     }
 }
@@ -220,6 +230,9 @@ static void mset_generic(client *c, int nx)
     int done;
     ks_status st = ks_mset(client_ks(c), kv, n, nx, &done);
     if (kv != small) free(kv);
+    if (st == KS_OK && (!nx || done))
+        for (int j = 1; j < c->argc; j += 2)
+            notify_arg(c, NOTIFY_STRING, "set", j);
     if (st != KS_OK)
         add_reply_ks_error(c, st, client_ks(c));
     else if (nx)
@@ -241,6 +254,7 @@ void cmd_getdel(client *c)
 {
     ks_val v;
     ks_status st = ks_getdel(client_ks(c), c->argv[1].ptr, c->argv[1].len, &v);
+    if (st == KS_OK) notify_arg(c, NOTIFY_GENERIC, "del", 1);
     reply_value(c, st, &v);
 }
 
@@ -270,8 +284,16 @@ void cmd_getex(client *c)
     int mode = (flags & OPT_PERSIST)      ? KS_GETEX_PERSIST
                : (flags & OPT_ANY_EXPIRE) ? KS_GETEX_SET
                                           : KS_GETEX_KEEP;
+    int64_t old_ttl = 0; /* PERSIST notifies only when a TTL went away */
+    if (mode == KS_GETEX_PERSIST && (notify_keyspace_flags & NOTIFY_GENERIC) &&
+        ks_expire_get(k, key->ptr, key->len, &old_ttl) != KS_OK)
+        old_ttl = 0;
     ks_val v;
     ks_status st = ks_getex(k, key->ptr, key->len, mode, expire, &v);
+    if (st == KS_OK && mode == KS_GETEX_SET)
+        notify_arg(c, NOTIFY_GENERIC, expire <= k->now_ms ? "del" : "expire", 1);
+    if (st == KS_OK && mode == KS_GETEX_PERSIST && old_ttl)
+        notify_arg(c, NOTIFY_GENERIC, "persist", 1);
     reply_value(c, st, &v);
 }
 
@@ -279,6 +301,7 @@ static void incr_generic(client *c, long long by)
 {
     long long out;
     ks_status st = ks_incrby(client_ks(c), c->argv[1].ptr, c->argv[1].len, by, &out);
+    if (st == KS_OK) notify_arg(c, NOTIFY_STRING, "incrby", 1);
     if (st == KS_OK)
         add_reply_long_long(c, out);
     else
@@ -334,6 +357,7 @@ void cmd_incrbyfloat(client *c)
         return;
     }
     ks_status st = ks_incrbyfloat(k, c->argv[1].ptr, c->argv[1].len, by, buf, &n);
+    if (st == KS_OK) notify_arg(c, NOTIFY_STRING, "incrbyfloat", 1);
     if (st == KS_OK)
         add_reply_bulk(c, buf, n);
     else
@@ -346,6 +370,7 @@ void cmd_append(client *c)
     size_t n;
     ks_status st =
         ks_append(client_ks(c), c->argv[1].ptr, c->argv[1].len, c->argv[2].ptr, c->argv[2].len, &n);
+    if (st == KS_OK) notify_arg(c, NOTIFY_STRING, "append", 1);
     if (st == KS_OK)
         add_reply_long_long(c, (long long)n);
     else
@@ -356,6 +381,7 @@ void cmd_strlen(client *c)
 {
     ks_val v;
     ks_status st = ks_get(client_ks(c), c->argv[1].ptr, c->argv[1].len, &v);
+    if (st == KS_NOTFOUND) notify_keymiss(c, 1);
     if (st == KS_OK || st == KS_NOTFOUND)
         add_reply_long_long(c, (long long)v.n);
     else
@@ -373,6 +399,7 @@ void cmd_getrange(client *c)
         add_reply_ks_error(c, st, client_ks(c));
         return;
     }
+    if (st == KS_NOTFOUND) notify_keymiss(c, 1);
     long long len = (long long)v.n;
     if (start < 0 && end < 0 && start > end) {
         add_reply_bulk(c, "", 0);
@@ -406,6 +433,7 @@ void cmd_setrange(client *c)
     size_t n;
     ks_status st = ks_setrange(client_ks(c), c->argv[1].ptr, c->argv[1].len, (uint64_t)off,
                                c->argv[3].ptr, c->argv[3].len, &n);
+    if (st == KS_OK && c->argv[3].len) notify_arg(c, NOTIFY_STRING, "setrange", 1);
     if (st == KS_OK)
         add_reply_long_long(c, (long long)n);
     else

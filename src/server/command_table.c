@@ -30,6 +30,10 @@
 #define BL CMD_BLOCKING
 #define NT CMD_NOTOUCH
 #define PS CMD_PUBSUB
+#define CT CMD_CONTAINER
+#define MR CMD_MAY_REPLICATE
+#define SM CMD_SKIP_MONITOR
+#define SL CMD_SKIP_SLOWLOG
 
 /* Key specs in rows: .keys = {KS(INDEX(1), RANGE(0, 1, 0), RW | ACCESS | DELETE), ...}, the
  * shorthand K(pos, flags) for one key at pos, KR(pos, lastkey, step, flags) for a range. */

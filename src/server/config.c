@@ -5,14 +5,15 @@
  * Every setting is one row of config_table: name, type, where its value
  * lives, default, bounds, whether it can change at runtime, and an apply
  * hook for settings whose change must reach another part of the server
- * (appendfsync -> the engine). Immutable settings
- * (bind, port, dir, databases, cache-size, ...) are read once at startup.
+ * (appendfsync -> the engine, port -> new listening sockets). Immutable
+ * settings (bind, dir, databases, cache-size, ...) are read once at startup.
  */
 #include "server/config.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +26,15 @@
 
 server_config cfg;
 
-enum { T_BOOL, T_INT, T_MEM, T_STR, T_ENUM, T_OBUF };
-enum { F_IMMUTABLE = 1, F_PROTECTED = 2 }; /* protected: enable-protected-configs decides */
+enum { T_BOOL, T_INT, T_MEM, T_STR, T_ENUM, T_LL, T_SPECIAL, T_OBUF };
+/* F_REDIS_IMMUTABLE: immutable in Redis too, where CONFIG SET refuses even
+ * the current value; other immutable settings (those Redis can change at
+ * run time, and strata's own) accept their current value as a no-op. */
+/* F_HIDDEN: left out of CONFIG GET patterns, shown when named exactly
+ * (Redis's HIDDEN_CONFIG, test hooks). F_PERCENT: a T_MEM that also takes
+ * "N%", stored as -N (Redis's PERCENT_CONFIG, bounded by min = -100). */
+enum { F_IMMUTABLE = 1, F_SENSITIVE = 2, F_REDIS_IMMUTABLE = 4, F_HIDDEN = 8, F_PERCENT = 16,
+       F_PROTECTED = 32 /* enable-protected-configs decides */ };
 
 typedef struct config_enum {
     const char *name;
@@ -74,6 +82,7 @@ static const config_enum tls_auth_clients_enum[] = {
 static struct {
     long long hash_max_listpack_entries, hash_max_listpack_value, set_max_intset_entries;
     long long zset_max_listpack_entries, zset_max_listpack_value, maxmemory;
+    long long stream_node_max_entries, stream_node_max_bytes;
     int list_max_listpack_size, list_compress_depth, maxmemory_policy, lfu_log_factor,
         lfu_decay_time;
 } compat;
@@ -86,11 +95,90 @@ typedef struct config_row {
     long long min, max;
     const config_enum *enums;
     void (*apply)(void);
+    /* T_SPECIAL: parse and store argv (the words of the value); 0 or -1
+     * with *err set (a static string), leaving the setting unchanged.
+     * Other types: applies a new run-time value before it is stored, and
+     * may refuse it the same way (Redis's apply functions that fail). */
+    int (*set)(const char *const *argv, int argc, const char **err);
+    void (*get)(char *buf, size_t cap);
 } config_row;
+
+static int set_port(const char *const *argv, int argc, const char **err)
+{
+    (void)argc;
+    if (server_listen_port(atoi(argv[0])) < 0)
+        return *err = "Unable to listen on this port. Check server logs.", -1;
+    return 0;
+}
 
 static void apply_appendfsync(void)
 {
     if (server.db) eng_set_sync_mode(server.db, cfg.appendfsync);
+}
+
+/* ---- Special settings: several words, their own syntax -------------------- */
+
+static int set_notify(const char *const *argv, int argc, const char **err)
+{
+    int flags = argc == 1 ? notify_flags_parse(argv[0]) : -1;
+    if (flags < 0) return *err = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.", -1;
+    notify_keyspace_flags = flags;
+    return 0;
+}
+
+static void get_notify(char *buf, size_t cap)
+{
+    notify_flags_format(notify_keyspace_flags, buf, cap);
+}
+
+static int set_percentiles(const char *const *argv, int argc, const char **err)
+{
+    double v[CONFIG_MAX_PERCENTILES];
+    int n = (argc == 1 && argv[0][0] == '\0') ? 0 : argc;
+    if (n > CONFIG_MAX_PERCENTILES)
+        return *err = "Invalid latency-tracking-info-percentiles parameters", -1;
+    for (int j = 0; j < n; j++) {
+        char *end;
+        errno = 0;
+        v[j] = strtod(argv[j], &end);
+        if (!argv[j][0] || *end || errno || isspace((unsigned char)argv[j][0]) || isnan(v[j]))
+            return *err = "Invalid latency-tracking-info-percentiles parameters", -1;
+        if (v[j] > 100.0 || v[j] < 0.0)
+            return *err = "latency-tracking-info-percentiles parameters should sit between "
+                          "[0.0,100.0]",
+                   -1;
+    }
+    memcpy(cfg.latency_percentiles, v, sizeof(double) * (size_t)n);
+    cfg.latency_percentiles_n = n;
+    return 0;
+}
+
+/* "%f" without trailing zeros, as Redis prints percentiles. */
+static size_t fmt_trimmed(char *buf, size_t cap, double d)
+{
+    int n = snprintf(buf, cap, "%f", d);
+    if (n < 0 || (size_t)n >= cap) return 0;
+    while (n > 0 && buf[n - 1] == '0')
+        n--;
+    if (n > 0 && buf[n - 1] == '.') n--;
+    buf[n] = '\0';
+    return (size_t)n;
+}
+
+static void get_percentiles(char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int j = 0; j < cfg.latency_percentiles_n && n + 64 < cap; j++) {
+        if (j) buf[n++] = ' ';
+        n += fmt_trimmed(buf + n, cap - n, cfg.latency_percentiles[j]);
+    }
+    buf[n] = '\0';
+}
+
+static void apply_slowlog_len(void)
+{
+    slowlog_apply_max_len();
 }
 
 void config_apply_keyspace(void)
@@ -98,7 +186,8 @@ void config_apply_keyspace(void)
     ks_limits l = {compat.hash_max_listpack_entries, compat.hash_max_listpack_value,
                    compat.set_max_intset_entries,    compat.zset_max_listpack_entries,
                    compat.zset_max_listpack_value,   compat.list_max_listpack_size,
-                   compat.list_compress_depth};
+                   compat.list_compress_depth,       compat.stream_node_max_entries,
+                   compat.stream_node_max_bytes};
     if (server_keyspace()) ks_set_limits(server_keyspace(), &l);
     int lfu = compat.maxmemory_policy == 1 || compat.maxmemory_policy == 5; /* *-lfu */
     key_access_config(lfu, compat.lfu_log_factor, compat.lfu_decay_time);
@@ -133,14 +222,15 @@ static void apply_tls_port(void)
 
 static const config_row config_table[] = {
     {"bind", T_STR, F_IMMUTABLE, &cfg.bind, "127.0.0.1", 0, 0, NULL, NULL},
-    {"port", T_INT, F_IMMUTABLE, &cfg.port, "6379", 0, 65535, NULL, NULL},
+    {"port", T_INT, 0, &cfg.port, "6379", 0, 65535, NULL, NULL, set_port},
     {"dir", T_STR, F_IMMUTABLE | F_PROTECTED, &cfg.dir, "./data", 0, 0, NULL, NULL},
     {"appendfsync", T_ENUM, 0, &cfg.appendfsync, "everysec", 0, 0, fsync_enum, apply_appendfsync},
-    {"requirepass", T_STR, 0, &cfg.requirepass, "", 0, 0, NULL, apply_requirepass},
+    {"requirepass", T_STR, F_SENSITIVE, &cfg.requirepass, "", 0, 0, NULL, apply_requirepass},
     {"maxclients", T_INT, 0, &cfg.maxclients, "10000", 1, INT_MAX, NULL, NULL},
     {"timeout", T_INT, 0, &cfg.timeout, "0", 0, INT_MAX, NULL, NULL},
     {"tcp-keepalive", T_INT, 0, &cfg.tcp_keepalive, "300", 0, INT_MAX, NULL, NULL},
-    {"tcp-backlog", T_INT, F_IMMUTABLE, &cfg.tcp_backlog, "511", 0, INT_MAX, NULL, NULL},
+    {"tcp-backlog", T_INT, F_IMMUTABLE | F_REDIS_IMMUTABLE, &cfg.tcp_backlog, "511", 0, INT_MAX,
+     NULL, NULL},
     {"cache-size", T_MEM, F_IMMUTABLE, &cfg.cache_size, "256mb", 0, LLONG_MAX, NULL, NULL},
     {"row-cache-size", T_MEM, F_IMMUTABLE, &cfg.row_cache_size, "64mb", 0, LLONG_MAX, NULL, NULL},
     {"write-buffer-size", T_MEM, F_IMMUTABLE, &cfg.write_buffer_size, "64mb", 64 * 1024, LLONG_MAX,
@@ -148,15 +238,15 @@ static const config_row config_table[] = {
     {"compression", T_INT, F_IMMUTABLE, &cfg.compression, "1", 0, 22, NULL, NULL},
     {"log-load-corrupt", T_BOOL, F_IMMUTABLE, &cfg.log_load_corrupt, "no", 0, 0, NULL, NULL},
     {"loglevel", T_ENUM, 0, &cfg.loglevel, "notice", 0, 0, loglevel_enum, NULL},
-    {"logfile", T_STR, F_IMMUTABLE, &cfg.logfile, "", 0, 0, NULL, NULL},
-    {"pidfile", T_STR, F_IMMUTABLE, &cfg.pidfile, "", 0, 0, NULL, NULL},
-    {"daemonize", T_BOOL, F_IMMUTABLE, &cfg.daemonize, "no", 0, 0, NULL, NULL},
+    {"logfile", T_STR, F_IMMUTABLE | F_REDIS_IMMUTABLE, &cfg.logfile, "", 0, 0, NULL, NULL},
+    {"pidfile", T_STR, F_IMMUTABLE | F_REDIS_IMMUTABLE, &cfg.pidfile, "", 0, 0, NULL, NULL},
+    {"daemonize", T_BOOL, F_IMMUTABLE | F_REDIS_IMMUTABLE, &cfg.daemonize, "no", 0, 0, NULL, NULL},
     {"hz", T_INT, 0, &cfg.hz, "10", 1, 500, NULL, NULL},
     {"proto-max-bulk-len", T_MEM, 0, &cfg.proto_max_bulk_len, "512mb", 1024 * 1024, LLONG_MAX, NULL,
      NULL},
     {"client-query-buffer-limit", T_MEM, 0, &cfg.client_query_buffer_limit, "1gb", 1024 * 1024,
      LLONG_MAX, NULL, NULL},
-    {"databases", T_INT, F_IMMUTABLE, &cfg.databases, "16", 16, 16, NULL, NULL},
+    {"databases", T_INT, F_IMMUTABLE | F_REDIS_IMMUTABLE, &cfg.databases, "16", 16, 16, NULL, NULL},
     /* lua-time-limit is Redis's older name of the same setting */
     {"busy-reply-threshold", T_INT, 0, &cfg.busy_reply_threshold, "5000", 0, INT_MAX, NULL, NULL},
     {"lua-time-limit", T_INT, 0, &cfg.busy_reply_threshold, "5000", 0, INT_MAX, NULL, NULL},
@@ -164,6 +254,16 @@ static const config_row config_table[] = {
     {"client-output-buffer-limit", T_OBUF, 0, &cfg.obuf_limits,
      "normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60", 0, 0, NULL, NULL},
     {"reply-memory-limit", T_MEM, 0, &cfg.reply_memory_limit, "1gb", 0, LLONG_MAX, NULL, NULL},
+    /* Introspection, notifications and pub/sub. */
+    {"notify-keyspace-events", T_SPECIAL, 0, NULL, "", 0, 0, NULL, NULL, set_notify, get_notify},
+    {"slowlog-log-slower-than", T_LL, 0, &cfg.slowlog_log_slower_than, "10000", -1, LLONG_MAX, NULL,
+     NULL},
+    {"slowlog-max-len", T_LL, 0, &cfg.slowlog_max_len, "128", 0, LONG_MAX, NULL, apply_slowlog_len},
+    {"latency-monitor-threshold", T_LL, 0, &cfg.latency_monitor_threshold, "0", 0, LLONG_MAX, NULL,
+     NULL},
+    {"latency-tracking", T_BOOL, 0, &cfg.latency_tracking, "yes", 0, 0, NULL, NULL},
+    {"latency-tracking-info-percentiles", T_SPECIAL, 0, NULL, "50 99 99.9", 0, 0, NULL, NULL,
+     set_percentiles, get_percentiles},
     /* Every other Redis 7.0 name (README lists what they change). Aliases
      * are rows sharing their name's storage. */
     {"rdbchecksum", T_BOOL, F_IMMUTABLE, &(int){0}, "yes", 0, 0, NULL, NULL},
@@ -209,11 +309,10 @@ static const config_row config_table[] = {
     {"cluster-allow-pubsubshard-when-down", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
     {"crash-log-enabled", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
     {"crash-memcheck-enabled", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
-    {"use-exit-on-panic", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
+    {"use-exit-on-panic", T_BOOL, F_HIDDEN, &(int){0}, "no", 0, 0, NULL, NULL},
     {"disable-thp", T_BOOL, F_IMMUTABLE, &(int){0}, "yes", 0, 0, NULL, NULL},
     {"cluster-allow-replica-migration", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
     {"replica-announced", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
-    {"latency-tracking", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
     {"aof-disable-auto-gc", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
     {"replica-ignore-disk-write-errors", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
     {"aclfile", T_STR, F_IMMUTABLE, &cfg.aclfile, "", 0, 0, NULL, NULL},
@@ -289,25 +388,23 @@ static const config_row config_table[] = {
     {"repl-ping-slave-period", T_INT, 0, &(int){0}, "10", 1, INT_MAX, NULL, NULL},
     {"list-compress-depth", T_INT, 0, &compat.list_compress_depth, "0", 0, INT_MAX, NULL,
      apply_keyspace},
-    {"rdb-key-save-delay", T_INT, 0, &(int){0}, "0", INT_MIN, INT_MAX, NULL, NULL},
-    {"key-load-delay", T_INT, 0, &(int){0}, "0", INT_MIN, INT_MAX, NULL, NULL},
+    {"rdb-key-save-delay", T_INT, F_HIDDEN, &(int){0}, "0", INT_MIN, INT_MAX, NULL, NULL},
+    {"key-load-delay", T_INT, F_HIDDEN, &(int){0}, "0", INT_MIN, INT_MAX, NULL, NULL},
     {"active-expire-effort", T_INT, 0, &(int){0}, "1", 1, 10, NULL, NULL},
     {"min-replicas-to-write", T_INT, 0, &(int){0}, "0", 0, INT_MAX, NULL, NULL},
     {"min-slaves-to-write", T_INT, 0, &(int){0}, "0", 0, INT_MAX, NULL, NULL},
     {"min-replicas-max-lag", T_INT, 0, &(int){0}, "10", 0, INT_MAX, NULL, NULL},
     {"min-slaves-max-lag", T_INT, 0, &(int){0}, "10", 0, INT_MAX, NULL, NULL},
-    {"watchdog-period", T_INT, 0, &(int){0}, "0", 0, INT_MAX, NULL, NULL},
+    {"watchdog-period", T_INT, F_HIDDEN, &(int){0}, "0", 0, INT_MAX, NULL, NULL},
     {"shutdown-timeout", T_INT, 0, &(int){0}, "10", 0, INT_MAX, NULL, NULL},
     {"repl-diskless-sync-max-replicas", T_INT, 0, &(int){0}, "0", 0, INT_MAX, NULL, NULL},
     {"unixsocketperm", T_INT, F_IMMUTABLE, &(int){0}, "0", 0, 511, NULL, NULL},
     {"socket-mark-id", T_MEM, F_IMMUTABLE, &(long long){0}, "0", 0, 4294967295, NULL, NULL},
     {"active-defrag-max-scan-fields", T_MEM, 0, &(long long){0}, "1000", 1, LLONG_MAX, NULL, NULL},
-    {"slowlog-max-len", T_MEM, 0, &(long long){0}, "128", 0, LLONG_MAX, NULL, NULL},
     {"acllog-max-len", T_MEM, 0, &cfg.acllog_max_len, "128", 0, LLONG_MAX, NULL, NULL},
     {"cluster-node-timeout", T_MEM, 0, &(long long){0}, "15000", 0, LLONG_MAX, NULL, NULL},
-    {"slowlog-log-slower-than", T_INT, 0, &(int){0}, "10000", -1, INT_MAX, NULL, NULL},
-    {"latency-monitor-threshold", T_MEM, 0, &(long long){0}, "0", 0, LLONG_MAX, NULL, NULL},
-    {"stream-node-max-entries", T_MEM, 0, &(long long){0}, "100", 0, LLONG_MAX, NULL, NULL},
+    {"stream-node-max-entries", T_MEM, 0, &compat.stream_node_max_entries, "100", 0, LLONG_MAX, NULL,
+     apply_keyspace},
     {"repl-backlog-size", T_MEM, 0, &(long long){0}, "1048576", 1, LLONG_MAX, NULL, NULL},
     {"maxmemory", T_MEM, 0, &compat.maxmemory, "0", 0, LLONG_MAX, NULL, apply_keyspace},
     {"cluster-link-sendbuf-limit", T_MEM, 0, &(long long){0}, "0", 0, LLONG_MAX, NULL, NULL},
@@ -327,16 +424,17 @@ static const config_row config_table[] = {
      apply_keyspace},
     {"hash-max-ziplist-value", T_MEM, 0, &compat.hash_max_listpack_value, "64", 0, LLONG_MAX, NULL,
      apply_keyspace},
-    {"stream-node-max-bytes", T_MEM, 0, &(long long){0}, "4096", 0, LLONG_MAX, NULL, NULL},
+    {"stream-node-max-bytes", T_MEM, 0, &compat.stream_node_max_bytes, "4096", 0, LLONG_MAX, NULL,
+     apply_keyspace},
     {"zset-max-listpack-value", T_MEM, 0, &compat.zset_max_listpack_value, "64", 0, LLONG_MAX, NULL,
      apply_keyspace},
     {"zset-max-ziplist-value", T_MEM, 0, &compat.zset_max_listpack_value, "64", 0, LLONG_MAX, NULL,
      apply_keyspace},
     {"tracking-table-max-keys", T_MEM, 0, &(long long){0}, "1000000", 0, LLONG_MAX, NULL, NULL},
-    {"maxmemory-clients", T_STR, 0, &(char *){NULL}, "0", 0, 0, NULL, NULL},
+    {"maxmemory-clients", T_MEM, F_PERCENT, &(long long){0}, "0", -100, LLONG_MAX, NULL, NULL},
     {"repl-backlog-ttl", T_MEM, 0, &(long long){0}, "3600", 0, LLONG_MAX, NULL, NULL},
     {"auto-aof-rewrite-min-size", T_MEM, 0, &(long long){0}, "67108864", 0, LLONG_MAX, NULL, NULL},
-    {"loading-process-events-interval-bytes", T_INT, 0, &(int){0}, "2097152", 1024, INT_MAX, NULL,
+    {"loading-process-events-interval-bytes", T_INT, F_HIDDEN, &(int){0}, "2097152", 1024, INT_MAX, NULL,
      NULL},
     {"tls-port", T_INT, 0, &cfg.tls_port, "0", 0, 65535, NULL, apply_tls_port},
     {"tls-session-cache-size", T_INT, 0, &cfg.tls_session_cache_size, "20480", 0, INT_MAX, NULL,
@@ -365,13 +463,14 @@ static const config_row config_table[] = {
     {"tls-ciphersuites", T_STR, 0, &cfg.tls_ciphersuites, "", 0, 0, NULL, apply_tls},
     {"save", T_STR, 0, &(char *){NULL}, "3600 1 300 100 60 10000", 0, 0, NULL, NULL},
     {"oom-score-adj-values", T_STR, 0, &(char *){NULL}, "0 200 800", 0, 0, NULL, NULL},
-    {"notify-keyspace-events", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
     {"replicaof", T_STR, F_IMMUTABLE, &(char *){NULL}, "", 0, 0, NULL, NULL},
     {"slaveof", T_STR, F_IMMUTABLE, &(char *){NULL}, "", 0, 0, NULL, NULL},
-    {"latency-tracking-info-percentiles", T_STR, 0, &(char *){NULL}, "50 99 99.9", 0, 0, NULL,
-     NULL},
 };
 #define NROWS (sizeof(config_table) / sizeof(config_table[0]))
+
+/* Each setting's default as config_get_value prints it (CONFIG REWRITE
+ * leaves settings at their default out of the file). */
+static char *default_text[NROWS];
 
 static const config_row *find_row(const char *name)
 {
@@ -431,13 +530,28 @@ static int parse_value(const config_row *r, const char *v, long long *num, char 
             return *err = strdup("argument must be 'yes' or 'no'"), -1;
         return 0;
     case T_INT:
+    case T_LL:
     case T_MEM: {
         char *end;
         errno = 0;
         long long x = strtoll(v, &end, 10);
-        if (r->type == T_MEM) {
+        size_t vl = strlen(v);
+        if ((r->flags & F_PERCENT) && vl > 1 && v[vl - 1] == '%' && ks_string2ll(v, vl - 1, &x) &&
+            x >= 0) {
+            if (-x < r->min) {
+                char buf[96];
+                snprintf(buf, sizeof(buf), "percentage argument must be less or equal to %lld",
+                         -r->min);
+                return *err = strdup(buf), -1;
+            }
+            return *num = -x, 0;
+        } else if (r->type == T_MEM) {
             if (config_parse_memory(v, &x) < 0)
-                return *err = strdup("argument must be a memory value"), -1;
+                return *err = strdup((r->flags & F_PERCENT)
+                                         ? "argument must be a memory or percent value"
+                                         : "argument must be a memory value"),
+                       -1;
+            if ((r->flags & F_PERCENT) && x < 0) x = LLONG_MAX; /* no negative bytes */
         } else if (errno || !*v || *end) {
             return *err = strdup("argument couldn't be parsed into an integer"), -1;
         }
@@ -464,6 +578,52 @@ static int parse_value(const config_row *r, const char *v, long long *num, char 
         return -1;
     }
     return 0;
+}
+
+/* A special setting's words: the file's arguments, or the one CONFIG SET
+ * value split as the file would be. Sets *why on a failure. */
+static void set_special(const config_row *r, const char *const *argv, int argc, char **why)
+{
+    char **words = NULL;
+    int n = argc;
+    const char *e = NULL;
+    if (argc == 1) {
+        n = config_split_args(argv[0], &words);
+        if (n < 0) {
+            *why = strdup("unbalanced quotes in configuration line");
+            return;
+        }
+        if (n == 0) { /* "" is a value of its own (no classes, no percentiles) */
+            static const char *const empty[1] = {""};
+            if (r->set(empty, 1, &e) < 0) *why = strdup(e);
+            config_free_args(words, n);
+            return;
+        }
+    }
+    if (r->set(words ? (const char *const *)words : argv, n, &e) < 0) *why = strdup(e);
+    if (words) config_free_args(words, n);
+}
+
+/* Would setting r to v leave it as it is? (CONFIG SET of an immutable
+ * setting to its own value is a no-op, so a client can write back what
+ * CONFIG GET * gave it.) */
+static int same_as_current(const config_row *r, const char *v)
+{
+    char *why = NULL;
+    long long num = 0;
+    switch (r->type) {
+    case T_STR:
+        return !strcmp(*(char **)r->ptr ? *(char **)r->ptr : "", v);
+    case T_SPECIAL:
+        return 0;
+    default:
+        if (parse_value(r, v, &num, &why) < 0) {
+            free(why);
+            return 0;
+        }
+        return r->type == T_MEM || r->type == T_LL ? *(long long *)r->ptr == num
+                                                   : *(int *)r->ptr == (int)num;
+    }
 }
 
 /* client-output-buffer-limit's "<class> <hard> <soft> <soft seconds>"
@@ -551,7 +711,7 @@ int config_set(const char *name, const char *const *argv, int argc, int at_start
                            why);
         return why ? -1 : 0;
     }
-    if (!r || argc != 1) {
+    if (!r || (argc != 1 && !(r->type == T_SPECIAL && at_startup && argc > 0))) {
         *err = fmt_err("Unknown option or number of arguments for CONFIG SET - '%s'", name);
         return -1;
     }
@@ -560,9 +720,16 @@ int config_set(const char *name, const char *const *argv, int argc, int at_start
     if ((r->flags & F_PROTECTED) && !at_startup && !config_protected_allowed) {
         why = strdup("can't set protected config");
     } else if ((r->flags & F_IMMUTABLE) && !at_startup) {
+        if (!(r->flags & F_REDIS_IMMUTABLE) && argc == 1 && same_as_current(r, argv[0]))
+            return 0; /* nothing changes */
         why = strdup("can't set immutable config");
+    } else if (r->type == T_SPECIAL) {
+        set_special(r, argv, argc, &why);
     } else if (r->type != T_STR) {
-        parse_value(r, argv[0], &num, &why);
+        const char *e = NULL;
+        if (parse_value(r, argv[0], &num, &why) == 0 && r->set && !at_startup && r->type == T_INT &&
+            num != *(int *)r->ptr && r->set(argv, argc, &e) < 0)
+            why = strdup(e);
     }
     if (why) {
         char buf[512];
@@ -573,11 +740,14 @@ int config_set(const char *name, const char *const *argv, int argc, int at_start
         return -1;
     }
     switch (r->type) {
+    case T_SPECIAL:
+        break; /* stored by set_special */
     case T_STR:
         free(*(char **)r->ptr);
         *(char **)r->ptr = strdup(argv[0]);
         break;
     case T_MEM:
+    case T_LL:
         *(long long *)r->ptr = num;
         break;
     default:
@@ -585,6 +755,166 @@ int config_set(const char *name, const char *const *argv, int argc, int at_start
     }
     if (r->apply && !at_startup) r->apply();
     return 0;
+}
+
+/* Two names for one setting (an alias row shares its storage). */
+static int same_setting(const config_row *a, const config_row *b)
+{
+    return a == b || (a->ptr && a->ptr == b->ptr);
+}
+
+/* The validation phase of Redis's CONFIG SET: the first unknown name,
+ * immutable setting or repeated setting, in argument order. */
+static char *check_pairs(const char *const *pairs, int n, const config_row **rows)
+{
+    for (int i = 0; i < n; i++) {
+        const config_row *r = rows[i] = find_row(pairs[2 * i]);
+        if (!r)
+            return fmt_err("Unknown option or number of arguments for CONFIG SET - '%s'",
+                           pairs[2 * i]);
+        const char *why = NULL;
+        if ((r->flags & F_IMMUTABLE) &&
+            ((r->flags & F_REDIS_IMMUTABLE) || !same_as_current(r, pairs[2 * i + 1])))
+            why = "can't set immutable config";
+        for (int j = 0; j < i && !why; j++)
+            if (same_setting(rows[j], r)) why = "duplicate parameter";
+        if (why) {
+            char buf[512];
+            snprintf(buf, sizeof(buf), "CONFIG SET failed (possibly related to argument '%s') - %s",
+                     pairs[2 * i], why);
+            return strdup(buf);
+        }
+    }
+    return NULL;
+}
+
+int config_set_pairs(const char *const *pairs, int n, char **err)
+{
+    const config_row **rows = calloc((size_t)n + 1, sizeof(*rows));
+    char **old = calloc((size_t)n + 1, sizeof(*old));
+    char buf[4096];
+    int i = 0, rc = -1;
+    if (!rows || !old) {
+        *err = strdup("ERR out of memory");
+        goto cleanup;
+    }
+    if ((*err = check_pairs(pairs, n, rows))) goto cleanup;
+    for (i = 0; i < n; i++) { /* backups first, as Redis */
+        config_get_value(rows[i]->name, buf, sizeof(buf));
+        if (!(old[i] = strdup(buf))) goto cleanup;
+    }
+    for (i = 0; i < n; i++) {
+        const char *v[1] = {pairs[2 * i + 1]};
+        if (config_set(rows[i]->name, v, 1, 0, err) < 0) break;
+    }
+    if (i == n) {
+        rc = 0;
+    } else {
+        for (int j = i - 1; j >= 0; j--) { /* restore what was set, last first */
+            const char *v[1] = {old[j]};
+            char *e = NULL;
+            config_set(rows[j]->name, v, 1, 0, &e);
+            free(e);
+        }
+    }
+cleanup:
+    for (int j = 0; old && j < n; j++)
+        free(old[j]);
+    free(old);
+    free(rows);
+    return rc;
+}
+
+const char *config_file_path(void)
+{
+    return server.config_file;
+}
+
+/* A memory value as Redis writes it into a config file: in gb, mb or kb
+ * when it is an exact multiple, else in bytes. */
+static void fmt_memory(char *buf, size_t cap, long long v)
+{
+    const long long g = 1024LL * 1024 * 1024, m = 1024 * 1024, k = 1024;
+    if (v && v % g == 0)
+        snprintf(buf, cap, "%lldgb", v / g);
+    else if (v && v % m == 0)
+        snprintf(buf, cap, "%lldmb", v / m);
+    else if (v && v % k == 0)
+        snprintf(buf, cap, "%lldkb", v / k);
+    else
+        snprintf(buf, cap, "%lld", v);
+}
+
+/* Quotes s as Redis's sdscatrepr (strings are always quoted in a
+ * rewritten file, so "" survives as an empty value). */
+static void fmt_quoted(char *buf, size_t cap, const char *s)
+{
+    size_t n = 0;
+    if (cap < 8) return;
+    buf[n++] = '"';
+    for (; *s && n + 6 < cap; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '\\' || ch == '"') {
+            buf[n++] = '\\';
+            buf[n++] = (char)ch;
+        } else if (ch == '\n' || ch == '\r' || ch == '\t') {
+            buf[n++] = '\\';
+            buf[n++] = ch == '\n' ? 'n' : ch == '\r' ? 'r' : 't';
+        } else if (ch < 32 || ch >= 127) {
+            n += (size_t)snprintf(buf + n, cap - n, "\\x%02x", ch);
+        } else {
+            buf[n++] = (char)ch;
+        }
+    }
+    buf[n++] = '"';
+    buf[n] = '\0';
+}
+
+/* client-output-buffer-limit as Redis rewrites it: one line per class
+ * ("replica" for the replica class), memory in units, each compared with
+ * its class's default. */
+static void each_obuf(config_each_fn fn, void *ctx, const char *name)
+{
+    static const char *const names[CLIENT_CLASSES] = {"normal", "replica", "pubsub"};
+    static const struct obuf_limit defaults[CLIENT_CLASSES] = {
+        {0, 0, 0}, {256ULL << 20, 64ULL << 20, 60}, {32ULL << 20, 8ULL << 20, 60}};
+    for (int k = 0; k < CLIENT_CLASSES; k++) {
+        const struct obuf_limit *l = &cfg.obuf_limits[k];
+        char hard[32], soft[32], line[128];
+        fmt_memory(hard, sizeof(hard), (long long)l->hard);
+        fmt_memory(soft, sizeof(soft), (long long)l->soft);
+        snprintf(line, sizeof(line), "%s %s %s %lld", names[k], hard, soft, l->soft_seconds);
+        fn(ctx, name, line,
+           l->hard == defaults[k].hard && l->soft == defaults[k].soft &&
+               l->soft_seconds == defaults[k].soft_seconds);
+    }
+}
+
+void config_each(config_each_fn fn, void *ctx)
+{
+    char cur[1024], out[2100];
+    for (size_t i = 0; i < NROWS; i++) {
+        const config_row *r = &config_table[i];
+        if (r->type == T_OBUF) {
+            each_obuf(fn, ctx, r->name);
+            continue;
+        }
+        config_get_value(r->name, cur, sizeof(cur));
+        int is_default = default_text[i] && !strcmp(cur, default_text[i]);
+        if (r->type == T_MEM && *(long long *)r->ptr >= 0)
+            fmt_memory(out, sizeof(out), *(long long *)r->ptr);
+        else if (r->type == T_STR || r->get == get_notify)
+            fmt_quoted(out, sizeof(out), cur);
+        else
+            snprintf(out, sizeof(out), "%s", cur);
+        fn(ctx, r->name, out, is_default);
+    }
+}
+
+int config_is_sensitive(const char *name)
+{
+    const config_row *r = find_row(name);
+    return r && (r->flags & F_SENSITIVE);
 }
 
 int config_get_value(const char *name, char *buf, size_t cap)
@@ -599,7 +929,14 @@ int config_get_value(const char *name, char *buf, size_t cap)
         snprintf(buf, cap, "%d", *(int *)r->ptr);
         break;
     case T_MEM:
-        snprintf(buf, cap, "%lld", *(long long *)r->ptr);
+    case T_LL:
+        if ((r->flags & F_PERCENT) && *(long long *)r->ptr < 0)
+            snprintf(buf, cap, "%lld%%", -*(long long *)r->ptr);
+        else
+            snprintf(buf, cap, "%lld", *(long long *)r->ptr);
+        break;
+    case T_SPECIAL:
+        r->get(buf, cap);
         break;
     case T_STR:
         snprintf(buf, cap, "%s", *(char **)r->ptr ? *(char **)r->ptr : "");
@@ -619,8 +956,10 @@ int config_get_value(const char *name, char *buf, size_t cap)
 void config_match(const char *pattern, config_visit_fn fn, void *ctx)
 {
     char val[1024];
+    int glob = strpbrk(pattern, "*?[") != NULL; /* as Redis: hidden ones only by name */
     for (size_t i = 0; i < NROWS; i++) {
         const char *n = config_table[i].name;
+        if (glob && (config_table[i].flags & F_HIDDEN)) continue;
         if (!ks_glob_match(pattern, strlen(pattern), n, strlen(n), 1)) continue;
         config_get_value(n, val, sizeof(val));
         fn(ctx, n, val);
@@ -636,6 +975,10 @@ void config_init_defaults(void)
             fprintf(stderr, "bad default for %s: %s\n", config_table[i].name, err);
             abort();
         }
+        char buf[1024];
+        config_get_value(config_table[i].name, buf, sizeof(buf));
+        free(default_text[i]);
+        default_text[i] = strdup(buf);
     }
 }
 

@@ -156,6 +156,8 @@ static void touch_hook(void *tctx, int db, const char *key, size_t klen)
     if (key) {
         server_touch_key(db, key, klen);
         block_signal_key(db, key, klen);
+    } else {
+        block_signal_db(db);
     }
 }
 
@@ -212,6 +214,7 @@ int server_open_storage(void)
     }
     idx_quarantine_each(log_quarantined, NULL);
     ks_set_touch_hook(server.ks, touch_hook, NULL);
+    notify_init(server.ks);
     server_log(LL_NOTICE, "DB loaded from %s: %.3f seconds", cfg.dir,
                (double)(ae_mstime() - t0) / 1000.0);
     return 0;

@@ -36,6 +36,7 @@
 #include "server/ae.h"
 #include "server/anet.h"
 #include "server/config.h"
+#include "server/pubsub.h"
 #include "server/resp_parser.h"
 #include "server/server.h"
 #include "server/tls.h"
@@ -160,6 +161,10 @@ void client_free(client *c)
     }
     server_unwatch_all(c);
     server_discard_multi(c);
+    pubsub_client_reset(c);
+    monitor_client_remove(c);
+    pause_client_free(c);
+    free(p->redact);
     reply_mem_release(c);
     if (c->fd >= 0) {
         if (p->prev)
@@ -336,7 +341,8 @@ static int process_input(client *c)
     resp_parser *rp = p->parser;
     for (;;) {
         if (c->flags & CLIENT_CLOSE_AFTER_REPLY || p->close_asap) return -1;
-        if (c->flags & CLIENT_BLOCKED) return 0; /* the rest waits for the unblock */
+        /* the rest waits in qbuf: for the pause, the WAIT or the unblock */
+        if (p->paused_cmd || p->waiting || (c->flags & CLIENT_BLOCKED)) return 0;
         rp->max_bulk_len = cfg.proto_max_bulk_len;
         rp->unauthenticated = !(c->flags & CLIENT_AUTHENTICATED);
         int r = resp_parse(rp, p->qbuf, p->qlen, &p->qpos);
@@ -371,6 +377,11 @@ static void input_done(client *c)
         p->qcap = 0;
     }
     if (p->reply_bytes || (c->flags & CLIENT_CLOSE_AFTER_REPLY) || p->close_asap) add_pending(c);
+}
+
+void client_after_push(client *c)
+{
+    add_pending(c); /* the output buffer limit was checked as the reply grew (R4) */
 }
 
 /* One read of c's socket and the commands it completes. Returns -1 when c
@@ -436,6 +447,11 @@ static void read_handler(ae_loop *el, int fd, void *data, int mask)
 
 void client_resume_input(client *c)
 {
+    struct client_private *p = c->priv;
+    if (p->close_asap || (c->flags & CLIENT_CLOSE_AFTER_REPLY)) {
+        add_pending(c);
+        return;
+    }
     server.cmd_time_ms = ae_mstime();
     process_input(c);
     input_done(c);
@@ -609,8 +625,10 @@ char *client_info_line(client *c)
 {
     struct client_private *p = c->priv;
     char flags[12], *f = flags;
+    if (c->flags & CLIENT_MONITOR) *f++ = 'O';
+    if (c->flags & CLIENT_PUBSUB) *f++ = 'P';
     if (c->flags & CLIENT_MULTI) *f++ = 'x';
-    if (c->flags & CLIENT_BLOCKED) *f++ = 'b';
+    if (p->paused_cmd || p->waiting || (c->flags & CLIENT_BLOCKED)) *f++ = 'b';
     if (c->flags & CLIENT_DIRTY_CAS) *f++ = 'd';
     if (c->flags & CLIENT_CLOSE_AFTER_REPLY) *f++ = 'c';
     if (c->flags & CLIENT_UNBLOCKED) *f++ = 'u';
@@ -621,19 +639,23 @@ char *client_info_line(client *c)
     int64_t now = ae_mstime();
     char *line = NULL;
     int ev = c->fd >= 0 ? ae_get_file_events(server.el, c->fd) : 0;
+    int sub, psub, ssub;
+    pubsub_client_counts(c, &sub, &psub, &ssub);
     if (asprintf(&line,
                  "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d "
-                 "sub=0 psub=0 ssub=0 multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 "
-                 "rbs=%zu rbp=0 obl=0 oll=0 omem=%zu tot-mem=%zu events=%s%s cmd=%s "
+                 "sub=%d psub=%d ssub=%d multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 "
+                 "rbs=%zu rbp=0 obl=0 oll=0 omem=%zu tot-mem=%zu events=%s%s cmd=%s%s%s "
                  "user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s",
                  (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
                  (long long)((now - c->ctime_ms) / 1000),
-                 (long long)((now - c->last_interaction_ms) / 1000), flags, c->db,
-                 (c->flags & CLIENT_MULTI) ? p->mq_len : -1, p->qlen - p->qpos, p->qcap - p->qlen,
-                 p->qcap, p->reply_bytes, p->qcap + p->reply_bytes + sizeof(*c) + sizeof(*p),
+                 (long long)((now - c->last_interaction_ms) / 1000), flags, c->db, sub, psub, ssub,
+                 (c->flags & CLIENT_MULTI) ? p->mq_len : -1, p->qlen, p->qcap - p->qlen, p->qcap,
+                 p->reply_bytes,
+                 p->qcap + p->reply_bytes + sizeof(*c) + sizeof(*p) + pubsub_client_mem(c),
                  (ev & AE_READABLE) ? "r" : "", (ev & AE_WRITABLE) ? "w" : "",
-                 p->last_cmd_name ? p->last_cmd_name : "NULL", acl_user_name(c->user), c->resp,
-                 c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "") < 0)
+                 p->last_cmd ? p->last_cmd->name : "NULL", p->last_sub[0] ? "|" : "", p->last_sub,
+                 acl_user_name(c->user), c->resp, c->lib_name ? c->lib_name : "",
+                 c->lib_ver ? c->lib_ver : "") < 0)
         return NULL;
     return line;
 }

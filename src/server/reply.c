@@ -8,7 +8,9 @@
  *       block: a deferred length is a block of its own, filled in later by
  *       set_deferred_*, so later appends start a new block.
  *   R2. reply_bytes == sum of used over the chain minus head_sent.
- *   R3. A client in CLIENT REPLY OFF mode, or closing, gets nothing.
+ *   R3. A client in CLIENT REPLY OFF mode (or skipping this reply), or
+ *       closing, gets nothing -- except push messages (pub/sub), which
+ *       bypass REPLY OFF/SKIP as in Redis (reply_push_begin/end).
  *   R4. reply_mem == sizeof(reply_block) + size summed over the chain, and
  *       server.reply_mem_total == the sum of reply_mem over the clients not
  *       yet scheduled to close (reply_mem_release). Every block is taken by
@@ -28,6 +30,12 @@
 #include "server/server.h"
 
 #define BLOCK_SIZE (16 * 1024)
+
+/* R3 */
+static inline int muted(const struct client_private *p)
+{
+    return ((p->reply_off || p->reply_skip == 1) && !p->pushing) || p->close_asap;
+}
 
 static void mem_add(client *c, size_t add, size_t sub)
 {
@@ -82,7 +90,7 @@ static void link_block(client *c, reply_block *b)
 void reply_append(client *c, const char *s, size_t n)
 {
     struct client_private *p = c->priv;
-    if (p->reply_off || p->close_asap) return; /* R3 */
+    if (muted(p)) return; /* R3 */
     reply_block *t = p->reply_tail;
     p->reply_bytes += n; /* R2 */
     if (t && !t->deferred) {
@@ -203,7 +211,7 @@ static inline void reply_commit(client *c, size_t n)
 static void add_header(client *c, char type, long long n)
 {
     struct client_private *p = c->priv;
-    if (p->reply_off || p->close_asap) return; /* R3 */
+    if (muted(p)) return; /* R3 */
     char *dst = tail_room(c, 24);
     if (dst) {
         reply_commit(c, fmt_header(dst, type, n));
@@ -245,10 +253,15 @@ static int has_code(const char *msg)
     return 0;
 }
 
-void add_reply_error(client *c, const char *msg)
+static inline void stats_error_code_if(int count, const char *code, size_t n)
+{
+    if (count) stats_error_code(code, n);
+}
+
+static void reply_error(client *c, const char *msg, int count)
 {
     c->last_cmd_errors++;
-    server.stat_errors++;
+    if (count) server.stat_errors++;
     size_t n = strlen(msg);
     char *copy = NULL;
     /* Newlines would break the protocol: Redis turns them into spaces. */
@@ -262,14 +275,32 @@ void add_reply_error(client *c, const char *msg)
         msg++;
         n--;
         reply_append(c, "-", 1);
+        /* Redis's afterErrorReply: the code ends at a space within 32 bytes. */
+        const char *sp = memchr(msg, ' ', n < 31 ? n : 31);
+        if (sp)
+            stats_error_code_if(count, msg, (size_t)(sp - msg));
+        else
+            stats_error_code_if(count, "ERR", 3);
     } else if (has_code(msg)) {
         reply_append(c, "-", 1);
+        stats_error_code_if(count, msg, strcspn(msg, " "));
     } else {
         reply_append(c, "-ERR ", 5);
+        stats_error_code_if(count, "ERR", 3);
     }
     reply_append(c, msg, n);
     reply_append(c, "\r\n", 2);
     free(copy);
+}
+
+void add_reply_error(client *c, const char *msg)
+{
+    reply_error(c, msg, 1);
+}
+
+void add_reply_error_counted(client *c, const char *msg)
+{
+    reply_error(c, msg, 0);
 }
 
 void add_reply_error_fmt(client *c, const char *fmt, ...)
@@ -285,7 +316,7 @@ void add_reply_error_fmt(client *c, const char *fmt, ...)
 void add_reply_bulk(client *c, const char *p, size_t n)
 {
     struct client_private *cp = c->priv;
-    if (cp->reply_off || cp->close_asap) return; /* R3 */
+    if (muted(cp)) return; /* R3 */
     /* One copy into the tail block for the common small value. */
     char *dst = n <= BLOCK_SIZE ? tail_room(c, 24 + n + 2) : NULL;
     if (dst) {
@@ -370,7 +401,7 @@ static char *put_hash(client *c, char *dst, const ks_field *f, size_t n, reply_h
 void add_reply_hash(client *c, const ks_field *f, size_t n, reply_hash_part what)
 {
     struct client_private *p = c->priv;
-    if (p->reply_off || p->close_asap) return; /* R3 */
+    if (muted(p)) return; /* R3 */
     char *start = reserve(c, hash_max(f, n, what));
     reply_commit(c, (size_t)(put_hash(c, start, f, n, what) - start));
 }
@@ -378,7 +409,7 @@ void add_reply_hash(client *c, const ks_field *f, size_t n, reply_hash_part what
 void add_reply_keyed_hash(client *c, const char *key, size_t klen, const ks_field *f, size_t n)
 {
     struct client_private *p = c->priv;
-    if (p->reply_off || p->close_asap) return; /* R3 */
+    if (muted(p)) return; /* R3 */
     char *start = reserve(c, BULK_MAX(klen) + hash_max(f, n, REPLY_HASH_PAIRS));
     char *dst = put_bulk(start, key, klen);
     reply_commit(c, (size_t)(put_hash(c, dst, f, n, REPLY_HASH_PAIRS) - start));
@@ -472,6 +503,37 @@ void add_reply_array_len(client *c, long n)
     add_header(c, '*', n);
 }
 
+void add_reply_push_len(client *c, long n)
+{
+    add_header(c, c->resp >= 3 ? '>' : '*', n);
+}
+
+void reply_push_begin(client *c, long n)
+{
+    c->priv->pushing++;
+    add_reply_push_len(c, n);
+}
+
+void reply_push_end(client *c)
+{
+    c->priv->pushing--;
+    client_after_push(c);
+}
+
+void reply_push_raw(client *c, const char *p, size_t n)
+{
+    struct client_private *cp = c->priv;
+    cp->pushing++;
+    if (c->resp >= 3) { /* the same array as a push: '>' for '*' */
+        reply_append(c, ">", 1);
+        reply_append(c, p + 1, n - 1);
+    } else {
+        reply_append(c, p, n);
+    }
+    cp->pushing--;
+    client_after_push(c);
+}
+
 void add_reply_map_len(client *c, long n)
 {
     if (c->resp >= 3)
@@ -501,7 +563,7 @@ void add_reply_verbatim(client *c, const char *p, size_t n, const char *ext)
 void *add_reply_deferred_len(client *c)
 {
     struct client_private *p = c->priv;
-    if (p->reply_off || p->close_asap) return NULL;
+    if (muted(p)) return NULL;
     reply_block *b = block_new(c, 24); /* "*<20 digits>\r\n" fits */
     b->deferred = 1;                   /* R1 */
     link_block(c, b);
@@ -536,15 +598,22 @@ void add_reply_wrong_arity(client *c)
                         c->cmd ? c->cmd->name : c->argv[0].ptr);
 }
 
+/* The command's name in upper case, as Redis's help and error texts. */
+static void cmd_upper(const client *c, char *upper, size_t cap)
+{
+    size_t i;
+    for (i = 0; i < cap - 1 && c->argv[0].ptr[i]; i++) {
+        char ch = c->argv[0].ptr[i];
+        upper[i] = (char)(ch >= 'a' && ch <= 'z' ? ch - 32 : ch);
+    }
+    upper[i] = '\0';
+}
+
 void add_reply_help(client *c, const char **lines)
 {
     char upper[64];
     size_t i, n = 0;
-    for (i = 0; i < sizeof(upper) - 1 && c->argv[0].ptr[i]; i++)
-        upper[i] =
-            (char)(c->argv[0].ptr[i] >= 'a' && c->argv[0].ptr[i] <= 'z' ? c->argv[0].ptr[i] - 32
-                                                                        : c->argv[0].ptr[i]);
-    upper[i] = '\0';
+    cmd_upper(c, upper, sizeof(upper));
     while (lines[n])
         n++;
     add_reply_array_len(c, (long)n + 3);
@@ -561,13 +630,18 @@ void add_reply_help(client *c, const char **lines)
 void add_reply_subcommand_error(client *c)
 {
     char upper[64];
-    size_t i;
-    for (i = 0; i < sizeof(upper) - 1 && c->argv[0].ptr[i]; i++)
-        upper[i] =
-            (char)(c->argv[0].ptr[i] >= 'a' && c->argv[0].ptr[i] <= 'z' ? c->argv[0].ptr[i] - 32
-                                                                        : c->argv[0].ptr[i]);
-    upper[i] = '\0';
+    cmd_upper(c, upper, sizeof(upper));
     add_reply_error_fmt(c, "unknown subcommand '%.128s'. Try %s HELP.", c->argv[1].ptr, upper);
+    c->priv->cmd_outcome = CMD_BAD_SUBCOMMAND; /* no stats: Redis finds no command to count */
+}
+
+void add_reply_subcommand_syntax_error(client *c)
+{
+    char upper[64];
+    cmd_upper(c, upper, sizeof(upper));
+    add_reply_error_fmt(
+        c, "unknown subcommand or wrong number of arguments for '%.128s'. Try %s HELP.",
+        c->argv[1].ptr, upper);
 }
 
 int arg_to_ll(client *c, const arg *a, long long *out)

@@ -103,6 +103,7 @@ void script_push_error(lua_State *L, const char *msg);
  * "ERR <text>" for a plain string), source and line (NULL when absent). */
 typedef struct script_err {
     char *msg, *source, *line;
+    int no_stats; /* ignore_error_stats_update: the error was counted when a call replied it */
 } script_err;
 void script_err_read(lua_State *L, script_err *e);
 void script_err_free(script_err *e);
@@ -175,5 +176,8 @@ const subcmd *script_subcommand(client *c, const subcmd *subs);
  * length of the first line to skip (0 without shebang). Returns 0, or -1
  * with *err set (malloc'd). */
 int script_parse_shebang(const char *body, size_t len, int *flags, size_t *skip, char **err);
+/* The flags of the cached script with this sha (any case): 1, or 0 when
+ * it is not cached. */
+int script_cached_flags(const char *sha, size_t len, int *flags);
 
 #endif

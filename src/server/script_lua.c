@@ -103,6 +103,9 @@ void script_err_read(lua_State *L, script_err *e)
     e->msg = dup_field(L, "err");
     e->source = dup_field(L, "source");
     e->line = dup_field(L, "line");
+    lua_getfield(L, -1, "ignore_error_stats_update");
+    e->no_stats = lua_toboolean(L, -1);
+    lua_pop(L, 1);
 }
 
 void script_err_free(script_err *e)

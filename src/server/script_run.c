@@ -199,7 +199,10 @@ static void reply_run_error(script_run *r, lua_State *L)
         snprintf(m, n, "-%s script: %s, on %s:%s.", e.msg ? e.msg : "", r->name, e.source, e.line);
     else
         snprintf(m, n, "-%s", e.msg ? e.msg : "");
-    add_reply_error(c, m);
+    if (e.no_stats)
+        add_reply_error_counted(c, m);
+    else
+        add_reply_error(c, m);
     free(m);
     script_err_free(&e);
 }
@@ -299,7 +302,8 @@ static const char *call_refusal(script_run *r, const struct command *cmd, int ar
     if ((cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity)
         return "Wrong number of args calling Redis command from script";
     if (cmd->flags & CMD_NOSCRIPT) return "This Redis command is not allowed from script";
-    if (r->readonly && (cmd->flags & CMD_WRITE))
+    /* PUBLISH and the like may replicate: as writes for this (Redis). */
+    if (r->readonly && (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)))
         return "Write commands are not allowed from read-only scripts.";
     return NULL;
 }
@@ -379,6 +383,13 @@ static int redis_call(lua_State *L, int raise)
     sc->argc = 0;
     sc->argv = NULL;
     int is_err = take_reply(L, sc);
+    if (raise && is_err && lua_istable(L, -1)) {
+        /* The command's error reply was counted (errorstats): the
+         * caller's reply of it must not count it again (Redis). */
+        lua_pushstring(L, "ignore_error_stats_update");
+        lua_pushboolean(L, 1);
+        lua_settable(L, -3);
+    }
     return raise && is_err ? lua_error(L) : 1;
 }
 

@@ -102,7 +102,12 @@ static void queue_command(client *c, const struct command *cmd)
         p->mq = q;
         p->mq_cap = cap;
     }
-    queued_cmd *q = &p->mq[p->mq_len++];
+    queued_cmd_copy(c, cmd, &p->mq[p->mq_len++]);
+    add_reply_status(c, "QUEUED");
+}
+
+void queued_cmd_copy(const client *c, const struct command *cmd, queued_cmd *q)
+{
     q->cmd = cmd;
     q->argc = c->argc;
     q->argv = malloc((size_t)c->argc * sizeof(arg));
@@ -113,17 +118,20 @@ static void queue_command(client *c, const struct command *cmd)
         if (!q->argv[i].ptr) abort();
         memcpy(q->argv[i].ptr, c->argv[i].ptr, c->argv[i].len + 1);
     }
-    add_reply_status(c, "QUEUED");
+}
+
+void queued_cmd_free(queued_cmd *q)
+{
+    for (int j = 0; j < q->argc; j++)
+        free(q->argv[j].ptr);
+    free(q->argv);
 }
 
 void server_discard_multi(client *c)
 {
     struct client_private *p = c->priv;
-    for (int i = 0; i < p->mq_len; i++) {
-        for (int j = 0; j < p->mq[i].argc; j++)
-            free(p->mq[i].argv[j].ptr);
-        free(p->mq[i].argv);
-    }
+    for (int i = 0; i < p->mq_len; i++)
+        queued_cmd_free(&p->mq[i]);
     free(p->mq);
     p->mq = NULL;
     p->mq_len = p->mq_cap = 0;
@@ -139,9 +147,18 @@ void server_call(client *c, const struct command *cmd)
     if (!server.cmd_time_ms) server.cmd_time_ms = ae_mstime();
     if (savepoint) eng_batch_set_savepoint(server.batch);
     c->last_cmd_errors = 0;
-    p->last_cmd_name = cmd->name;
+    p->last_cmd = cmd;
+    if (cmd->flags & CMD_CONTAINER)
+        command_subname(c, cmd, p->last_sub, sizeof(p->last_sub));
+    else
+        p->last_sub[0] = '\0';
     p->executing++;
+    /* A script is shown before the commands it runs (Redis's evalCommand). */
+    if ((cmd->flags & CMD_SCRIPT) && monitor_clients)
+        monitor_feed(c, NULL, c->db, c->argc, c->argv);
+    int64_t start = mono_us(); /* the one timing pair of a command */
     cmd->proc(c);
+    int64_t dur = mono_us() - start;
     key_access_touch_args(c);
     p->executing--;
     if (savepoint) {
@@ -152,6 +169,39 @@ void server_call(client *c, const struct command *cmd)
     }
     ks_ctx_reset(&server.ctx);
     server.stat_commands++;
+    stats_after_call(c, cmd, dur);
+}
+
+void dispatch_subcommand(client *c, const subcommand *subs)
+{
+    for (const subcommand *s = subs; s->name; s++) {
+        if (!arg_is(&c->argv[1], s->name)) continue;
+        if ((s->arity > 0 && c->argc != s->arity) || c->argc < -s->arity)
+            return add_reply_subcommand_arity(c);
+        return s->proc(c);
+    }
+    add_reply_subcommand_error(c);
+}
+
+/* Rejects a command before it runs (Redis's rejectCommand): the error
+ * reply, a rejected call in its stats, and EXECABORT for a MULTI. */
+static int reject(client *c, const struct command *cmd, const char *msg)
+{
+    flag_transaction(c);
+    stats_rejected(cmd);
+    add_reply_error(c, msg);
+    return 0;
+}
+
+/* RESP2 subscribed mode allows only these (Redis's processCommand). */
+static int allowed_when_subscribed(const struct command *cmd)
+{
+    static const char *const ok[] = {"ping",         "subscribe",  "ssubscribe",   "unsubscribe",
+                                     "sunsubscribe", "psubscribe", "punsubscribe", "quit",
+                                     "reset",        NULL};
+    for (const char *const *n = ok; *n; n++)
+        if (!strcmp(cmd->name, *n)) return 1;
+    return 0;
 }
 
 /* ---- Refused writes (Redis's MISCONF) ----------------------------------- */
@@ -210,8 +260,9 @@ void server_write_batch(client *c, const reply_mark *mark)
         return;
     server.stat_write_errors++;
     server_log(LL_WARNING, "Engine write failed: %s (%s)", eng_status_str(st), eng_last_error());
-    /* The command's reply claimed success: take it back. */
-    if (c && mark) {
+    /* The command's reply claimed success: take it back -- unless it only
+     * read (its writes were lazy expiries, done again later). */
+    if (c && mark && !(c->cmd && (c->cmd->flags & CMD_READONLY))) {
         char msg[400];
         if (eng_write_status(server.db) != ENG_OK)
             misconf_text(msg, sizeof(msg));
@@ -240,36 +291,34 @@ static int refuse_protected_command(client *c, const struct command *cmd)
     return 1;
 }
 
-int server_process_command(client *c)
+/* The checks of Redis's processCommand, in its order. Returns 1 when the
+ * command may run; otherwise it has replied. */
+static __attribute__((noinline)) int admit_checks(client *c, const struct command *cmd)
 {
-    const struct command *cmd = command_lookup(c->argv[0].ptr, c->argv[0].len);
-    c->cmd = cmd;
     if (!cmd || !cmd->proc) {
         flag_transaction(c);
         reply_unknown_command(c);
         return 0;
     }
     if ((cmd->arity > 0 && c->argc != cmd->arity) || c->argc < -cmd->arity) {
-        flag_transaction(c);
-        add_reply_wrong_arity(c);
-        return 0;
+        char msg[128];
+        snprintf(msg, sizeof(msg), "wrong number of arguments for '%s' command", cmd->name);
+        return reject(c, cmd, msg);
     }
     int bad_sub;
     const struct command *real = command_resolve(cmd, c->argc, c->argv, &bad_sub);
     if (real != cmd && ((real->arity > 0 && c->argc != real->arity) || c->argc < -real->arity)) {
-        flag_transaction(c);
-        add_reply_error_fmt(c, "wrong number of arguments for '%s' command", real->name);
-        return 0;
+        char msg[128];
+        snprintf(msg, sizeof(msg), "wrong number of arguments for '%s' command", real->name);
+        return reject(c, cmd, msg);
     }
     if (refuse_protected_command(c, cmd)) {
         flag_transaction(c);
+        stats_rejected(cmd);
         return 0;
     }
-    if (!(cmd->flags & CMD_NOAUTH) && client_auth_required(c)) {
-        flag_transaction(c);
-        add_reply_error(c, "NOAUTH Authentication required.");
-        return 0;
-    }
+    if (!(cmd->flags & CMD_NOAUTH) && client_auth_required(c))
+        return reject(c, cmd, "NOAUTH Authentication required.");
     /* An unknown subcommand (bad_sub) is checked as its container: the
      * handler refuses it, and a user allowed only some subcommands never
      * reaches it. */
@@ -277,32 +326,75 @@ int server_process_command(client *c)
         acl_check_client(
             c, real, (c->flags & CLIENT_MULTI) ? ACL_LOG_CTX_MULTI : ACL_LOG_CTX_TOPLEVEL) < 0) {
         flag_transaction(c);
+        stats_rejected(cmd);
         return 0;
     }
-    if ((c->flags & CLIENT_MULTI) && (cmd->flags & CMD_DENY_MULTI)) {
-        flag_transaction(c);
-        add_reply_error(c, "Command not allowed inside a transaction");
-        return 0;
+    if ((c->flags & CLIENT_MULTI) && (cmd->flags & CMD_DENY_MULTI))
+        return reject(c, cmd, "Command not allowed inside a transaction");
+    if ((c->flags & CLIENT_PUBSUB) && c->resp == 2 && !allowed_when_subscribed(cmd)) {
+        char msg[256], name[64];
+        command_fullname(c, cmd, name, sizeof(name));
+        snprintf(msg, sizeof(msg),
+                 "Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
+                 "are allowed in this context",
+                 name);
+        return reject(c, cmd, msg);
     }
+    /* A MONITOR client is a replica to Redis: no keyspace access. */
+    if ((c->flags & CLIENT_MONITOR) && (cmd->flags & (CMD_READONLY | CMD_WRITE)))
+        return reject(c, cmd, "Replica can't interact with the keyspace");
     if (refuse_when_disk_fails(c, cmd)) return 0; /* S3, in Redis's order */
     if (script_timedout() && !(cmd->flags & CMD_ALLOW_BUSY)) {
         flag_transaction(c);
+        stats_rejected(cmd);
         script_reply_busy(c);
         return 0;
     }
-    if ((c->flags & CLIENT_MULTI) && !(cmd->flags & CMD_NOMULTI)) {
-        queue_command(c, cmd);
-        return 0;
+    return 1;
+}
+
+/* admit_checks with the common case (a known command of the right arity
+ * from an authenticated client in neither MULTI, subscribed nor MONITOR
+ * mode) decided inline. */
+static inline int admit(client *c, const struct command *cmd)
+{
+    if (cmd && cmd->proc && !((cmd->arity > 0 && c->argc != cmd->arity) || c->argc < -cmd->arity) &&
+        !(cmd->flags & (CMD_CONTAINER | CMD_ADMIN)) && acl_user_unrestricted(c->user) &&
+        (c->flags & (CLIENT_AUTHENTICATED | CLIENT_MULTI | CLIENT_PUBSUB | CLIENT_MONITOR)) ==
+            CLIENT_AUTHENTICATED &&
+        !script_timedout() &&
+        (!((cmd->flags & CMD_WRITE) || cmd->proc == cmd_ping) ||
+         eng_write_status(server.db) == ENG_OK)) /* S3 */
+        return 1;
+    return admit_checks(c, cmd);
+}
+
+int server_process_command(client *c)
+{
+    const struct command *cmd = command_lookup(c->argv[0].ptr, c->argv[0].len);
+    c->cmd = cmd;
+    struct client_private *p = c->priv;
+    if (p->reply_skip == 2) p->reply_skip = 1; /* CLIENT REPLY SKIP: this reply is skipped */
+    if (admit(c, cmd)) {
+        if (pause_in_effect && pause_applies(c, cmd)) {
+            pause_postpone(c, cmd); /* runs again when the pause ends */
+            return -1;
+        }
+        if ((c->flags & CLIENT_MULTI) && !(cmd->flags & CMD_NOMULTI)) {
+            queue_command(c, cmd);
+        } else {
+            reply_mark mark;
+            reply_mark_get(c, &mark);
+            server_call(c, cmd);
+            /* While a script is busy, server.batch holds its unfinished writes. */
+            if (!(c->flags & CLIENT_MULTI) && !script_running()) {
+                server_write_batch(c, &mark);
+                block_handle_ready(); /* after the command, EXEC or script as a whole */
+            }
+        }
     }
-    reply_mark mark;
-    reply_mark_get(c, &mark);
-    server_call(c, cmd);
-    /* While a script is busy, server.batch holds its unfinished writes. */
-    if (!(c->flags & CLIENT_MULTI) && !script_running()) {
-        server_write_batch(c, &mark);
-        block_handle_ready(); /* after the command, EXEC or script as a whole */
-    }
-    return 0;
+    if (p->reply_skip == 1) p->reply_skip = 0;
+    return p->waiting ? -1 : 0;
 }
 
 void server_events_while_busy(void)
@@ -362,6 +454,7 @@ static void release_held_replies(void)
 
 static void before_sleep(ae_loop *el)
 {
+    pause_cron();         /* clients a pause released run before the commit */
     block_before_sleep(); /* its writes, too, go out with this commit */
     server_commit();      /* N1: before any reply is written */
     networking_flush_replies();
@@ -401,15 +494,19 @@ static int server_cron(ae_loop *el, long long id, void *data)
         server.cron_loops++;
         release_held_replies();
         server.cmd_time_ms = now;
-        for (int db = 0; db < KS_DATABASES; db++) {
+        int64_t expire_start = mono_us();
+        /* Paused clients see a still data set: no expiry (as Redis). */
+        for (int db = 0; db < KS_DATABASES && !pause_active(); db++) {
             ctx.db = db;
             ctx.now_ms = now;
             if (server.active_expire_off || ks_expires(&ctx) == 0) continue;
-            server.stat_expired += ks_active_expire(&ctx, 200, 1000);
+            ks_active_expire(&ctx, 200, 1000); /* counted by the event hook (notify.c) */
             ks_ctx_reset(&ctx);
             cron_write();
         }
+        latency_add_sample_if_needed("expire-cycle", (mono_us() - expire_start) / 1000);
         server.cmd_time_ms = 0;
+        pause_cron();
         networking_clients_cron();
         uint64_t dt = (uint64_t)(now - (int64_t)server.stat_ops_sample_ms);
         if (dt >= 1000) {
@@ -423,29 +520,62 @@ static int server_cron(ae_loop *el, long long id, void *data)
     return building ? 1 : 1000 / cfg.hz;
 }
 
-static int listen_on(const char *addrs)
+/* Opens a listening socket on port for each address of addrs (bind's
+ * words; "-addr" may fail) into fds (room for 16). Returns how many, or -1
+ * (none left open) when a required address fails. */
+static int listen_on(const char *addrs, int port, int *fds)
 {
     char **argv;
-    int argc = config_split_args(addrs, &argv);
+    int argc = config_split_args(addrs, &argv), n = 0;
     char err[ANET_ERR_LEN];
     if (argc <= 0) argc = 0;
-    for (int i = 0; i < argc && server.nlisten < 16; i++) {
+    for (int i = 0; i < argc && n < 16; i++) {
         const char *a = argv[i];
         int optional = a[0] == '-';
         if (optional) a++;
         err[0] = '\0';
-        int fd = anet_tcp_server(err, cfg.port, a, cfg.tcp_backlog);
+        int fd = anet_tcp_server(err, port, a, cfg.tcp_backlog);
         if (fd < 0) {
             if (optional) continue;
             server_log(LL_WARNING, "Could not create server TCP listening socket %s:%d: %s", a,
-                       cfg.port, err);
-            config_free_args(argv, argc);
-            return -1;
+                       port, err);
+            while (n > 0)
+                close(fds[--n]);
+            n = -1;
+            break;
         }
-        server.listen_fd[server.nlisten++] = fd;
+        fds[n++] = fd;
     }
     config_free_args(argv, argc);
-    return server.nlisten ? 0 : -1;
+    return n;
+}
+
+static int accept_on(const int *fds, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (ae_create_file_event(server.el, fds[i], AE_READABLE, networking_accept_handler, NULL) ==
+            AE_ERR)
+            return -1;
+    return 0;
+}
+
+int server_listen_port(int port)
+{
+    int fds[16], n = 0;
+    if (port && ((n = listen_on(cfg.bind, port, fds)) <= 0 || accept_on(fds, n) < 0)) {
+        for (int i = 0; i < n; i++) {
+            ae_delete_file_event(server.el, fds[i], AE_READABLE);
+            close(fds[i]);
+        }
+        return -1;
+    }
+    for (int i = 0; i < server.nlisten; i++) {
+        ae_delete_file_event(server.el, server.listen_fd[i], AE_READABLE);
+        close(server.listen_fd[i]);
+    }
+    memcpy(server.listen_fd, fds, sizeof(fds[0]) * (size_t)n);
+    server.nlisten = n;
+    return 0;
 }
 
 static void sig_shutdown(int sig)
@@ -457,13 +587,19 @@ static void sig_shutdown(int sig)
 int server_init(void)
 {
     server.start_ms = ae_mstime();
+    uint64_t r = (uint64_t)server.start_ms * 6364136223846793005ULL ^ ((uint64_t)getpid() << 32);
+    for (int i = 0; i < 80; i++) { /* run_id, then master_replid */
+        r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+        (i < 40 ? server.runid : server.replid)[i % 40] = "0123456789abcdef"[(r >> 59) & 15];
+    }
     server.lastsave_s = server.start_ms / 1000;
     server.stat_ops_sample_ms = (uint64_t)server.start_ms;
     server.el = ae_create(cfg.maxclients + 128);
     server.batch = eng_batch_new(1);
     server.cron_batch = eng_batch_new(1);
     if (!server.el || !server.batch || !server.cron_batch) return -1;
-    if (listen_on(cfg.bind) < 0) return -1;
+    if ((server.nlisten = listen_on(cfg.bind, cfg.port, server.listen_fd)) <= 0) return -1;
+    if (accept_on(server.listen_fd, server.nlisten) < 0) return -1;
     char *tls_err = NULL;
     if (tls_configure(&tls_err) < 0) {
         server_log(LL_WARNING, "Failed to configure TLS. Check logs for more info. %s",
@@ -472,10 +608,6 @@ int server_init(void)
         return -1;
     }
     if (tls_listen_update() < 0) return -1;
-    for (int i = 0; i < server.nlisten; i++)
-        if (ae_create_file_event(server.el, server.listen_fd[i], AE_READABLE,
-                                 networking_accept_handler, NULL) == AE_ERR)
-            return -1;
     if (script_init() < 0) return -1;
     server.cron_id = ae_create_timer(server.el, 1, server_cron, NULL);
     ae_set_before_sleep(server.el, before_sleep);

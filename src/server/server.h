@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "keyspace/keyspace.h"
 
@@ -49,6 +50,10 @@ enum {
                                  command the script calls has one (S1 per redis.call) */
     CMD_DENY_MULTI = 1 << 13, /* Redis's no-multi: refused inside MULTI (SHUTDOWN, SAVE) */
     CMD_NOTOUCH = 1 << 14,    /* looks keys up without touching their access time (TYPE, TTL ...) */
+    CMD_SKIP_MONITOR = 1 << 15,  /* not fed to MONITOR after it runs (scripts feed themselves) */
+    CMD_SKIP_SLOWLOG = 1 << 16,  /* never in SLOWLOG (EXEC: its commands are) */
+    CMD_CONTAINER = 1 << 17,     /* has subcommands: stats are kept per "cmd|sub" */
+    CMD_MAY_REPLICATE = 1 << 18, /* not a write, but paused by CLIENT PAUSE WRITE (PUBLISH) */
 };
 
 /* ACL categories (Redis 7.0's, in Redis's order, plus strata's search). */
@@ -199,6 +204,8 @@ enum {
     CLIENT_DENY_BLOCKING = 1 << 7, /* blocking commands must not block (scripts) */
     CLIENT_PROTECTED = 1 << 8,     /* its script runs past busy-reply-threshold: neither read
                                       nor written until it ends (script_run.c) */
+    CLIENT_PUBSUB = 1 << 9,        /* has subscriptions (pubsub.h, Invariant P2) */
+    CLIENT_MONITOR = 1 << 10,      /* in MONITOR mode */
     CLIENT_BLOCKED = 1 << 12,      /* waiting in a blocking command (blocking.c) */
     CLIENT_UNBLOCKED = 1 << 13,    /* served or timed out: its pending input runs before sleep */
 };
@@ -236,6 +243,10 @@ void add_reply_status(client *c, const char *s); /* +<s> */
  * "ERR " prepended, so "DB index is out of range" becomes Redis's exact text. */
 void add_reply_error(client *c, const char *msg);
 void add_reply_error_fmt(client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* As add_reply_error for an error already counted in INFO errorstats and
+ * total_error_replies (a script passing on the error a command it called
+ * replied): the command still fails (S1, failed_calls). */
+void add_reply_error_counted(client *c, const char *msg);
 void add_reply_bulk(client *c, const char *p, size_t n);
 void add_reply_bulk_cstr(client *c, const char *s);
 void add_reply_null(client *c);                   /* $-1 in RESP2, _ in RESP3 */
@@ -250,6 +261,15 @@ void add_reply_array_len(client *c, long n);      /* *n */
 void add_reply_map_len(client *c, long n);        /* %n in RESP3, *2n in RESP2 */
 void add_reply_set_len(client *c, long n);        /* ~n in RESP3, *n in RESP2 */
 void add_reply_verbatim(client *c, const char *p, size_t n, const char *ext); /* =, or bulk */
+void add_reply_push_len(client *c, long n); /* >n in RESP3, *n in RESP2 */
+/* A push message (pub/sub, notifications): begin, the elements with the
+ * add_reply_* functions, end. Pushes reach the client even in CLIENT REPLY
+ * OFF/SKIP mode (as Redis), and end runs the output-buffer-limit check. */
+void reply_push_begin(client *c, long n);
+void reply_push_end(client *c);
+/* A whole push already formatted as a RESP2 array ("*3\r\n..."); RESP3
+ * clients get it with '>' as the first byte. */
+void reply_push_raw(client *c, const char *p, size_t n);
 /* For replies whose length is known only at the end (KEYS, SCAN ...):
  * reserve a header, then set it. */
 void *add_reply_deferred_len(client *c);
@@ -282,6 +302,19 @@ int arg_is(const arg *a, const char *lowercase_word);    /* case-insensitive */
 int scan_collection_args(client *c, ks_type type, uint64_t *cursor, const char **pat, size_t *plen,
                          uint64_t *count);
 
+/* ---- Subcommands ---------------------------------------------------------
+ * A container command (CMD_CONTAINER: SLOWLOG, LATENCY, PUBSUB, MEMORY ...)
+ * can describe its subcommands as a table ending with a NULL name; arity
+ * counts the container's name too, as Redis ("SLOWLOG LEN" is 2, -2 means
+ * at least 2). dispatch_subcommand runs argv[1]'s row, or replies Redis's
+ * "unknown subcommand" or "wrong number of arguments for 'cmd|sub'". */
+typedef struct subcommand {
+    const char *name; /* lower case */
+    int arity;
+    command_proc proc;
+} subcommand;
+void dispatch_subcommand(client *c, const subcommand *subs);
+
 /* ---- Client classes ------------------------------------------------------
  * Which client-output-buffer-limit class applies to a client (Redis's
  * normal, replica and pubsub). A client starts NORMAL; pub/sub marks it
@@ -307,6 +340,83 @@ void server_touch_db(int db); /* -1: every db */
 void server_watch_flush_begin(const ks_ctx *ctx, int db);
 void server_watch_flush_end(int flushed);
 
+/* ---- Keyspace notifications (notify.c) ---------------------------------
+ * The one API every command calls after it changed a key, as Redis's
+ * notifyKeyspaceEvent: when the notify-keyspace-events setting enables
+ * class `type` it publishes
+ *     channel __keyspace@<db>__:<key>    message <event>   (flag K)
+ *     channel __keyevent@<db>__:<event>  message <key>     (flag E)
+ * to the pub/sub subscribers (patterns included). Call it once per key and
+ * event, after the change is certain (the command will not reply an error
+ * any more), with Redis 7.0's class and event name: "set" NOTIFY_STRING,
+ * "hset" NOTIFY_HASH, "del"/"expire"/"rename_from" NOTIFY_GENERIC, "lpush"
+ * NOTIFY_LIST, "sadd" NOTIFY_SET, "zadd" NOTIFY_ZSET, "xadd" NOTIFY_STREAM,
+ * ... (grep Redis's t_*.c for notifyKeyspaceEvent). When the class is off
+ * it costs one test of a global. key is borrowed for the call.
+ *
+ * "expired" and "new" come from the keyspace itself (ks_set_event_hook,
+ * wired in notify.c), so no command raises them; "keymiss" (class m) is
+ * notify_keymiss, for reads that found no key. Command thread only. */
+enum {
+    NOTIFY_KEYSPACE = 1 << 0,  /* K */
+    NOTIFY_KEYEVENT = 1 << 1,  /* E */
+    NOTIFY_GENERIC = 1 << 2,   /* g */
+    NOTIFY_STRING = 1 << 3,    /* $ */
+    NOTIFY_LIST = 1 << 4,      /* l */
+    NOTIFY_SET = 1 << 5,       /* s */
+    NOTIFY_HASH = 1 << 6,      /* h */
+    NOTIFY_ZSET = 1 << 7,      /* z */
+    NOTIFY_EXPIRED = 1 << 8,   /* x */
+    NOTIFY_EVICTED = 1 << 9,   /* e */
+    NOTIFY_STREAM = 1 << 10,   /* t */
+    NOTIFY_KEY_MISS = 1 << 11, /* m */
+    NOTIFY_LOADED = 1 << 12,   /* module key loaded (no flag letter) */
+    NOTIFY_MODULE = 1 << 13,   /* d */
+    NOTIFY_NEW = 1 << 14,      /* n */
+    NOTIFY_ALL = NOTIFY_GENERIC | NOTIFY_STRING | NOTIFY_LIST | NOTIFY_SET | NOTIFY_HASH |
+                 NOTIFY_ZSET | NOTIFY_EXPIRED | NOTIFY_EVICTED | NOTIFY_STREAM |
+                 NOTIFY_MODULE, /* A */
+};
+extern int notify_keyspace_flags; /* the parsed notify-keyspace-events setting */
+void notify_publish(int type, const char *event, int db, const char *key, size_t klen);
+static inline void notify_keyspace_event(int type, const char *event, int db, const char *key,
+                                         size_t klen)
+{
+    if (notify_keyspace_flags & type) notify_publish(type, event, db, key, klen);
+}
+/* The common case: key argv[i] of the running command, in c's db. */
+static inline void notify_arg(client *c, int type, const char *event, int i)
+{
+    if (notify_keyspace_flags & type)
+        notify_publish(type, event, c->db, c->argv[i].ptr, c->argv[i].len);
+}
+/* "new" (class n) is raised by the keyspace when a write creates a key;
+ * a command whose Redis order puts "new" after other events of the same
+ * command (SMOVE: "srem" src before "new" dst) mutes it around the write
+ * and raises it itself. */
+extern int notify_new_muted;
+/* A read found no key at argv[i] ("keymiss", class m). */
+static inline void notify_keymiss(client *c, int i)
+{
+    notify_arg(c, NOTIFY_KEY_MISS, "keymiss", i);
+}
+
+/* ---- Latency monitor (latency.c) ----------------------------------------
+ * Records a latency spike of `event` ("command", "fast-command",
+ * "expire-cycle", "fork", "aof-fsync-always" ...) when latency-monitor-
+ * threshold is set and ms reaches it, for LATENCY LATEST/HISTORY/DOCTOR. */
+void latency_add_sample_if_needed(const char *event, int64_t ms);
+
+/* ---- MONITOR (monitor.c) -------------------------------------------------
+ * Sends "+<unix s.us> [<db> <addr>] "arg" ..." to every MONITOR client, as
+ * Redis's replicationFeedMonitors; the dispatcher calls it after each
+ * command that is not admin or CMD_SKIP_MONITOR. origin overrides the
+ * address ("lua" for commands a script runs; c may then be NULL). Arguments
+ * c marked with server_redact_arg show as "(redacted)". */
+void monitor_feed(const client *c, const char *origin, int db, int argc, const arg *argv);
+/* Hides argument i of c's running command from MONITOR and SLOWLOG
+ * (passwords of AUTH, HELLO ... AUTH, CONFIG SET requirepass). */
+void server_redact_arg(client *c, int i);
 /* ---- Blocking on keys (blocking.c) -------------------------------------
  * A command that finds nothing to serve (BLPOP on empty lists, BZPOPMIN
  * on empty sorted sets, XREAD BLOCK with no new entries ...) parks its
@@ -367,6 +477,8 @@ void block_on_keys(client *c, const block_ops *ops, const arg *keys, int nkeys, 
                    void *state);
 /* A write changed key of db (the keyspace's touch hook calls it). */
 void block_signal_key(int db, const char *key, size_t klen);
+/* Every key of db was deleted (FLUSHDB, FLUSHALL): all its waited keys. */
+void block_signal_db(int db);
 /* Serves the clients blocked on the keys signalled since the last call
  * (server_process_command after each top-level command). */
 void block_handle_ready(void);
@@ -412,6 +524,11 @@ int key_access_lfu(void);
 #include "server/commands.def"
 #undef COMMAND
 #undef SUBCOMMAND
+
+/* client_private.cmd_outcome: the running command replied an arity error
+ * of a subcommand (a rejected call, as Redis refuses it before it runs),
+ * or "unknown subcommand" (no stats: Redis finds no command to count). */
+enum { CMD_REJECTED = 1, CMD_BAD_SUBCOMMAND = 2 };
 
 /* ---- Server core internals (srv-net) -----------------------------------
  * Declarations below are shared by the server core's own files (ae,
@@ -473,11 +590,23 @@ struct client_private {
     struct watched_key **watched;
     int nwatched, watched_cap;
     uint64_t last_cmd_id;
-    const char *last_cmd_name;
-    int reply_off; /* CLIENT REPLY OFF */
+    const struct command *last_cmd; /* CLIENT LIST cmd=; NULL before any */
+    char last_sub[24];              /* its subcommand (lower case) for a container, or "" */
+    int reply_off;                  /* CLIENT REPLY OFF */
+    int reply_skip; /* CLIENT REPLY SKIP: 2 = skip the next command's reply, 1 = this one's */
+    int pushing;    /* writing a push message: REPLY OFF/SKIP do not apply (R3) */
     int no_evict, no_touch;
-    struct block_wait *bwait;  /* while CLIENT_BLOCKED (blocking.c) */
+    struct client_pubsub *ps; /* subscriptions (pubsub.c), NULL when none */
+    int cmd_outcome;          /* CMD_REJECTED / CMD_BAD_SUBCOMMAND: what stats must not count */
+    unsigned char *redact;    /* per argument: hidden from MONITOR/SLOWLOG (NULL: none) */
+    /* pause.c: a command held back by CLIENT PAUSE, or a WAIT in progress;
+     * either way no more input of this client is processed meanwhile. */
+    queued_cmd *paused_cmd;
+    int waiting;
+    int64_t wait_deadline_ms; /* 0: forever */
+    void (*wait_done)(client *c);
     int commit_held;           /* N4: replies wait for the engine to recover from a failed commit */
+    struct block_wait *bwait;  /* while CLIENT_BLOCKED (blocking.c) */
     size_t reply_mem;          /* bytes of the reply blocks (reply.c R4) */
     int reply_mem_released;    /* closing: no longer in server.reply_mem_total */
     int obuf_class;            /* CLIENT_CLASS_*: which client-output-buffer-limit applies */
@@ -521,6 +650,8 @@ struct server_state {
     int active_expire_off;        /* DEBUG SET-ACTIVE-EXPIRE 0 */
     const char *config_file;      /* absolute path, or NULL */
     const char *executable;
+    char runid[41];                /* INFO server's run_id (Sentinel tells restarts by it) */
+    char replid[41];               /* INFO replication's master_replid, random per start */
     size_t reply_mem_total;        /* reply blocks of every client not closing (R4) */
     uint64_t stat_evicted_clients; /* closed for reply-memory-limit */
     /* WATCH: every watched (db, key), see cmd_multi.c */
@@ -588,6 +719,8 @@ void reply_truncate(client *c, const reply_mark *m);
 void reply_free_all(client *c);
 void add_reply_help(client *c, const char **lines);
 void add_reply_subcommand_error(client *c);
+/* "unknown subcommand or wrong number of arguments for '<sub>'. Try CMD HELP." */
+void add_reply_subcommand_syntax_error(client *c);
 void add_reply_bulk_ll(client *c, long long v);
 /* "wrong number of arguments for 'client|kill' command" (cmd_conn.c) */
 void add_reply_subcommand_arity(client *c);
@@ -613,11 +746,19 @@ void server_write_batch(client *c, const reply_mark *mark);
  * -1 after logging why. */
 int server_open_storage(void);
 int server_init(void);
+/* CONFIG SET port: listens on port (0: on none) on every bind address,
+ * then closes the old sockets. Returns 0, or -1 with nothing changed (the
+ * log says why). Command thread. */
+int server_listen_port(int port);
 void server_run(void);
 void server_shutdown(void);
 /* Commits pending writes and flushes replies; with save, also flushes the
  * memtable to a table (SHUTDOWN SAVE). Returns 0 or -1 (logged). */
 int server_prepare_shutdown(int save);
+/* Copies c's request (argv) into q; queued_cmd_free frees the copies (not
+ * q itself). */
+void queued_cmd_copy(const client *c, const struct command *cmd, queued_cmd *q);
+void queued_cmd_free(queued_cmd *q);
 /* Forgets every key c watches and clears CLIENT_DIRTY_CAS (cmd_multi.c). */
 void server_unwatch_all(client *c);
 /* Frees c's MULTI queue and clears its MULTI flags. */
@@ -627,5 +768,85 @@ uint64_t server_used_memory(void);
 void server_commit(void);
 /* Waits for a running BGSAVE (cmd_server.c). */
 void server_wait_bgsave(void);
+
+/* networking.c: after a push was appended to c (pub/sub, MONITOR): queue
+ * c for writing (its output buffer limit is applied as the reply grows). */
+void client_after_push(client *c);
+
+/* INFO's text buffer (cmd_server.c). */
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+} sbuf;
+void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_section(sbuf *b, const char *title);
+
+/* cmdstats.c: per-command and per-error statistics (INFO commandstats,
+ * errorstats, latencystats; LATENCY HISTOGRAM). */
+/* Everything server_call records after a command ran dur_us: commandstats,
+ * latency histogram, SLOWLOG, the latency monitor, MONITOR. */
+void stats_after_call(client *c, const struct command *cmd, int64_t dur_us);
+/* A command the dispatcher refused (arity, NOAUTH, subscribed mode ...). */
+void stats_rejected(const struct command *cmd);
+/* One error reply with code (e.g. "ERR", "WRONGTYPE"). */
+void stats_error_code(const char *code, size_t n);
+void stats_reset(void); /* CONFIG RESETSTAT */
+void stats_info_commandstats(sbuf *b);
+void stats_info_errorstats(sbuf *b);
+void stats_info_latencystats(sbuf *b);
+void stats_reply_latency_histogram(client *c); /* LATENCY HISTOGRAM [cmd ...] */
+/* Monotonic microseconds (inline: the dispatcher's one timing pair). */
+static inline int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+/* Redis's fullname of the command c runs: "client|list" for a container's
+ * subcommand, else the name. */
+void command_fullname(const client *c, const struct command *cmd, char *buf, size_t cap);
+/* Only the subcommand part ("list"), "" when there is none. */
+void command_subname(const client *c, const struct command *cmd, char *buf, size_t cap);
+
+/* notify.c */
+int notify_flags_parse(const char *s); /* -1 on an unknown class letter */
+void notify_flags_format(int flags, char *buf, size_t cap);
+void notify_init(keyspace *ks); /* registers the keyspace's event hook */
+
+/* slowlog.c */
+void slowlog_apply_max_len(void); /* slowlog-max-len changed */
+void slowlog_push(client *c, int argc, const arg *argv, int64_t dur_us);
+void slowlog_reset(void);
+size_t slowlog_mem(void);
+
+/* latency.c */
+void latency_reset_all(void);
+
+/* monitor.c */
+extern int monitor_clients; /* how many clients are in MONITOR mode */
+void monitor_client_remove(client *c);
+
+/* cmd_introspect.c */
+void debug_object(client *c); /* DEBUG OBJECT <key> */
+
+/* pause.c: CLIENT PAUSE / UNPAUSE, and commands that wait (WAIT). */
+/* Returns 1 when cmd (with c's MULTI queue for EXEC) must wait for the
+ * pause to end; the dispatcher then hands it to pause_postpone. */
+int pause_applies(const client *c, const struct command *cmd);
+extern int pause_in_effect; /* a CLIENT PAUSE is set (pause_applies decides) */
+void pause_postpone(client *c, const struct command *cmd);
+/* Ends an elapsed pause, times out waiting clients (cron, before-sleep). */
+void pause_cron(void);
+int pause_active(void); /* any pause in effect (expiry waits) */
+uint64_t pause_blocked_clients(void);
+/* Forgets c's postponed command or wait (client_free). */
+void pause_client_free(client *c);
+/* Holds c until deadline_ms (0: forever), then calls done(c) to reply. */
+void pause_wait_until(client *c, int64_t deadline_ms, void (*done)(client *c));
+/* A timeout argument in ms, as Redis's getTimeoutFromObjectOrReply: the
+ * absolute deadline (0 for a 0 timeout). Returns -1 after replying. */
+int pause_parse_timeout(client *c, const arg *a, int64_t *end);
+void client_pause_command(client *c);   /* CLIENT PAUSE <ms> [WRITE|ALL] */
+void client_unpause_command(client *c); /* CLIENT UNPAUSE */
 
 #endif

@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from npm_packages import npm_install  # noqa: E402
 from harness import ROOT, Server  # noqa: E402
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ft_node")
@@ -20,27 +21,7 @@ NPM_DIR = os.path.join(ROOT, os.environ.get("BUILD", "build"), "npm")
 
 def install():
     """Returns None when the packages are there, else why they are not."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if not node or not npm:
-        return "node or npm is not installed"
-    os.makedirs(NPM_DIR, exist_ok=True)
-    want = open(os.path.join(HERE, "package.json")).read()
-    stamp = os.path.join(NPM_DIR, "package.json")
-    have = open(stamp).read() if os.path.exists(stamp) else ""
-    if have == want and os.path.isdir(os.path.join(NPM_DIR, "node_modules", "redis-om")):
-        return None
-    with open(stamp, "w") as f:
-        f.write(want)
-    try:
-        p = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", NPM_DIR],
-                           cwd=NPM_DIR, capture_output=True, text=True, timeout=180)
-    except subprocess.TimeoutExpired:
-        os.remove(stamp)
-        return "npm install timed out (is the npm registry reachable?)"
-    if p.returncode != 0:
-        os.remove(stamp)
-        return "npm install failed (is the npm registry reachable?): " + p.stderr.strip()[-200:]
-    return None
+    return npm_install(os.path.join(HERE, "package.json"), NPM_DIR, "redis-om", timeout=180)
 
 
 def main():

@@ -164,6 +164,10 @@ def command_introspection(srv):
     assert info[0][3:6] == [1, 1, 1]
     assert info[1] is None
     assert info[2][1] == -3 and info[2][3:6] == [1, -1, 2]
+    # keys found by parsing numkeys, as Redis says of EVAL and FCALL
+    for name in ("eval", "evalsha_ro", "fcall"):
+        assert "movablekeys" in c.execute_command("COMMAND", "INFO", name)[0][2], name
+    assert "movablekeys" not in info[0][2] and "movablekeys" not in info[2][2]
     names = c.execute_command("COMMAND", "LIST")
     # COMMAND COUNT counts containers once; COMMAND LIST also names their subcommands, as Redis 7
     assert b"hset" in names and b"idx.range" in names and b"config|get" in names

@@ -1,14 +1,15 @@
 """test_types_random.py -- a differential test of the value types against a
 real redis-server: thousands of random commands over a small key space, so
-that strings, hashes, sets, lists and sorted sets collide on the same keys
-(the lists' blocking forms where they do not block, and MULTI/EXEC around
-list commands, too), mixed with the key
+that strings, hashes, sets, lists, sorted sets and streams collide on the
+same keys (the lists' blocking forms where they do not block, and
+MULTI/EXEC around list and stream commands, too), mixed with the key
 commands (DEL, UNLINK, EXISTS, TYPE, RENAME[NX], COPY [DB] [REPLACE], MOVE, the
 EXPIRE family, PERSIST, KEYS, SCAN TYPE, RANDOMKEY, DBSIZE, OBJECT ENCODING,
 FLUSHDB, MULTI/EXEC with WATCH), sent to both servers over RESP2 and RESP3
 connections and compared reply by reply (raw bytes where Redis's order is
 defined, as multisets where it is not, by Redis's rules where the reply is
-random). Then the whole keyspace of both is compared, again after a clean
+random, with times masked where the reply carries them: stream idle and
+delivery times). Then the whole keyspace of both is compared, again after a clean
 restart of strata, and again after SIGKILL with appendfsync always.
 Sorted sets get every command (ties, -0, inf, every ZADD flag, score and
 lex ranges, LIMIT, WEIGHTS/AGGREGATE with sets as inputs, pops, stores,
@@ -25,7 +26,7 @@ entry that reads a whole value of the type in a canonical form.
 
 Run with /usr/bin/python3 (python3-redis). STRATA_RANDOM_OPS and
 STRATA_SEED change the length and the seed."""
-import os, random, sys, time
+import os, random, re, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import RawConn, RespError, Server, test, main
@@ -34,12 +35,16 @@ from redis_compare import RealRedis
 OPS = int(os.environ.get("STRATA_RANDOM_OPS", "3000"))
 SEED = int(os.environ.get("STRATA_SEED", str(int(time.time()) % 100000)))
 KEYS = [b"k%d" % i for i in range(8)]
+# Streams mostly keep to keys of their own (an XADD to a key another type
+# took is only an error, and streams need many XADDs to grow); the key
+# commands and a share of the stream commands reach both parts.
+STREAM_KEYS = [b"x%d" % i for i in range(4)]
 MEMBERS = [b"1", b"2", b"3", b"10", b"-5", b"0", b"99", b"a", b"b", b"c", b"x y", b"", b"\x00z"]
 # Small packing limits, so values turn big (member keys in the engine)
 # within a few commands and both encodings are exercised.
 LIMITS = {"set-max-intset-entries": "16", "hash-max-listpack-entries": "8",
           "zset-max-ziplist-entries": "16",
-          "list-max-listpack-size": "4"}
+          "list-max-listpack-size": "4", "stream-node-max-entries": "7"}
 # Sorted sets: members and scores with ties, -0 and +0, infinities, long
 # fractions, big integers (every ZADD flag, ranges with ( and inf, lex
 # ranges with [ ( - +, LIMIT with negative and huge values).
@@ -60,7 +65,7 @@ T0 = int(time.time() * 1000) + FAR
 # Reply modes: "exact" raw bytes; "unordered" same RESP type and multiset
 # of elements; a callable checks a random reply against redis and returns
 # commands that make redis's state follow strata's.
-EXACT, UNORDERED = "exact", "unordered"
+EXACT, UNORDERED, TIMED = "exact", "unordered", "timed"
 
 
 class Defined:
@@ -74,6 +79,17 @@ class Defined:
 
 def key(g):
     return g.choice(KEYS)
+
+
+def key_pair(g):
+    """Two keys of the same part of the key space (renames and copies
+    between the parts would leave the stream keys to the other types)."""
+    ks = KEYS if g.random() < 0.85 else STREAM_KEYS
+    return g.choice(ks), g.choice(ks)
+
+
+def stream_key(g):
+    return g.choice(STREAM_KEYS) if g.random() < 0.85 else key(g)
 
 
 def member(g):
@@ -598,8 +614,181 @@ def geo_commands(g):
     ])
 
 
+# ---- Streams ---------------------------------------------------------------
+# Entry ids are explicit (`*` differs between the servers;
+# xadd_star_ids_are_increasing_and_well_formed checks `*` on strata alone). Times in replies (idle,
+# seen-time, delivery times) are masked, and so is radix-tree-nodes (Redis's
+# radix tree node count); XLEN after `~` trims and radix-tree-keys must match.
+
+GROUPS = [b"g1", b"g2"]
+CONSUMERS = [b"c1", b"c2", b"c3"]
+FIELDS = [b"f", b"g", b"h", b"1", b""]
+
+
+def stream_value(g):
+    """Mostly short; now and then one long enough to close a listpack node
+    by stream-node-max-bytes."""
+    if g.random() < 0.85:
+        return g.choice([b"v", b"1", b"22", b"", b"x y", b"-7"])
+    return bytes(g.choice(b"abcdef") for _ in range(g.randint(100, 1200)))
+
+
+# The ms part of the newest id the generator made for XADD: adds mostly
+# go on from it (ids must grow, or XADD fails and streams stay short),
+# reads and deletes pick ids around it.
+XCLOCK = [0]
+
+
+def xid(g, star=False):
+    ms = max(0, XCLOCK[0] - g.randint(-2, 40))
+    r = g.random()
+    if star and r < 0.2:
+        return b"%d-*" % ms
+    if r < 0.3:
+        return b"%d" % ms
+    return b"%d-%d" % (ms, g.randint(0, 3))
+
+
+def xadd_id(g):
+    """Mostly an id after the last one made; else any id (often too small)."""
+    if g.random() < 0.3:
+        return xid(g, star=True)
+    XCLOCK[0] += g.randint(0, 1)
+    return b"%d-%d" % (XCLOCK[0], g.randint(0, 3)) if g.random() < 0.7 else b"%d-*" % XCLOCK[0]
+
+
+def xbound(g, low):
+    r = g.random()
+    if r < 0.2:
+        return b"-" if low else b"+"
+    if r < 0.35:
+        return b"(" + xid(g)
+    return xid(g)
+
+
+def xfields(g):
+    if g.random() < 0.6:
+        fs = [b"f"] if g.random() < 0.5 else [b"f", b"g"]
+    else:
+        fs = [g.choice(FIELDS) for _ in range(g.randint(1, 3))]
+    return tuple(x for f in fs for x in (f, stream_value(g)))
+
+
+def trim_opts(g, xadd):
+    if xadd and g.random() < 0.7:
+        return ()
+    strat = g.choice(["MAXLEN", "MINID"])
+    op = g.choice([(), ("=",), ("~",)])
+    out = (strat,) + op + (g.randint(0, 40) if strat == "MAXLEN" else xid(g),)
+    if op == ("~",) and g.random() < 0.4:
+        out += ("LIMIT", g.randint(0, 30))
+    return out
+
+
+def stream_read_commands(g, k, k2, gr, cn, ids, count):
+    rg = ("XREADGROUP", "GROUP", gr, cn) + count + (("NOACK",) if g.random() < 0.15 else ())
+    rg += ("STREAMS", k) + ((k2,) if g.random() < 0.3 else ())
+    rg += tuple(g.choice([b">", b">", b"0", xid(g)]) for _ in range(len(rg) - rg.index("STREAMS") - 1))
+    claim = ("XCLAIM", k, gr, cn, g.choice([0, 0, 10 ** 9])) + ids
+    for opt in g.sample(["JUSTID", "FORCE", "RETRYCOUNT", "LASTID", "TIME"], g.randint(0, 3)):
+        claim += {"JUSTID": ("JUSTID",), "FORCE": ("FORCE",), "TIME": ("TIME", 1000),
+                  "RETRYCOUNT": ("RETRYCOUNT", g.randint(0, 5)), "LASTID": ("LASTID", xid(g))}[opt]
+    return [
+        (("XREAD",) + count + ("STREAMS", k, k2, g.choice([b"0", b"$", xid(g)]), xid(g)), EXACT),
+        (rg, TIMED), (rg, TIMED), (rg, TIMED),
+        (("XACK", k, gr) + ids, EXACT),
+        (("XPENDING", k, gr), EXACT),
+        (("XPENDING", k, gr, xbound(g, 1), xbound(g, 0), g.randint(0, 10)), TIMED),
+        (("XPENDING", k, gr, "IDLE", g.choice([0, 10 ** 9]), "-", "+", 10, cn), TIMED),
+        (claim, TIMED),
+        (("XAUTOCLAIM", k, gr, cn, 0, xbound(g, 1), "COUNT", g.randint(1, 4))
+         + (("JUSTID",) if g.random() < 0.3 else ()), TIMED),
+        (("XINFO", "STREAM", k), TIMED),
+        (("XINFO", "STREAM", k, "FULL") + (("COUNT", g.randint(0, 3)) if g.random() < 0.5 else ()),
+         TIMED),
+        (("XINFO", "GROUPS", k), EXACT),
+        (("XINFO", "CONSUMERS", k, gr), TIMED),
+    ]
+
+
+def stream_commands(g):
+    k, k2, gr, cn = stream_key(g), stream_key(g), g.choice(GROUPS), g.choice(CONSUMERS)
+    ids = tuple(xid(g) for _ in range(g.randint(1, 3)))
+    count = ("COUNT", g.randint(0, 5)) if g.random() < 0.5 else ()
+    xadd = ("XADD", k) + (("NOMKSTREAM",) if g.random() < 0.1 else ()) + trim_opts(g, True)
+    xadd += (xadd_id(g),) + xfields(g)
+    create = ("XGROUP", "CREATE", k, gr, g.choice([b"$", b"0", xid(g)]))
+    if g.random() < 0.3:
+        create += ("MKSTREAM",)
+    if g.random() < 0.2:
+        create += ("ENTRIESREAD", g.randint(-1, 10))
+    if g.random() < 0.4:
+        return xadd, EXACT
+    return g.choice(stream_read_commands(g, k, k2, gr, cn, ids, count) + [
+        (("XADD", k) + trim_opts(g, True) + (xid(g),) + xfields(g), EXACT),
+        (("XADD", k) + trim_opts(g, True) + (xadd_id(g),) + xfields(g) * 3, EXACT),
+        (("XLEN", k), EXACT),
+        (("XRANGE", k, xbound(g, 1), xbound(g, 0)) + count, EXACT),
+        (("XREVRANGE", k, xbound(g, 0), xbound(g, 1)) + count, EXACT),
+        (("XRANGE", k, "-", "+"), EXACT),
+        (("XDEL", k) + ids, EXACT),
+        (("XTRIM", k) + trim_opts(g, False), EXACT),
+        (create, EXACT), (create, EXACT), (create, EXACT),
+        (("XGROUP", "SETID", k, gr, g.choice([b"$", b"0", xid(g)])), EXACT),
+        (("XGROUP", "DESTROY", k, gr), EXACT),
+        (("XGROUP", "CREATECONSUMER", k, gr, cn), EXACT),
+        (("XGROUP", "DELCONSUMER", k, gr, cn), EXACT),
+        (("XSETID", k, xid(g)) + (("ENTRIESADDED", g.randint(0, 40)) if g.random() < 0.3 else ())
+         + (("MAXDELETEDID", xid(g)) if g.random() < 0.2 else ()), EXACT),
+    ])
+
+
+def stream_multi_commands(g):
+    return ("MULTI",) + tuple(stream_commands(g)[0] for _ in range(g.randint(2, 4))), TIMED
+
+
+XID = re.compile(rb"^\d+-\d+$")
+MASKED_KEYS = {b"idle", b"seen-time", b"radix-tree-nodes"}
+INFO_KEYS = MASKED_KEYS | {b"length", b"name", b"pending", b"consumers", b"entries", b"groups",
+                           b"last-generated-id", b"radix-tree-keys", b"first-entry", b"lag",
+                           b"entries-read", b"pel-count", b"last-delivered-id"}
+
+
+def is_xid(v):
+    return isinstance(v, bytes) and XID.match(v) is not None
+
+
+def mask(v):
+    """A stream reply with its times replaced by "T"."""
+    if isinstance(v, dict):
+        return {k: "T" if k in MASKED_KEYS else mask(x) for k, x in v.items()}
+    if isinstance(v, list):
+        if len(v) >= 2 and len(v) % 2 == 0 and all(isinstance(x, bytes) for x in v[::2]) and \
+                any(x in INFO_KEYS for x in v[::2]):
+            out = []
+            for i in range(0, len(v), 2):
+                out += [v[i], "T" if v[i] in MASKED_KEYS else mask(v[i + 1])]
+            return out
+        out = [mask(x) for x in v]
+        if len(v) == 4 and is_xid(v[0]) and isinstance(v[1], bytes) and isinstance(v[2], int):
+            out[2] = "T"  # [id, consumer, idle or delivery time, count]
+        if len(v) == 3 and is_xid(v[0]) and isinstance(v[1], int):
+            out[1] = "T"  # [id, delivery time, count]
+        return out
+    if isinstance(v, int) and v > 10 ** 12:
+        return "T"
+    return v
+
+
+def dump_stream(c, k):
+    """Entries, groups with their PELs and consumers (times masked)."""
+    return repr([c.command("XRANGE", k, "-", "+"),
+                 mask(c.command("XINFO", "STREAM", k, "FULL", "COUNT", 0)),
+                 mask(c.command("XINFO", "STREAM", k))])
+
+
 def key_commands(g):
-    k, k2 = key(g), key(g)
+    k, k2 = key_pair(g)
     return g.choice([
         (("DEL", k), EXACT),
         (("UNLINK", k, k2), EXACT),
@@ -619,7 +808,7 @@ def key_commands(g):
         (("OBJECT", "ENCODING", k), EXACT),
         (("DBSIZE",), EXACT),
         (("KEYS", "*"), UNORDERED),
-        (("SCAN", 0, "COUNT", 1000, "TYPE", g.choice(["string", "hash", "set", "zset", "list"])),
+        (("SCAN", 0, "COUNT", 1000, "TYPE", g.choice(["string", "hash", "set", "zset", "list", "stream"])),
          UNORDERED),
         (("RANDOMKEY",), check_randomkey),
     ])
@@ -632,7 +821,7 @@ def flush_commands(g):
 GENERATORS = [(3, string_commands), (3, hash_commands), (6, set_commands), (6, list_commands),
               (1, list_multi_commands), (3, key_commands), (8, zset_commands), (2, lex_commands),
               (0.5, grow_commands), (2, big_commands), (5, geo_commands),
-              (0.02, flush_commands)]
+              (8, stream_commands), (1, stream_multi_commands), (0.02, flush_commands)]
 
 
 def random_command(g):
@@ -708,6 +897,8 @@ def run_random(pair, g, ops, diffs):
             same = araw == braw
         elif mode == UNORDERED:
             same = araw[:1] == braw[:1] and canon(a) == canon(b)
+        elif mode == TIMED:
+            same = araw[:1] == braw[:1] and repr(mask(a)) == repr(mask(b))
         else:
             follow, why = mode(cmd, a, ref)
             for f in follow:
@@ -740,6 +931,7 @@ DUMPERS = {
     "set": lambda c, k: canon(c.command("SMEMBERS", k)),
     "zset": lambda c, k: c.command("ZRANGE", k, 0, -1, "WITHSCORES"),
     "list": lambda c, k: c.command("LRANGE", k, 0, -1),
+    "stream": dump_stream,
 }
 
 
@@ -773,9 +965,14 @@ def random_commands_match_redis_then_survive_restart_and_sigkill():
     ref = ref_with_limits()
     try:
         pair = Pair(srv.port, ref.port)
-        diffs = []
-        run_random(pair, g, OPS, diffs)
-        assert not diffs, "seed %d:\n%s" % (SEED, "\n".join(diffs))
+        diffs, groups_seen = [], 0
+        for _ in range(8):
+            run_random(pair, g, OPS // 8, diffs)
+            assert not diffs, "seed %d:\n%s" % (SEED, "\n".join(diffs))
+            c = pair.s[(2, 0)]
+            groups_seen += sum(len(c.command("XINFO", "GROUPS", k)) for k in KEYS + STREAM_KEYS
+                               if c.command("TYPE", k) == "stream")
+        assert groups_seen > 0, "no stream consumer group was ever there (seed %d)" % SEED
         compare_state(srv.port, ref.port, "after the commands")
         pair.close()
         srv.restart()
@@ -871,6 +1068,70 @@ def zrangestore_keeps_negative_zeros_only_past_the_listpack_as_redis():
     finally:
         srv.cleanup()
         ref.close()
+
+
+@test
+def approximate_trims_keep_redis_lengths_with_big_and_small_entries():
+    """`~` removes exactly the nodes Redis removes: nodes close at
+    stream-node-max-entries or at stream-node-max-bytes of listpack."""
+    srv = Server()
+    srv.start()
+    ref = RealRedis()
+    try:
+        pair = Pair(srv.port, ref.port)
+        g = random.Random(SEED + 1)
+        diffs = []
+        for conf in ((b"100", b"4096"), (b"7", b"4096"), (b"0", b"300"), (b"3", b"0")):
+            for c in (pair.s[(2, 0)], pair.r[(2, 0)]):
+                c.command("CONFIG", "SET", "stream-node-max-entries", conf[0])
+                c.command("CONFIG", "SET", "stream-node-max-bytes", conf[1])
+                c.command("DEL", "t")
+            for i in range(400):
+                f = (b"a", stream_value(g)) if g.random() < 0.7 else (b"b", b"%d" % i, b"c", stream_value(g))
+                cmd = ("XADD", "t", "MAXLEN", "~", g.randint(20, 60), "%d-1" % (i + 1)) + f
+                if g.random() < 0.1:
+                    cmd = ("XDEL", "t", "%d-1" % g.randint(1, i + 1))
+                pair.both(cmd)
+                for probe in (("XLEN", "t"), ("XINFO", "STREAM", "t")):
+                    (a, araw), (b, braw), _ = pair.both(probe)
+                    if repr(mask(a)) != repr(mask(b)):
+                        diffs.append("%s after %s (%s): strata %r redis %r" % (probe, cmd, conf, a, b))
+                if diffs:
+                    break
+        assert not diffs, "\n".join(diffs[:5])
+        pair.close()
+    finally:
+        srv.cleanup()
+        ref.close()
+
+
+@test
+def xadd_star_ids_are_increasing_and_well_formed():
+    srv = Server()
+    srv.start()
+    try:
+        c = srv.raw()
+        last = (0, 0)
+        for i in range(300):
+            v = c.command("XADD", "s", "*", "f", i)
+            assert re.match(rb"^\d+-\d+$", v), v
+            ms, seq = map(int, v.split(b"-"))
+            assert (ms, seq) > last, (v, last)
+            assert abs(ms - time.time() * 1000) < 60000, v
+            last = (ms, seq)
+        # <ms>-* after the top item's ms continues its sequence
+        top = c.command("XADD", "s", "%d-*" % last[0], "f", "x")
+        assert top == b"%d-%d" % (last[0], last[1] + 1), top
+        assert c.command("XADD", "t", "5-*", "f", "x") == b"5-0"
+        assert c.command("XADD", "t", "5-*", "f", "x") == b"5-1"
+        e = c.command("XADD", "t", "4-*", "f", "x")
+        assert isinstance(e, RespError) and "equal or smaller" in str(e), e
+        c.command("XADD", "u", "18446744073709551615-18446744073709551615", "f", "x")
+        e = c.command("XADD", "u", "*", "f", "x")
+        assert isinstance(e, RespError) and "exhausted" in str(e), e
+        c.close()
+    finally:
+        srv.cleanup()
 
 
 if __name__ == "__main__":

@@ -103,6 +103,18 @@ TEST(SetWithNxOrXxKeepTtlAndGetOption)
     teardown();
 }
 
+/* The keyspace's event hook, recorded. */
+static char events[8][16];
+static int nevents;
+
+static void record_event(void *ectx, ks_event ev, int db, const char *key, size_t klen)
+{
+    (void)ectx;
+    if (nevents < 8)
+        snprintf(events[nevents++], sizeof(events[0]), "%s:%d:%.*s",
+                 ev == KS_EVENT_EXPIRED ? "expired" : "new", db, (int)klen, key);
+}
+
 TEST(ExpiredKeyReadsAsAbsentAndWriteDeletesIt)
 {
     setup();
@@ -111,8 +123,11 @@ TEST(ExpiredKeyReadsAsAbsentAndWriteDeletesIt)
     CHECK(ks_expire_set(&ctx, "k", 1, ctx.now_ms + 100, 0, &done) == KS_OK && done);
     commit();
     ctx.now_ms += 200;
+    ks_set_lazy_expire(ks, 0); /* CLIENT PAUSE: reads leave it in place */
     CHECK(get_is("k", NULL));
+    commit();
     CHECK_EQ_INT(ks_dbsize(&ctx), 1); /* as Redis: counted until deleted */
+    ks_set_lazy_expire(ks, 1);
     long long out;
     CHECK(ks_incrby(&ctx, "k", 1, 5, &out) == KS_OK && out == 5);
     commit();
@@ -120,6 +135,53 @@ TEST(ExpiredKeyReadsAsAbsentAndWriteDeletesIt)
     CHECK_EQ_INT(ks_dbsize(&ctx), 1);
     CHECK_EQ_INT(ks_expires(&ctx), 0);
     CHECK_EQ_INT(count_engine_keys('e'), 0);
+    teardown();
+}
+
+TEST(ReadOfExpiredKeyRemovesItAndRaisesExpiredOnce)
+{
+    setup();
+    nevents = 0;
+    ks_set_event_hook(ks, record_event, NULL);
+    set("k", "v");
+    CHECK_EQ_INT(nevents, 1);
+    CHECK(!strcmp(events[0], "new:0:k"));
+    set("k", "w"); /* an overwrite is not new */
+    CHECK_EQ_INT(nevents, 1);
+    int done;
+    CHECK(ks_expire_set(&ctx, "k", 1, ctx.now_ms + 100, 0, &done) == KS_OK && done);
+    commit();
+    ctx.now_ms += 200;
+    CHECK(get_is("k", NULL));
+    commit();
+    CHECK_EQ_INT(nevents, 2);
+    CHECK(!strcmp(events[1], "expired:0:k"));
+    CHECK_EQ_INT(ks_dbsize(&ctx), 0); /* removed by the read */
+    CHECK_EQ_INT(count_engine_keys('e'), 0);
+    CHECK(get_is("k", NULL));
+    CHECK_EQ_INT(nevents, 2); /* once */
+    teardown();
+}
+
+TEST(ActiveExpireRaisesExpiredForEachKey)
+{
+    setup();
+    nevents = 0;
+    ks_set_event_hook(ks, record_event, NULL);
+    set("a", "1");
+    set("b", "2");
+    int done;
+    CHECK(ks_expire_set(&ctx, "a", 1, ctx.now_ms + 10, 0, &done) == KS_OK && done);
+    CHECK(ks_expire_set(&ctx, "b", 1, ctx.now_ms + 10, 0, &done) == KS_OK && done);
+    commit();
+    nevents = 0;
+    ctx.now_ms += 100;
+    CHECK_EQ_INT(ks_active_expire(&ctx, 100, 100000), 2);
+    commit();
+    CHECK_EQ_INT(nevents, 2);
+    CHECK(!strcmp(events[0], "expired:0:a"));
+    CHECK(!strcmp(events[1], "expired:0:b"));
+    CHECK_EQ_INT(ks_dbsize(&ctx), 0);
     teardown();
 }
 
@@ -380,8 +442,13 @@ TEST(CompactionDroppedMetadataIsRepairedByActiveExpiry)
     set("s", "new"); /* recreated before the repair */
     CHECK_EQ_INT(ks_dbsize(&ctx), 3);
     ctx.now_ms += 100;
+    nevents = 0;
+    ks_set_event_hook(ks, record_event, NULL);
     ks_active_expire(&ctx, 100, 100000);
     commit();
+    /* The repair reports the key nobody saw expire, not the live one. */
+    CHECK_EQ_INT(nevents, 1);
+    CHECK(!strcmp(events[0], "expired:0:big"));
     CHECK_EQ_INT(ks_dbsize(&ctx), 1);
     CHECK_EQ_INT(ks_expires(&ctx), 0);
     CHECK_EQ_INT(count_engine_keys('d'), 0);

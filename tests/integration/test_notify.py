@@ -1,0 +1,219 @@
+"""test_notify.py -- keyspace notifications, differential against a real
+redis-server: the same commands run on both with a PSUBSCRIBE * client, and
+the streams of (channel, message) must be equal, for every event class
+(generic, string, hash, set, expired lazily and actively, new, keymiss), both
+channel kinds (K, E) and the notify-keyspace-events setting itself."""
+import time
+
+from harness import RawConn, RespError, Server, main, test
+from redis_compare import RealRedis
+
+
+def run_events(port, flags, script, wait=0.0):
+    """Runs script (lists of arguments; a float is a pause in seconds) on
+    one connection with notify-keyspace-events set to flags and returns
+    the (channel, message) pairs a pattern subscriber got, in order."""
+    cmd = RawConn(port)
+    assert cmd.command("CONFIG", "SET", "notify-keyspace-events", flags) == "OK"
+    sub = RawConn(port)
+    assert sub.command("PSUBSCRIBE", "*") == [b"psubscribe", b"*", 1]
+    for step in script:
+        if isinstance(step, float):
+            time.sleep(step)
+        else:
+            cmd.command(*step)
+    time.sleep(wait)
+    cmd.command("PUBLISH", "__end__", "x")
+    got = []
+    while True:
+        m = sub.read_reply()
+        if m[2] == b"__end__":
+            return got
+        got.append((m[2].decode(), m[3].decode()))
+
+
+def differential(srv, flags, script, wait=0.0, expect_some=True):
+    ref = RealRedis("--enable-debug-command", "yes")
+    try:
+        for port in (srv.port, ref.port):
+            RawConn(port).command("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+        a = run_events(srv.port, flags, script, wait)
+        b = run_events(ref.port, flags, script, wait)
+    finally:
+        ref.close()
+    assert a == b, "events differ:\nstrata %r\nredis  %r" % (a, b)
+    assert a or not expect_some, "no events at all"
+    return a
+
+
+@test
+def generic_events_match_redis(srv):
+    differential(srv, "KEg", [
+        ["SET", "a", "1"], ["DEL", "a", "nokey"], ["SET", "b", "2"], ["EXPIRE", "b", "100"],
+        ["PEXPIRE", "b", "200000", "GT"], ["PERSIST", "b"], ["PERSIST", "b"],
+        ["RENAME", "b", "c"], ["RENAMENX", "c", "d"], ["SET", "e", "1"], ["RENAMENX", "d", "e"],
+        ["COPY", "d", "e", "REPLACE"], ["COPY", "d", "f"], ["COPY", "d", "g", "DB", "3"],
+        ["EXPIRE", "f", "-1"], ["UNLINK", "d", "e", "nokey"], ["SET", "g", "1"],
+        ["GETEX", "g", "EX", "100"], ["GETEX", "g", "PERSIST"], ["GETEX", "g", "PERSIST"],
+        ["GETEX", "g", "PXAT", "1"], ["SET", "h", "1"], ["GETDEL", "h"], ["GETDEL", "h"],
+        ["HSET", "hh", "f", "v", "f2", "v"], ["HDEL", "hh", "f"], ["HDEL", "hh", "f2"],
+        ["SET", "x", "1", "EX", "100"], ["EXPIREAT", "x", "1"], ["RENAME", "nokey", "y"],
+        ["FLUSHALL"]])
+
+
+@test
+def string_events_match_redis(srv):
+    differential(srv, "KE$", [
+        ["SET", "s", "v"], ["SET", "s", "v", "NX"], ["SET", "s", "w", "XX", "GET"], ["SETNX", "s", "x"],
+        ["SETNX", "t", "x"], ["SETEX", "u", "100", "v"], ["PSETEX", "u", "100000", "v"],
+        ["MSET", "m1", "1", "m2", "2"], ["MSETNX", "m1", "1", "m3", "3"], ["MSETNX", "m4", "4"],
+        ["GETSET", "m1", "9"], ["INCR", "n"], ["DECRBY", "n", "5"], ["INCRBYFLOAT", "n", "1.5"],
+        ["INCR", "s"], ["APPEND", "s", "more"], ["SETRANGE", "s", "2", "zz"],
+        ["SETRANGE", "s", "1", ""], ["SETRANGE", "none", "0", ""], ["HSET", "h", "f", "v"],
+        ["SET", "h", "str"], ["SET", "k", "v", "KEEPTTL"], ["SET", "k", "v", "PX", "100000"]])
+
+
+@test
+def hash_events_match_redis(srv):
+    differential(srv, "KEh", [
+        ["HSET", "h", "a", "1", "b", "2"], ["HMSET", "h", "c", "3"], ["HSETNX", "h", "a", "9"],
+        ["HSETNX", "h", "z", "9"], ["HINCRBY", "h", "a", "5"], ["HINCRBYFLOAT", "h", "b", "0.5"],
+        ["HINCRBY", "h", "c", "x"], ["HDEL", "h", "nofield"], ["HDEL", "h", "a", "b"],
+        ["HDEL", "h", "c", "z"], ["SET", "s", "v"], ["HSET", "s", "f", "v"]])
+
+
+@test
+def bitmap_and_hyperloglog_events_match_redis(srv):
+    differential(srv, "KEA", [
+        ["SETBIT", "b", "7", "1"], ["SETBIT", "b", "7", "1"], ["SETBIT", "b", "100", "0"],
+        ["BITFIELD", "f", "SET", "u8", "0", "255"], ["BITFIELD", "f", "GET", "u8", "0"],
+        ["BITFIELD", "f", "OVERFLOW", "FAIL", "INCRBY", "u8", "0", "10"],
+        ["BITFIELD", "f", "SET", "u8", "0", "255"], ["BITOP", "OR", "d", "b", "f"],
+        ["BITOP", "AND", "d", "nokey"], ["BITOP", "AND", "d", "nokey"],
+        ["PFADD", "h", "a", "b"], ["PFADD", "h", "a"], ["PFADD", "h2"], ["PFCOUNT", "h"],
+        ["PFMERGE", "h3", "h", "h2"]])
+
+
+@test
+def set_and_move_events_match_redis(srv):
+    differential(srv, "KEA", [
+        ["SADD", "s", "a", "b", "c"], ["SADD", "s", "a"], ["SREM", "s", "x"], ["SREM", "s", "a"],
+        ["SMOVE", "s", "s", "b"], ["SMOVE", "s", "t", "b"], ["SADD", "t", "c"],
+        ["SMOVE", "s", "t", "c"], ["SMOVE", "s", "t", "c"], ["SPOP", "t"], ["SPOP", "t", "0"],
+        ["SADD", "u", "1", "2", "3"], ["SPOP", "u", "2"], ["SPOP", "u", "5"], ["SPOP", "u"],
+        ["SADD", "a", "1", "2"], ["SADD", "b", "2", "3"], ["SINTERSTORE", "d", "a", "b"],
+        ["SUNIONSTORE", "d", "a", "b"], ["SDIFFSTORE", "d", "a", "b"],
+        ["SINTERSTORE", "d", "a", "nokey"], ["SINTERSTORE", "d", "a", "nokey"],
+        ["SDIFFSTORE", "e", "a", "a"], ["SREM", "a", "1", "2"], ["SADD", "str", "x"],
+        ["SET", "str", "v"], ["SADD", "str", "x"], ["SMOVE", "b", "str", "2"],
+        ["MOVE", "b", "4"], ["MOVE", "nokey", "4"], ["SINTERCARD", "1", "b"]])
+    # "new" in Redis's order among the others (SMOVE: after src's srem/del).
+    differential(srv, "EAn", [
+        ["FLUSHALL"], ["SADD", "s", "a", "b"], ["SMOVE", "s", "t", "a"], ["SMOVE", "s", "u", "b"],
+        ["SUNIONSTORE", "x", "t"], ["MOVE", "x", "2"]])
+
+
+@test
+def keyspace_and_keyevent_channels_in_order_and_per_db(srv):
+    differential(srv, "KEA", [
+        ["SET", "k", "v"], ["SELECT", "5"], ["SET", "k", "v"], ["HSET", "h", "f", "v"],
+        ["DEL", "k"], ["SELECT", "0"], ["APPEND", "k", "x"]])
+    # Only K, or only E, or classes without K/E: nothing or one channel kind.
+    differential(srv, "Kg", [["SET", "k", "v"], ["DEL", "k"]])
+    differential(srv, "Eg", [["SET", "k", "v"], ["DEL", "k"]])
+    differential(srv, "g$h", [["SET", "k", "v"], ["DEL", "k"]], expect_some=False)
+
+
+@test
+def new_key_events_match_redis(srv):
+    differential(srv, "En", [
+        ["SET", "foo", "bar"], ["SET", "foo", "baz"], ["SET", "bar", "bar"],
+        ["HSET", "h", "f", "v"], ["HSET", "h", "g", "v"], ["MSET", "foo", "1", "m", "2"],
+        ["RENAME", "foo", "r"], ["RENAME", "r", "bar"], ["COPY", "bar", "c"],
+        ["COPY", "bar", "h", "REPLACE"], ["INCR", "n"], ["APPEND", "ap", "x"]])
+
+
+@test
+def keymiss_events_match_redis(srv):
+    differential(srv, "Em", [
+        ["GET", "nokey"], ["MGET", "a", "b"], ["EXISTS", "x"], ["TYPE", "y"], ["TTL", "z"],
+        ["STRLEN", "s"], ["HGET", "h", "f"], ["HGETALL", "h2"], ["HMGET", "h3", "a"],
+        ["HLEN", "h4"], ["SET", "k", "v"], ["GET", "k"], ["GETDEL", "gd"]])
+
+
+@test
+def expired_event_when_a_read_removes_the_key(srv):
+    # Active expiry off on both: only the GET can remove the key.
+    ref = RealRedis("--enable-debug-command", "yes")
+    try:
+        out = []
+        for port in (srv.port, ref.port):
+            c = RawConn(port)
+            c.command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+            out.append(run_events(port, "KEx", [
+                ["SET", "k", "v", "PX", "50"], ["HSET", "h", "f", "v"], ["PEXPIRE", "h", "50"],
+                0.2, ["GET", "k"], ["GET", "k"], ["HGET", "h", "f"], ["SET", "w", "v", "PX", "50"],
+                0.2, ["SET", "w", "new"], ["EXISTS", "k", "w"]]))
+        assert out[0] == out[1], "strata %r\nredis  %r" % tuple(out)
+        assert out[0] == [("__keyspace@0__:k", "expired"), ("__keyevent@0__:expired", "k"),
+                          ("__keyspace@0__:h", "expired"), ("__keyevent@0__:expired", "h"),
+                          ("__keyspace@0__:w", "expired"), ("__keyevent@0__:expired", "w")], out[0]
+        assert "expired_keys:3" in RawConn(srv.port).command("INFO", "stats").decode()
+    finally:
+        ref.close()
+
+
+@test
+def expired_indexed_hash_removed_by_a_read_leaves_its_indexes(srv):
+    # The index hooks read the key's expiry while the read's lazy expiry
+    # removes it: that read must not expire the key once more (it recursed).
+    c = srv.raw()
+    c.command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    assert c.command("FT.CREATE", "people", "ON", "HASH", "PREFIX", "1", "p:", "SCHEMA",
+                     "age", "NUMERIC", "tag", "TAG") == "OK"
+    assert c.command("IDX.CREATE", "ages", "PREFIX", "p:", "SCHEMA", "age", "NUMERIC") == "OK"
+    got = run_events(srv.port, "KEx", [
+        ["HSET", "p:1", "age", "30", "tag", "a"], ["HSET", "p:2", "age", "40", "tag", "a"],
+        ["PEXPIRE", "p:1", "30"], 0.1, ["HGET", "p:1", "age"], ["HGETALL", "p:1"]])
+    assert got == [("__keyspace@0__:p:1", "expired"), ("__keyevent@0__:expired", "p:1")], got
+    assert c.command("FT.SEARCH", "people", "@tag:{a}", "NOCONTENT") == [1, b"p:2"]
+    assert c.command("IDX.CHECK") == []
+
+
+@test
+def expired_event_from_the_active_cycle(srv):
+    got = run_events(srv.port, "Ex", [["SET", "k", "v", "PX", "100"], ["HSET", "h", "f", "v"],
+                                      ["PEXPIRE", "h", "100"]], wait=1.5)
+    assert sorted(got) == [("__keyevent@0__:expired", "h"), ("__keyevent@0__:expired", "k")], got
+    c = RawConn(srv.port)
+    assert c.command("DBSIZE") == 0
+    assert "expired_keys:2" in c.command("INFO", "stats").decode()
+
+
+@test
+def failed_commands_notify_nothing(srv):
+    got = differential(srv, "KEA", [
+        ["SET", "s", "abc"], ["INCR", "s"], ["HSET", "s", "f", "v"], ["SET", "k"], ["MULTI"],
+        ["SET", "q", "1"], ["INCR", "s"], ["EXEC"]])
+    assert [m for m in got if "incr" in m[0] or "incr" in m[1]] == []
+
+
+@test
+def setting_parses_and_prints_as_redis(srv):
+    ref = RealRedis()
+    try:
+        a, b = RawConn(srv.port), RawConn(ref.port)
+        for flags in ("", "gKE", "$lshzxeKE", "KA", "EA", "AKEmn", "nK", "Agn", "gx$lshzxet",
+                      "m", "Kd", "Q", "KEQ", "a"):
+            ra = a.command("CONFIG", "SET", "notify-keyspace-events", flags)
+            rb = b.command("CONFIG", "SET", "notify-keyspace-events", flags)
+            assert a.last_raw == b.last_raw, (flags, a.last_raw, b.last_raw)
+            ga = a.command("CONFIG", "GET", "notify-keyspace-events")
+            gb = b.command("CONFIG", "GET", "notify-keyspace-events")
+            assert ga == gb, (flags, ga, gb)
+    finally:
+        ref.close()
+
+
+if __name__ == "__main__":
+    main()
