@@ -190,7 +190,7 @@ static ks_status write_begin_found(ks_write *w, int expect)
         if (w->loaded) ks_fvec_free(&w->old);
         ks_meta_free(&w->m);
         w->loaded = w->moved = 0;
-        if (st == KS_OK) ks_event_raise(c, KS_EVENT_EXPIRED, db, key, klen);
+        if (st == KS_OK) ks_event_raise(w->c, KS_EVENT_EXPIRED, w->db, w->key, w->klen);
     } else if (expect != KS_NONE && w->m.type != KS_NONE && w->m.type != expect) {
         st = KS_ERR_WRONGTYPE;
     } else {
