@@ -28,7 +28,10 @@
  * Forward, after ITER_MAX_SKIP older versions of the key just decided the
  * merger reseeks to (key, 0, ENG_TYPE_DELETION), the last internal key the
  * user key can have, so it lands at most one entry of it short of the next
- * key. Backward, after ITER_MAX_SKIP versions of one key the walk stops
+ * key; after ITER_MAX_SKIP entries newer than the snapshot it reseeks to
+ * (key, snapshot, ENG_TYPE_SEEK), the key's newest visible version (batch
+ * entries sort before it, already passed). Backward, after ITER_MAX_SKIP
+ * versions of one key (visible, or newer than the snapshot) the walk stops
  * collecting them: it seeks to the newest visible version, decides the key
  * from it exactly as find_next_user_entry would (visibility, T3, R1), and
  * moves before every entry of the key (I1), all in two seeks.
@@ -122,14 +125,22 @@ static void find_next_user_entry(eng_iter *di, int skipping)
 {
     iter *it = di->it;
     int nskipped = 0; /* older versions of saved_key stepped over (I2) */
+    int ninvis = 0;   /* entries newer than the snapshot since a visible one (I2) */
     do {
         slice k = iter_key(it);
         uint64_t s = ikey_sequence(k);
         int t = ikey_type(k), moved = 0, c;
         const rdel *r;
         di->steps++;
+        if (!visible(di, s) && ++ninvis > ITER_MAX_SKIP) {
+            /* I2: to the newest version of this key the snapshot sees */
+            ninvis = 0;
+            seek_internal(di, ikey_user_key(k), di->seq, ENG_TYPE_SEEK);
+            continue;
+        }
         if (visible(di, s) && t != ENG_TYPE_RANGE_DELETION && !damaged(di, k)) {
             slice uk = ikey_user_key(k);
+            ninvis = 0;
             if (skipping && (c = slice_compare(uk, saved(&di->saved_key))) <= 0) {
                 /* an older version of a key already decided, or (after a
                  * backward walk that skipped a range, I1) a key before it */
@@ -160,12 +171,12 @@ static void find_next_user_entry(eng_iter *di, int skipping)
     di->valid = 0;
 }
 
-/* I2: the backward walk met more than ITER_MAX_SKIP versions of saved_key.
- * Decides the key from its newest visible version, read forward, and moves
- * the internal iterator before every entry of it (I1). Returns
- * ENG_TYPE_VALUE, with the value in saved_value, or ENG_TYPE_DELETION when
- * the key is hidden (or an error stopped the read: the caller checks the
- * status). */
+/* I2: the backward walk met more than ITER_MAX_SKIP versions of saved_key
+ * (visible ones, or newer than the snapshot). Decides the key from its
+ * newest visible version, read forward, and moves the internal iterator
+ * before every entry of it (I1). Returns ENG_TYPE_VALUE, with the value in
+ * saved_value, or ENG_TYPE_DELETION (saved_value emptied) when the key is
+ * hidden or an error stopped the read (the caller checks the status). */
 static int decide_by_reseek(eng_iter *di)
 {
     iter *it = di->it;
@@ -185,6 +196,7 @@ static int decide_by_reseek(eng_iter *di)
         }
         break;
     }
+    if (vt == ENG_TYPE_DELETION) di->saved_value.len = 0;
     seek_internal(di, key, ENG_MAX_SEQUENCE, ENG_TYPE_SEEK); /* before every entry of key */
     if (iter_valid(it))
         iter_prev(it);
@@ -198,21 +210,34 @@ static void find_prev_user_entry(eng_iter *di)
     iter *it = di->it;
     int vt = ENG_TYPE_DELETION;
     int have = 0, nver = 0; /* saved_key names the key walked; versions of it seen (I2) */
+    int ninvis = 0;         /* entries newer than the snapshot since a visible one (I2) */
     if (iter_valid(it)) {
         do {
             slice k = iter_key(it);
             uint64_t s = ikey_sequence(k);
             int t = ikey_type(k), moved = 0;
             di->steps++;
+            if (!visible(di, s) && ++ninvis > ITER_MAX_SKIP) {
+                slice uk = ikey_user_key(k);
+                int c = have ? slice_compare(uk, saved(&di->saved_key)) : -1;
+                if (vt != ENG_TYPE_DELETION && c < 0) break; /* I1 holds here already */
+                if (c != 0) {                                /* saved_key is hidden: uk next */
+                    save_slice(&di->saved_key, uk);
+                    have = 1;
+                }
+                vt = decide_by_reseek(di);
+                nver = ninvis = 0;
+                continue; /* to the while's test: the reseek moved it */
+            }
             if (visible(di, s) && t != ENG_TYPE_RANGE_DELETION && !damaged(di, k)) {
                 slice uk = ikey_user_key(k);
                 int c = have ? slice_compare(uk, saved(&di->saved_key)) : -1;
+                ninvis = 0;
                 if (vt != ENG_TYPE_DELETION && c < 0)
                     break; /* I1: the newest entry of saved_key was seen */
                 nver = c == 0 ? nver + 1 : 1;
                 if (nver > ITER_MAX_SKIP) {
                     vt = decide_by_reseek(di);
-                    if (vt == ENG_TYPE_DELETION) di->saved_value.len = 0;
                     nver = 0;
                     continue; /* to the while's test: the reseek moved it */
                 }
