@@ -4,7 +4,7 @@
 set -eu
 PKGS="build-essential pkg-config libzstd-dev libxxhash-dev libjemalloc-dev libhiredis-dev
       librocksdb-dev libsqlite3-dev libmariadb-dev mariadb-server redis-server redis-tools
-      python3-redis clang libclang-rt-14-dev
+      python3-redis redis-sentinel clang libclang-rt-14-dev
       liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libstemmer-dev libssl-dev openssl"
 missing=""
 for p in $PKGS; do
@@ -18,7 +18,7 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
 # Debian starts the services it installs; the tests and benchmarks start their own
 # instances on free ports, so stop the system-wide ones to keep the machine quiet.
-for s in redis-server mariadb; do
+for s in redis-server redis-sentinel mariadb; do
   $SUDO systemctl stop "$s" >/dev/null 2>&1 || $SUDO service "$s" stop >/dev/null 2>&1 || true
 done
 exit 0

@@ -154,6 +154,16 @@ eng_status eng_batch_pop_savepoint(eng_batch *b);
 size_t eng_batch_count(const eng_batch *b);     /* operations in the batch */
 size_t eng_batch_byte_size(const eng_batch *b); /* its encoded size */
 
+/* Replication moves batches between servers in their encoded form (the
+ * payload of a log record, FORMAT.md "Write batch"). eng_batch_data gives
+ * b's encoding, header included (the sequence in it is meaningless until
+ * eng_write has set it); the pointer belongs to b and is valid until b
+ * changes. eng_batch_append_data adds the ops of an encoded batch, in
+ * order, to b; ENG_CORRUPTION when p does not parse, and then b is
+ * unchanged. */
+const char *eng_batch_data(eng_batch *b, size_t *len);
+eng_status eng_batch_append_data(eng_batch *b, const char *p, size_t n);
+
 /* Flags for eng_write(). */
 enum {
     ENG_WRITE_SYNC = 1,  /* write() and fsync the log before returning */

@@ -335,3 +335,36 @@ eng_status batch_insert_into(const eng_batch *b, memtable *mem)
     if (s == ENG_OK && c.n) mem_add_many(mem, c.e, c.n);
     return s;
 }
+
+/* ---- Replication (engine.h) -------------------------------------------- */
+
+const char *eng_batch_data(eng_batch *b, size_t *len)
+{
+    enc_fixed32(b->rep.data + 8, b->count); /* the header's count is kept lazily */
+    slice rep = batch_contents(b);
+    *len = rep.size;
+    return rep.data;
+}
+
+static eng_status append_op(void *ctx, uint64_t seq, int type, slice key, slice value)
+{
+    (void)seq;
+    eng_batch *b = ctx;
+    if (type == ENG_TYPE_VALUE)
+        eng_batch_put(b, key.data, key.size, value.data, value.size);
+    else if (type == ENG_TYPE_DELETION)
+        eng_batch_delete(b, key.data, key.size);
+    else
+        eng_batch_delete_range(b, key.data, key.size, value.data, value.size);
+    return ENG_OK;
+}
+
+eng_status eng_batch_append_data(eng_batch *b, const char *p, size_t n)
+{
+    eng_batch *src;
+    eng_status s = batch_from_contents((slice){p, n}, &src);
+    if (s != ENG_OK) return s;
+    s = batch_iterate(src, append_op, b); /* validated: adds every op or none */
+    eng_batch_free(src);
+    return s;
+}

@@ -148,6 +148,22 @@ static eng_status migrate_legacy_fields(eng_db *db)
     return s;
 }
 
+ks_status ks_reload_state(keyspace *ks)
+{
+    char k = KS_NS_VERSION, *v = NULL;
+    size_t vl = 0;
+    eng_status s = eng_get(ks->db, NULL, &k, 1, &v, &vl);
+    if (s == ENG_OK) {
+        if (vl == 8 && ks_get_le64(v) > ks->next_version) ks->next_version = ks_get_le64(v);
+        eng_free(v);
+    } else if (s != ENG_NOTFOUND) {
+        return KS_ERR_ENGINE;
+    }
+    memset(ks->random_fmax, 0, sizeof(ks->random_fmax));
+    memset(ks->random_fmax_n, 0, sizeof(ks->random_fmax_n));
+    return KS_OK;
+}
+
 ks_status ks_open(eng_db *db, keyspace **out)
 {
     keyspace *ks = calloc(1, sizeof(*ks));

@@ -86,6 +86,10 @@ void ks_ctx_reset(ks_ctx *c); /* frees err */
 /* Opens the keyspace over an open engine (not owned). */
 ks_status ks_open(eng_db *db, keyspace **out);
 void ks_close(keyspace *ks);
+/* Re-reads what the keyspace caches from the engine (the next collection
+ * version, KS-E2) after someone else wrote the engine: a replica's link,
+ * a full sync. Never moves the version back. */
+ks_status ks_reload_state(keyspace *ks);
 eng_db *ks_engine(keyspace *ks);
 
 /* A hash's content as field/value pairs (borrowed pointers, valid until the

@@ -16,6 +16,7 @@
 
 #include "server/config.h"
 #include "server/pubsub.h"
+#include "server/repl.h"
 #include "server/server.h"
 
 typedef int (*mallctl_fn)(const char *, void *, size_t *, void *, size_t);
@@ -241,20 +242,12 @@ void debug_object(client *c)
 
 /* ---- WAIT ---------------------------------------------------------------------- */
 
-/* No replica ever acknowledges (replication comes later): a WAIT that
- * asks for one waits its timeout out and replies 0, as Redis without
- * replicas. */
-static void wait_done(client *c)
-{
-    add_reply_long_long(c, 0);
-}
-
+/* WAIT numreplicas timeout: the waiting is repl_master.c's. */
 void cmd_wait(client *c)
 {
     long long numreplicas;
     int64_t end;
     if (arg_to_ll(c, &c->argv[1], &numreplicas) < 0) return;
     if (pause_parse_timeout(c, &c->argv[2], &end) < 0) return;
-    if (numreplicas <= 0 || (c->flags & CLIENT_IN_EXEC)) return add_reply_long_long(c, 0);
-    pause_wait_until(c, end, wait_done);
+    repl_wait(c, numreplicas, end);
 }

@@ -24,6 +24,7 @@
 #include "server/config.h"
 #include "server/pubsub.h"
 #include "server/script.h"
+#include "server/repl.h"
 #include "server/server.h"
 
 #define STRATA_VERSION "0.1.0"
@@ -521,6 +522,7 @@ static void info_persistence(sbuf *b)
               "appendfsync:%s\r\n",
               (long long)server.lastsave_s, fsync);
     info_faults(b);
+    repl_backup_info(b);
 }
 
 static void info_stats(sbuf *b)
@@ -550,14 +552,7 @@ static void info_stats(sbuf *b)
 
 static void info_replication(sbuf *b)
 {
-    sb_section(b, "Replication");
-    sb_printf(b,
-              "role:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\n"
-              "master_replid:%s\r\nmaster_replid2:0000000000000000000000000000000000000000\r\n"
-              "master_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\n"
-              "repl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\n"
-              "repl_backlog_histlen:0\r\n",
-              server.replid);
+    repl_info(b);
 }
 
 static void info_cpu(sbuf *b)
@@ -890,19 +885,20 @@ void cmd_shutdown(client *c)
 
 /* ---- DEBUG -------------------------------------------------------------- */
 
-static const char *debug_help[] = {"OBJECT <key>",
-                                   "    Show low level info about the <key> and associated value.",
-                                   "SLEEP <seconds>",
-                                   "    Stop the server for <seconds>. Decimals allowed.",
-                                   "SET-ACTIVE-EXPIRE <0|1>",
-                                   "    Turn the active expiry cycle off or on.",
-                                   "JMAP",
-                                   "    Does nothing (compatibility).",
-                                   "LOG <message>",
-                                   "    Write <message> to the server log.",
-                                   "COMPACT",
-                                   "    Flush and compact every level into the bottom one (blocks).",
-                                   NULL};
+static const char *debug_help[] = {
+    "OBJECT <key>",
+    "    Show low level info about the <key> and associated value.",
+    "SLEEP <seconds>",
+    "    Stop the server for <seconds>. Decimals allowed.",
+    "SET-ACTIVE-EXPIRE <0|1>",
+    "    Turn the active expiry cycle off or on.",
+    "JMAP",
+    "    Does nothing (compatibility).",
+    "LOG <message>",
+    "    Write <message> to the server log.",
+    "COMPACT",
+    "    Flush and compact every level into the bottom one (blocks).",
+    NULL};
 
 /* DEBUG PROTOCOL <type>: one reply of each encoding, as Redis, so clients
  * (and our tests) can check RESP2 and RESP3 encodings. */

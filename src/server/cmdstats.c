@@ -104,6 +104,16 @@ void stats_rejected(const struct command *cmd)
     if (cmd) top_stats(cmd)->rejected++;
 }
 
+void stats_rejected_request(client *c, const struct command *cmd)
+{
+    if (!cmd) return;
+    if ((cmd->flags & CMD_CONTAINER) && c->argc >= 2 &&
+        command_subcommand(cmd, c->argv[1].ptr, c->argv[1].len))
+        sub_stats(c, cmd)->rejected++;
+    else
+        top_stats(cmd)->rejected++;
+}
+
 void stats_after_call(client *c, const struct command *cmd, int64_t dur_us)
 {
     struct client_private *p = c->priv;

@@ -9,6 +9,7 @@
  * settings (bind, dir, databases, cache-size, ...) are read once at startup.
  */
 #include "server/config.h"
+#include "server/repl.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -33,8 +34,14 @@ enum { T_BOOL, T_INT, T_MEM, T_STR, T_ENUM, T_LL, T_SPECIAL, T_OBUF };
 /* F_HIDDEN: left out of CONFIG GET patterns, shown when named exactly
  * (Redis's HIDDEN_CONFIG, test hooks). F_PERCENT: a T_MEM that also takes
  * "N%", stored as -N (Redis's PERCENT_CONFIG, bounded by min = -100). */
-enum { F_IMMUTABLE = 1, F_SENSITIVE = 2, F_REDIS_IMMUTABLE = 4, F_HIDDEN = 8, F_PERCENT = 16,
-       F_PROTECTED = 32 /* enable-protected-configs decides */ };
+enum {
+    F_IMMUTABLE = 1,
+    F_SENSITIVE = 2,
+    F_REDIS_IMMUTABLE = 4,
+    F_HIDDEN = 8,
+    F_PERCENT = 16,
+    F_PROTECTED = 32 /* enable-protected-configs decides */
+};
 
 typedef struct config_enum {
     const char *name;
@@ -124,6 +131,29 @@ static int set_notify(const char *const *argv, int argc, const char **err)
     if (flags < 0) return *err = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.", -1;
     notify_keyspace_flags = flags;
     return 0;
+}
+
+/* replicaof <host> <port> | no one: read at start (repl_init starts the
+ * link); CONFIG REWRITE writes what REPLICAOF set. */
+static int set_replicaof(const char *const *argv, int argc, const char **err)
+{
+    if (argc == 1 && !argv[0][0]) return repl_config_master(NULL, 0), 0;
+    if (argc != 2) return *err = "wrong number of arguments", -1;
+    if (!strcasecmp(argv[0], "no") && !strcasecmp(argv[1], "one"))
+        return repl_config_master(NULL, 0), 0;
+    char *end;
+    long p = strtol(argv[1], &end, 10);
+    if (*end || p <= 0 || p > 65535) return *err = "Invalid master port", -1;
+    repl_config_master(argv[0], (int)p);
+    return 0;
+}
+
+static void get_replicaof(char *buf, size_t cap)
+{
+    if (repl.is_replica)
+        snprintf(buf, cap, "%s %d", repl.master_host, repl.master_port);
+    else
+        snprintf(buf, cap, "%s", "");
 }
 
 static void get_notify(char *buf, size_t cap)
@@ -296,8 +326,8 @@ static const config_row config_table[] = {
     {"slave-lazy-flush", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
     {"replica-serve-stale-data", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
     {"slave-serve-stale-data", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
-    {"replica-read-only", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
-    {"slave-read-only", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"replica-read-only", T_BOOL, 0, &cfg.replica_read_only, "yes", 0, 0, NULL, NULL},
+    {"slave-read-only", T_BOOL, 0, &cfg.replica_read_only, "yes", 0, 0, NULL, NULL},
     {"replica-ignore-maxmemory", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
     {"slave-ignore-maxmemory", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
     {"jemalloc-bg-thread", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
@@ -317,9 +347,9 @@ static const config_row config_table[] = {
     {"replica-ignore-disk-write-errors", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
     {"aclfile", T_STR, F_IMMUTABLE, &cfg.aclfile, "", 0, 0, NULL, NULL},
     {"unixsocket", T_STR, F_IMMUTABLE, &(char *){NULL}, "", 0, 0, NULL, NULL},
-    {"replica-announce-ip", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
-    {"slave-announce-ip", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
-    {"masteruser", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"replica-announce-ip", T_STR, 0, &cfg.replica_announce_ip, "", 0, 0, NULL, NULL},
+    {"slave-announce-ip", T_STR, 0, &cfg.replica_announce_ip, "", 0, 0, NULL, NULL},
+    {"masteruser", T_STR, 0, &cfg.masteruser, "", 0, 0, NULL, NULL},
     {"cluster-announce-ip", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
     {"cluster-config-file", T_STR, F_IMMUTABLE, &(char *){NULL}, "nodes.conf", 0, 0, NULL, NULL},
     {"cluster-announce-hostname", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
@@ -335,7 +365,7 @@ static const config_row config_table[] = {
     {"proc-title-template", T_STR, 0, &(char *){NULL}, "{title} {listen-addr} {server-mode}", 0, 0,
      NULL, NULL},
     {"bind-source-addr", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
-    {"masterauth", T_STR, 0, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"masterauth", T_STR, 0, &cfg.masterauth, "", 0, 0, NULL, NULL},
     {"supervised", T_ENUM, F_IMMUTABLE, &(int){0}, "no", 0, 0, supervised_mode_enum, NULL},
     {"syslog-facility", T_ENUM, F_IMMUTABLE, &(int){0}, "local0", 0, 0, syslog_facility_enum, NULL},
     {"repl-diskless-load", T_ENUM, 0, &(int){0}, "disabled", 0, 0, repl_diskless_load_enum, NULL},
@@ -372,29 +402,29 @@ static const config_row config_table[] = {
     {"active-defrag-threshold-upper", T_INT, 0, &(int){0}, "100", 0, 1000, NULL, NULL},
     {"lfu-log-factor", T_INT, 0, &compat.lfu_log_factor, "10", 0, INT_MAX, NULL, apply_keyspace},
     {"lfu-decay-time", T_INT, 0, &compat.lfu_decay_time, "1", 0, INT_MAX, NULL, apply_keyspace},
-    {"replica-priority", T_INT, 0, &(int){0}, "100", 0, INT_MAX, NULL, NULL},
-    {"slave-priority", T_INT, 0, &(int){0}, "100", 0, INT_MAX, NULL, NULL},
+    {"replica-priority", T_INT, 0, &cfg.replica_priority, "100", 0, INT_MAX, NULL, NULL},
+    {"slave-priority", T_INT, 0, &cfg.replica_priority, "100", 0, INT_MAX, NULL, NULL},
     {"repl-diskless-sync-delay", T_INT, 0, &(int){0}, "5", 0, INT_MAX, NULL, NULL},
     {"maxmemory-samples", T_INT, 0, &(int){0}, "5", 1, INT_MAX, NULL, NULL},
     {"maxmemory-eviction-tenacity", T_INT, 0, &(int){0}, "10", 0, 100, NULL, NULL},
-    {"replica-announce-port", T_INT, 0, &(int){0}, "0", 0, 65535, NULL, NULL},
-    {"slave-announce-port", T_INT, 0, &(int){0}, "0", 0, 65535, NULL, NULL},
+    {"replica-announce-port", T_INT, 0, &cfg.replica_announce_port, "0", 0, 65535, NULL, NULL},
+    {"slave-announce-port", T_INT, 0, &cfg.replica_announce_port, "0", 0, 65535, NULL, NULL},
     {"cluster-port", T_INT, F_IMMUTABLE, &(int){0}, "0", 0, 65535, NULL, NULL},
     {"cluster-announce-bus-port", T_INT, 0, &(int){0}, "0", 0, 65535, NULL, NULL},
     {"cluster-announce-port", T_INT, 0, &(int){0}, "0", 0, 65535, NULL, NULL},
     {"cluster-announce-tls-port", T_INT, 0, &(int){0}, "0", 0, 65535, NULL, NULL},
-    {"repl-timeout", T_INT, 0, &(int){0}, "60", 1, INT_MAX, NULL, NULL},
-    {"repl-ping-replica-period", T_INT, 0, &(int){0}, "10", 1, INT_MAX, NULL, NULL},
-    {"repl-ping-slave-period", T_INT, 0, &(int){0}, "10", 1, INT_MAX, NULL, NULL},
+    {"repl-timeout", T_INT, 0, &cfg.repl_timeout, "60", 1, INT_MAX, NULL, NULL},
+    {"repl-ping-replica-period", T_INT, 0, &cfg.repl_ping_period, "10", 1, INT_MAX, NULL, NULL},
+    {"repl-ping-slave-period", T_INT, 0, &cfg.repl_ping_period, "10", 1, INT_MAX, NULL, NULL},
     {"list-compress-depth", T_INT, 0, &compat.list_compress_depth, "0", 0, INT_MAX, NULL,
      apply_keyspace},
     {"rdb-key-save-delay", T_INT, F_HIDDEN, &(int){0}, "0", INT_MIN, INT_MAX, NULL, NULL},
     {"key-load-delay", T_INT, F_HIDDEN, &(int){0}, "0", INT_MIN, INT_MAX, NULL, NULL},
     {"active-expire-effort", T_INT, 0, &(int){0}, "1", 1, 10, NULL, NULL},
-    {"min-replicas-to-write", T_INT, 0, &(int){0}, "0", 0, INT_MAX, NULL, NULL},
-    {"min-slaves-to-write", T_INT, 0, &(int){0}, "0", 0, INT_MAX, NULL, NULL},
-    {"min-replicas-max-lag", T_INT, 0, &(int){0}, "10", 0, INT_MAX, NULL, NULL},
-    {"min-slaves-max-lag", T_INT, 0, &(int){0}, "10", 0, INT_MAX, NULL, NULL},
+    {"min-replicas-to-write", T_INT, 0, &cfg.min_replicas_to_write, "0", 0, INT_MAX, NULL, NULL},
+    {"min-slaves-to-write", T_INT, 0, &cfg.min_replicas_to_write, "0", 0, INT_MAX, NULL, NULL},
+    {"min-replicas-max-lag", T_INT, 0, &cfg.min_replicas_max_lag, "10", 0, INT_MAX, NULL, NULL},
+    {"min-slaves-max-lag", T_INT, 0, &cfg.min_replicas_max_lag, "10", 0, INT_MAX, NULL, NULL},
     {"watchdog-period", T_INT, F_HIDDEN, &(int){0}, "0", 0, INT_MAX, NULL, NULL},
     {"shutdown-timeout", T_INT, 0, &(int){0}, "10", 0, INT_MAX, NULL, NULL},
     {"repl-diskless-sync-max-replicas", T_INT, 0, &(int){0}, "0", 0, INT_MAX, NULL, NULL},
@@ -403,9 +433,9 @@ static const config_row config_table[] = {
     {"active-defrag-max-scan-fields", T_MEM, 0, &(long long){0}, "1000", 1, LLONG_MAX, NULL, NULL},
     {"acllog-max-len", T_MEM, 0, &cfg.acllog_max_len, "128", 0, LLONG_MAX, NULL, NULL},
     {"cluster-node-timeout", T_MEM, 0, &(long long){0}, "15000", 0, LLONG_MAX, NULL, NULL},
-    {"stream-node-max-entries", T_MEM, 0, &compat.stream_node_max_entries, "100", 0, LLONG_MAX, NULL,
-     apply_keyspace},
-    {"repl-backlog-size", T_MEM, 0, &(long long){0}, "1048576", 1, LLONG_MAX, NULL, NULL},
+    {"stream-node-max-entries", T_MEM, 0, &compat.stream_node_max_entries, "100", 0, LLONG_MAX,
+     NULL, apply_keyspace},
+    {"repl-backlog-size", T_MEM, 0, &cfg.repl_backlog_size, "1048576", 1, LLONG_MAX, NULL, NULL},
     {"maxmemory", T_MEM, 0, &compat.maxmemory, "0", 0, LLONG_MAX, NULL, apply_keyspace},
     {"cluster-link-sendbuf-limit", T_MEM, 0, &(long long){0}, "0", 0, LLONG_MAX, NULL, NULL},
     {"hash-max-listpack-entries", T_MEM, 0, &compat.hash_max_listpack_entries, "512", 0, LLONG_MAX,
@@ -434,8 +464,8 @@ static const config_row config_table[] = {
     {"maxmemory-clients", T_MEM, F_PERCENT, &(long long){0}, "0", -100, LLONG_MAX, NULL, NULL},
     {"repl-backlog-ttl", T_MEM, 0, &(long long){0}, "3600", 0, LLONG_MAX, NULL, NULL},
     {"auto-aof-rewrite-min-size", T_MEM, 0, &(long long){0}, "67108864", 0, LLONG_MAX, NULL, NULL},
-    {"loading-process-events-interval-bytes", T_INT, F_HIDDEN, &(int){0}, "2097152", 1024, INT_MAX, NULL,
-     NULL},
+    {"loading-process-events-interval-bytes", T_INT, F_HIDDEN, &(int){0}, "2097152", 1024, INT_MAX,
+     NULL, NULL},
     {"tls-port", T_INT, 0, &cfg.tls_port, "0", 0, 65535, NULL, apply_tls_port},
     {"tls-session-cache-size", T_INT, 0, &cfg.tls_session_cache_size, "20480", 0, INT_MAX, NULL,
      apply_tls},
@@ -463,8 +493,8 @@ static const config_row config_table[] = {
     {"tls-ciphersuites", T_STR, 0, &cfg.tls_ciphersuites, "", 0, 0, NULL, apply_tls},
     {"save", T_STR, 0, &(char *){NULL}, "3600 1 300 100 60 10000", 0, 0, NULL, NULL},
     {"oom-score-adj-values", T_STR, 0, &(char *){NULL}, "0 200 800", 0, 0, NULL, NULL},
-    {"replicaof", T_STR, F_IMMUTABLE, &(char *){NULL}, "", 0, 0, NULL, NULL},
-    {"slaveof", T_STR, F_IMMUTABLE, &(char *){NULL}, "", 0, 0, NULL, NULL},
+    {"replicaof", T_SPECIAL, F_IMMUTABLE, NULL, "", 0, 0, NULL, NULL, set_replicaof, get_replicaof},
+    {"slaveof", T_SPECIAL, F_IMMUTABLE, NULL, "", 0, 0, NULL, NULL, set_replicaof, get_replicaof},
 };
 #define NROWS (sizeof(config_table) / sizeof(config_table[0]))
 

@@ -69,6 +69,12 @@ typedef struct server_config {
     int tls_auth_clients; /* TLS_CLIENT_AUTH_* */
     int tls_prefer_server_ciphers, tls_session_caching;
     int tls_session_cache_size, tls_session_cache_timeout;
+    /* replication (REPLICATION.md) */
+    long long repl_backlog_size;
+    int min_replicas_to_write, min_replicas_max_lag; /* NOREPLICAS */
+    int replica_read_only, replica_priority, replica_announce_port;
+    int repl_ping_period, repl_timeout; /* seconds */
+    char *masterauth, *masteruser, *replica_announce_ip;
 } server_config;
 
 /* enable-debug-command & co: no / yes / local (loopback clients only). */

@@ -23,6 +23,7 @@
 #include "server/acl.h"
 #include "server/ae.h"
 #include "server/config.h"
+#include "server/repl.h"
 #include "server/server.h"
 
 static void usage(void)
@@ -262,6 +263,7 @@ int main(int argc, char **argv)
         server_log(LL_WARNING, "Can't listen on %s:%d", cfg.bind, cfg.port);
         return 1;
     }
+    repl_init();
     write_pidfile();
     server_log(LL_NOTICE, "Ready to accept connections tcp");
     server_run();

@@ -38,6 +38,7 @@
 #include "server/config.h"
 #include "server/pubsub.h"
 #include "server/resp_parser.h"
+#include "server/repl.h"
 #include "server/server.h"
 #include "server/tls.h"
 
@@ -163,6 +164,7 @@ void client_free(client *c)
     server_discard_multi(c);
     pubsub_client_reset(c);
     monitor_client_remove(c);
+    repl_client_free(c);
     pause_client_free(c);
     free(p->redact);
     reply_mem_release(c);

@@ -210,6 +210,16 @@ void pause_wait_until(client *c, int64_t deadline_ms, void (*done)(client *c))
     hold(c);
 }
 
+void pause_wait_end(client *c)
+{
+    struct client_private *p = c->priv;
+    if (!p->waiting) return;
+    unhold(c);
+    p->waiting = 0;
+    p->wait_done(c);
+    client_resume_input(c);
+}
+
 /* ---- CLIENT PAUSE / UNPAUSE (cmd_conn.c calls these) ---------------------- */
 
 /* Redis's getTimeoutFromObjectOrReply in milliseconds; -1 after replying. */

@@ -34,6 +34,7 @@
 
 #include "server/config.h"
 #include "server/acl.h"
+#include "server/repl.h"
 #include "server/script.h"
 
 #define HOOK_INSTRUCTIONS 100000
@@ -305,6 +306,8 @@ static const char *call_refusal(script_run *r, const struct command *cmd, int ar
     /* PUBLISH and the like may replicate: as writes for this (Redis). */
     if (r->readonly && (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)))
         return "Write commands are not allowed from read-only scripts.";
+    if ((cmd->flags & CMD_WRITE) && repl.is_replica && cfg.replica_read_only)
+        return "READONLY You can't write against a read only replica."; /* R1 */
     return NULL;
 }
 

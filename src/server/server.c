@@ -37,6 +37,7 @@
 #include "server/anet.h"
 #include "server/config.h"
 #include "server/script.h"
+#include "server/repl.h"
 #include "server/server.h"
 #include "server/tls.h"
 
@@ -188,7 +189,7 @@ void dispatch_subcommand(client *c, const subcommand *subs)
 static int reject(client *c, const struct command *cmd, const char *msg)
 {
     flag_transaction(c);
-    stats_rejected(cmd);
+    stats_rejected_request(c, cmd);
     add_reply_error(c, msg);
     return 0;
 }
@@ -248,7 +249,12 @@ static int refuse_when_disk_fails(client *c, const struct command *cmd)
 void server_write_batch(client *c, const reply_mark *mark)
 {
     if (eng_batch_count(server.batch) == 0) return;
+    if (repl_drop_local_writes()) { /* R1: a replica's data comes from its link only */
+        eng_batch_clear(server.batch);
+        return;
+    }
     eng_status st = eng_write(server.db, server.batch, ENG_WRITE_DEFER);
+    if (st == ENG_OK) repl_feed_batch(server.batch);
     eng_batch_clear(server.batch); /* S2 */
     if (st == ENG_OK) {
         server.uncommitted++;
@@ -344,6 +350,8 @@ static __attribute__((noinline)) int admit_checks(client *c, const struct comman
     if ((c->flags & CLIENT_MONITOR) && (cmd->flags & (CMD_READONLY | CMD_WRITE)))
         return reject(c, cmd, "Replica can't interact with the keyspace");
     if (refuse_when_disk_fails(c, cmd)) return 0; /* S3, in Redis's order */
+    const char *why = repl_write_refusal(c, cmd); /* READONLY, NOREPLICAS */
+    if (why) return reject(c, cmd, why);
     if (script_timedout() && !(cmd->flags & CMD_ALLOW_BUSY)) {
         flag_transaction(c);
         stats_rejected(cmd);
@@ -351,6 +359,15 @@ static __attribute__((noinline)) int admit_checks(client *c, const struct comman
         return 0;
     }
     return 1;
+}
+
+/* Whether a write (or PING, S3) must go through the checks that refuse
+ * writes: S3's MISCONF, READONLY, NOREPLICAS. */
+static inline int write_guarded(const struct command *cmd)
+{
+    return (cmd->flags & CMD_WRITE || cmd->proc == cmd_ping) &&
+           (repl.is_replica || cfg.min_replicas_to_write > 0 ||
+            eng_write_status(server.db) != ENG_OK);
 }
 
 /* admit_checks with the common case (a known command of the right arity
@@ -362,9 +379,7 @@ static inline int admit(client *c, const struct command *cmd)
         !(cmd->flags & (CMD_CONTAINER | CMD_ADMIN)) && acl_user_unrestricted(c->user) &&
         (c->flags & (CLIENT_AUTHENTICATED | CLIENT_MULTI | CLIENT_PUBSUB | CLIENT_MONITOR)) ==
             CLIENT_AUTHENTICATED &&
-        !script_timedout() &&
-        (!((cmd->flags & CMD_WRITE) || cmd->proc == cmd_ping) ||
-         eng_write_status(server.db) == ENG_OK)) /* S3 */
+        !script_timedout() && !write_guarded(cmd))
         return 1;
     return admit_checks(c, cmd);
 }
@@ -407,6 +422,25 @@ void server_events_while_busy(void)
         if (n <= 0 || server.shutdown_asap) break;
     }
     server.cmd_time_ms = saved;
+}
+
+/* What the layers cache from the engine, read again (repl.h). */
+int server_reload_layers(void)
+{
+    if (ks_reload_state(server.ks) != KS_OK) {
+        server_log(LL_WARNING, "Can't reload the keyspace state: %s", eng_last_error());
+        return -1;
+    }
+    idx_shutdown();
+    char *err = NULL;
+    if (idx_init(server.ks, &err) != KS_OK) {
+        server_log(LL_WARNING, "Can't reload the index catalog: %s", err ? err : "?");
+        free(err);
+        return -1;
+    }
+    notify_init(server.ks);
+    function_free_all();
+    return function_init();
 }
 
 /* ---- The loop's hooks -------------------------------------------------- */
@@ -456,7 +490,8 @@ static void before_sleep(ae_loop *el)
 {
     pause_cron();         /* clients a pause released run before the commit */
     block_before_sleep(); /* its writes, too, go out with this commit */
-    server_commit();      /* N1: before any reply is written */
+    repl_before_sleep();
+    server_commit(); /* N1: before any reply is written */
     networking_flush_replies();
     if (server.shutdown_asap) ae_stop(el);
 }
@@ -466,11 +501,12 @@ static void before_sleep(ae_loop *el)
 static void cron_write(void)
 {
     if (eng_batch_count(server.cron_batch) == 0) return;
-    if (eng_write_status(server.db) != ENG_OK) { /* S3: background writes wait too */
+    if (eng_write_status(server.db) != ENG_OK || repl_drop_local_writes()) { /* S3, R1 */
         eng_batch_clear(server.cron_batch);
         return;
     }
     eng_status st = eng_write(server.db, server.cron_batch, ENG_WRITE_DEFER);
+    if (st == ENG_OK) repl_feed_batch(server.cron_batch);
     eng_batch_clear(server.cron_batch);
     if (st == ENG_OK)
         server.uncommitted++;
@@ -484,8 +520,8 @@ static int server_cron(ae_loop *el, long long id, void *data)
     ks_ctx ctx = {server.ks, server.cron_batch, 0, now, NULL};
     int building = 0;
     int64_t t0 = ae_mstime();
-    do {
-        building = idx_build_step(&ctx);
+    do { /* R1: a replica's index entries come from its primary */
+        building = !repl_drop_local_writes() && idx_build_step(&ctx);
         ks_ctx_reset(&ctx);
         cron_write();
     } while (building && ae_mstime() - t0 < 5);
@@ -496,7 +532,7 @@ static int server_cron(ae_loop *el, long long id, void *data)
         server.cmd_time_ms = now;
         int64_t expire_start = mono_us();
         /* Paused clients see a still data set: no expiry (as Redis). */
-        for (int db = 0; db < KS_DATABASES && !pause_active(); db++) {
+        for (int db = 0; db < KS_DATABASES && !pause_active() && !repl_drop_local_writes(); db++) {
             ctx.db = db;
             ctx.now_ms = now;
             if (server.active_expire_off || ks_expires(&ctx) == 0) continue;
@@ -507,6 +543,7 @@ static int server_cron(ae_loop *el, long long id, void *data)
         latency_add_sample_if_needed("expire-cycle", (mono_us() - expire_start) / 1000);
         server.cmd_time_ms = 0;
         pause_cron();
+        repl_cron();
         networking_clients_cron();
         uint64_t dt = (uint64_t)(now - (int64_t)server.stat_ops_sample_ms);
         if (dt >= 1000) {
@@ -651,6 +688,7 @@ void server_shutdown(void)
         close(server.listen_fd[i]);
     tls_listen_close();
     server_wait_bgsave();
+    repl_shutdown();
     script_free_all();
     idx_shutdown();
     ks_close(server.ks);

@@ -788,6 +788,9 @@ void sb_section(sbuf *b, const char *title);
 void stats_after_call(client *c, const struct command *cmd, int64_t dur_us);
 /* A command the dispatcher refused (arity, NOAUTH, subscribed mode ...). */
 void stats_rejected(const struct command *cmd);
+/* As stats_rejected for c's request: a container's known subcommand
+ * ("client|kill") is counted under its own name, as Redis's rejectCommand. */
+void stats_rejected_request(client *c, const struct command *cmd);
 /* One error reply with code (e.g. "ERR", "WRONGTYPE"). */
 void stats_error_code(const char *code, size_t n);
 void stats_reset(void); /* CONFIG RESETSTAT */
@@ -843,6 +846,8 @@ uint64_t pause_blocked_clients(void);
 void pause_client_free(client *c);
 /* Holds c until deadline_ms (0: forever), then calls done(c) to reply. */
 void pause_wait_until(client *c, int64_t deadline_ms, void (*done)(client *c));
+/* Ends c's wait now (what it waited for happened): done(c) replies. */
+void pause_wait_end(client *c);
 /* A timeout argument in ms, as Redis's getTimeoutFromObjectOrReply: the
  * absolute deadline (0 for a 0 timeout). Returns -1 after replying. */
 int pause_parse_timeout(client *c, const arg *a, int64_t *end);

@@ -386,10 +386,14 @@ def config_set_writes_back_what_config_get_star_gives(srv):
     # immutable one as a no-op), except those Redis itself keeps immutable.
     c = srv.raw()
     got = c.command("CONFIG", "GET", "*")
-    redis_immutable = {b"daemonize", b"databases", b"tcp-backlog", b"logfile", b"pidfile"}
+    redis_immutable = {b"daemonize", b"databases", b"tcp-backlog", b"logfile", b"pidfile",
+                       b"replicaof", b"slaveof"}  # REPLICAOF changes those
+    protected = {b"dir", b"dbfilename"}  # enable-protected-configs no, as Redis 7's default
     for k, v in zip(got[0::2], got[1::2]):
         r = c.command("CONFIG", "SET", k, v)
-        if k in redis_immutable:
+        if k in protected:
+            assert isinstance(r, RespError) and "can't set protected config" in str(r), (k, r)
+        elif k in redis_immutable:
             assert isinstance(r, RespError) and "immutable" in str(r), (k, r)
         else:
             assert r == "OK", (k, v, r)

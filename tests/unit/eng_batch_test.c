@@ -610,6 +610,46 @@ TEST(InsertIntoUsesBatchSequence)
     eng_batch_free(b);
 }
 
+/* Replication: the data of a batch never written (its header count is
+ * set lazily) appends every op, in order, to another batch. */
+TEST(BatchDataOfAnUnwrittenBatchAppendsEveryOpInOrder)
+{
+    eng_batch *src = eng_batch_new(0), *dst = eng_batch_new(1);
+    eng_batch_put(src, "k1", 2, "v1", 2);
+    eng_batch_delete(src, "k2", 2);
+    eng_batch_delete_range(src, "a", 1, "m", 1);
+    eng_batch_put(dst, "own", 3, "x", 1);
+    size_t n;
+    const char *d = eng_batch_data(src, &n);
+    CHECK_EQ_INT(n, eng_batch_byte_size(src));
+    CHECK_EQ_INT(eng_batch_append_data(dst, d, n), ENG_OK);
+    CHECK_EQ_INT(eng_batch_count(dst), 4);
+    batch_set_sequence(dst, 10);
+    const char *want = "10:1:own=x;11:1:k1=v1;12:0:k2=;13:2:a=m;";
+    CHECK_MSG(strcmp(trace_of(dst), want) == 0, "got %s", trace_of(dst));
+    eng_batch_free(src);
+    eng_batch_free(dst);
+}
+
+TEST(BatchDataThatDoesNotParseAppendsNothing)
+{
+    eng_batch *src = eng_batch_new(0), *dst = eng_batch_new(0);
+    eng_batch_put(src, "k1", 2, "v1", 2);
+    eng_batch_put(src, "k2", 2, "v2", 2);
+    size_t n;
+    const char *d = eng_batch_data(src, &n);
+    char *bad = malloc(n);
+    memcpy(bad, d, n);
+    CHECK_EQ_INT(eng_batch_append_data(dst, bad, n - 1), ENG_CORRUPTION); /* cut */
+    bad[8] = 3; /* the header claims one op more */
+    CHECK_EQ_INT(eng_batch_append_data(dst, bad, n), ENG_CORRUPTION);
+    CHECK_EQ_INT(eng_batch_append_data(dst, bad, 5), ENG_CORRUPTION); /* no header */
+    CHECK_EQ_INT(eng_batch_count(dst), 0);
+    free(bad);
+    eng_batch_free(src);
+    eng_batch_free(dst);
+}
+
 int main(int argc, char **argv)
 {
     return test_main(argc, argv);
