@@ -21,6 +21,20 @@
  * range skip possibly before hidden entries of smaller keys too), and
  * key()/value() are copies in saved_key/saved_value. So a forward step from
  * the reverse direction skips every entry up to and including key().
+ *
+ * Invariant I2 (RocksDB's max_sequential_skip_in_iterations): a user key
+ * rewritten often (a sorted set's rank blocks) holds thousands of versions
+ * until a compaction drops them, and a step must not walk all of them.
+ * Forward, after ITER_MAX_SKIP older versions of the key just decided the
+ * merger reseeks to (key, 0, ENG_TYPE_DELETION), the last internal key the
+ * user key can have, so it lands at most one entry of it short of the next
+ * key; after ITER_MAX_SKIP entries newer than the snapshot it reseeks to
+ * (key, snapshot, ENG_TYPE_SEEK), the key's newest visible version (batch
+ * entries sort before it, already passed). Backward, after ITER_MAX_SKIP
+ * versions of one key (visible, or newer than the snapshot) the walk stops
+ * collecting them: it seeks to the newest visible version, decides the key
+ * from it exactly as find_next_user_entry would (visibility, T3, R1), and
+ * moves before every entry of the key (I1), all in two seeks.
  */
 #include "db_impl.h"
 
@@ -31,6 +45,10 @@
 #include <stdlib.h>
 
 enum { DIR_FORWARD, DIR_REVERSE };
+
+/* I2: versions of one user key stepped over before a reseek. A seek costs
+ * about a dozen steps per source; RocksDB's default. */
+enum { ITER_MAX_SKIP = 8 };
 
 struct eng_iter {
     eng_db *db;
@@ -95,26 +113,51 @@ static inline slice saved(const buf *b)
     return slice_make(b->data, b->len);
 }
 
+/* Positions the internal iterator at the first entry >= (uk, seq, type). */
+static void seek_internal(eng_iter *di, slice uk, uint64_t seq, int type)
+{
+    di->target.len = 0;
+    ikey_append(&di->target, uk, seq, type);
+    iter_seek(di->it, saved(&di->target));
+}
+
 static void find_next_user_entry(eng_iter *di, int skipping)
 {
     iter *it = di->it;
+    int nskipped = 0; /* older versions of saved_key stepped over (I2) */
+    int ninvis = 0;   /* entries newer than the snapshot since a visible one (I2) */
     do {
         slice k = iter_key(it);
         uint64_t s = ikey_sequence(k);
-        int t = ikey_type(k), moved = 0;
+        int t = ikey_type(k), moved = 0, c;
         const rdel *r;
         di->steps++;
+        if (!visible(di, s) && ++ninvis > ITER_MAX_SKIP) {
+            /* I2: to the newest version of this key the snapshot sees */
+            ninvis = 0;
+            seek_internal(di, ikey_user_key(k), di->seq, ENG_TYPE_SEEK);
+            continue;
+        }
         if (visible(di, s) && t != ENG_TYPE_RANGE_DELETION && !damaged(di, k)) {
             slice uk = ikey_user_key(k);
-            if (skipping && slice_compare(uk, saved(&di->saved_key)) <= 0) {
+            ninvis = 0;
+            if (skipping && (c = slice_compare(uk, saved(&di->saved_key))) <= 0) {
                 /* an older version of a key already decided, or (after a
                  * backward walk that skipped a range, I1) a key before it */
+                if (c == 0 && ++nskipped > ITER_MAX_SKIP) {
+                    /* I2: past the rest of saved_key's versions at once */
+                    nskipped = 0;
+                    seek_internal(di, saved(&di->saved_key), 0, ENG_TYPE_DELETION);
+                    continue; /* to the while's test: the seek moved it */
+                }
             } else if (t == ENG_TYPE_DELETION) {
                 save_slice(&di->saved_key, uk);
                 skipping = 1;
+                nskipped = 0;
             } else if ((r = covering(di, uk, s)) != NULL) {
                 save_slice(&di->saved_key, uk); /* before the skip moves what uk points into */
                 skipping = 1;
+                nskipped = 0;
                 moved = skip_covered(di, r);
             } else {
                 di->valid = 1;
@@ -128,30 +171,85 @@ static void find_next_user_entry(eng_iter *di, int skipping)
     di->valid = 0;
 }
 
+/* I2: the backward walk met more than ITER_MAX_SKIP versions of saved_key
+ * (visible ones, or newer than the snapshot). Decides the key from its
+ * newest visible version, read forward, and moves the internal iterator
+ * before every entry of it (I1). Returns ENG_TYPE_VALUE, with the value in
+ * saved_value, or ENG_TYPE_DELETION (saved_value emptied) when the key is
+ * hidden or an error stopped the read (the caller checks the status). */
+static int decide_by_reseek(eng_iter *di)
+{
+    iter *it = di->it;
+    slice key = saved(&di->saved_key);
+    int vt = ENG_TYPE_DELETION;
+    seek_internal(di, key, di->seek_seq, ENG_TYPE_SEEK);
+    for (; iter_valid(it); iter_next(it)) {
+        slice k = iter_key(it);
+        uint64_t s = ikey_sequence(k);
+        int t = ikey_type(k);
+        di->steps++;
+        if (slice_compare(ikey_user_key(k), key) != 0) break;
+        if (!visible(di, s) || t == ENG_TYPE_RANGE_DELETION || damaged(di, k)) continue;
+        if (t == ENG_TYPE_VALUE && !covering(di, key, s)) {
+            vt = ENG_TYPE_VALUE;
+            save_slice(&di->saved_value, iter_value(it));
+        }
+        break;
+    }
+    if (vt == ENG_TYPE_DELETION) di->saved_value.len = 0;
+    seek_internal(di, key, ENG_MAX_SEQUENCE, ENG_TYPE_SEEK); /* before every entry of key */
+    if (iter_valid(it))
+        iter_prev(it);
+    else if (iter_status(it) == ENG_OK)
+        iter_seek_last(it); /* nothing at or after key: the last entry is before it */
+    return vt;
+}
+
 static void find_prev_user_entry(eng_iter *di)
 {
     iter *it = di->it;
     int vt = ENG_TYPE_DELETION;
+    int have = 0, nver = 0; /* saved_key names the key walked; versions of it seen (I2) */
+    int ninvis = 0;         /* entries newer than the snapshot since a visible one (I2) */
     if (iter_valid(it)) {
         do {
             slice k = iter_key(it);
             uint64_t s = ikey_sequence(k);
             int t = ikey_type(k), moved = 0;
             di->steps++;
+            if (!visible(di, s) && ++ninvis > ITER_MAX_SKIP) {
+                slice uk = ikey_user_key(k);
+                int c = have ? slice_compare(uk, saved(&di->saved_key)) : -1;
+                if (vt != ENG_TYPE_DELETION && c < 0) break; /* I1 holds here already */
+                if (c != 0) {                                /* saved_key is hidden: uk next */
+                    save_slice(&di->saved_key, uk);
+                    have = 1;
+                }
+                vt = decide_by_reseek(di);
+                nver = ninvis = 0;
+                continue; /* to the while's test: the reseek moved it */
+            }
             if (visible(di, s) && t != ENG_TYPE_RANGE_DELETION && !damaged(di, k)) {
                 slice uk = ikey_user_key(k);
-                if (vt != ENG_TYPE_DELETION && slice_compare(uk, saved(&di->saved_key)) < 0)
+                int c = have ? slice_compare(uk, saved(&di->saved_key)) : -1;
+                ninvis = 0;
+                if (vt != ENG_TYPE_DELETION && c < 0)
                     break; /* I1: the newest entry of saved_key was seen */
+                nver = c == 0 ? nver + 1 : 1;
+                if (nver > ITER_MAX_SKIP) {
+                    vt = decide_by_reseek(di);
+                    nver = 0;
+                    continue; /* to the while's test: the reseek moved it */
+                }
                 vt = t;
                 const rdel *r = t == ENG_TYPE_VALUE ? covering(di, uk, s) : NULL;
-                if (r) vt = ENG_TYPE_DELETION; /* and uk is not used after the skip below */
-                if (vt == ENG_TYPE_DELETION) {
-                    di->saved_key.len = 0;
+                if (r) vt = ENG_TYPE_DELETION;
+                save_slice(&di->saved_key, uk); /* before the skip moves what uk points into */
+                have = 1;
+                if (vt == ENG_TYPE_DELETION)
                     di->saved_value.len = 0;
-                } else {
-                    save_slice(&di->saved_key, uk);
+                else
                     save_slice(&di->saved_value, iter_value(it));
-                }
                 if (r) moved = skip_covered(di, r);
             }
             if (moved <= 0) iter_prev(it);
@@ -244,9 +342,7 @@ void eng_iter_seek(eng_iter *di, const char *k, size_t kl)
 {
     di->dir = DIR_FORWARD;
     di->saved_value.len = 0;
-    di->target.len = 0;
-    ikey_append(&di->target, slice_make(k, kl), di->seek_seq, ENG_TYPE_SEEK);
-    iter_seek(di->it, saved(&di->target));
+    seek_internal(di, slice_make(k, kl), di->seek_seq, ENG_TYPE_SEEK);
     if (iter_valid(di->it))
         find_next_user_entry(di, 0);
     else
