@@ -4,7 +4,7 @@
 set -eu
 PKGS="build-essential pkg-config libzstd-dev libxxhash-dev libjemalloc-dev libhiredis-dev
       librocksdb-dev libsqlite3-dev libmariadb-dev mariadb-server redis-server redis-tools
-      python3-redis redis-sentinel clang libclang-rt-14-dev
+      python3-redis redis-sentinel iproute2 clang libclang-rt-14-dev
       liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libstemmer-dev libssl-dev openssl"
 missing=""
 for p in $PKGS; do

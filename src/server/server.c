@@ -635,8 +635,14 @@ int server_init(void)
     server.batch = eng_batch_new(1);
     server.cron_batch = eng_batch_new(1);
     if (!server.el || !server.batch || !server.cron_batch) return -1;
-    if ((server.nlisten = listen_on(cfg.bind, cfg.port, server.listen_fd)) <= 0) return -1;
+    server.nlisten = 0; /* port 0: no plaintext listener, as Redis (TLS only) */
+    if (cfg.port && (server.nlisten = listen_on(cfg.bind, cfg.port, server.listen_fd)) <= 0)
+        return -1;
     if (accept_on(server.listen_fd, server.nlisten) < 0) return -1;
+    if (!cfg.port && !cfg.tls_port) {
+        server_log(LL_WARNING, "Configured to not listen anywhere, exiting.");
+        return -1;
+    }
     char *tls_err = NULL;
     if (tls_configure(&tls_err) < 0) {
         server_log(LL_WARNING, "Failed to configure TLS. Check logs for more info. %s",

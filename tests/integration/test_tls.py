@@ -10,10 +10,11 @@ import socket
 import ssl
 import subprocess
 import tempfile
+import time
 
 import redis
 
-from harness import Server, free_port, main, test
+from harness import SERVER, Server, free_port, main, test
 
 
 def make_certs(d):
@@ -161,6 +162,39 @@ def tls_port_without_certificate_refuses_to_start():
             assert "tls-cert-file" in str(e), e
     finally:
         srv.cleanup()
+
+
+@test
+def port_0_serves_tls_only():
+    """As Redis: port 0 opens no plaintext listener; with tls-port the server
+    serves TLS alone, and with neither it refuses to start."""
+    c = certs()
+    d = tempfile.mkdtemp(prefix="strata-tls0-")
+    tls_port = free_port()
+    base = [SERVER, "--dir", os.path.join(d, "data"), "--port", "0"]
+    p = subprocess.Popen(base + ["--tls-port", str(tls_port), "--tls-cert-file", c["server.crt"],
+                                 "--tls-key-file", c["server.key"], "--tls-ca-cert-file", c["ca.crt"],
+                                 "--tls-auth-clients", "no"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        cl = redis.Redis(host="127.0.0.1", port=tls_port, ssl=True, ssl_ca_certs=c["ca.crt"],
+                         ssl_check_hostname=False, socket_timeout=5)
+        for _ in range(200):
+            try:
+                assert cl.ping()
+                break
+            except (redis.ConnectionError, OSError):
+                time.sleep(0.05)
+        assert cl.set("k", "v") and cl.get("k") == b"v"
+        out = subprocess.run(["ss", "-Hltnp"], capture_output=True, text=True).stdout
+        ports = [l.split()[3].rsplit(":", 1)[1] for l in out.splitlines() if "pid=%d," % p.pid in l]
+        assert ports == [str(tls_port)], ports
+    finally:
+        p.terminate()
+        p.wait(20)
+    r = subprocess.run(base + ["--logfile", ""], capture_output=True, text=True, timeout=20)
+    assert r.returncode != 0
+    shutil.rmtree(d, True)
 
 
 if __name__ == "__main__":
