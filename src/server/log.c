@@ -18,10 +18,32 @@
 
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void log_raw(int level, const char *msg)
+/* msg with every control byte escaped (\n, \r, \t, \xNN) into out (cap
+ * bytes, truncated): a log line from client bytes (DEBUG LOG, a client
+ * name, a command name) can never start a line of its own. */
+static const char *log_escape(const char *msg, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)msg; *p && o + 5 < cap; p++) {
+        if (*p >= 0x20 && *p != 0x7f) {
+            out[o++] = (char)*p;
+        } else if (*p == '\n' || *p == '\r' || *p == '\t') {
+            out[o++] = '\\';
+            out[o++] = *p == '\n' ? 'n' : *p == '\r' ? 'r' : 't';
+        } else {
+            o += (size_t)snprintf(out + o, cap - o, "\\x%02x", *p);
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
+static void log_raw(int level, const char *raw)
 {
     static const char marks[] = ".-*#";
     if (level < cfg.loglevel) return;
+    char msg[4100];
+    log_escape(raw, msg, sizeof(msg));
     if (level < LL_DEBUG) level = LL_DEBUG;
     if (level > LL_WARNING) level = LL_WARNING;
     char tbuf[64];

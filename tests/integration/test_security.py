@@ -145,5 +145,25 @@ def requirepass_is_not_visible_in_ps():
         srv.cleanup()
 
 
+@test
+def client_bytes_cannot_forge_a_log_line():
+    """DEBUG LOG, a command name and a client name reach the log with their
+    control bytes escaped: every line of the log is one of the server's."""
+    srv = Server().start()
+    try:
+        r = srv.raw()
+        forged = "x\n123:M 01 Jan 2026 00:00:00.000 # forged\r\x1b[2J"
+        assert r.command("DEBUG", "LOG", forged) == "OK"
+        r.send(r.encode("SHUTDOWN", "NOSAVE"))  # no reply: the server exits
+        srv.proc.wait(20)
+        with open(srv.logfile, errors="replace") as fh:
+            lines = fh.read().splitlines()
+        assert not any("forged" in l and not l.startswith("%d:" % srv.proc.pid) for l in lines), lines
+        hit = [l for l in lines if "DEBUG LOG" in l]
+        assert hit and "x\\n123:M" in hit[0] and "\\r\\x1b[2J" in hit[0], hit
+    finally:
+        srv.cleanup()
+
+
 if __name__ == "__main__":
     main()
