@@ -6,7 +6,7 @@ selectors "(...)", reset, and invalid rules), sent to both servers; the
 SETUSER replies (error texts included), ACL GETUSER and ACL LIST must be
 equal. Then each user AUTHs on both and runs random commands over a small
 key and channel space (strings, hashes, lists, sets, sorted sets, streams,
-PUBLISH, SUBSCRIBE, EVAL with keys, CONFIG GET, CLIENT LIST, ACL WHOAMI,
+PUBLISH, SUBSCRIBE, their shard forms, EVAL with keys, CONFIG GET, CLIENT LIST, ACL WHOAMI,
 ...): allowed or denied and the exact error text must agree, and so must
 the replies of allowed commands where they are deterministic. ACL DRYRUN
 of random commands is compared too.
@@ -93,16 +93,18 @@ def rule_list(rng):
 
 def command(rng, seq):
     k, k2, c = rng.choice(KEYS), rng.choice(KEYS), rng.choice(CHANNELS)
-    r = rng.randrange(22)
+    r = rng.randrange(30)
     return [
         ["GET", k], ["SET", k, "v%d" % seq], ["HGET", k, "f"], ["HSET", k, "f", "v"],
         ["DEL", k, k2], ["MGET", k, k2], ["MSET", k, "a", k2, "b"], ["LPUSH", k, "x"],
         ["SADD", k, "m"], ["ZADD", k, "1", "m"], ["XADD", k, "%d-1" % seq, "f", "v"],
-        ["PUBLISH", c, "msg"], ["SUBSCRIBE", c], ["PSUBSCRIBE", rng.choice(CHAN_PATTERNS)],
+        ["PUBLISH", c, "msg"], ["SUBSCRIBE", c], ["PSUBSCRIBE", rng.choice(CHAN_PATTERNS)], ["SSUBSCRIBE", c],
         ["EVAL", "return redis.call('get', KEYS[1])", "1", k],
         ["EVAL", "return redis.call('set', KEYS[1], 'e')", "1", k],
         ["CONFIG", "GET", "maxmemory"], ["CLIENT", "LIST"], ["ACL", "WHOAMI"],
         ["SELECT", rng.choice(["0", "1"])], ["PING"], ["EXISTS", k, k2],
+        ["SPUBLISH", c, "msg"], ["ZREM", k, "m"], ["ZCARD", k], ["XLEN", k], ["XDEL", k, "1-1"],
+        ["GEOADD", k, "13.36", "38.11", "p"], ["BZPOPMIN", k, k2, "0.01"],
     ][r]
 
 
@@ -118,7 +120,7 @@ def same(a, b, loose):
 
 
 def run(conn, args):
-    if args[0] in ("SUBSCRIBE", "PSUBSCRIBE"):
+    if args[0] in ("SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE"):
         v = conn.command(*args)
         if not isinstance(v, RespError):
             conn.command("UN" + args[0], args[1])  # back to normal mode
@@ -238,7 +240,7 @@ def check_acl_random(srv, rng, broken=None):
             for _ in range(3):
                 cmd = command(rng, seq)
                 seq += 1
-                if cmd[0] in ("SUBSCRIBE", "PSUBSCRIBE"):
+                if cmd[0] in ("SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE"):
                     continue
                 da = sa.command("ACL", "DRYRUN", name, *cmd)
                 db = ra.command("ACL", "DRYRUN", name, *cmd)
