@@ -106,3 +106,11 @@ void notify_init(keyspace *ks)
 {
     ks_set_event_hook(ks, keyspace_event, NULL);
 }
+
+void notify_del_if_gone(client *c, const char *key, size_t klen)
+{
+    ks_type t;
+    if ((notify_keyspace_flags & NOTIFY_GENERIC) &&
+        ks_type_of(client_ks(c), key, klen, &t) == KS_OK && t == KS_NONE)
+        notify_keyspace_event(NOTIFY_GENERIC, "del", c->db, key, klen);
+}

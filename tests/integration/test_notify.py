@@ -1,7 +1,8 @@
 """test_notify.py -- keyspace notifications, differential against a real
 redis-server: the same commands run on both with a PSUBSCRIBE * client, and
 the streams of (channel, message) must be equal, for every event class
-(generic, string, hash, set, expired lazily and actively, new, keymiss), both
+(generic, string, hash, set, list, zset, geo,
+stream, served blocking pops, expired lazily and actively, new, keymiss), both
 channel kinds (K, E) and the notify-keyspace-events setting itself."""
 import time
 
@@ -111,6 +112,68 @@ def set_and_move_events_match_redis(srv):
     differential(srv, "EAn", [
         ["FLUSHALL"], ["SADD", "s", "a", "b"], ["SMOVE", "s", "t", "a"], ["SMOVE", "s", "u", "b"],
         ["SUNIONSTORE", "x", "t"], ["MOVE", "x", "2"]])
+
+
+@test
+def list_events_match_redis(srv):
+    differential(srv, "KEAn", [
+        ["LPUSH", "l", "a", "b", "c"], ["RPUSH", "l", "d"], ["LPUSHX", "l", "e"],
+        ["RPUSHX", "nokey", "e"], ["LPOP", "l"], ["RPOP", "l", "2"], ["LPOP", "l", "0"],
+        ["LINSERT", "l", "BEFORE", "b", "x"], ["LINSERT", "l", "AFTER", "nope", "x"],
+        ["LSET", "l", "0", "y"], ["LREM", "l", "0", "nope"], ["LREM", "l", "1", "y"],
+        ["RPUSH", "l", "p", "q", "r"], ["LTRIM", "l", "0", "-1"], ["LTRIM", "l", "1", "2"],
+        ["LMOVE", "l", "m", "LEFT", "RIGHT"], ["RPOPLPUSH", "l", "m"], ["LMOVE", "m", "m", "LEFT", "LEFT"],
+        ["LMOVE", "nokey", "m", "LEFT", "LEFT"], ["LMPOP", "2", "nokey", "m", "RIGHT", "COUNT", "5"],
+        ["RPUSH", "t", "1", "2"], ["LTRIM", "t", "5", "6"], ["RPUSH", "u", "1", "2"],
+        ["LREM", "u", "0", "1"], ["LREM", "u", "0", "2"], ["RPUSH", "v", "1"], ["BLPOP", "v", "0"],
+        ["RPUSH", "v", "1"], ["BRPOP", "v", "0"], ["RPUSH", "w", "1", "2"],
+        ["BLMOVE", "w", "z", "RIGHT", "LEFT", "0"], ["BRPOPLPUSH", "w", "z", "0"],
+        ["BLMPOP", "0", "1", "z", "LEFT", "COUNT", "9"], ["SET", "s", "v"], ["LPUSH", "s", "x"],
+        ["RPUSH", "g", "1"], ["LMOVE", "g", "s", "LEFT", "LEFT"]])
+
+
+def served_events(port, flags, steps):
+    """Blocks one client per (command, push) step, then pushes from another
+    and returns the pattern subscriber's events for the served pops."""
+    cmd = RawConn(port)
+    assert cmd.command("CONFIG", "SET", "notify-keyspace-events", flags) == "OK"
+    sub = RawConn(port)
+    assert sub.command("PSUBSCRIBE", "*") == [b"psubscribe", b"*", 1]
+    for blocking, wake in steps:
+        b = RawConn(port)
+        b.send(RawConn.encode(*blocking))
+        while b"blocked_clients:1" not in cmd.command("INFO", "clients"):
+            time.sleep(0.01)
+        cmd.command(*wake)
+        b.read_reply()
+    cmd.command("PUBLISH", "__end__", "x")
+    got = []
+    while True:
+        m = sub.read_reply()
+        if m[2] == b"__end__":
+            return got
+        got.append((m[2].decode(), m[3].decode()))
+
+
+def served_differential(srv, flags, steps):
+    ref = RealRedis()
+    try:
+        a = served_events(srv.port, flags, steps)
+        b = served_events(ref.port, flags, steps)
+    finally:
+        ref.close()
+    assert a == b, "events differ:\nstrata %r\nredis  %r" % (a, b)
+    assert a, "no events at all"
+
+
+@test
+def served_blocking_list_pops_notify_as_redis(srv):
+    served_differential(srv, "KEA", [
+        (["BLPOP", "a", "0"], ["RPUSH", "a", "1"]),
+        (["BRPOP", "a", "0"], ["RPUSH", "a", "1", "2"]),
+        (["BLMOVE", "b", "c", "LEFT", "RIGHT", "0"], ["RPUSH", "b", "1"]),
+        (["BRPOPLPUSH", "d", "c", "0"], ["LPUSH", "d", "1", "2"]),
+        (["BLMPOP", "0", "2", "x", "e", "RIGHT", "COUNT", "5"], ["RPUSH", "e", "1", "2"])])
 
 
 @test
