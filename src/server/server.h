@@ -398,6 +398,12 @@ extern int notify_new_muted;
 /* "del" (class g) for key when it no longer exists: Redis's event after
  * a removal that emptied a list, set or sorted set. */
 void notify_del_if_gone(client *c, const char *key, size_t klen);
+/* For a *STORE command: 1 when "del" notifications are on and key exists
+ * (ask before the write), then notify_stored after it: event when n
+ * items were stored, else "del" when the key existed (Redis deletes an
+ * empty destination). */
+int notify_exists(client *c, const char *key, size_t klen);
+void notify_stored(client *c, int type, const char *event, const arg *dst, uint64_t n, int existed);
 /* A read found no key at argv[i] ("keymiss", class m). */
 static inline void notify_keymiss(client *c, int i)
 {

@@ -132,6 +132,47 @@ def list_events_match_redis(srv):
         ["RPUSH", "g", "1"], ["LMOVE", "g", "s", "LEFT", "LEFT"]])
 
 
+@test
+def zset_and_geo_events_match_redis(srv):
+    differential(srv, "KEAn", [
+        ["ZADD", "z", "1", "a", "2", "b", "3", "c"], ["ZADD", "z", "1", "a"], ["ZADD", "z", "5", "a"],
+        ["ZADD", "z", "NX", "9", "a"], ["ZADD", "z", "INCR", "0", "a"], ["ZINCRBY", "z", "2", "b"],
+        ["ZINCRBY", "z", "0", "b"], ["ZREM", "z", "nope"], ["ZREM", "z", "c"],
+        ["ZADD", "z", "1", "c", "2", "d", "3", "e", "4", "f"], ["ZREMRANGEBYRANK", "z", "0", "0"],
+        ["ZREMRANGEBYRANK", "z", "10", "20"], ["ZREMRANGEBYSCORE", "z", "100", "200"],
+        ["ZREMRANGEBYSCORE", "z", "2", "3"], ["ZADD", "lx", "0", "a", "0", "b"],
+        ["ZREMRANGEBYLEX", "lx", "[a", "[a"], ["ZREMRANGEBYLEX", "lx", "-", "+"],
+        ["ZPOPMIN", "z"], ["ZPOPMAX", "z", "2"], ["ZPOPMIN", "z", "0"], ["ZPOPMIN", "nokey"],
+        ["ZADD", "p", "1", "a", "2", "b"], ["ZPOPMAX", "p", "10"], ["ZADD", "p", "1", "a"],
+        ["ZADD", "q", "1", "a", "2", "b"], ["ZMPOP", "2", "nokey", "q", "MIN"],
+        ["BZPOPMIN", "q", "0"], ["ZADD", "q", "1", "a", "2", "b"], ["BZPOPMAX", "q", "0"],
+        ["BZMPOP", "0", "1", "q", "MAX", "COUNT", "5"], ["ZADD", "q", "1", "a", "2", "b"],
+        ["ZUNIONSTORE", "u", "2", "p", "q"], ["ZINTERSTORE", "u", "2", "p", "q"],
+        ["ZINTERSTORE", "u", "2", "p", "nokey"], ["ZINTERSTORE", "u", "2", "p", "nokey"],
+        ["ZDIFFSTORE", "d", "2", "q", "p"], ["ZDIFFSTORE", "d", "1", "nokey"],
+        ["ZRANGESTORE", "r", "q", "0", "-1"], ["ZRANGESTORE", "r", "q", "5", "6"],
+        ["ZRANGESTORE", "r", "nokey", "0", "-1"], ["ZRANGESTORE", "r", "nokey", "0", "-1"],
+        ["SET", "s", "v"], ["ZADD", "s", "1", "a"], ["ZINCRBY", "s", "1", "a"],
+        ["GEOADD", "g", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania"],
+        ["GEOADD", "g", "13.361389", "38.115556", "Palermo"],
+        ["GEOADD", "g", "XX", "CH", "13.5", "38.1", "Palermo"],
+        ["GEOSEARCHSTORE", "gs", "g", "FROMLONLAT", "15", "37", "BYRADIUS", "200", "km", "ASC"],
+        ["GEOSEARCHSTORE", "gs", "g", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "km"],
+        ["GEOSEARCHSTORE", "gs", "g", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "km"],
+        ["GEORADIUS", "g", "15", "37", "200", "km", "STORE", "gr"],
+        ["GEORADIUSBYMEMBER", "g", "Palermo", "500", "km", "STOREDIST", "gr"],
+        ["GEORADIUS", "nokey", "15", "37", "200", "km", "STORE", "gr"],
+        ["GEORADIUS", "nokey", "15", "37", "200", "km", "STORE", "gr"]])
+
+
+@test
+def served_blocking_zset_pops_notify_as_redis(srv):
+    served_differential(srv, "KEA", [
+        (["BZPOPMIN", "a", "0"], ["ZADD", "a", "1", "x"]),
+        (["BZPOPMAX", "a", "0"], ["ZADD", "a", "1", "x", "2", "y"]),
+        (["BZMPOP", "0", "2", "n", "b", "MIN", "COUNT", "5"], ["ZADD", "b", "1", "x", "2", "y"])])
+
+
 def served_events(port, flags, steps):
     """Blocks one client per (command, push) step, then pushes from another
     and returns the pattern subscriber's events for the served pops."""
