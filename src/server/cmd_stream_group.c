@@ -113,6 +113,19 @@ static int group_id_arg(client *c, const arg *a, int strict, ks_xid *id, int *do
     return *dollar ? 0 : xarg_id(c, a, 0, strict, NULL, id);
 }
 
+/* Whether group g of key has consumer name (XGROUP DELCONSUMER notifies
+ * only when it had). */
+typedef struct has_consumer {
+    const arg *name;
+    int found;
+} has_consumer;
+
+static void has_consumer_cb(void *arg, const ks_xconsumer_info *ci)
+{
+    has_consumer *h = arg;
+    if (ci->nl == h->name->len && memcmp(ci->name, h->name->ptr, ci->nl) == 0) h->found = 1;
+}
+
 void cmd_xgroup(client *c)
 {
     const arg *sub = &c->argv[1];
@@ -150,12 +163,14 @@ void cmd_xgroup(client *c)
         if (st != KS_OK) return add_reply_ks_error(c, st, kc);
         if (s == 0 && !created)
             return add_reply_error(c, "-BUSYGROUP Consumer Group name already exists");
+        notify_arg(c, NOTIFY_STREAM, s == 0 ? "xgroup-create" : "xgroup-setid", 2);
         return add_reply_ok(c);
     }
     if (s == 2) {
         int destroyed = 0;
         st = ks_xgroup_destroy(kc, key->ptr, key->len, g->ptr, g->len, &destroyed);
         if (st != KS_OK) return add_reply_ks_error(c, st, kc);
+        if (destroyed) notify_arg(c, NOTIFY_STREAM, "xgroup-destroy", 2);
         return add_reply_long_long(c, destroyed);
     }
     const arg *cn = &c->argv[4];
@@ -164,12 +179,17 @@ void cmd_xgroup(client *c)
         st = ks_xgroup_createconsumer(kc, key->ptr, key->len, g->ptr, g->len, cn->ptr, cn->len,
                                       &created, &miss);
         if (st != KS_OK) return add_reply_ks_error(c, st, kc);
+        if (created) notify_arg(c, NOTIFY_STREAM, "xgroup-createconsumer", 2);
         return add_reply_long_long(c, created);
     }
-    uint64_t pending = 0;
+    uint64_t pending = 0, nc;
+    has_consumer h = {cn, 0};
+    if (notify_keyspace_flags & NOTIFY_STREAM)
+        ks_xconsumers(kc, key->ptr, key->len, g->ptr, g->len, has_consumer_cb, &h, &nc, &miss);
     st = ks_xgroup_delconsumer(kc, key->ptr, key->len, g->ptr, g->len, cn->ptr, cn->len, &pending,
                                &miss);
     if (st != KS_OK) return add_reply_ks_error(c, st, kc);
+    if (h.found) notify_arg(c, NOTIFY_STREAM, "xgroup-delconsumer", 2);
     add_reply_long_long(c, (long long)pending);
 }
 

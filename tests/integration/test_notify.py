@@ -173,6 +173,21 @@ def served_blocking_zset_pops_notify_as_redis(srv):
         (["BZMPOP", "0", "2", "n", "b", "MIN", "COUNT", "5"], ["ZADD", "b", "1", "x", "2", "y"])])
 
 
+@test
+def stream_events_match_redis(srv):
+    differential(srv, "KEAn", [
+        ["XADD", "s", "1-1", "f", "v"], ["XADD", "s", "2-1", "f", "v"], ["XADD", "s", "3-1", "f", "v"],
+        ["XADD", "s", "MAXLEN", "2", "4-1", "f", "v"], ["XADD", "s", "MAXLEN", "5", "5-1", "f", "v"],
+        ["XADD", "nokey", "NOMKSTREAM", "*", "f", "v"], ["XTRIM", "s", "MAXLEN", "10"],
+        ["XTRIM", "s", "MAXLEN", "2"], ["XTRIM", "nokey", "MAXLEN", "2"], ["XDEL", "s", "1-1"],
+        ["XDEL", "s", "5-1"], ["XSETID", "s", "9-9"], ["XGROUP", "CREATE", "s", "g", "0"],
+        ["XGROUP", "CREATE", "s", "g", "0"], ["XGROUP", "CREATE", "m", "g", "$", "MKSTREAM"],
+        ["XGROUP", "SETID", "s", "g", "$"], ["XGROUP", "CREATECONSUMER", "s", "g", "c1"],
+        ["XGROUP", "CREATECONSUMER", "s", "g", "c1"], ["XGROUP", "DELCONSUMER", "s", "g", "c1"],
+        ["XGROUP", "DELCONSUMER", "s", "g", "c1"], ["XGROUP", "DESTROY", "s", "g"],
+        ["XGROUP", "DESTROY", "s", "g"], ["SET", "str", "v"], ["XADD", "str", "*", "f", "v"]])
+
+
 def served_events(port, flags, steps):
     """Blocks one client per (command, push) step, then pushes from another
     and returns the pattern subscriber's events for the served pops."""
