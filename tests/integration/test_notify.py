@@ -188,6 +188,17 @@ def stream_events_match_redis(srv):
         ["XGROUP", "DESTROY", "s", "g"], ["SET", "str", "v"], ["XADD", "str", "*", "f", "v"]])
 
 
+@test
+def implicit_consumer_creation_notifies_as_redis(srv):
+    differential(srv, "KEt", [
+        ["XADD", "s", "1-1", "f", "v"], ["XADD", "s", "2-1", "f", "v"],
+        ["XGROUP", "CREATE", "s", "g", "0"], ["XREADGROUP", "GROUP", "g", "c1", "COUNT", "1",
+                                              "STREAMS", "s", ">"],
+        ["XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s", ">"],
+        ["XCLAIM", "s", "g", "c2", "0", "1-1"], ["XAUTOCLAIM", "s", "g", "c3", "0", "0"],
+        ["XAUTOCLAIM", "s", "g", "c3", "0", "0"]])
+
+
 def served_events(port, flags, steps):
     """Blocks one client per (command, push) step, then pushes from another
     and returns the pattern subscriber's events for the served pops."""
