@@ -166,6 +166,15 @@ def zset_and_geo_events_match_redis(srv):
 
 
 @test
+def served_blocking_xreadgroup_notifies_as_redis(srv):
+    served_differential(srv, "KEA", [
+        (["XREADGROUP", "GROUP", "g", "c1", "BLOCK", "0", "STREAMS", "s", ">"],
+         ["XADD", "s", "1-1", "f", "v"]),
+        (["XREADGROUP", "GROUP", "g", "c2", "BLOCK", "0", "STREAMS", "s", ">"],
+         ["XADD", "s", "2-1", "f", "v"])], setup=[["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]])
+
+
+@test
 def served_blocking_zset_pops_notify_as_redis(srv):
     served_differential(srv, "KEA", [
         (["BZPOPMIN", "a", "0"], ["ZADD", "a", "1", "x"]),
@@ -199,12 +208,14 @@ def implicit_consumer_creation_notifies_as_redis(srv):
         ["XAUTOCLAIM", "s", "g", "c3", "0", "0"]])
 
 
-def served_events(port, flags, steps):
+def served_events(port, flags, steps, setup=()):
     """Blocks one client per (command, push) step, then pushes from another
     and returns the pattern subscriber's events for the served pops."""
     cmd = RawConn(port)
     assert cmd.command("CONFIG", "SET", "notify-keyspace-events", flags) == "OK"
     sub = RawConn(port)
+    for step in setup:
+        cmd.command(*step)
     assert sub.command("PSUBSCRIBE", "*") == [b"psubscribe", b"*", 1]
     for blocking, wake in steps:
         b = RawConn(port)
@@ -222,11 +233,11 @@ def served_events(port, flags, steps):
         got.append((m[2].decode(), m[3].decode()))
 
 
-def served_differential(srv, flags, steps):
+def served_differential(srv, flags, steps, setup=()):
     ref = RealRedis()
     try:
-        a = served_events(srv.port, flags, steps)
-        b = served_events(ref.port, flags, steps)
+        a = served_events(srv.port, flags, steps, setup)
+        b = served_events(ref.port, flags, steps, setup)
     finally:
         ref.close()
     assert a == b, "events differ:\nstrata %r\nredis  %r" % (a, b)
