@@ -10,6 +10,17 @@ from harness import RawConn, RespError, Server, main, test
 from redis_compare import RealRedis
 
 
+def drain(cmd, sub):
+    """The (channel, message) pairs sub got before a marker cmd publishes."""
+    cmd.command("PUBLISH", "__end__", "x")
+    got = []
+    while True:
+        m = sub.read_reply()
+        if m[2] == b"__end__":
+            return got
+        got.append((m[2].decode(), m[3].decode()))
+
+
 def run_events(port, flags, script, wait=0.0):
     """Runs script (lists of arguments; a float is a pause in seconds) on
     one connection with notify-keyspace-events set to flags and returns
@@ -24,13 +35,7 @@ def run_events(port, flags, script, wait=0.0):
         else:
             cmd.command(*step)
     time.sleep(wait)
-    cmd.command("PUBLISH", "__end__", "x")
-    got = []
-    while True:
-        m = sub.read_reply()
-        if m[2] == b"__end__":
-            return got
-        got.append((m[2].decode(), m[3].decode()))
+    return drain(cmd, sub)
 
 
 def differential(srv, flags, script, wait=0.0, expect_some=True):
@@ -224,13 +229,7 @@ def served_events(port, flags, steps, setup=()):
             time.sleep(0.01)
         cmd.command(*wake)
         b.read_reply()
-    cmd.command("PUBLISH", "__end__", "x")
-    got = []
-    while True:
-        m = sub.read_reply()
-        if m[2] == b"__end__":
-            return got
-        got.append((m[2].decode(), m[3].decode()))
+    return drain(cmd, sub)
 
 
 def served_differential(srv, flags, steps, setup=()):
