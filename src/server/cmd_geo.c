@@ -130,6 +130,8 @@ void cmd_geoadd(client *c)
     ks_status st = ks_zadd(client_ks(c), c->argv[1].ptr, c->argv[1].len, z, (size_t)n,
                            (nx ? KS_ZADD_NX : 0) | (xx ? KS_ZADD_XX : 0), &r);
     free(z);
+    if (st == KS_OK && (r.added || r.updated))
+        notify_arg(c, NOTIFY_ZSET, "zadd", 1); /* Redis's ZADD */
     if (st != KS_OK)
         reply_zerr(c, st);
     else
@@ -414,8 +416,9 @@ static int search_options(client *c, int j, int flags, int exists, search *s)
 
 /* Stores the points at s->store (scores: geohashes, or distances with
  * STOREDIST) and replies their number. */
-static void store_points(client *c, const search *s, const gpoint *p, size_t n)
+static void store_points(client *c, const search *s, const gpoint *p, size_t n, const char *event)
 {
+    int existed = notify_exists(c, s->store->ptr, s->store->len);
     ks_zmember *z = malloc((n ? n : 1) * sizeof(*z));
     if (!z) {
         add_reply_error(c, "ERR out of memory");
@@ -426,6 +429,7 @@ static void store_points(client *c, const search *s, const gpoint *p, size_t n)
                             s->storedist ? p[i].dist / s->shape.conversion : p[i].z.score};
     ks_status st = ks_zstore(client_ks(c), s->store->ptr, s->store->len, z, n);
     free(z);
+    if (st == KS_OK) notify_stored(c, NOTIFY_ZSET, event, s->store, n, existed);
     if (st != KS_OK)
         reply_zerr(c, st);
     else
@@ -465,6 +469,7 @@ static void geo_search(client *c, int src, int flags)
         if (s.store) {
             int deleted;
             ks_status st = ks_del(client_ks(c), s.store->ptr, s.store->len, &deleted);
+            if (st == KS_OK && deleted) notify_stored(c, NOTIFY_ZSET, "", s.store, 0, 1);
             if (st != KS_OK)
                 reply_zerr(c, st);
             else
@@ -487,7 +492,7 @@ static void geo_search(client *c, int src, int flags)
     if (s.sort) sort_points(f.p, f.n, s.sort == 2);
     size_t n = s.count && (uint64_t)s.count < f.n ? (size_t)s.count : f.n;
     if (s.store)
-        store_points(c, &s, f.p, n);
+        store_points(c, &s, f.p, n, flags & SEARCH ? "geosearchstore" : "georadiusstore");
     else
         reply_points(c, &s, f.p, n);
 out:

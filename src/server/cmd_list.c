@@ -113,6 +113,14 @@ static ks_status check(client *c, ks_status st)
 
 /* ---- Push, pop, length ---------------------------------------------------------- */
 
+/* Redis's events after items left key: "lpop"/"rpop", then "del" when
+ * that emptied the list (listElementsRemoved). */
+static void notify_popped(client *c, const char *key, size_t klen, int where)
+{
+    notify_keyspace_event(NOTIFY_LIST, where == KS_LIST_HEAD ? "lpop" : "rpop", c->db, key, klen);
+    notify_del_if_gone(c, key, klen);
+}
+
 static void push_generic(client *c, int where, int xx)
 {
     ks_field small[16];
@@ -123,6 +131,7 @@ static void push_generic(client *c, int where, int xx)
     ks_status st =
         check(c, ks_lpush(client_ks(c), key_arg(c)->ptr, key_arg(c)->len, where, xx, f, n, &len));
     if (f != small) free(f);
+    if (st == KS_OK) notify_arg(c, NOTIFY_LIST, where == KS_LIST_HEAD ? "lpush" : "rpush", 1);
     if (st == KS_OK || st == KS_NOTFOUND) add_reply_long_long(c, (long long)len);
 }
 
@@ -164,6 +173,7 @@ static void pop_generic(client *c, int where)
     } else {
         st = check(c, ks_lpop(client_ks(c), k->ptr, k->len, where, (uint64_t)count,
                               hascount ? reply_items : reply_first, c));
+        if (st == KS_OK) notify_popped(c, k->ptr, k->len, where);
     }
     if (st == KS_NOTFOUND) hascount ? add_reply_null_array(c) : add_reply_null(c);
 }
@@ -214,6 +224,7 @@ void cmd_lset(client *c)
         if ((st = llen(c, k, &n)) == KS_OK) add_reply_error(c, ERR_NOT_INTEGER);
     } else {
         st = check(c, ks_lset(client_ks(c), k->ptr, k->len, index, c->argv[3].ptr, c->argv[3].len));
+        if (st == KS_OK) notify_arg(c, NOTIFY_LIST, "lset", 1);
         if (st == KS_OK) add_reply_ok(c);
     }
     if (st == KS_NOTFOUND) add_reply_error(c, ERR_NO_SUCH_KEY);
@@ -249,6 +260,10 @@ void cmd_ltrim(client *c)
     if (arg_to_ll(c, &c->argv[2], &start) < 0 || arg_to_ll(c, &c->argv[3], &end) < 0) return;
     const arg *k = key_arg(c);
     ks_status st = check(c, ks_ltrim(client_ks(c), k->ptr, k->len, start, end));
+    if (st == KS_OK) {
+        notify_arg(c, NOTIFY_LIST, "ltrim", 1);
+        notify_del_if_gone(c, k->ptr, k->len);
+    }
     if (st == KS_OK || st == KS_NOTFOUND) add_reply_ok(c);
 }
 
@@ -267,6 +282,7 @@ void cmd_linsert(client *c)
     long long len;
     ks_status st = check(c, ks_linsert(client_ks(c), k->ptr, k->len, after, c->argv[3].ptr,
                                        c->argv[3].len, c->argv[4].ptr, c->argv[4].len, &len));
+    if (st == KS_OK && len > 0) notify_arg(c, NOTIFY_LIST, "linsert", 1);
     if (st == KS_OK) add_reply_long_long(c, len);
     if (st == KS_NOTFOUND) add_reply_long_long(c, 0);
 }
@@ -279,6 +295,10 @@ void cmd_lrem(client *c)
     uint64_t removed;
     ks_status st = check(
         c, ks_lrem(client_ks(c), k->ptr, k->len, count, c->argv[3].ptr, c->argv[3].len, &removed));
+    if (st == KS_OK && removed) {
+        notify_arg(c, NOTIFY_LIST, "lrem", 1);
+        notify_del_if_gone(c, k->ptr, k->len);
+    }
     if (st == KS_OK || st == KS_NOTFOUND)
         add_reply_long_long(c, st == KS_OK ? (long long)removed : 0);
 }
@@ -332,7 +352,10 @@ static ks_status move(client *c, const arg *src, const arg *dst, int from, int t
     ks_val v;
     ks_status st =
         check(c, ks_lmove(client_ks(c), src->ptr, src->len, dst->ptr, dst->len, from, to, &v));
-    if (st == KS_OK) {
+    if (st == KS_OK) { /* Redis: the push on dst, then the pop on src */
+        notify_keyspace_event(NOTIFY_LIST, to == KS_LIST_HEAD ? "lpush" : "rpush", c->db, dst->ptr,
+                              dst->len);
+        notify_popped(c, src->ptr, src->len, from);
         add_reply_bulk(c, v.p, v.n);
         ks_val_free(&v);
     }
@@ -361,6 +384,7 @@ static ks_status pop_first(client *c, const arg *keys, int n, int where, uint64_
         keyed k = {c, keys[i].ptr, keys[i].len};
         ks_status st = check(c, ks_lpop(client_ks(c), k.key, k.klen, where, count ? count : 1,
                                         count ? reply_keyed_items : reply_keyed_first, &k));
+        if (st == KS_OK) notify_popped(c, k.key, k.klen, where);
         if (st != KS_NOTFOUND) return st;
     }
     return KS_NOTFOUND;

@@ -50,10 +50,7 @@ static void reply_array_fn(void *arg, const ks_field *f, size_t n)
 /* Redis's "del" after a removal that emptied the set (argv[i]). */
 static void notify_if_gone(client *c, int i)
 {
-    ks_type t;
-    if ((notify_keyspace_flags & NOTIFY_GENERIC) &&
-        ks_type_of(client_ks(c), c->argv[i].ptr, c->argv[i].len, &t) == KS_OK && t == KS_NONE)
-        notify_arg(c, NOTIFY_GENERIC, "del", i);
+    notify_del_if_gone(c, c->argv[i].ptr, c->argv[i].len);
 }
 
 /* SADD / SREM key member [member ...] */

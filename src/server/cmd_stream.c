@@ -203,6 +203,8 @@ void cmd_xadd(client *c)
     if (fv != small) free(fv);
     if (st == KS_NOTFOUND) return add_reply_null(c);
     if (st != KS_OK) return add_reply_ks_error(c, st, client_ks(c));
+    notify_arg(c, NOTIFY_STREAM, "xadd", 1);
+    if (trimmed) notify_arg(c, NOTIFY_STREAM, "xtrim", 1);
     add_reply_xid(c, &id);
 }
 
@@ -212,6 +214,7 @@ void cmd_xtrim(client *c)
     if (parse_add_trim(c, &a, 0) < 0) return;
     uint64_t n = 0;
     ks_status st = ks_xtrim(client_ks(c), c->argv[1].ptr, c->argv[1].len, &a.trim, &n);
+    if (st == KS_OK && n) notify_arg(c, NOTIFY_STREAM, "xtrim", 1);
     if (st != KS_OK && st != KS_NOTFOUND) return add_reply_ks_error(c, st, client_ks(c));
     add_reply_long_long(c, (long long)n);
 }
@@ -248,6 +251,7 @@ void cmd_xdel(client *c)
     st = ks_xdel(client_ks(c), c->argv[1].ptr, c->argv[1].len, ids, n, &deleted);
     if (ids != small) free(ids);
     if (st != KS_OK && st != KS_NOTFOUND) return add_reply_ks_error(c, st, client_ks(c));
+    if (st == KS_OK && deleted) notify_arg(c, NOTIFY_STREAM, "xdel", 1);
     add_reply_long_long(c, (long long)deleted);
 }
 
@@ -325,6 +329,7 @@ void cmd_xsetid(client *c)
     ks_status st = ks_xsetid(client_ks(c), c->argv[1].ptr, c->argv[1].len, &id, added, &maxdel);
     if (st == KS_NOTFOUND) return add_reply_error(c, ERR_NO_SUCH_KEY);
     if (st != KS_OK) return add_reply_ks_error(c, st, client_ks(c));
+    notify_arg(c, NOTIFY_STREAM, "xsetid", 1);
     add_reply_ok(c);
 }
 

@@ -25,6 +25,13 @@ void xreply_entry(void *client, const ks_xid *id, const ks_field *f, size_t n, i
  * "-NOGROUP No such key '<key>' or consumer group '<group>'<suffix>" text. */
 void xreply_nogroup(client *c, const arg *key, const arg *group, const char *suffix);
 
+/* Redis's "xgroup-createconsumer" when a command creates consumer cn of
+ * group g implicitly (XREADGROUP, XCLAIM, XAUTOCLAIM): ask
+ * xconsumer_missing before the command (1: stream notifications are on
+ * and cn does not exist yet), pass that to xnotify_consumer after it. */
+int xconsumer_missing(client *c, const arg *key, const arg *g, const arg *cn);
+void xnotify_consumer(client *c, const arg *key, const arg *g, const arg *cn, int was_missing);
+
 /* XREAD / XREADGROUP (cmd_stream_block.c: the synchronous part, then
  * blocking). */
 void xread_generic(client *c, int group);

@@ -103,9 +103,10 @@ static int read_one(client *c, xout *o, const arg *key, const ks_xid *after, int
     ks_status st;
     o->key = key;
     if (w->group) {
-        int served = 0, miss = 0;
+        int served = 0, miss = 0, missing = xconsumer_missing(c, key, &w->g, &w->cn);
         st = ks_xreadgroup(kc, key->ptr, key->len, w->g.ptr, w->g.len, w->cn.ptr, w->cn.len,
                            history ? after : NULL, count, w->noack, xout_entry, o, &served, &miss);
+        if (st == KS_OK) xnotify_consumer(c, key, &w->g, &w->cn, missing);
         if (st == KS_OK && served) xout_key(o);
         if (st == KS_OK || st == KS_NOTFOUND) {
             xout_end_key(o);

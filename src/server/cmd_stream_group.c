@@ -113,6 +113,39 @@ static int group_id_arg(client *c, const arg *a, int strict, ks_xid *id, int *do
     return *dollar ? 0 : xarg_id(c, a, 0, strict, NULL, id);
 }
 
+/* Whether group g of key has consumer name (XGROUP DELCONSUMER notifies
+ * only when it had). */
+typedef struct has_consumer {
+    const arg *name;
+    int found;
+} has_consumer;
+
+static void has_consumer_cb(void *arg, const ks_xconsumer_info *ci)
+{
+    has_consumer *h = arg;
+    if (ci->nl == h->name->len && memcmp(ci->name, h->name->ptr, ci->nl) == 0) h->found = 1;
+}
+
+static int consumer_exists(client *c, const arg *key, const arg *g, const arg *cn)
+{
+    has_consumer h = {cn, 0};
+    uint64_t n;
+    int miss = 0;
+    ks_xconsumers(client_ks(c), key->ptr, key->len, g->ptr, g->len, has_consumer_cb, &h, &n, &miss);
+    return h.found;
+}
+
+int xconsumer_missing(client *c, const arg *key, const arg *g, const arg *cn)
+{
+    return (notify_keyspace_flags & NOTIFY_STREAM) && !consumer_exists(c, key, g, cn);
+}
+
+void xnotify_consumer(client *c, const arg *key, const arg *g, const arg *cn, int was_missing)
+{
+    if (was_missing && consumer_exists(c, key, g, cn))
+        notify_keyspace_event(NOTIFY_STREAM, "xgroup-createconsumer", c->db, key->ptr, key->len);
+}
+
 void cmd_xgroup(client *c)
 {
     const arg *sub = &c->argv[1];
@@ -150,12 +183,14 @@ void cmd_xgroup(client *c)
         if (st != KS_OK) return add_reply_ks_error(c, st, kc);
         if (s == 0 && !created)
             return add_reply_error(c, "-BUSYGROUP Consumer Group name already exists");
+        notify_arg(c, NOTIFY_STREAM, s == 0 ? "xgroup-create" : "xgroup-setid", 2);
         return add_reply_ok(c);
     }
     if (s == 2) {
         int destroyed = 0;
         st = ks_xgroup_destroy(kc, key->ptr, key->len, g->ptr, g->len, &destroyed);
         if (st != KS_OK) return add_reply_ks_error(c, st, kc);
+        if (destroyed) notify_arg(c, NOTIFY_STREAM, "xgroup-destroy", 2);
         return add_reply_long_long(c, destroyed);
     }
     const arg *cn = &c->argv[4];
@@ -164,12 +199,15 @@ void cmd_xgroup(client *c)
         st = ks_xgroup_createconsumer(kc, key->ptr, key->len, g->ptr, g->len, cn->ptr, cn->len,
                                       &created, &miss);
         if (st != KS_OK) return add_reply_ks_error(c, st, kc);
+        if (created) notify_arg(c, NOTIFY_STREAM, "xgroup-createconsumer", 2);
         return add_reply_long_long(c, created);
     }
     uint64_t pending = 0;
+    int had = (notify_keyspace_flags & NOTIFY_STREAM) && consumer_exists(c, key, g, cn);
     st = ks_xgroup_delconsumer(kc, key->ptr, key->len, g->ptr, g->len, cn->ptr, cn->len, &pending,
                                &miss);
     if (st != KS_OK) return add_reply_ks_error(c, st, kc);
+    if (had) notify_arg(c, NOTIFY_STREAM, "xgroup-delconsumer", 2);
     add_reply_long_long(c, (long long)pending);
 }
 
@@ -349,8 +387,10 @@ void cmd_xclaim(client *c)
     claim_reply r = {c, o.justid};
     uint64_t claimed = 0;
     void *len = add_reply_deferred_len(c);
+    int missing = xconsumer_missing(c, key, g, cn);
     ks_status st = ks_xclaim(kc, key->ptr, key->len, g->ptr, g->len, cn->ptr, cn->len, ids, nids,
                              &o, claim_cb, &r, &claimed, &miss);
+    if (st == KS_OK) xnotify_consumer(c, key, g, cn, missing);
     set_deferred_array_len(c, len, (long)claimed);
     if (st != KS_OK) add_reply_ks_error(c, st, kc);
 out:
@@ -404,7 +444,9 @@ void cmd_xautoclaim(client *c)
     ks_ctx *kc = client_ks(c);
     claim_reply r = {c, justid};
     ks_xautoclaim_cbs cb = {autoclaim_head_cb, claim_cb, autoclaim_del_cb, &r};
+    int missing = xconsumer_missing(c, key, g, cn);
     ks_status st = ks_xautoclaim(kc, key->ptr, key->len, g->ptr, g->len, cn->ptr, cn->len, minidle,
                                  &start, (uint64_t)count, justid, &cb, &miss);
+    if (st == KS_OK) xnotify_consumer(c, key, g, cn, missing);
     if (st != KS_OK) add_reply_ks_error(c, st, kc);
 }

@@ -148,6 +148,8 @@ static void zadd_generic(client *c, int flags)
     ks_zadd_result r;
     ks_status st =
         ks_zadd(client_ks(c), c->argv[1].ptr, c->argv[1].len, z, (size_t)elements, flags, &r);
+    if (st == KS_OK && (r.added || r.updated))
+        notify_arg(c, NOTIFY_ZSET, incr ? "zincr" : "zadd", 1);
     if (st != KS_OK)
         reply_zerr(c, st);
     else if (incr && r.processed)
@@ -184,6 +186,10 @@ void cmd_zrem(client *c)
     uint64_t removed;
     ks_status st = ks_zrem(client_ks(c), c->argv[1].ptr, c->argv[1].len, m, n, &removed);
     if (m != small) free(m);
+    if (st == KS_OK && removed) {
+        notify_arg(c, NOTIFY_ZSET, "zrem", 1);
+        notify_del_if_gone(c, c->argv[1].ptr, c->argv[1].len);
+    }
     if (st != KS_OK && st != KS_NOTFOUND)
         reply_zerr(c, st);
     else

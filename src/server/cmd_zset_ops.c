@@ -124,9 +124,15 @@ static void setop_generic(client *c, int op, int store, int card_only)
         goto out;
     zreply rr = {c, o.withscores};
     uint64_t card;
+    int existed = store && notify_exists(c, c->argv[1].ptr, c->argv[1].len);
     ks_status st = ks_zsetop(client_ks(c), op, keys, op == KS_ZDIFF ? NULL : o.weights, n, o.agg,
                              store ? c->argv[1].ptr : NULL, store ? c->argv[1].len : 0,
                              (uint64_t)o.limit, store || card_only ? NULL : zreply_fn, &rr, &card);
+    if (st == KS_OK && store) {
+        static const char *ev[] = {
+            [KS_ZUNION] = "zunionstore", [KS_ZINTER] = "zinterstore", [KS_ZDIFF] = "zdiffstore"};
+        notify_stored(c, NOTIFY_ZSET, ev[op], &c->argv[1], card, existed);
+    }
     if (st != KS_OK)
         reply_zerr(c, st);
     else if (store || card_only)
@@ -172,12 +178,24 @@ void cmd_zintercard(client *c)
 typedef struct pop_reply {
     client *c;
     int emitkey, nested;
+    arg key; /* the key popped from, for the notifications */
 } pop_reply;
+
+/* Redis's events after a pop: "zpopmin"/"zpopmax", then "del" when the
+ * zset is empty (genericZpopCommand). */
+static void notify_zpop(const pop_reply *r, int max)
+{
+    notify_keyspace_event(NOTIFY_ZSET, max ? "zpopmax" : "zpopmin", r->c->db, r->key.ptr,
+                          r->key.len);
+    notify_del_if_gone(r->c, r->key.ptr, r->key.len);
+}
 
 static void pop_fn(void *arg, const char *key, size_t klen, const ks_zmember *z, size_t n)
 {
     pop_reply *r = arg;
     client *c = r->c;
+    r->key.ptr = (char *)key;
+    r->key.len = klen;
     if (r->emitkey && r->nested) {
         add_reply_array_len(c, 2);
         add_reply_bulk(c, key, klen);
@@ -221,6 +239,7 @@ static void zpop_generic(client *c, int max)
     }
     pop_reply r = {c, 0, c->resp >= 3 && count != -1};
     ks_status st = ks_zpop(k, &key, 1, max, count == -1 ? 1 : (uint64_t)count, pop_fn, &r);
+    if (st == KS_OK) notify_zpop(&r, max);
     if (st == KS_NOTFOUND)
         add_reply_array_len(c, 0);
     else if (st != KS_OK)
@@ -259,6 +278,7 @@ static ks_status pop_first(client *c, const arg *a, int n, int max, uint64_t cou
     if (!keys) return KS_ERR_MSG;
     pop_reply r = {c, 1, nested};
     ks_status st = ks_zpop(client_ks(c), keys, (size_t)n, max, count, pop_fn, &r);
+    if (st == KS_OK) notify_zpop(&r, max);
     free(keys);
     if (st != KS_OK && st != KS_NOTFOUND) reply_zerr(c, st);
     return st;

@@ -133,8 +133,10 @@ static void zrange_generic(client *c, int first, int store, int by, int rev)
     const arg *src = &c->argv[first];
     if (store) {
         uint64_t stored;
+        int existed = notify_exists(c, c->argv[1].ptr, c->argv[1].len);
         ks_status st =
             ks_zrangestore(k, c->argv[1].ptr, c->argv[1].len, src->ptr, src->len, &r, &stored);
+        if (st == KS_OK) notify_stored(c, NOTIFY_ZSET, "zrangestore", &c->argv[1], stored, existed);
         if (st != KS_OK)
             reply_zerr(c, st);
         else
@@ -221,6 +223,13 @@ static void zremrange_generic(client *c, int by)
     }
     uint64_t removed;
     ks_status st = ks_zremrange(client_ks(c), c->argv[1].ptr, c->argv[1].len, &r, &removed);
+    if (st == KS_OK && removed) {
+        static const char *ev[] = {[KS_ZBY_RANK] = "zremrangebyrank",
+                                   [KS_ZBY_SCORE] = "zremrangebyscore",
+                                   [KS_ZBY_LEX] = "zremrangebylex"};
+        notify_arg(c, NOTIFY_ZSET, ev[by], 1);
+        notify_del_if_gone(c, c->argv[1].ptr, c->argv[1].len);
+    }
     if (st != KS_OK && st != KS_NOTFOUND)
         reply_zerr(c, st);
     else

@@ -106,3 +106,26 @@ void notify_init(keyspace *ks)
 {
     ks_set_event_hook(ks, keyspace_event, NULL);
 }
+
+void notify_del_if_gone(client *c, const char *key, size_t klen)
+{
+    ks_type t;
+    if ((notify_keyspace_flags & NOTIFY_GENERIC) &&
+        ks_type_of(client_ks(c), key, klen, &t) == KS_OK && t == KS_NONE)
+        notify_keyspace_event(NOTIFY_GENERIC, "del", c->db, key, klen);
+}
+
+int notify_exists(client *c, const char *key, size_t klen)
+{
+    ks_type t;
+    return (notify_keyspace_flags & NOTIFY_GENERIC) &&
+           ks_type_of(client_ks(c), key, klen, &t) == KS_OK && t != KS_NONE;
+}
+
+void notify_stored(client *c, int type, const char *event, const arg *dst, uint64_t n, int existed)
+{
+    if (n)
+        notify_keyspace_event(type, event, c->db, dst->ptr, dst->len);
+    else if (existed)
+        notify_keyspace_event(NOTIFY_GENERIC, "del", c->db, dst->ptr, dst->len);
+}

@@ -256,10 +256,10 @@ void add_reply_double(client *c, double d);       /* bulk in RESP2, , in RESP3 *
 /* Redis's addReplyHumanLongDouble: "%.17Lf" without trailing zeros, a bulk
  * in RESP2, a double in RESP3 (GEOPOS, WITHCOORD). */
 void add_reply_human_double(client *c, long double d);
-void add_reply_bool(client *c, int b);            /* :0/:1 in RESP2, #t/#f in RESP3 */
-void add_reply_array_len(client *c, long n);      /* *n */
-void add_reply_map_len(client *c, long n);        /* %n in RESP3, *2n in RESP2 */
-void add_reply_set_len(client *c, long n);        /* ~n in RESP3, *n in RESP2 */
+void add_reply_bool(client *c, int b);       /* :0/:1 in RESP2, #t/#f in RESP3 */
+void add_reply_array_len(client *c, long n); /* *n */
+void add_reply_map_len(client *c, long n);   /* %n in RESP3, *2n in RESP2 */
+void add_reply_set_len(client *c, long n);   /* ~n in RESP3, *n in RESP2 */
 void add_reply_verbatim(client *c, const char *p, size_t n, const char *ext); /* =, or bulk */
 void add_reply_push_len(client *c, long n); /* >n in RESP3, *n in RESP2 */
 /* A push message (pub/sub, notifications): begin, the elements with the
@@ -395,6 +395,15 @@ static inline void notify_arg(client *c, int type, const char *event, int i)
  * command (SMOVE: "srem" src before "new" dst) mutes it around the write
  * and raises it itself. */
 extern int notify_new_muted;
+/* "del" (class g) for key when it no longer exists: Redis's event after
+ * a removal that emptied a list, set or sorted set. */
+void notify_del_if_gone(client *c, const char *key, size_t klen);
+/* For a *STORE command: 1 when "del" notifications are on and key exists
+ * (ask before the write), then notify_stored after it: event when n
+ * items were stored, else "del" when the key existed (Redis deletes an
+ * empty destination). */
+int notify_exists(client *c, const char *key, size_t klen);
+void notify_stored(client *c, int type, const char *event, const arg *dst, uint64_t n, int existed);
 /* A read found no key at argv[i] ("keymiss", class m). */
 static inline void notify_keymiss(client *c, int i)
 {

@@ -1,12 +1,24 @@
 """test_notify.py -- keyspace notifications, differential against a real
 redis-server: the same commands run on both with a PSUBSCRIBE * client, and
 the streams of (channel, message) must be equal, for every event class
-(generic, string, hash, set, expired lazily and actively, new, keymiss), both
+(generic, string, hash, set, list, zset, geo,
+stream, served blocking pops, expired lazily and actively, new, keymiss), both
 channel kinds (K, E) and the notify-keyspace-events setting itself."""
 import time
 
 from harness import RawConn, RespError, Server, main, test
 from redis_compare import RealRedis
+
+
+def drain(cmd, sub):
+    """The (channel, message) pairs sub got before a marker cmd publishes."""
+    cmd.command("PUBLISH", "__end__", "x")
+    got = []
+    while True:
+        m = sub.read_reply()
+        if m[2] == b"__end__":
+            return got
+        got.append((m[2].decode(), m[3].decode()))
 
 
 def run_events(port, flags, script, wait=0.0):
@@ -23,13 +35,7 @@ def run_events(port, flags, script, wait=0.0):
         else:
             cmd.command(*step)
     time.sleep(wait)
-    cmd.command("PUBLISH", "__end__", "x")
-    got = []
-    while True:
-        m = sub.read_reply()
-        if m[2] == b"__end__":
-            return got
-        got.append((m[2].decode(), m[3].decode()))
+    return drain(cmd, sub)
 
 
 def differential(srv, flags, script, wait=0.0, expect_some=True):
@@ -111,6 +117,140 @@ def set_and_move_events_match_redis(srv):
     differential(srv, "EAn", [
         ["FLUSHALL"], ["SADD", "s", "a", "b"], ["SMOVE", "s", "t", "a"], ["SMOVE", "s", "u", "b"],
         ["SUNIONSTORE", "x", "t"], ["MOVE", "x", "2"]])
+
+
+@test
+def list_events_match_redis(srv):
+    differential(srv, "KEAn", [
+        ["LPUSH", "l", "a", "b", "c"], ["RPUSH", "l", "d"], ["LPUSHX", "l", "e"],
+        ["RPUSHX", "nokey", "e"], ["LPOP", "l"], ["RPOP", "l", "2"], ["LPOP", "l", "0"],
+        ["LINSERT", "l", "BEFORE", "b", "x"], ["LINSERT", "l", "AFTER", "nope", "x"],
+        ["LSET", "l", "0", "y"], ["LREM", "l", "0", "nope"], ["LREM", "l", "1", "y"],
+        ["RPUSH", "l", "p", "q", "r"], ["LTRIM", "l", "0", "-1"], ["LTRIM", "l", "1", "2"],
+        ["LMOVE", "l", "m", "LEFT", "RIGHT"], ["RPOPLPUSH", "l", "m"], ["LMOVE", "m", "m", "LEFT", "LEFT"],
+        ["LMOVE", "nokey", "m", "LEFT", "LEFT"], ["LMPOP", "2", "nokey", "m", "RIGHT", "COUNT", "5"],
+        ["RPUSH", "t", "1", "2"], ["LTRIM", "t", "5", "6"], ["RPUSH", "u", "1", "2"],
+        ["LREM", "u", "0", "1"], ["LREM", "u", "0", "2"], ["RPUSH", "v", "1"], ["BLPOP", "v", "0"],
+        ["RPUSH", "v", "1"], ["BRPOP", "v", "0"], ["RPUSH", "w", "1", "2"],
+        ["BLMOVE", "w", "z", "RIGHT", "LEFT", "0"], ["BRPOPLPUSH", "w", "z", "0"],
+        ["BLMPOP", "0", "1", "z", "LEFT", "COUNT", "9"], ["SET", "s", "v"], ["LPUSH", "s", "x"],
+        ["RPUSH", "g", "1"], ["LMOVE", "g", "s", "LEFT", "LEFT"]])
+
+
+@test
+def zset_and_geo_events_match_redis(srv):
+    differential(srv, "KEAn", [
+        ["ZADD", "z", "1", "a", "2", "b", "3", "c"], ["ZADD", "z", "1", "a"], ["ZADD", "z", "5", "a"],
+        ["ZADD", "z", "NX", "9", "a"], ["ZADD", "z", "INCR", "0", "a"], ["ZINCRBY", "z", "2", "b"],
+        ["ZINCRBY", "z", "0", "b"], ["ZREM", "z", "nope"], ["ZREM", "z", "c"],
+        ["ZADD", "z", "1", "c", "2", "d", "3", "e", "4", "f"], ["ZREMRANGEBYRANK", "z", "0", "0"],
+        ["ZREMRANGEBYRANK", "z", "10", "20"], ["ZREMRANGEBYSCORE", "z", "100", "200"],
+        ["ZREMRANGEBYSCORE", "z", "2", "3"], ["ZADD", "lx", "0", "a", "0", "b"],
+        ["ZREMRANGEBYLEX", "lx", "[a", "[a"], ["ZREMRANGEBYLEX", "lx", "-", "+"],
+        ["ZPOPMIN", "z"], ["ZPOPMAX", "z", "2"], ["ZPOPMIN", "z", "0"], ["ZPOPMIN", "nokey"],
+        ["ZADD", "p", "1", "a", "2", "b"], ["ZPOPMAX", "p", "10"], ["ZADD", "p", "1", "a"],
+        ["ZADD", "q", "1", "a", "2", "b"], ["ZMPOP", "2", "nokey", "q", "MIN"],
+        ["BZPOPMIN", "q", "0"], ["ZADD", "q", "1", "a", "2", "b"], ["BZPOPMAX", "q", "0"],
+        ["BZMPOP", "0", "1", "q", "MAX", "COUNT", "5"], ["ZADD", "q", "1", "a", "2", "b"],
+        ["ZUNIONSTORE", "u", "2", "p", "q"], ["ZINTERSTORE", "u", "2", "p", "q"],
+        ["ZINTERSTORE", "u", "2", "p", "nokey"], ["ZINTERSTORE", "u", "2", "p", "nokey"],
+        ["ZDIFFSTORE", "d", "2", "q", "p"], ["ZDIFFSTORE", "d", "1", "nokey"],
+        ["ZRANGESTORE", "r", "q", "0", "-1"], ["ZRANGESTORE", "r", "q", "5", "6"],
+        ["ZRANGESTORE", "r", "nokey", "0", "-1"], ["ZRANGESTORE", "r", "nokey", "0", "-1"],
+        ["SET", "s", "v"], ["ZADD", "s", "1", "a"], ["ZINCRBY", "s", "1", "a"],
+        ["GEOADD", "g", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania"],
+        ["GEOADD", "g", "13.361389", "38.115556", "Palermo"],
+        ["GEOADD", "g", "XX", "CH", "13.5", "38.1", "Palermo"],
+        ["GEOSEARCHSTORE", "gs", "g", "FROMLONLAT", "15", "37", "BYRADIUS", "200", "km", "ASC"],
+        ["GEOSEARCHSTORE", "gs", "g", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "km"],
+        ["GEOSEARCHSTORE", "gs", "g", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "km"],
+        ["GEORADIUS", "g", "15", "37", "200", "km", "STORE", "gr"],
+        ["GEORADIUSBYMEMBER", "g", "Palermo", "500", "km", "STOREDIST", "gr"],
+        ["GEORADIUS", "nokey", "15", "37", "200", "km", "STORE", "gr"],
+        ["GEORADIUS", "nokey", "15", "37", "200", "km", "STORE", "gr"]])
+
+
+@test
+def served_blocking_xreadgroup_notifies_as_redis(srv):
+    served_differential(srv, "KEA", [
+        (["XREADGROUP", "GROUP", "g", "c1", "BLOCK", "0", "STREAMS", "s", ">"],
+         ["XADD", "s", "1-1", "f", "v"]),
+        (["XREADGROUP", "GROUP", "g", "c2", "BLOCK", "0", "STREAMS", "s", ">"],
+         ["XADD", "s", "2-1", "f", "v"])], setup=[["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]])
+
+
+@test
+def served_blocking_zset_pops_notify_as_redis(srv):
+    served_differential(srv, "KEA", [
+        (["BZPOPMIN", "a", "0"], ["ZADD", "a", "1", "x"]),
+        (["BZPOPMAX", "a", "0"], ["ZADD", "a", "1", "x", "2", "y"]),
+        (["BZMPOP", "0", "2", "n", "b", "MIN", "COUNT", "5"], ["ZADD", "b", "1", "x", "2", "y"])])
+
+
+@test
+def stream_events_match_redis(srv):
+    differential(srv, "KEAn", [
+        ["XADD", "s", "1-1", "f", "v"], ["XADD", "s", "2-1", "f", "v"], ["XADD", "s", "3-1", "f", "v"],
+        ["XADD", "s", "MAXLEN", "2", "4-1", "f", "v"], ["XADD", "s", "MAXLEN", "5", "5-1", "f", "v"],
+        ["XADD", "nokey", "NOMKSTREAM", "*", "f", "v"], ["XTRIM", "s", "MAXLEN", "10"],
+        ["XTRIM", "s", "MAXLEN", "2"], ["XTRIM", "nokey", "MAXLEN", "2"], ["XDEL", "s", "1-1"],
+        ["XDEL", "s", "5-1"], ["XSETID", "s", "9-9"], ["XGROUP", "CREATE", "s", "g", "0"],
+        ["XGROUP", "CREATE", "s", "g", "0"], ["XGROUP", "CREATE", "m", "g", "$", "MKSTREAM"],
+        ["XGROUP", "SETID", "s", "g", "$"], ["XGROUP", "CREATECONSUMER", "s", "g", "c1"],
+        ["XGROUP", "CREATECONSUMER", "s", "g", "c1"], ["XGROUP", "DELCONSUMER", "s", "g", "c1"],
+        ["XGROUP", "DELCONSUMER", "s", "g", "c1"], ["XGROUP", "DESTROY", "s", "g"],
+        ["XGROUP", "DESTROY", "s", "g"], ["SET", "str", "v"], ["XADD", "str", "*", "f", "v"]])
+
+
+@test
+def implicit_consumer_creation_notifies_as_redis(srv):
+    differential(srv, "KEt", [
+        ["XADD", "s", "1-1", "f", "v"], ["XADD", "s", "2-1", "f", "v"],
+        ["XGROUP", "CREATE", "s", "g", "0"], ["XREADGROUP", "GROUP", "g", "c1", "COUNT", "1",
+                                              "STREAMS", "s", ">"],
+        ["XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s", ">"],
+        ["XCLAIM", "s", "g", "c2", "0", "1-1"], ["XAUTOCLAIM", "s", "g", "c3", "0", "0"],
+        ["XAUTOCLAIM", "s", "g", "c3", "0", "0"]])
+
+
+def served_events(port, flags, steps, setup=()):
+    """Blocks one client per (command, push) step, then pushes from another
+    and returns the pattern subscriber's events for the served pops."""
+    cmd = RawConn(port)
+    assert cmd.command("CONFIG", "SET", "notify-keyspace-events", flags) == "OK"
+    sub = RawConn(port)
+    for step in setup:
+        cmd.command(*step)
+    assert sub.command("PSUBSCRIBE", "*") == [b"psubscribe", b"*", 1]
+    for blocking, wake in steps:
+        b = RawConn(port)
+        b.send(RawConn.encode(*blocking))
+        while b"blocked_clients:1" not in cmd.command("INFO", "clients"):
+            time.sleep(0.01)
+        cmd.command(*wake)
+        b.read_reply()
+    return drain(cmd, sub)
+
+
+def served_differential(srv, flags, steps, setup=()):
+    ref = RealRedis()
+    try:
+        a = served_events(srv.port, flags, steps, setup)
+        b = served_events(ref.port, flags, steps, setup)
+    finally:
+        ref.close()
+    assert a == b, "events differ:\nstrata %r\nredis  %r" % (a, b)
+    assert a, "no events at all"
+
+
+@test
+def served_blocking_list_pops_notify_as_redis(srv):
+    served_differential(srv, "KEA", [
+        (["BLPOP", "a", "0"], ["RPUSH", "a", "1"]),
+        (["BRPOP", "a", "0"], ["RPUSH", "a", "1", "2"]),
+        (["BLMOVE", "b", "c", "LEFT", "RIGHT", "0"], ["RPUSH", "b", "1"]),
+        (["BRPOPLPUSH", "d", "c", "0"], ["LPUSH", "d", "1", "2"]),
+        (["BLMPOP", "0", "2", "x", "e", "RIGHT", "COUNT", "5"], ["RPUSH", "e", "1", "2"])])
 
 
 @test
