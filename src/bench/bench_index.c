@@ -1,16 +1,16 @@
 /*
- * bench_index.c -- `strata-bench index`: what the secondary indexes of issue 4
+ * bench_index.c -- `strata-bench index`: what the profile benchmark's secondary indexes
  * cost in the write path, and how fast IDX.RANGE answers.
  *
  * Setup: two strata-servers started here (STRATA_SERVER, or strata-server
  * next to this binary), each on a free port with a temporary directory and
  * appendfsync everysec; or, with --port, one running server and two key
- * prefixes. The indexed side has the four indexes of issue 4 over the prefix
+ * prefixes. The indexed side has the four profile indexes over the prefix
  * "bench:user:"; the plain side writes "bench:flat:" (same length) which no
  * index covers.
  *
  * Phases, through hiredis with pipelining (--pipeline requests in flight):
- *   hset     HSET of create(id) of /work/shared/profile-workload.md (nine
+ *   hset     HSET of create(id) of the public profile-workload specification (nine
  *            fields) for id = 1..num, alternating plain and indexed in ten
  *            rounds so that both sides see the same machine noise and the
  *            same data size. Server CPU time per write is the CPU time of
@@ -24,7 +24,7 @@
  *
  * The last line of output is exactly
  *   indexed/plain ratios: cpu_per_write=X throughput=Y
- * (issue 4's goal: cpu_per_write <= 2.0).
+ * (the goal: cpu_per_write <= 2.0).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -652,7 +652,7 @@ static int run_all(const idx_cfg *cfg, server *plain, server *indexed)
     if (cpu_p == 0)
         printf("(server CPU time unknown: no /proc entry for the server's pid)\n");
     else
-        printf("(issue 4's goal: index maintenance at most 2x a plain HSET in server CPU)\n");
+        printf("(goal: index maintenance at most 2x a plain HSET in server CPU)\n");
     double tp_p = hs[0].secs > 0 ? hs[0].ops / hs[0].secs : 0;
     double tp_i = hs[1].secs > 0 ? hs[1].ops / hs[1].secs : 0;
     printf("indexed/plain ratios: cpu_per_write=%.2f throughput=%.2f\n",

@@ -1,6 +1,6 @@
 /*
  * profiles_workload_test.c -- the profile workload's generator, random plan,
- * checksum and partitioning against /work/shared/profile-workload.md.
+ * checksum and partitioning against the public profile-workload specification.
  *
  * The whole 100_000-profile workload is also replayed against an in-memory
  * model (arrays and sorted lists, no engine) and every phase checksum is

@@ -1,6 +1,6 @@
 /*
  * driver_strata.c -- the profile workload on strata-server over loopback
- * TCP (hiredis, RESP2), with the four server-side indexes of issue 4.
+ * TCP (hiredis, RESP2), with the four server-side profile indexes.
  *
  * Data: one hash user:<id> per profile with the nine fields (integers in
  * decimal). Indexes, created before the insert phase:

@@ -1,6 +1,6 @@
 /*
  * report.h -- the Markdown report and SVG charts of a profile run, shaped
- * like the public 2M-profile report (/work/shared/seeds).
+ * like the public 2M-profile report (its published seeds).
  */
 #ifndef STRATA_BENCH_REPORT_H
 #define STRATA_BENCH_REPORT_H

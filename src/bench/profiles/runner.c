@@ -38,7 +38,7 @@ const char *const rn_phase_names[RN_NPHASES] = {
     "post-update query top reputation",
 };
 
-/* §6 and the public 2M report (/work/shared/seeds): phases, then final. */
+/* §6 and the public 2M report (its published seeds): phases, then final. */
 static const char *const vec_100k[RN_NPHASES + 1] = {
     "37C6E9056D5AC045", "3C75C3A02940F75F", "8EACBB38279A3446", "550DE764BD164CCC",
     "8A71BD4E88816061", "1BED8F615F0CDA9D", "DD87F18F9230D64C", "5045A3EB2C7535C5",

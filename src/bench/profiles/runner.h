@@ -1,6 +1,6 @@
 /*
  * runner.h -- runs the profile workload (§5, §8 of
- * /work/shared/profile-workload.md) on one engine and collects what the
+ * the public profile-workload specification) on one engine and collects what the
  * report shows.
  *
  * Each engine runs in a forked child process so that its peak memory is its

@@ -1,7 +1,7 @@
 /*
  * workload.c -- profile generation, the .NET legacy random generator, the
  * plan, the checksum and the parallel partitioning of the profile workload
- * (/work/shared/profile-workload.md; section numbers cited as §n).
+ * (the public profile-workload specification; section numbers cited as §n).
  *
  * The generator must match .NET's seeded System.Random bit for bit: the
  * checksums of every phase depend on the exact sequence of draws. All

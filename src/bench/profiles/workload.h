@@ -1,5 +1,5 @@
 /*
- * workload.h -- the profile workload of /work/shared/profile-workload.md:
+ * workload.h -- the profile workload of the public profile-workload specification:
  * profile generation (create/update), the .NET-compatible random plan, the
  * FNV-style checksum and the parallel partitioning rules.
  *
