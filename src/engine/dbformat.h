@@ -29,13 +29,28 @@ enum {
  * every committed version (see eng_get_batch). */
 #define ENG_BATCH_SEQ_BASE (UINT64_C(1) << 55)
 
-static inline uint64_t ikey_pack_trailer(uint64_t seq, int type) { return (seq << 8) | (uint64_t)type; }
+static inline uint64_t ikey_pack_trailer(uint64_t seq, int type)
+{
+    return (seq << 8) | (uint64_t)type;
+}
 
 /* REQUIRES: ik.size >= 8 for the three accessors below. */
-static inline slice ikey_user_key(slice ik) { return slice_make(ik.data, ik.size - 8); }
-static inline uint64_t ikey_trailer(slice ik) { return dec_fixed64(ik.data + ik.size - 8); }
-static inline uint64_t ikey_sequence(slice ik) { return ikey_trailer(ik) >> 8; }
-static inline int ikey_type(slice ik) { return (int)(ikey_trailer(ik) & 0xff); }
+static inline slice ikey_user_key(slice ik)
+{
+    return slice_make(ik.data, ik.size - 8);
+}
+static inline uint64_t ikey_trailer(slice ik)
+{
+    return dec_fixed64(ik.data + ik.size - 8);
+}
+static inline uint64_t ikey_sequence(slice ik)
+{
+    return ikey_trailer(ik) >> 8;
+}
+static inline int ikey_type(slice ik)
+{
+    return (int)(ikey_trailer(ik) & 0xff);
+}
 
 /* Appends user_key | trailer to b. */
 static inline void ikey_append(buf *b, slice user_key, uint64_t seq, int type)

@@ -33,16 +33,46 @@ struct iter {
     const struct iter_ops *ops;
 };
 
-static inline int iter_valid(const iter *it) { return it->ops->valid(it); }
-static inline void iter_seek_first(iter *it) { it->ops->seek_first(it); }
-static inline void iter_seek_last(iter *it) { it->ops->seek_last(it); }
-static inline void iter_seek(iter *it, slice t) { it->ops->seek(it, t); }
-static inline void iter_next(iter *it) { it->ops->next(it); }
-static inline void iter_prev(iter *it) { it->ops->prev(it); }
-static inline slice iter_key(const iter *it) { return it->ops->key(it); }
-static inline slice iter_value(const iter *it) { return it->ops->value(it); }
-static inline eng_status iter_status(const iter *it) { return it->ops->status(it); }
-static inline void iter_free(iter *it) { if (it) it->ops->destroy(it); }
+static inline int iter_valid(const iter *it)
+{
+    return it->ops->valid(it);
+}
+static inline void iter_seek_first(iter *it)
+{
+    it->ops->seek_first(it);
+}
+static inline void iter_seek_last(iter *it)
+{
+    it->ops->seek_last(it);
+}
+static inline void iter_seek(iter *it, slice t)
+{
+    it->ops->seek(it, t);
+}
+static inline void iter_next(iter *it)
+{
+    it->ops->next(it);
+}
+static inline void iter_prev(iter *it)
+{
+    it->ops->prev(it);
+}
+static inline slice iter_key(const iter *it)
+{
+    return it->ops->key(it);
+}
+static inline slice iter_value(const iter *it)
+{
+    return it->ops->value(it);
+}
+static inline eng_status iter_status(const iter *it)
+{
+    return it->ops->status(it);
+}
+static inline void iter_free(iter *it)
+{
+    if (it) it->ops->destroy(it);
+}
 
 /* An iterator that is never valid and reports status s (for errors). */
 iter *iter_new_error(eng_status s);

@@ -32,9 +32,9 @@
 #define IDX_MAX_FIELDS 16
 /* Limits of a definition, checked by IDX.CREATE and by the loader alike
  * (idx_def_check), so a definition IDX.CREATE accepts always loads. */
-#define IDX_MAX_NAME 256         /* index name: 1..256 bytes, no NUL byte */
-#define IDX_MAX_PREFIX 1024      /* key prefix: 0..1024 bytes, any bytes */
-#define IDX_MAX_FIELD_NAME 1024  /* schema field name: 1..1024 bytes, any bytes */
+#define IDX_MAX_NAME 256        /* index name: 1..256 bytes, no NUL byte */
+#define IDX_MAX_PREFIX 1024     /* key prefix: 0..1024 bytes, any bytes */
+#define IDX_MAX_FIELD_NAME 1024 /* schema field name: 1..1024 bytes, any bytes */
 
 typedef struct idx_field {
     char *name;
@@ -71,11 +71,11 @@ typedef struct idx_def {
 
 /* A stored definition the loader could not use (Invariant C4). */
 typedef struct idx_quarantined {
-    int db;        /* the record's db byte (may be >= KS_DATABASES when damaged) */
-    char *name;    /* malloc'd, NUL-terminated copy of the stored name */
+    int db;     /* the record's db byte (may be >= KS_DATABASES when damaged) */
+    char *name; /* malloc'd, NUL-terminated copy of the stored name */
     size_t nlen;
-    uint32_t id;   /* 0 when the id could not be read */
-    char *reason;  /* malloc'd */
+    uint32_t id;  /* 0 when the id could not be read */
+    char *reason; /* malloc'd */
 } idx_quarantined;
 
 /* The layer's globals, set by idx_init. */

@@ -106,7 +106,7 @@ typedef struct ft_search_req {
     idx_str index, query;
     int nocontent, verbatim, withscores;
     int defer_content; /* without RETURN: leave the hashes to the caller (ft_doc.f NULL) */
-    int has_return; /* RETURN given: only ret[0..nret) (AS names in ret_as) */
+    int has_return;    /* RETURN given: only ret[0..nret) (AS names in ret_as) */
     size_t nret;
     const idx_str *ret, *ret_as;
     int has_sortby, sort_desc;

@@ -520,8 +520,8 @@ typedef struct ks_zadd_result {
 /* ZADD, ZINCRBY (KS_ZADD_INCR, n == 1), GEOADD: z[0..n) in argument
  * order (a repeated member applies in turn). An INCR whose result is NaN
  * fails with KS_ERR_MSG "ERR resulting score is not a number (NaN)". */
-ks_status ks_zadd(ks_ctx *c, const char *key, size_t klen, const ks_zmember *z, size_t n,
-                  int flags, ks_zadd_result *r);
+ks_status ks_zadd(ks_ctx *c, const char *key, size_t klen, const ks_zmember *z, size_t n, int flags,
+                  ks_zadd_result *r);
 /* ZREM: m[i].f/fl; deletes the key when it empties. */
 ks_status ks_zrem(ks_ctx *c, const char *key, size_t klen, const ks_field *m, size_t n,
                   uint64_t *removed);
@@ -544,18 +544,18 @@ typedef struct ks_zlex {
 } ks_zlex;
 typedef struct ks_zspec {
     int by, rev;
-    long long start, end;              /* RANK: Redis's indexes (negative from the end) */
-    double min, max;                   /* SCORE: never NaN */
-    int minex, maxex;                  /* SCORE: '(' */
-    ks_zlex lmin, lmax;                /* LEX */
-    long long offset, limit;           /* SCORE, LEX: LIMIT (limit < 0: no limit) */
+    long long start, end;    /* RANK: Redis's indexes (negative from the end) */
+    double min, max;         /* SCORE: never NaN */
+    int minex, maxex;        /* SCORE: '(' */
+    ks_zlex lmin, lmax;      /* LEX */
+    long long offset, limit; /* SCORE, LEX: LIMIT (limit < 0: no limit) */
 } ks_zspec;
 /* ZRANGE (every form), ZRANGEBYSCORE, ZRANGEBYLEX, their REV forms and
  * GEOSEARCH's box reads: the members in r, in reply order. Lex ranges
  * compare members only (Redis requires equal scores; see ENCODING.md for
  * mixed scores). */
-ks_status ks_zrange(ks_ctx *c, const char *key, size_t klen, const ks_zspec *r,
-                    ks_zmembers_fn fn, void *arg);
+ks_status ks_zrange(ks_ctx *c, const char *key, size_t klen, const ks_zspec *r, ks_zmembers_fn fn,
+                    void *arg);
 /* ZCOUNT (SCORE) / ZLEXCOUNT (LEX): the members in r (no LIMIT). */
 ks_status ks_zcount(ks_ctx *c, const char *key, size_t klen, const ks_zspec *r, uint64_t *n);
 /* ZREMRANGEBYRANK / BYSCORE / BYLEX (no LIMIT); deletes the key when it
@@ -576,8 +576,7 @@ ks_status ks_zstore(ks_ctx *c, const char *dst, size_t dl, const ks_zmember *z, 
  * and hands them over with that key; a key of another type met first is
  * KS_ERR_WRONGTYPE; KS_NOTFOUND when no key holds one. Deletes the key
  * when it empties. */
-typedef void (*ks_zpop_fn)(void *arg, const char *key, size_t klen, const ks_zmember *z,
-                           size_t n);
+typedef void (*ks_zpop_fn)(void *arg, const char *key, size_t klen, const ks_zmember *z, size_t n);
 ks_status ks_zpop(ks_ctx *c, const ks_field *keys, size_t nkeys, int max, uint64_t count,
                   ks_zpop_fn fn, void *arg);
 /* ZRANDMEMBER with a count: uniq: min(count, ZCARD) distinct members
@@ -691,8 +690,8 @@ typedef struct ks_sort_opts {
  * there are none; *stored = their number. KS_ERR_MSG "ERR One or more
  * scores can't be converted into double"; KS_ERR_WRONGTYPE for a key of
  * another type (BY/GET keys of another type read as missing). */
-ks_status ks_sort(ks_ctx *c, const char *key, size_t klen, const ks_sort_opts *o,
-                  ks_fields_fn fn, void *arg, uint64_t *stored);
+ks_status ks_sort(ks_ctx *c, const char *key, size_t klen, const ks_sort_opts *o, ks_fields_fn fn,
+                  void *arg, uint64_t *stored);
 
 /* ---- DUMP and RESTORE (ks_rdb_value.c; format: ENCODING.md, "DUMP
  * payloads") ------------------------------------------------------------- */

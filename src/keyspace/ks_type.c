@@ -14,12 +14,8 @@
 #include "keyspace/ks_type.h"
 
 const ks_type_ops *const ks_type_rows[KS_TYPE_MAX] = {
-    [KS_STRING] = &ks_string_type,
-    [KS_HASH] = &ks_hash_type,
-    [KS_LIST] = &ks_list_type,
-    [KS_STREAM] = &ks_stream_type,
-    [KS_SET] = &ks_set_type,
-    [KS_ZSET] = &ks_zset_type,
+    [KS_STRING] = &ks_string_type, [KS_HASH] = &ks_hash_type, [KS_LIST] = &ks_list_type,
+    [KS_STREAM] = &ks_stream_type, [KS_SET] = &ks_set_type,   [KS_ZSET] = &ks_zset_type,
 };
 
 /* TYPE names of every type, also those without a row yet (SCAN TYPE list

@@ -49,8 +49,8 @@ TEST(AritiesAndKeyPositionsAreSane)
         }
         CHECK_MSG(c->first_key >= 1 && c->key_step >= 1, "%s: key spec", c->name);
         /* negative: from the end (-1 the last argument, -2 BLPOP's before its timeout) */
-        CHECK_MSG(c->last_key < 0 ? c->last_key >= -2 : c->last_key >= c->first_key,
-                  "%s: last key", c->name);
+        CHECK_MSG(c->last_key < 0 ? c->last_key >= -2 : c->last_key >= c->first_key, "%s: last key",
+                  c->name);
         int min_argc = c->arity > 0 ? c->arity : -c->arity;
         CHECK_MSG(c->first_key < min_argc || c->arity < 0, "%s: first key past arity", c->name);
         if (c->last_key > 0 && c->arity > 0)

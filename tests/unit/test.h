@@ -19,7 +19,10 @@
 #include <unistd.h>
 
 typedef void (*test_fn)(void);
-struct test_case { const char *name; test_fn fn; };
+struct test_case {
+    const char *name;
+    test_fn fn;
+};
 
 #define TEST_MAX 512
 static struct test_case test_cases[TEST_MAX];
@@ -28,33 +31,37 @@ static jmp_buf test_jmp;
 static char test_failure[1024];
 static char test_dir[256];
 
-#define TEST(name)                                                                   \
-    static void test_##name(void);                                                   \
-    __attribute__((constructor)) static void test_register_##name(void)             \
-    {                                                                                \
-        if (test_count < TEST_MAX) test_cases[test_count++] = (struct test_case){#name, test_##name}; \
-    }                                                                                \
+#define TEST(name)                                                                                 \
+    static void test_##name(void);                                                                 \
+    __attribute__((constructor)) static void test_register_##name(void)                            \
+    {                                                                                              \
+        if (test_count < TEST_MAX)                                                                 \
+            test_cases[test_count++] = (struct test_case){#name, test_##name};                     \
+    }                                                                                              \
     static void test_##name(void)
 
-#define CHECK_MSG(cond, ...)                                                         \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            int n_ = snprintf(test_failure, sizeof(test_failure), "%s:%d: ", __FILE__, __LINE__); \
-            snprintf(test_failure + n_, sizeof(test_failure) - (size_t)n_, __VA_ARGS__); \
-            longjmp(test_jmp, 1);                                                    \
-        }                                                                            \
+#define CHECK_MSG(cond, ...)                                                                       \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            int n_ = snprintf(test_failure, sizeof(test_failure), "%s:%d: ", __FILE__, __LINE__);  \
+            snprintf(test_failure + n_, sizeof(test_failure) - (size_t)n_, __VA_ARGS__);           \
+            longjmp(test_jmp, 1);                                                                  \
+        }                                                                                          \
     } while (0)
 #define CHECK(cond) CHECK_MSG(cond, "%s", #cond)
-#define CHECK_EQ_INT(a, b)                                                           \
-    do {                                                                             \
-        long long a_ = (long long)(a), b_ = (long long)(b);                          \
-        CHECK_MSG(a_ == b_, "%s == %s (%lld vs %lld)", #a, #b, a_, b_);              \
+#define CHECK_EQ_INT(a, b)                                                                         \
+    do {                                                                                           \
+        long long a_ = (long long)(a), b_ = (long long)(b);                                        \
+        CHECK_MSG(a_ == b_, "%s == %s (%lld vs %lld)", #a, #b, a_, b_);                            \
     } while (0)
-#define CHECK_MEM(p, n, s) CHECK_MSG((n) == strlen(s) && memcmp((p), (s), (n)) == 0, \
-                                     "%s == \"%s\"", #p, s)
+#define CHECK_MEM(p, n, s)                                                                         \
+    CHECK_MSG((n) == strlen(s) && memcmp((p), (s), (n)) == 0, "%s == \"%s\"", #p, s)
 
 /* A fresh empty directory for the running test (removed when it passes). */
-static inline const char *test_tmpdir(void) { return test_dir; }
+static inline const char *test_tmpdir(void)
+{
+    return test_dir;
+}
 
 static inline int test_main(int argc, char **argv)
 {
@@ -65,17 +72,24 @@ static inline int test_main(int argc, char **argv)
         const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
         /* mkdtemp's template: the name ends in six 'X' it replaces. */
         int tn_ = snprintf(test_dir, sizeof(test_dir) - 7, "%s/strata-test-", base);
-        if (tn_ < 0 || (size_t)tn_ >= sizeof(test_dir) - 7) { fprintf(stderr, "TMPDIR too long\n"); return 2; }
+        if (tn_ < 0 || (size_t)tn_ >= sizeof(test_dir) - 7) {
+            fprintf(stderr, "TMPDIR too long\n");
+            return 2;
+        }
         memset(test_dir + tn_, 'X', 6);
         test_dir[tn_ + 6] = 0;
-        if (!mkdtemp(test_dir)) { perror("mkdtemp"); return 2; }
+        if (!mkdtemp(test_dir)) {
+            perror("mkdtemp");
+            return 2;
+        }
         if (setjmp(test_jmp) == 0) {
             test_cases[i].fn();
             printf("PASS %s\n", test_cases[i].name);
             passed++;
             char cmd[300];
             snprintf(cmd, sizeof(cmd), "rm -rf '%s'", test_dir);
-            if (system(cmd) != 0) { /* leave it */ }
+            if (system(cmd) != 0) { /* leave it */
+            }
         } else {
             printf("FAIL %s: %s (dir %s)\n", test_cases[i].name, test_failure, test_dir);
             failed++;
