@@ -12,7 +12,9 @@
  * included, or stream-node-max-bytes of listpack, whose size is computed
  * with listpack's own encoding rules), so `~` trimming removes what Redis
  * removes. The open (tail) node lives in the header; closed nodes have a
- * record 'N' node -> first id, last id, live count.
+ * record 'N' node -> first id, last id, live count and the listpack state
+ * the tail had, so that a closed node becomes the tail again when XDEL
+ * empties the tail (Redis appends to its last listpack, whatever it is).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -395,17 +397,53 @@ static uint64_t fields_hash(const ks_field *fv, size_t n)
     return x;
 }
 
-/* Closes the tail node: its record keeps its ids and live count. */
+/* Closes the tail node: its record keeps its ids and live count, and the
+ * listpack state (total, bytes, master fields) for xs_tail_reopen. */
 static void tail_close(ks_ctx *c, xs_stream *s)
 {
     xs_hdr *h = &s->h;
     if (!h->tail_total) return;
-    char k[9], v[40];
+    char k[9], v[XS_NODE_REC_LEN];
     xs_put_id_le(v, &h->tail_first);
     xs_put_id_le(v + 16, &h->tail_last);
     ks_put_le64(v + 32, h->tail_live);
-    ks_member_put(c, c->db, xs_version(s), k, xs_node_key(k, h->tail_node), v, 40);
+    ks_put_le64(v + 40, h->tail_total);
+    ks_put_le64(v + 48, h->tail_bytes);
+    ks_put_le64(v + 56, h->tail_fhash);
+    ks_put_le64(v + 64, h->tail_nfields);
+    ks_member_put(c, c->db, xs_version(s), k, xs_node_key(k, h->tail_node), v, sizeof(v));
     h->tail_total = 0;
+}
+
+ks_status xs_tail_reopen(ks_ctx *c, xs_stream *s)
+{
+    xs_hdr *h = &s->h;
+    ks_miter mi;
+    char k[9];
+    ks_status st = KS_OK;
+    ks_miter_open(&mi, c, NULL, c->db, xs_version(s));
+    ks_miter_seek_prev(&mi, k, xs_node_key(k, h->tail_node));
+    size_t sn, vn;
+    const char *sfx = ks_miter_valid(&mi) ? ks_miter_suffix(&mi, &sn) : NULL;
+    if (sfx && sn == 9 && sfx[0] == XS_TAG_NODE && ks_get_be64(sfx + 1) < h->tail_node) {
+        const char *v = ks_miter_value(&mi, &vn);
+        uint64_t node = ks_get_be64(sfx + 1);
+        if (vn == XS_NODE_REC_LEN) {
+            xs_get_id_le(v, &h->tail_first);
+            xs_get_id_le(v + 16, &h->tail_last);
+            h->tail_live = ks_get_le64(v + 32);
+            h->tail_total = ks_get_le64(v + 40);
+            h->tail_bytes = ks_get_le64(v + 48);
+            h->tail_fhash = ks_get_le64(v + 56);
+            h->tail_nfields = ks_get_le64(v + 64);
+            h->tail_node = node;
+            ks_member_del(c, c->db, xs_version(s), k, xs_node_key(k, node));
+        } else if (vn != XS_NODE_REC_OLD_LEN) {
+            st = corrupt(c);
+        }
+    }
+    ks_status cst = ks_miter_close(&mi, c);
+    return st != KS_OK ? st : cst;
 }
 
 /* Accounts for entry id with fields fv in the node Redis would put it in;
@@ -686,13 +724,14 @@ ks_status xs_node_drop(ks_ctx *c, xs_stream *s, uint64_t node, uint64_t n)
         if (h->tail_live == 0) { /* Redis frees the emptied listpack */
             h->tail_total = 0;
             h->nodes--;
+            if (h->nodes) return xs_tail_reopen(c, s);
         }
         return KS_OK;
     }
     char k[9], *v = NULL;
     size_t vl, kn = xs_node_key(k, node);
     eng_status es = ks_member_get(c, NULL, c->db, xs_version(s), k, kn, &v, &vl);
-    if (es != ENG_OK || vl != 40) {
+    if (es != ENG_OK || (vl != XS_NODE_REC_LEN && vl != XS_NODE_REC_OLD_LEN)) {
         if (v) eng_free(v);
         return es == ENG_OK || es == ENG_NOTFOUND ? corrupt(c) : ks_engine_err(c, es, "stream");
     }

@@ -6,7 +6,10 @@
  *
  *   ext = the xs_hdr fields below as varints, in order
  *   'E' ms:be64 seq:be64                -> node:varint nfields:varint {flen f vlen v}
- *   'N' node:be64                       -> first:id last:id live:le64  (closed nodes)
+ *   'N' node:be64                       -> first:id last:id live:le64 total:le64
+ *                                          bytes:le64 fhash:le64 nfields:le64 (closed
+ *                                          nodes; records written before the last four
+ *                                          fields existed end after live)
  *   'G' name                            -> group record (xs_group)
  *   'H' gid:be64 'c' name               -> consumer record (xs_consumer)
  *   'H' gid:be64 'p' ms:be64 seq:be64   -> delivery_time:le64 count:le64 name
@@ -26,6 +29,11 @@
 #define XS_SUB_CONSUMER 'c'
 #define XS_SUB_PEL 'p'
 #define XS_SUB_CPEL 'q'
+
+/* Closed node record lengths: with the listpack state, and the older one
+ * without it (such a node is never reopened). */
+#define XS_NODE_REC_LEN 72
+#define XS_NODE_REC_OLD_LEN 40
 
 /* Redis's limits: the largest entry (STREAM_LISTPACK_MAX_SIZE) and the
  * default trim LIMIT bounds. */
@@ -116,6 +124,13 @@ ks_status xs_seek_entry(ks_ctx *c, xs_stream *s, const ks_xid *from, int rev, ks
 /* XRANGE over an opened stream (ks_xrange's semantics). */
 ks_status xs_range_opened(ks_ctx *c, xs_stream *s, const ks_xid *start, const ks_xid *end,
                           uint64_t count, int rev, ks_xentry_fn fn, void *arg, uint64_t *n);
+/* The tail node has just been emptied and dropped (s->h.tail_total 0):
+ * the newest closed node, if any, becomes the tail again, as Redis appends
+ * to the last listpack of its radix tree whatever it is. Its record is
+ * deleted (the tail lives in the header). A node whose record has no
+ * listpack state (XS_NODE_REC_OLD_LEN) stays closed. */
+ks_status xs_tail_reopen(ks_ctx *c, xs_stream *s);
+
 /* The first entry >= from becomes the stream's first (or it is empty). */
 ks_status xs_refresh_first(ks_ctx *c, xs_stream *s, const ks_xid *from);
 

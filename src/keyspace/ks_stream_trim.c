@@ -40,13 +40,14 @@ static ks_status node_info(ks_ctx *c, xs_stream *s, uint64_t node, uint64_t *liv
     char k[9], *v = NULL;
     size_t vl;
     eng_status es = ks_member_get(c, NULL, c->db, xs_version(s), k, xs_node_key(k, node), &v, &vl);
-    if (es == ENG_OK && vl == 40) {
+    int ok = es == ENG_OK && (vl == XS_NODE_REC_LEN || vl == XS_NODE_REC_OLD_LEN);
+    if (ok) {
         xs_get_id_le(v + 16, last);
         *live = ks_get_le64(v + 32);
     }
     if (v) eng_free(v);
     if (es != ENG_OK && es != ENG_NOTFOUND) return ks_engine_err(c, es, "stream read");
-    return es == ENG_OK && vl == 40 ? KS_OK : corrupt(c);
+    return ok ? KS_OK : corrupt(c);
 }
 
 /* Removes entries from the first one on: at most max of them, and only
