@@ -12,7 +12,10 @@
  *   big body:    version le64, count le64, height u8, removed le64 (members
  *                removed or moved under this version: their tombstones slow
  *                the seeks that cross them, so past count + 1024 the zset
- *                is rewritten under a new version)
+ *                is rewritten under a new version), then optionally the
+ *                floor (<= 64 bytes no live order key is below: pops from
+ *                the front raise it, so reads of the front seek past
+ *                their tombstones)
  *   big entries: 'd' db be64(version) then
  *                0x00 member               -> score:be64 (exact bits)
  *                0x01 skey:be64 member     -> "" | "-" (the score is -0)
@@ -205,6 +208,14 @@ void ks_zorder_seek_prev(ks_miter *mi, const char *key, size_t kl)
     ks_ekey_free(&k);
 }
 
+void ks_zorder_seek_from(ks_miter *mi, const ks_zview *v, const char *key, size_t kl)
+{
+    if (v->floorl && ks_zkcmp(key, kl, v->floor, v->floorl) < 0)
+        ks_zorder_seek(mi, v->floor, v->floorl);
+    else
+        ks_zorder_seek(mi, key, kl);
+}
+
 void ks_zorder_first(ks_miter *mi)
 {
     char t = KS_ZTAG_ORDER;
@@ -284,14 +295,17 @@ static ks_status packed_put(ks_write *w, const ks_zmember *it, size_t n, int enc
     return ks_write_put(w, &v);
 }
 
+/* floor: floorl (<= KS_ZFLOOR_MAX) bytes, none when 0. */
 static ks_status big_put(ks_write *w, uint64_t version, uint64_t count, int height,
-                         uint64_t removed, int enc, int64_t expire)
+                         uint64_t removed, int enc, int64_t expire, const char *floor,
+                         size_t floorl)
 {
-    char body[KS_BIG_BODY_MAX], ext[KS_ZEXT_LEN];
+    char body[KS_BIG_BODY_MAX], ext[KS_ZEXT_LEN + KS_ZFLOOR_MAX];
     ext[0] = (char)height;
     ks_put_le64(ext + 1, removed);
+    if (floorl) memcpy(ext + KS_ZEXT_LEN, floor, floorl);
     ks_value v = {KS_ZSET, 1, enc, expire, NULL, 0, NULL, 0};
-    ks_big_body(&v, body, version, count, ext, KS_ZEXT_LEN);
+    ks_big_body(&v, body, version, count, ext, KS_ZEXT_LEN + floorl);
     return ks_write_put(w, &v);
 }
 
@@ -328,7 +342,10 @@ static int zset_count(const ks_meta *m, uint64_t *n)
 static int zset_check(const ks_meta *m)
 {
     if (!m->big) return 0;
-    return m->extlen == KS_ZEXT_LEN && m->ext[0] >= 1 && m->ext[0] <= KS_ZRANK_MAX_HEIGHT ? 0 : -1;
+    return m->extlen >= KS_ZEXT_LEN && m->extlen <= KS_ZEXT_LEN + KS_ZFLOOR_MAX && m->ext[0] >= 1 &&
+                   m->ext[0] <= KS_ZRANK_MAX_HEIGHT
+               ? 0
+               : -1;
 }
 
 /* ks_copy_generic copies every entry (member, order, rank blocks) under a
@@ -363,10 +380,14 @@ ks_status ks_zview_of(ks_ctx *c, const ks_meta *m, ks_zview *v)
     v->items = NULL;
     v->n = 0;
     v->height = 0;
+    v->floor = NULL;
+    v->floorl = 0;
     if (m->type == KS_NONE) return KS_OK;
     if (m->big) {
         v->n = m->count;
         v->height = (unsigned char)m->ext[0];
+        v->floor = m->ext + KS_ZEXT_LEN;
+        v->floorl = m->extlen - KS_ZEXT_LEN;
         return KS_OK;
     }
     if (ks_zpacked_parse(m->payload, m->plen, &v->items, &v->n) != 0)
@@ -443,7 +464,8 @@ ks_status ks_zview_all(ks_ctx *c, const ks_zview *v, ks_zmvec *out)
     ks_miter mi;
     ks_status st = KS_OK;
     ks_miter_open(&mi, c, NULL, c->db, v->m.version);
-    for (ks_zorder_first(&mi); st == KS_OK && ks_zorder_valid(&mi); ks_miter_next(&mi)) {
+    for (ks_zorder_seek_from(&mi, v, "", 0); st == KS_OK && ks_zorder_valid(&mi);
+         ks_miter_next(&mi)) {
         ks_zmember z;
         if (ks_zorder_entry(&mi, &z) != 0)
             st = ks_corrupt(c, "zset order entry");
@@ -471,6 +493,8 @@ ks_status ks_zw_open(ks_zw *z, ks_write *w)
         z->count = m->count;
         z->height = (unsigned char)m->ext[0];
         z->removed = ks_get_le64(m->ext + 1);
+        z->floorl = m->extlen - KS_ZEXT_LEN;
+        memcpy(z->floor, m->ext + KS_ZEXT_LEN, z->floorl);
         return KS_OK;
     }
     if (ks_zpacked_parse(m->payload, m->plen, &z->items, &z->n) != 0)
@@ -584,7 +608,28 @@ ks_status ks_zw_set(ks_zw *z, const char *m, size_t ml, int found, double old, d
         z->count++;
     }
     entries_put(c, z->w->db, z->version, m, ml, score);
+    if (z->floorl) { /* an entry below the floor lowers it */
+        ks_zorder_key(&k, score, m, ml);
+        if (ks_zkcmp(k.p, k.n, z->floor, z->floorl) < 0) {
+            z->floorl = k.n < KS_ZFLOOR_MAX ? k.n : KS_ZFLOOR_MAX;
+            memcpy(z->floor, k.p, z->floorl);
+        }
+        ks_ekey_free(&k);
+    }
     return push_delta(z, score, m, ml, +1);
+}
+
+void ks_zw_raise_floor(ks_zw *z, double score, const char *m, size_t ml)
+{
+    if (!z->big) return;
+    ks_ekey k;
+    ks_zorder_key(&k, score, m, ml);
+    size_t n = k.n < KS_ZFLOOR_MAX ? k.n : KS_ZFLOOR_MAX;
+    if (ks_zkcmp(k.p, n, z->floor, z->floorl) > 0) {
+        memcpy(z->floor, k.p, n);
+        z->floorl = n;
+    }
+    ks_ekey_free(&k);
 }
 
 ks_status ks_zw_remove(ks_zw *z, const char *m, size_t ml, double score)
@@ -624,7 +669,7 @@ static ks_status store_sorted(ks_write *w, const ks_zmember *items, size_t n, in
         entries_put(c, w->db, version, items[i].m, items[i].ml, items[i].score);
     int height = 0;
     ks_status st = ks_zrank_rebuild(c, w->db, version, &height);
-    return st == KS_OK ? big_put(w, version, n, height, 0, enc, expire) : st;
+    return st == KS_OK ? big_put(w, version, n, height, 0, enc, expire, NULL, 0) : st;
 }
 
 /* Writes z's big zset again from its live members (read through the
@@ -634,7 +679,9 @@ static ks_status store_sorted(ks_write *w, const ks_zmember *items, size_t n, in
 static ks_status rewrite(ks_zw *z)
 {
     ks_zview v = {.m = {.type = KS_ZSET, .stored = KS_ZSET, .big = 1, .version = z->version},
-                  .n = z->count};
+                  .n = z->count,
+                  .floor = z->floor,
+                  .floorl = z->floorl};
     ks_zmvec all;
     ks_zmvec_init(&all);
     ks_status st = ks_zview_all(z->c, &v, &all);
@@ -663,7 +710,8 @@ ks_status ks_zw_close(ks_zw *z)
     } else {
         st = ks_zrank_apply(z, 1);
         if (st == KS_OK)
-            st = big_put(w, z->version, z->count, z->height, z->removed, z->enc, w->m.expire);
+            st = big_put(w, z->version, z->count, z->height, z->removed, z->enc, w->m.expire,
+                         z->floor, z->floorl);
     }
 out:
     ks_zw_abort(z);

@@ -34,6 +34,9 @@ extern unsigned ks_zrank_b;
  * members were removed (or moved by a new score) under its version than it
  * has, plus this slack (ENCODING.md, "Tombstones"). */
 #define KS_ZEXT_LEN 9
+/* Big ext may go on with floor: a lower bound of every live order key
+ * (ENCODING.md, "Floor"), at most this long (a prefix of a bound is one). */
+#define KS_ZFLOOR_MAX 64
 #define KS_ZSET_REWRITE_SLACK 1024
 extern uint64_t ks_zrewrite_slack; /* KS_ZSET_REWRITE_SLACK; tests change it */
 
@@ -61,6 +64,14 @@ static inline double ks_zskey_score(uint64_t k)
 {
     return ks_zdouble((k >> 63) ? k ^ 0x8000000000000000ull : ~k);
 }
+/* Byte order of order keys (memcmp, the shorter first on a tie). */
+static inline int ks_zkcmp(const char *a, size_t al, const char *b, size_t bl)
+{
+    size_t n = al < bl ? al : bl;
+    int r = n ? memcmp(a, b, n) : 0;
+    return r ? r : (al < bl ? -1 : al > bl);
+}
+
 /* Redis's order of (score, member): scores, then memcmp with the shorter
  * first. */
 int ks_zcmp(const ks_zmember *a, const ks_zmember *b);
@@ -109,6 +120,8 @@ typedef struct ks_zview {
     ks_zmember *items;
     size_t n; /* packed members; big: the count */
     int height;
+    const char *floor; /* big: every live order key is >= floor (in m.ext) */
+    size_t floorl;
     int own;
 } ks_zview;
 /* Reads key of c->db as a zset: KS_OK, KS_NOTFOUND (nothing to close),
@@ -152,8 +165,10 @@ typedef struct ks_zw {
     ks_fvec keys; /* big: the order keys of the pending deltas */
     ks_zdelta *d; /* big: pending rank changes */
     size_t nd, capd;
-    int rebuild; /* big: rebuild the rank blocks at the close */
-    int changed; /* anything to write */
+    int rebuild;               /* big: rebuild the rank blocks at the close */
+    int changed;               /* anything to write */
+    char floor[KS_ZFLOOR_MAX]; /* big: the floor to store (ks_zview's) */
+    size_t floorl;
 } ks_zw;
 /* Opens w's key (a live zset or absent) for changes. */
 ks_status ks_zw_open(ks_zw *z, ks_write *w);
@@ -163,6 +178,10 @@ int ks_zw_find(ks_zw *z, const char *m, size_t ml, double *score);
 ks_status ks_zw_set(ks_zw *z, const char *m, size_t ml, int found, double old, double score);
 /* Removes a member that has score. */
 ks_status ks_zw_remove(ks_zw *z, const char *m, size_t ml, double score);
+/* Raises the floor to (score, m)'s order key. REQUIRES: no live member
+ * orders below it once the command's removals are done (a pop from the
+ * front, a removal of a range that starts at the first member). */
+void ks_zw_raise_floor(ks_zw *z, double score, const char *m, size_t ml);
 /* Writes the result (the record, rank blocks; deletes the key when empty)
  * keeping w's TTL, and frees z. ks_zw_abort frees without writing. */
 ks_status ks_zw_close(ks_zw *z);
@@ -198,6 +217,9 @@ int ks_zorder_entry(const ks_miter *mi, ks_zmember *out);
 int ks_zorder_valid(const ks_miter *mi);
 /* Positions mi at the first order entry >= (skey member), or the last <=. */
 void ks_zorder_seek(ks_miter *mi, const char *key, size_t kl);
+/* ks_zorder_seek to key, or to big v's floor when that is above it: the
+ * same entry, without stepping over the tombstones below the floor. */
+void ks_zorder_seek_from(ks_miter *mi, const ks_zview *v, const char *key, size_t kl);
 void ks_zorder_seek_prev(ks_miter *mi, const char *key, size_t kl);
 void ks_zorder_first(ks_miter *mi);
 void ks_zorder_last(ks_miter *mi);

@@ -14,6 +14,7 @@
  * range over a big zset takes the first member's score as every member's
  * (Redis leaves mixed scores unspecified).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,7 +168,7 @@ static ks_status big_bounds(ks_ctx *c, const ks_zview *v, const ks_zspec *r, zke
     char s0[8];
     int have = 0;
     ks_miter_open(&mi, c, NULL, c->db, v->m.version);
-    ks_zorder_first(&mi);
+    ks_zorder_seek_from(&mi, v, "", 0);
     if (ks_zorder_valid(&mi) && ks_zorder_entry(&mi, &first) == 0) {
         memcpy(s0, ks_miter_suffix(&mi, &(size_t){0}) + 1, 8);
         have = 1;
@@ -221,7 +222,7 @@ static ks_status big_start(ks_ctx *c, const ks_zview *v, const ks_zspec *r, cons
         return ks_zrank_seek(c, v, mi, r->rev ? hi - 1 - off : lo + off);
     }
     if (!r->rev) {
-        ks_zorder_seek(mi, b->lo.p, b->lo.n);
+        ks_zorder_seek_from(mi, v, b->lo.p, b->lo.n);
     } else if (!b->has_hi) {
         ks_zorder_last(mi);
     } else {
@@ -350,8 +351,10 @@ ks_status ks_zrank(ks_ctx *c, const char *key, size_t klen, const char *m, size_
     return st;
 }
 
-/* Removes every member of del from w's zset (z open on it). */
-static ks_status remove_all(ks_write *w, const ks_zmember *del, size_t n, uint64_t *removed)
+/* Removes every member of del from w's zset (z open on it). front: del
+ * is the zset's first n members in order (the floor moves past them). */
+static ks_status remove_all(ks_write *w, const ks_zmember *del, size_t n, int front,
+                            uint64_t *removed)
 {
     ks_zw z;
     ks_status st = ks_zw_open(&z, w);
@@ -362,12 +365,26 @@ static ks_status remove_all(ks_write *w, const ks_zmember *del, size_t n, uint64
     }
     for (size_t i = 0; st == KS_OK && i < n; i++)
         st = ks_zw_remove(&z, del[i].m, del[i].ml, del[i].score);
+    if (st == KS_OK && front && n)
+        ks_zw_raise_floor(&z, del[n - 1].score, del[n - 1].m, del[n - 1].ml);
     if (st == KS_OK) {
         *removed = n;
         return ks_zw_close(&z);
     }
     ks_zw_abort(&z);
     return st;
+}
+
+/* 1 when the members r selects (a ZREMRANGE*'s) are the first ones of a
+ * zset of card members in order: a range from rank 0, from -inf or from
+ * the least member. */
+static int from_first(const ks_zspec *r, uint64_t card)
+{
+    uint64_t first, n;
+    if (r->rev || r->offset > 0) return 0;
+    if (r->by == KS_ZBY_RANK) return rank_window(r, card, &first, &n) && first == 0;
+    if (r->by == KS_ZBY_SCORE) return r->min == -INFINITY && !r->minex;
+    return r->lmin.inf == -1;
 }
 
 ks_status ks_zremrange(ks_ctx *c, const char *key, size_t klen, const ks_zspec *r,
@@ -386,7 +403,7 @@ ks_status ks_zremrange(ks_ctx *c, const char *key, size_t klen, const ks_zspec *
     ks_zmvec_init(&del);
     st = ks_zview_of(c, &w.m, &v);
     if (st == KS_OK) st = collect(c, &v, r, &del);
-    if (st == KS_OK && del.n) st = remove_all(&w, del.v, del.n, removed);
+    if (st == KS_OK && del.n) st = remove_all(&w, del.v, del.n, from_first(r, v.n), removed);
     ks_zmvec_free(&del);
     ks_zview_close(&v);
     ks_write_end(&w);
@@ -474,7 +491,7 @@ ks_status ks_zpop(ks_ctx *c, const ks_field *keys, size_t nkeys, int max, uint64
         /* Packed members point into w's record, which outlives the writes
          * (ks_write_end frees it); big ones are copies. */
         if (st == KS_OK) st = collect(c, &v, &r, &got);
-        if (st == KS_OK) st = remove_all(&w, got.v, got.n, &removed);
+        if (st == KS_OK) st = remove_all(&w, got.v, got.n, !max, &removed);
         if (st == KS_OK) fn(arg, keys[k].f, keys[k].fl, got.v, got.n);
         ks_zmvec_free(&got);
         ks_zview_close(&v);

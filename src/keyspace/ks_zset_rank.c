@@ -40,12 +40,7 @@
 
 unsigned ks_zrank_b = KS_ZRANK_FANOUT;
 
-static int kcmp(const char *a, size_t al, const char *b, size_t bl)
-{
-    size_t n = al < bl ? al : bl;
-    int r = n ? memcmp(a, b, n) : 0;
-    return r ? r : (al < bl ? -1 : al > bl);
-}
+#define kcmp ks_zkcmp
 
 /* The block under mi when it is one of level: 1 (start, count, children
  * set), 0 when mi is past the level, -1 when the value is malformed. */
@@ -163,7 +158,7 @@ ks_status ks_zrank_of(ks_ctx *c, const ks_zview *v, const char *key, size_t kl, 
     if (st == KS_OK) {
         const char *k;
         size_t n;
-        for (ks_zorder_seek(&mi, lo.p, lo.n); order_before(&mi, key, kl, &k, &n);
+        for (ks_zorder_seek_from(&mi, v, lo.p, lo.n); order_before(&mi, key, kl, &k, &n);
              ks_miter_next(&mi))
             r++;
     }
@@ -177,14 +172,14 @@ ks_status ks_zrank_seek(ks_ctx *c, const ks_zview *v, ks_miter *mi, uint64_t r)
 {
     ks_ekey lo;
     if (r < KS_ZRANK_MAX) { /* near the front a walk is cheaper than the descent */
-        ks_zorder_first(mi);
+        ks_zorder_seek_from(mi, v, "", 0);
         for (; r && ks_zorder_valid(mi); r--)
             ks_miter_next(mi);
         return ks_zorder_valid(mi) ? KS_OK : corrupt(c);
     }
     ks_status st = descend(c, v, mi, 1, NULL, 0, &r, &lo);
     if (st == KS_OK) {
-        ks_zorder_seek(mi, lo.p, lo.n);
+        ks_zorder_seek_from(mi, v, lo.p, lo.n);
         for (; r && ks_zorder_valid(mi); r--)
             ks_miter_next(mi);
         if (!ks_zorder_valid(mi)) st = corrupt(c);
