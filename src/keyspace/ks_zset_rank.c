@@ -319,7 +319,8 @@ typedef struct zblk {
     int64_t dcount, dchildren; /* the changes that fall in it */
     struct zblk *into;         /* merged into that block */
     int dirty;
-    blist pieces; /* split: the new blocks after it */
+    int lazy_next; /* next not read yet (split reads it: next_start) */
+    blist pieces;  /* split: the new blocks after it */
 } zblk;
 
 static int dcmp(const void *a, const void *b)
@@ -373,7 +374,7 @@ static ks_status locate(ks_ctx *c, int db, uint64_t version, int level, const ks
         const char *s;
         size_t sl;
         uint64_t nc, nch;
-        int nx = 0, steps = 0;
+        int nx = 0, steps = 0, sought = !positioned;
         if (!positioned) blk_seek(&mi, level, d[i].k, d[i].kl, 1);
         for (;;) {
             if (blk_at(&mi, level, &s, &sl, &b->count, &b->children) != 1) {
@@ -382,6 +383,14 @@ static ks_status locate(ks_ctx *c, int db, uint64_t version, int level, const ks
             }
             cur.n = 0;
             ks_ekey_append(&cur, s, sl);
+            /* Just sought: this block holds d[i]. The last change needs no
+             * end bound for grouping, and stepping past a block that every
+             * change rewrites costs a step per version of it. */
+            if (sought && i == n - 1) {
+                b->lazy_next = 1;
+                nx = 0;
+                break;
+            }
             ks_miter_next(&mi);
             nx = blk_at(&mi, level, &s, &sl, &nc, &nch);
             if (nx < 0) st = corrupt(c);
@@ -389,6 +398,7 @@ static ks_status locate(ks_ctx *c, int db, uint64_t version, int level, const ks
             if (++steps > LOCATE_WALK) {
                 blk_seek(&mi, level, d[i].k, d[i].kl, 1);
                 steps = 0;
+                sought = 1;
             }
         }
         if (st != KS_OK || (st = copy_into(c, own, cur.p, cur.n, &b->start)) != KS_OK) break;
@@ -450,6 +460,27 @@ static zblk *predecessor(ks_ctx *c, int db, uint64_t version, int level, zblk *t
     return *st == KS_OK ? p : NULL;
 }
 
+/* Reads the start of the block after b (b->lazy_next): NULL when none. */
+static ks_status next_start(ks_ctx *c, int db, uint64_t version, int level, zblk *b, ks_fvec *own)
+{
+    ks_miter mi;
+    ks_status st = KS_OK;
+    const char *s;
+    size_t sl;
+    uint64_t cnt, ch;
+    ks_miter_open(&mi, c, NULL, db, version);
+    blk_seek(&mi, level, b->start, b->sl, 0);
+    if (blk_at(&mi, level, &s, &sl, &cnt, &ch) != 1 || kcmp(s, sl, b->start, b->sl) != 0)
+        st = corrupt(c);
+    if (st == KS_OK) ks_miter_next(&mi);
+    int r = st == KS_OK ? blk_at(&mi, level, &s, &sl, &cnt, &ch) : 0;
+    if (r < 0) st = corrupt(c);
+    if (r > 0 && (st = copy_into(c, own, s, sl, &b->next)) == KS_OK) b->nl = sl;
+    b->lazy_next = 0;
+    ks_status cst = ks_miter_close(&mi, c);
+    return st != KS_OK ? st : cst;
+}
+
 /* Splits b (more than 2B children) into pieces of about B by walking its
  * children: order entries at level 1, level-1 lower blocks above. */
 static ks_status split(ks_ctx *c, int db, uint64_t version, int level, zblk *b, ks_fvec *own)
@@ -457,6 +488,7 @@ static ks_status split(ks_ctx *c, int db, uint64_t version, int level, zblk *b, 
     ks_miter mi;
     ks_status st = KS_OK;
     blist ch = {0};
+    if (b->lazy_next && (st = next_start(c, db, version, level, b, own)) != KS_OK) return st;
     ks_miter_open(&mi, c, NULL, db, version);
     if (level == 1) {
         const char *k;
