@@ -190,21 +190,26 @@ static void reply_command_docs(client *c, const struct command *cmd)
     add_reply_bulk_cstr(c, cmd->group);
 }
 
-static const char *command_help[] = {"(no subcommand)",
-                                     "    Return details about all commands.",
-                                     "COUNT",
-                                     "    Return the total number of commands in this server.",
-                                     "LIST",
-                                     "    Return a list of all commands in this server.",
-                                     "INFO [<command-name> ...]",
-                                     "    Return details about multiple commands.",
-                                     "DOCS [<command-name> ...]",
-                                     "    Return documentation details about multiple commands.",
-                                     "GETKEYS <full-command>",
-                                     "    Return the keys from a full command.",
-                                     NULL};
+static const char *command_help[] = {
+    "(no subcommand)",
+    "    Return details about all commands.",
+    "COUNT",
+    "    Return the total number of commands in this server.",
+    "LIST",
+    "    Return a list of all commands in this server.",
+    "INFO [<command-name> ...]",
+    "    Return details about multiple commands.",
+    "DOCS [<command-name> ...]",
+    "    Return documentation details about multiple commands.",
+    "GETKEYS <full-command>",
+    "    Return the keys from a full command.",
+    "GETKEYSANDFLAGS <full-command>",
+    "    Return the keys and the access flags from a full command.",
+    NULL};
 
-static void command_getkeys(client *c)
+/* COMMAND GETKEYS / GETKEYSANDFLAGS (with_flags): the keys of a full
+ * command line, each with its key-spec flags for the latter. */
+static void command_getkeys(client *c, int with_flags)
 {
     int argc = c->argc - 2, bad;
     const arg *argv = c->argv + 2;
@@ -221,8 +226,11 @@ static void command_getkeys(client *c)
     if (n == 0 && !(cmd->flags & CMD_SCRIPT)) /* EVAL & co: Redis's NO_MANDATORY_KEYS */
         return add_reply_error(c, "Invalid arguments specified for command");
     add_reply_array_len(c, n);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        if (with_flags) add_reply_array_len(c, 2);
         add_reply_bulk(c, argv[keys[i].pos].ptr, argv[keys[i].pos].len);
+        if (with_flags) reply_key_spec_flags(c, keys[i].flags);
+    }
 }
 
 /* A command by the name COMMAND INFO / DOCS take: "get", or "config|get"
@@ -312,9 +320,9 @@ void cmd_command(client *c)
         command_docs(c);
     } else if (arg_is(sub, "list")) {
         command_list(c);
-    } else if (arg_is(sub, "getkeys")) {
+    } else if (arg_is(sub, "getkeys") || arg_is(sub, "getkeysandflags")) {
         if (c->argc < 3) return add_reply_subcommand_arity(c);
-        command_getkeys(c);
+        command_getkeys(c, arg_is(sub, "getkeysandflags"));
     } else {
         add_reply_subcommand_error(c);
     }

@@ -279,12 +279,15 @@ void server_write_batch(client *c, const reply_mark *mark)
     }
 }
 
-/* DEBUG (enable-debug-command) and MODULE (enable-module-command) are
- * refused unless the setting is yes, or local and c is on the loopback
- * interface, as Redis 7. Returns 1 after replying the refusal. */
+/* DEBUG (enable-debug-command) and MODULE LOAD/LOADEX/UNLOAD
+ * (enable-module-command) are refused unless the setting is yes, or local
+ * and c is on the loopback interface, as Redis 7's CMD_PROTECTED. cmd is
+ * the resolved subcommand. Returns 1 after replying the refusal. */
 static int refuse_protected_command(client *c, const struct command *cmd)
 {
-    int is_debug = !strcmp(cmd->name, "debug"), is_module = !strcmp(cmd->name, "module");
+    int is_debug = !strcmp(cmd->name, "debug");
+    int is_module = !strcmp(cmd->name, "module|load") || !strcmp(cmd->name, "module|loadex") ||
+                    !strcmp(cmd->name, "module|unload");
     if (!is_debug && !is_module) return 0;
     int setting = is_debug ? cfg.enable_debug_cmd : cfg.enable_module_cmd;
     if (setting == PROTECTED_YES || (setting == PROTECTED_LOCAL && client_is_local(c))) return 0;
@@ -318,7 +321,7 @@ static __attribute__((noinline)) int admit_checks(client *c, const struct comman
         snprintf(msg, sizeof(msg), "wrong number of arguments for '%s' command", real->name);
         return reject(c, cmd, msg);
     }
-    if (refuse_protected_command(c, cmd)) {
+    if (refuse_protected_command(c, real)) {
         flag_transaction(c);
         stats_rejected(cmd);
         return 0;
