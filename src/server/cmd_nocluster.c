@@ -6,13 +6,19 @@
  * modules loaded (strata cannot load Redis modules: its FT.* commands are
  * built in).
  */
+#include <string.h>
+
 #include "server/server.h"
 
 static const char ERR_NO_CLUSTER[] = "This instance has cluster support disabled";
 
-/* CLUSTER <anything>, READONLY, READWRITE, ASKING. */
+/* CLUSTER <subcommand>, READONLY, READWRITE, ASKING. An unknown CLUSTER
+ * subcommand is refused as such first, as Redis's dispatcher does. */
 void cmd_cluster(client *c)
 {
+    if (c->argc >= 2 && !strcmp(c->cmd->name, "cluster") &&
+        !command_subcommand(c->cmd, c->argv[1].ptr, c->argv[1].len))
+        return add_reply_subcommand_error(c);
     add_reply_error(c, ERR_NO_CLUSTER);
 }
 

@@ -32,8 +32,36 @@
 
 /* ---- COMMAND ------------------------------------------------------------ */
 
-static void reply_flags(client *c, uint32_t f)
+/* Redis's movablekeys (populateCommandLegacyRangeSpec): the keys cannot
+ * all be found from one first/last/step range: a spec that is not an index
+ * with a range, a range of step other than 1 or not following the previous
+ * one, or an incomplete spec. EVAL and FCALL always. */
+static int command_movable_keys(const struct command *cmd)
 {
+    if (cmd->flags & CMD_SCRIPT) return 1;
+    key_spec sp[KEY_SPECS_MAX];
+    int n = command_key_specs(cmd, sp), prev_last = 0, ranges = 0, movable = 0;
+    for (int i = 0; i < n; i++) {
+        if (sp[i].flags & KEY_INCOMPLETE) movable = 1;
+        if (sp[i].bs != KSPEC_BS_INDEX || sp[i].fk != KSPEC_FK_RANGE) {
+            movable = 1;
+            continue;
+        }
+        if (n > 1 && (sp[i].fb != 1 || (prev_last && prev_last != sp[i].pos - 1))) {
+            movable = 1;
+            continue;
+        }
+        ranges++;
+        int last = sp[i].fa >= 0 ? sp[i].fa + sp[i].pos : sp[i].fa;
+        /* unsigned, as Redis: a negative (from the end) lastkey is the largest */
+        if ((unsigned)last > (unsigned)prev_last) prev_last = last;
+    }
+    return movable || (n > 0 && ranges == 0);
+}
+
+static void reply_flags(client *c, const struct command *cmd)
+{
+    uint32_t f = cmd->flags;
     static const struct {
         uint32_t bit;
         const char *name;
@@ -51,9 +79,8 @@ static void reply_flags(client *c, uint32_t f)
                  {CMD_PUBSUB, "pubsub"},
                  {CMD_SKIP_MONITOR, "skip_monitor"},
                  {CMD_SKIP_SLOWLOG, "skip_slowlog"}};
-    /* Redis's movablekeys: the keys are found by parsing the arguments
-     * (EVAL and FCALL's numkeys), last as Redis adds it. */
-    int movable = (f & CMD_SCRIPT) != 0;
+    /* movablekeys last, as Redis adds it */
+    int movable = command_movable_keys(cmd);
     int n = movable;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (f & names[i].bit) n++;
@@ -164,7 +191,7 @@ static void reply_command_info(client *c, const struct command *cmd)
     add_reply_array_len(c, 10);
     add_reply_bulk_cstr(c, cmd->name);
     add_reply_long_long(c, cmd->arity);
-    reply_flags(c, cmd->flags);
+    reply_flags(c, cmd);
     add_reply_long_long(c, cmd->first_key);
     add_reply_long_long(c, cmd->last_key);
     add_reply_long_long(c, cmd->key_step);
@@ -221,16 +248,22 @@ static void command_getkeys(client *c, int with_flags)
         return add_reply_error(c, "The command has no key arguments");
     if ((cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity)
         return add_reply_error(c, "Invalid number of arguments specified for command");
-    key_ref keys[256];
-    int n = command_get_keys(cmd, argc, argv, keys, 256, 0);
-    if (n == 0 && !(cmd->flags & CMD_SCRIPT)) /* EVAL & co: Redis's NO_MANDATORY_KEYS */
-        return add_reply_error(c, "Invalid arguments specified for command");
+    /* a key per argument at most, however many the command names */
+    key_ref *keys = malloc(sizeof(*keys) * (size_t)argc);
+    if (!keys) return add_reply_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
+    int n = command_get_keys(cmd, argc, argv, keys, argc, 0);
+    if (n == 0 && !(cmd->flags & CMD_SCRIPT)) { /* EVAL & co: Redis's NO_MANDATORY_KEYS */
+        add_reply_error(c, "Invalid arguments specified for command");
+        goto done;
+    }
     add_reply_array_len(c, n);
     for (int i = 0; i < n; i++) {
         if (with_flags) add_reply_array_len(c, 2);
         add_reply_bulk(c, argv[keys[i].pos].ptr, argv[keys[i].pos].len);
         if (with_flags) reply_key_spec_flags(c, keys[i].flags);
     }
+done:
+    free(keys);
 }
 
 /* A command by the name COMMAND INFO / DOCS take: "get", or "config|get"

@@ -79,7 +79,7 @@ def lcs_refuses_a_table_beyond_proto_max_bulk_len(srv):
 GETKEYS_LINES = [
     ["SET", "a", "b"], ["SET", "a", "b", "GET"], ["LMOVE", "a", "b", "LEFT", "RIGHT"],
     ["SORT", "a", "STORE", "b"], ["EVAL", "return 1", "0"], ["ZUNIONSTORE", "d", "2", "a", "b"],
-    ["XREAD", "STREAMS", "s1", "s2", "0", "0"], ["GET"], ["PING"], ["NOSUCHCOMMAND", "a"], []]
+    ["XREAD", "STREAMS", "s1", "s2", "0", "0"], ["MEMORY", "USAGE", "key"], ["LCS", "k1", "k2"], ["GET"], ["PING"], ["NOSUCHCOMMAND", "a"], []]
 
 
 @test
@@ -100,6 +100,9 @@ def cluster_and_module_commands_answer_as_redis_without_them(srv):
     compare_with_redis(srv, """
         CLUSTER INFO
         CLUSTER SLOTS
+        CLUSTER HELP
+        CLUSTER NOSUCH
+        CLUSTER KEYSLOT a b
         CLUSTER
         READONLY
         READWRITE
@@ -109,6 +112,11 @@ def cluster_and_module_commands_answer_as_redis_without_them(srv):
         MODULE LOAD /nonexistent.so
         MODULE UNLOAD search
         MODULE NOSUCH
+        MEMORY USAGE nokey
+        CONFIG REWRITE
+        PUBSUB NUMPAT
+        PUBSUB NOSUCH
+        CLIENT UNPAUSE
     """)
 
 
