@@ -526,7 +526,7 @@ static void info_keyspace(sbuf *b)
     sb_section(b, "Keyspace");
     ks_ctx ctx = {server.ks, server.batch, 0, server_now_ms(), NULL};
     for (int db = 0; db < KS_DATABASES; db++) {
-        ctx.db = db;
+        ctx.db = dbmap_stored(db);
         uint64_t keys = ks_dbsize(&ctx);
         if (!keys) continue;
         sb_printf(b, "db%d:keys=%llu,expires=%llu,avg_ttl=0\r\n", db, (unsigned long long)keys,

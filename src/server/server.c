@@ -57,7 +57,7 @@ ks_ctx *client_ks(client *c)
 {
     server.ctx.ks = server.ks;
     server.ctx.batch = server.batch;
-    server.ctx.db = c->db;
+    server.ctx.db = dbmap_stored(c->db); /* DBM2 */
     server.ctx.now_ms = server_now_ms();
     return &server.ctx;
 }
@@ -190,6 +190,12 @@ static int reject(client *c, const struct command *cmd, const char *msg)
 {
     flag_transaction(c);
     stats_rejected_request(c, cmd);
+    if (cmd && cmd->proc == cmd_exec) { /* Redis's execCommandAbort */
+        server_discard_multi(c);
+        server_unwatch_all(c);
+        add_reply_error_fmt(c, "EXECABORT Transaction discarded because of: %s", msg);
+        return 0;
+    }
     add_reply_error(c, msg);
     return 0;
 }
@@ -355,12 +361,8 @@ static __attribute__((noinline)) int admit_checks(client *c, const struct comman
     if (refuse_when_disk_fails(c, cmd)) return 0; /* S3, in Redis's order */
     const char *why = repl_write_refusal(c, cmd); /* READONLY, NOREPLICAS */
     if (why) return reject(c, cmd, why);
-    if (script_timedout() && !(cmd->flags & CMD_ALLOW_BUSY)) {
-        flag_transaction(c);
-        stats_rejected(cmd);
-        script_reply_busy(c);
-        return 0;
-    }
+    if (script_timedout() && !(cmd->flags & CMD_ALLOW_BUSY))
+        return reject(c, cmd, script_busy_text());
     return 1;
 }
 
@@ -434,6 +436,7 @@ int server_reload_layers(void)
         server_log(LL_WARNING, "Can't reload the keyspace state: %s", eng_last_error());
         return -1;
     }
+    if (dbmap_load() != 0) return -1;
     idx_shutdown();
     char *err = NULL;
     if (idx_init(server.ks, &err) != KS_OK) {
