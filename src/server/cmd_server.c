@@ -578,7 +578,7 @@ static void info_stats(sbuf *b)
         "evicted_clients:%llu\r\n"
         "pubsub_channels:%llu\r\npubsub_patterns:%llu\r\npubsubshard_channels:%llu\r\n"
         "total_error_replies:%llu\r\ngroup_commits:%llu\r\nwrite_errors:%llu\r\n"
-        "migrate_cached_sockets:0\r\n", /* no MIGRATE: never a socket */
+        "migrate_cached_sockets:%ld\r\n",
         (unsigned long long)server.stat_connections, (unsigned long long)server.stat_commands,
         (unsigned long long)server.stat_ops_per_sec, (unsigned long long)server.stat_net_in,
         (unsigned long long)server.stat_net_out, (unsigned long long)server.stat_rejected_conn,
@@ -588,7 +588,8 @@ static void info_stats(sbuf *b)
         (unsigned long long)server.stat_evicted_clients,
         (unsigned long long)pubsub_channel_count(0), (unsigned long long)pubsub_pattern_count(),
         (unsigned long long)pubsub_channel_count(1), (unsigned long long)server.stat_errors,
-        (unsigned long long)server.stat_commits, (unsigned long long)server.stat_write_errors);
+        (unsigned long long)server.stat_commits, (unsigned long long)server.stat_write_errors,
+        migrate_cached_sockets());
 }
 
 static void info_replication(sbuf *b)

@@ -550,6 +550,7 @@ static int server_cron(ae_loop *el, long long id, void *data)
         server.cmd_time_ms = 0;
         pause_cron();
         repl_cron();
+        migrate_cron();
         networking_clients_cron();
         uint64_t dt = (uint64_t)(now - (int64_t)server.stat_ops_sample_ms);
         if (dt >= 1000) {

@@ -233,6 +233,12 @@ struct client {
  * Valid during the handler only. */
 ks_ctx *client_ks(client *c);
 
+/* ---- MIGRATE (cmd_migrate.c) ------------------------------------------ */
+/* Connections kept to MIGRATE targets (INFO migrate_cached_sockets); the
+ * cron closes those unused for ten seconds. Command thread only. */
+long migrate_cached_sockets(void);
+void migrate_cron(void);
+
 /* ---- Logical and stored databases (dbmap.c, Invariants DBM1-DBM2) ----- */
 /* The stored db the layers below use for logical db (what SELECT names),
  * and back. Command thread only. */
