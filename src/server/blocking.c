@@ -74,6 +74,7 @@ struct block_wait {
      * Redis's updateStatsOnUnblock): one allocation, args then bytes. */
     int argc;
     arg *argv;
+    const struct command *cmd;
 };
 
 static struct {
@@ -328,6 +329,7 @@ void block_on_keys(client *c, const block_ops *ops, const arg *keys, int nkeys, 
     bw->state = state;
     bw->deadline = deadline_ms;
     save_args(bw, c);
+    bw->cmd = c->cmd;
     for (int i = 0; i < nkeys; i++) {
         wkey *wk = wkey_get(c->db, keys[i].ptr, keys[i].len);
         int dup = 0; /* BLPOP k k 0 waits once on k */
@@ -472,6 +474,7 @@ static void serve_key(wkey *wk)
         c->priv->executing--;
         if (served && cfg.slowlog_log_slower_than >= 0 && dur >= cfg.slowlog_log_slower_than)
             slowlog_push(c, bw->argc, bw->argv, dur);
+        if (served && c->last_cmd_errors) stats_failed_when_served(c, bw->cmd);
         if (c->last_cmd_errors)
             eng_batch_rollback(server.batch); /* S1 */
         else

@@ -114,6 +114,11 @@ void stats_rejected_request(client *c, const struct command *cmd)
         top_stats(cmd)->rejected++;
 }
 
+void stats_failed_when_served(client *c, const struct command *cmd)
+{
+    if (cmd) stats_of(c, cmd)->failed++;
+}
+
 void stats_after_call(client *c, const struct command *cmd, int64_t dur_us)
 {
     struct client_private *p = c->priv;

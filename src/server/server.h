@@ -829,6 +829,9 @@ void stats_rejected(const struct command *cmd);
 /* As stats_rejected for c's request: a container's known subcommand
  * ("client|kill") is counted under its own name, as Redis's rejectCommand. */
 void stats_rejected_request(client *c, const struct command *cmd);
+/* A blocked cmd of c was served with an error reply (XREADGROUP after
+ * XGROUP DESTROY): failed_calls, as Redis's updateStatsOnUnblock. */
+void stats_failed_when_served(client *c, const struct command *cmd);
 /* One error reply with code (e.g. "ERR", "WRONGTYPE"). */
 void stats_error_code(const char *code, size_t n);
 void stats_reset(void); /* CONFIG RESETSTAT */

@@ -119,6 +119,26 @@ def slowlog_logs_a_blocked_command_when_it_is_served_as_redis(srv):
         ref.close()
 
 
+@test
+def a_blocked_command_served_an_error_counts_as_failed(srv):
+    c, w = RawConn(srv.port), RawConn(srv.port)
+    c.command("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    c.command("CONFIG", "RESETSTAT")
+    w.send(RawConn.encode("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">"))
+    deadline = time.time() + 5
+    while b"blocked_clients:1" not in c.command("INFO", "clients"):
+        assert time.time() < deadline
+        time.sleep(0.01)
+    c.command("XGROUP", "DESTROY", "s", "g")
+    try:
+        w.read_reply()
+        assert False, "XREADGROUP should fail with NOGROUP"
+    except RespError as e:
+        assert str(e).startswith("NOGROUP"), e
+    stats = c.command("INFO", "commandstats").decode()
+    assert re.search(r"cmdstat_xreadgroup:calls=1,.*,rejected_calls=0,failed_calls=1", stats), stats
+
+
 # ---- LATENCY -----------------------------------------------------------------------
 
 @test
