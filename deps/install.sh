@@ -5,7 +5,7 @@ set -eu
 PKGS="build-essential pkg-config libzstd-dev libxxhash-dev libjemalloc-dev libhiredis-dev
       librocksdb-dev libsqlite3-dev libmariadb-dev mariadb-server redis-server redis-tools
       python3-redis redis-sentinel iproute2 clang libclang-rt-14-dev
-      liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libstemmer-dev libssl-dev openssl"
+      liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libstemmer-dev libssl-dev openssl valgrind"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

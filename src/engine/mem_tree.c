@@ -62,6 +62,10 @@
  *   T6. The leaves, in key order, form a list through next, the last one's
  *       next NULL.
  *   T7. root only changes when the old root splits, while it is locked.
+ *   T8. An entry is in the leaf its leaf field names or in one after it in
+ *       the leaf list: mt_insert records the leaf it lands in, and a split
+ *       only ever moves a leaf's upper keys into a new leaf linked right
+ *       after it. (Writer-only: readers never load the field.)
  */
 #include "mem_tree.h"
 
@@ -302,7 +306,8 @@ void mt_init(mem_tree *t, arena *a)
 {
     t->arena = a;
     t->height = 1;
-    atomic_store_explicit(&t->root, node_new(t, 1, 0), REL);
+    t->first = node_new(t, 1, 0);
+    atomic_store_explicit(&t->root, t->first, REL);
 }
 
 /* The writer's working copy of a node (one key more than fits). */
@@ -494,16 +499,21 @@ static int changed_top(const path *p, int depth)
 
 /* Inserts e at the leaf and the separators the splits produce into the
  * levels above, every changed node locked before any changes. */
-static void insert_path(mem_tree *t, path *p, int depth, const mem_ent *e)
+static void insert_path(mem_tree *t, path *p, int depth, mem_ent *e)
 {
     int top = changed_top(p, depth), first = top < 0 ? 0 : top;
     for (int d = first; d <= depth; d++)
         write_lock(p->node[d]);
     const mem_ent *up = e; /* what goes into the level above: a key ... */
     mt_node *right = NULL; /* ... and the child to its right (inner levels) */
+    e->leaf = p->node[depth];
     for (int d = depth; d >= first; d--) {
         right = node_put(t, p, d, up, right, &up);
         if (!right) break;
+        if (d == depth) { /* T8: the leaf split; e is in the new one from up on */
+            tkey tu = tkey_of(up);
+            if (up == e || ent_cmp(e, &tu) > 0) e->leaf = right;
+        }
     }
     if (top < 0) { /* T7: the old root is still locked */
         mt_node *root = node_new(t, 0, p->node[0]->leaf);
@@ -522,7 +532,7 @@ static void insert_path(mem_tree *t, path *p, int depth, const mem_ent *e)
         write_unlock(p->node[d]);
 }
 
-void mt_insert(mem_tree *t, const mem_ent *e)
+void mt_insert(mem_tree *t, mem_ent *e)
 {
     tkey k = tkey_of(e);
     path p;
@@ -545,6 +555,37 @@ void mt_insert(mem_tree *t, const mem_ent *e)
     }
     p.pos[d] = search(n, &k, 0, !lo || !hi);
     insert_path(t, &p, d, e);
+}
+
+/* How many leaves mt_insert_before follows from a stale hint (T8). */
+#define HINT_HOPS 2
+
+int mt_insert_before(mem_tree *t, mem_ent *e, const mem_ent *next)
+{
+    mt_node *n = next->leaf;
+    for (int hop = 0; n && hop <= HINT_HOPS; hop++, n = atomic_load_explicit(&n->link, RLX)) {
+        unsigned cnt = atomic_load_explicit(&n->count, RLX), i;
+        const leaf_slot *sl = slot_at(n, sizeof(leaf_slot), 0);
+        for (i = 0; i < cnt && atomic_load_explicit(&sl[i].key, RLX) != next; i++) {
+        }
+        if (i == cnt) continue; /* moved right by a split (T8) */
+        /* A full leaf splits: that needs the path from the root. */
+        if (cnt >= CAP) return 0;
+        tkey te = tkey_of(e);
+        if (i > 0) {
+            if (ent_cmp(atomic_load_explicit(&sl[i - 1].key, RLX), &te) >= 0) return 0;
+        } else if (n != t->first) {
+            return 0; /* e may be below n's fence, in the leaf before */
+        }
+        /* T2: sl[i - 1] (or the tree's start) < e < next; T5: e has next's
+         * user key, so it shares the node's prefix and kmax holds. */
+        write_lock(n);
+        node_insert(n, i, e, NULL);
+        write_unlock(n);
+        e->leaf = n;
+        return 1;
+    }
+    return 0;
 }
 
 /* ---- Readers ------------------------------------------------------------ */

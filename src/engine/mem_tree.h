@@ -23,7 +23,8 @@
 typedef struct mem_ent {
     uint32_t klen; /* ikey length: user key + 8 */
     uint32_t vlen;
-    char data[]; /* klen bytes of ikey, then vlen bytes of value */
+    struct mt_node *leaf; /* writer-only: where mt_insert put it (T8) */
+    char data[];          /* klen bytes of ikey, then vlen bytes of value */
 } mem_ent;
 
 static inline slice ment_ukey(const mem_ent *e)
@@ -45,14 +46,24 @@ typedef struct mem_tree {
     arena *arena;                   /* where nodes are allocated: writer-only */
     _Atomic(struct mt_node *) root; /* T7 */
     int height;                     /* levels, 1 = the root is a leaf: writer-only */
+    struct mt_node *first;          /* the first leaf, always (splits keep the lower half) */
 } mem_tree;
 
 /* An empty tree whose nodes come from a (the memtable's arena). */
 void mt_init(mem_tree *t, arena *a);
 
-/* Inserts e. REQUIRES: the caller is the only writer (T1); no entry with
- * e's ikey is in the tree; e stays valid and unchanged while the tree is. */
-void mt_insert(mem_tree *t, const mem_ent *e);
+/* Inserts e (and records its leaf in e->leaf). REQUIRES: the caller is the
+ * only writer (T1); no entry with e's ikey is in the tree; e stays valid and
+ * unchanged while the tree is. */
+void mt_insert(mem_tree *t, mem_ent *e);
+
+/* Inserts e right before next, an entry already in the tree that follows e
+ * in K1 order with nothing between them (the previous newest version of
+ * e's user key), without a descent from the root: next->leaf (T8) finds the
+ * leaf. Returns 1 when done; 0 (nothing changed) when that takes more than
+ * an in-place insert into a leaf with room -- the caller then calls
+ * mt_insert. REQUIRES: as mt_insert; e and next have the same user key. */
+int mt_insert_before(mem_tree *t, mem_ent *e, const mem_ent *next);
 
 /* A reader's position. Any thread may use its own cursor concurrently with
  * the writer and with other cursors. */

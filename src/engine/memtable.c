@@ -154,12 +154,11 @@ static void index_grow(memtable *m)
     atomic_store_explicit(&m->index, t, memory_order_release);
 }
 
-/* Writer: records x (already in the tree, M5) as the newest point entry of
- * its key if it is. */
-static void index_put(memtable *m, uint64_t h, const mem_ent *x)
+/* Writer: records x, already in the tree (M5), in slot s of the current
+ * table -- which held cur, 0 or x's key's newest point entry -- if x is
+ * newer. */
+static void index_put(memtable *m, hslot *s, uintptr_t cur, uint64_t h, const mem_ent *x)
 {
-    hslot *s = index_slot(m, ment_ukey(x), h);
-    uintptr_t cur = atomic_load_explicit(s, memory_order_relaxed);
     if (cur) {
         if (ment_trailer(x) > ment_trailer(slot_ent(cur)))
             atomic_store_explicit(s, slot_make(x, h), memory_order_release);
@@ -245,12 +244,22 @@ static mem_ent *new_entry(memtable *m, slice key, uint64_t trailer, slice value)
 void mem_add(memtable *m, uint64_t seq, int type, slice key, slice value)
 {
     mem_ent *x = new_entry(m, key, ikey_pack_trailer(seq, type), value);
-    mt_insert(&m->tree, x); /* M1: complete before published */
-    atomic_fetch_add_explicit(&m->entries, 1, memory_order_relaxed);
-    if (type != ENG_TYPE_RANGE_DELETION)
-        index_put(m, key_hash(key), x); /* M5: after the tree */
-    else
+    if (type == ENG_TYPE_RANGE_DELETION) {
+        mt_insert(&m->tree, x); /* M1: complete before published */
+        atomic_fetch_add_explicit(&m->entries, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&m->range_dels, 1, memory_order_relaxed);
+        return;
+    }
+    uint64_t h = key_hash(key);
+    hslot *s = index_slot(m, key, h);
+    uintptr_t cur = atomic_load_explicit(s, memory_order_relaxed);
+    /* A new version of a key this memtable has goes right before its
+     * newest one: found through that entry's leaf, not from the root. */
+    if (!cur || ment_trailer(x) < ment_trailer(slot_ent(cur)) ||
+        !mt_insert_before(&m->tree, x, slot_ent(cur)))
+        mt_insert(&m->tree, x); /* M1: complete before published */
+    atomic_fetch_add_explicit(&m->entries, 1, memory_order_relaxed);
+    index_put(m, s, cur, h, x); /* M5: after the tree */
 }
 
 void mem_add_many(memtable *m, const mem_entry *e, size_t n)
