@@ -170,8 +170,11 @@ ks_status xs_trim(ks_ctx *c, xs_stream *s, const ks_xtrim_args *t, uint64_t *del
             st = del_run(c, s, live, &t->minid, &n, &next, &nnode, &has_next);
         if (st != KS_OK) break;
         if (n) {
-            if (!has_next || nnode != node) return corrupt(c); /* the node never empties here */
-            st = xs_node_drop(c, s, node, n);                  /* n < its live entries */
+            /* The node's live entries may all go: its last entry, deleted
+             * but still its edge id, kept it from being removed whole.
+             * Redis keeps such a node (no live entries) until a later trim;
+             * here it goes now, as XDEL's emptied nodes do. */
+            st = xs_node_drop(c, s, node, n);
             front_removed(s, n, has_next, &next, nnode);
             *deleted += n;
         }

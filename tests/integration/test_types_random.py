@@ -1140,6 +1140,35 @@ def xdel_emptying_the_tail_node_makes_the_node_before_it_the_tail_again():
 
 
 @test
+def an_exact_minid_trim_that_empties_a_node_leaves_the_stream_writable():
+    """The node's last entry is deleted (its id still bounds the node), its
+    live ones all fall below MINID: the trim empties the node, and the XADD
+    doing it succeeds as in Redis (which keeps the empty node: XINFO's
+    radix-tree-keys is not compared)."""
+    srv = Server()
+    srv.start()
+    ref = RealRedis()
+    try:
+        pair = Pair(srv.port, ref.port)
+        script = [("CONFIG", "SET", "stream-node-max-entries", "7"),
+                  ("XADD", "t", "97-1", "h", "1"), ("XADD", "t", "107-1", "f", ""),
+                  ("XADD", "t", "109-*", "g", "-7", "f", "1"),
+                  ("XADD", "t", "MINID", "=", "110", "120-0", "f", "x y", "g", "a" * 657),
+                  ("XADD", "t", "127-*", "f", "b" * 732, "g", "22"), ("XADD", "t", "127-3", "f", "-7"),
+                  ("XADD", "t", "139-*", "", "-7", "h", "", "g", "-7"), ("XDEL", "t", "139"),
+                  ("XADD", "t", "MINID", "=", "129-0", "163-0", "f", "-7", "g", "1"),
+                  ("XADD", "t", "170-0", "f", "2"), ("XTRIM", "t", "MINID", "=", "165")]
+        for cmd in script:
+            for probe in (cmd, ("XLEN", "t"), ("XRANGE", "t", "-", "+")):
+                (a, araw), (b, braw), _ = pair.both(probe)
+                assert araw == braw, (cmd, probe, a, b)
+        pair.close()
+    finally:
+        srv.cleanup()
+        ref.close()
+
+
+@test
 def xadd_star_ids_are_increasing_and_well_formed():
     srv = Server()
     srv.start()
