@@ -23,8 +23,9 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 PY=/usr/bin/python3
 # TEST_JOBS programs run at a time (default: the number of cores). Each
 # writes to its own log; results are printed in the order the programs are
-# listed, whatever order they finish in. Every test uses its own free ports
-# and temporary directories, so any two may run side by side.
+# listed, whatever order they finish in, with the wall seconds and the CPU
+# seconds (user + system, the program's children included). Every test uses
+# its own free ports and temporary directories, so any two may run side by side.
 JOBS=${TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
 passed=0; failed=0
 out=$(mktemp -d)
@@ -32,16 +33,16 @@ queued=0; printed=0
 names=()
 
 report() { # index: counts and prints the finished program's result
-  local i=$1 name=${names[$1]} log="$out/$1.log" rc secs p f
-  read -r rc secs <"$out/$i.done"
+  local i=$1 name=${names[$1]} log="$out/$1.log" rc secs cpu p f
+  read -r rc secs cpu <"$out/$i.done"
   p=$(grep -c '^PASS ' "$log"); f=$(grep -c '^FAIL ' "$log")
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
     f=1; echo "FAIL $name: exited with status $rc" >>"$log"
   fi
   passed=$((passed + p)); failed=$((failed + f))
-  printf '%-44s %4d passed %3d failed  %4ds\n' "$name" "$p" "$f" "$secs"
+  printf '%-44s %4d passed %3d failed  %4ds %6ss cpu\n' "$name" "$p" "$f" "$secs" "$cpu"
   if [ "$f" -gt 0 ]; then grep -E '^FAIL ' "$log" | head -20; tail -30 "$log" | grep -vE '^(PASS|FAIL) '; fi
-  rm -f "$log" "$out/$i.done"
+  rm -f "$log" "$out/$i.done" "$out/$i.cpu"
 }
 
 flush() { # prints, in order, every result that is ready
@@ -58,9 +59,12 @@ run_one() { # name, command...: starts the program once a slot is free
   names[$i]=$name
   (
     start=$(date +%s)
-    "$@" >"$out/$i.log" 2>&1 </dev/null
+    TIMEFORMAT='%U %S'
+    { time "$@" >"$out/$i.log" 2>&1 </dev/null; } 2>"$out/$i.cpu"
     rc=$?
-    echo "$rc $(($(date +%s) - start))" >"$out/$i.tmp" && mv "$out/$i.tmp" "$out/$i.done"
+    read -r u s <"$out/$i.cpu"
+    echo "$rc $(($(date +%s) - start)) $(echo "$u $s" | awk '{ printf "%.1f", $1 + $2 }')" \
+      >"$out/$i.tmp" && mv "$out/$i.tmp" "$out/$i.done"
   ) &
   queued=$((queued + 1))
   flush
