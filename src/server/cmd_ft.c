@@ -253,7 +253,7 @@ void cmd_ft__list(client *c)
 {
     reply_names rn;
     reply_names_begin(c, &rn);
-    ft_list(c->db, reply_names_add, &rn);
+    ft_list(dbmap_stored(c->db), reply_names_add, &rn);
     reply_names_end(&rn);
 }
 
