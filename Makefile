@@ -132,8 +132,12 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/fuzzobj/libfuzzall.a
 
 tests: all $(ENG_TESTS) $(ALL_TESTS) $(ASAN_TESTS) $(ASAN_SERVER) $(FUZZERS)
 
+# The build runs NPROC jobs at a time unless make was given its own -j.
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+JFLAG = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(NPROC))
+
 test: deps
-	@$(MAKE) --no-print-directory tests
+	@$(MAKE) --no-print-directory $(JFLAG) tests
 	@BUILD=$(BUILD) BINDIR=$(BINDIR) tests/run.sh
 
 # make fuzz [FUZZ_SECONDS=n]: every libFuzzer target for n seconds (60 by
@@ -141,7 +145,7 @@ test: deps
 # tests/fuzz/corpus/<target>.
 FUZZ_SECONDS ?= 60
 fuzz: deps
-	@$(MAKE) --no-print-directory $(FUZZERS)
+	@$(MAKE) --no-print-directory $(JFLAG) $(FUZZERS)
 	@BUILD=$(BUILD) BINDIR=$(BINDIR) FUZZ_SECONDS=$(FUZZ_SECONDS) TEST_FILTER=fuzz/ tests/run.sh
 
 run: deps

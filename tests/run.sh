@@ -21,23 +21,53 @@ export STRATA_CHECK="$PWD/$BINDIR/strata-check"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 PY=/usr/bin/python3
+# TEST_JOBS programs run at a time (default: the number of cores). Each
+# writes to its own log; results are printed in the order the programs are
+# listed, whatever order they finish in, with the wall seconds and the CPU
+# seconds (user + system, the program's children included). Every test uses
+# its own free ports and temporary directories, so any two may run side by side.
+JOBS=${TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
 passed=0; failed=0
-log=$(mktemp)
+out=$(mktemp -d)
+queued=0; printed=0
+names=()
 
-run_one() { # name, command...
-  local name=$1; shift
-  [ -n "${TEST_FILTER:-}" ] && [[ "$name" != *"$TEST_FILTER"* ]] && return
-  local start=$(date +%s)
-  "$@" >"$log" 2>&1
-  local rc=$?
-  local p f
+report() { # index: counts and prints the finished program's result
+  local i=$1 name=${names[$1]} log="$out/$1.log" rc secs cpu p f
+  read -r rc secs cpu <"$out/$i.done"
   p=$(grep -c '^PASS ' "$log"); f=$(grep -c '^FAIL ' "$log")
-  if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
     f=1; echo "FAIL $name: exited with status $rc" >>"$log"
   fi
   passed=$((passed + p)); failed=$((failed + f))
-  printf '%-44s %4d passed %3d failed  %4ds\n' "$name" "$p" "$f" $(( $(date +%s) - start ))
+  printf '%-44s %4d passed %3d failed  %4ds %6ss cpu\n' "$name" "$p" "$f" "$secs" "$cpu"
   if [ "$f" -gt 0 ]; then grep -E '^FAIL ' "$log" | head -20; tail -30 "$log" | grep -vE '^(PASS|FAIL) '; fi
+  rm -f "$log" "$out/$i.done" "$out/$i.cpu"
+}
+
+flush() { # prints, in order, every result that is ready
+  while [ "$printed" -lt "$queued" ] && [ -f "$out/$printed.done" ]; do
+    report "$printed"; printed=$((printed + 1))
+  done
+}
+
+run_one() { # name, command...: starts the program once a slot is free
+  local name=$1; shift
+  [ -n "${TEST_FILTER:-}" ] && [[ "$name" != *"$TEST_FILTER"* ]] && return
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; flush; done
+  local i=$queued
+  names[$i]=$name
+  (
+    start=$(date +%s)
+    TIMEFORMAT='%U %S'
+    { time "$@" >"$out/$i.log" 2>&1 </dev/null; } 2>"$out/$i.cpu"
+    rc=$?
+    read -r u s <"$out/$i.cpu"
+    echo "$rc $(($(date +%s) - start)) $(echo "$u $s" | awk '{ printf "%.1f", $1 + $2 }')" \
+      >"$out/$i.tmp" && mv "$out/$i.tmp" "$out/$i.done"
+  ) &
+  queued=$((queued + 1))
+  flush
 }
 
 for t in "$BUILD"/tests/*; do [ -x "$t" ] && run_one "unit/$(basename "$t")" "$t"; done
@@ -64,6 +94,8 @@ for t in "$BUILD"/fuzz/*; do
   run_one "fuzz/$name" bash -c "set -o pipefail; '$t' -max_total_time=${FUZZ_SECONDS:-$fuzz_default} -timeout=30 -rss_limit_mb=1024 $opts '$BUILD/fuzz-corpus/$name' $seeds 2>&1 | tail -5 && echo 'PASS $name'"
 done
 for t in tests/test_*.sh; do [ -f "$t" ] && run_one "script/$(basename "$t")" bash "$t"; done
-rm -f "$log"
+wait
+flush
+rm -rf "$out"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -249,24 +249,12 @@ void cmd_ft_drop(client *c)
     drop(c, !keep);
 }
 
-typedef struct list_acc {
-    client *c;
-    long n;
-} list_acc;
-
-static void list_one(void *arg, const char *name, size_t nlen)
-{
-    list_acc *a = arg;
-    add_reply_bulk(a->c, name, nlen);
-    a->n++;
-}
-
 void cmd_ft__list(client *c)
 {
-    list_acc a = {c, 0};
-    void *len = add_reply_deferred_len(c);
-    ft_list(dbmap_stored(c->db), list_one, &a);
-    set_deferred_array_len(c, len, a.n);
+    reply_names rn;
+    reply_names_begin(c, &rn);
+    ft_list(dbmap_stored(c->db), reply_names_add, &rn);
+    reply_names_end(&rn);
 }
 
 static void kv_str(client *c, const char *k, const char *v)
@@ -398,17 +386,18 @@ out:
 void cmd_ft_tagvals(client *c)
 {
     if (acl_refuse_ft_query(c, &c->argv[1])) return;
-    list_acc a = {c, 0};
     reply_mark mark;
     reply_mark_get(c, &mark);
-    void *len = add_reply_deferred_len(c);
-    ks_status st = ft_tagvals(client_ks(c), as_str(&c->argv[1]), as_str(&c->argv[2]), list_one, &a);
+    reply_names rn;
+    reply_names_begin(c, &rn);
+    ks_status st =
+        ft_tagvals(client_ks(c), as_str(&c->argv[1]), as_str(&c->argv[2]), reply_names_add, &rn);
     if (st != KS_OK) {
         reply_truncate(c, &mark);
         add_reply_ks_error(c, st, client_ks(c));
         return;
     }
-    set_deferred_array_len(c, len, a.n);
+    reply_names_end(&rn);
 }
 
 static void explain(client *c, int cli)

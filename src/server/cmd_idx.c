@@ -268,24 +268,12 @@ void cmd_idx_drop(client *c)
         add_reply_ok(c);
 }
 
-typedef struct list_acc {
-    client *c;
-    long n;
-} list_acc;
-
-static void list_one(void *arg, const char *name, size_t nlen)
-{
-    list_acc *acc = arg;
-    add_reply_bulk(acc->c, name, nlen);
-    acc->n++;
-}
-
 void cmd_idx_list(client *c)
 {
-    list_acc acc = {c, 0};
-    void *len = add_reply_deferred_len(c);
-    idx_list(dbmap_stored(c->db), list_one, &acc);
-    set_deferred_array_len(c, len, acc.n);
+    reply_names rn;
+    reply_names_begin(c, &rn);
+    idx_list(dbmap_stored(c->db), reply_names_add, &rn);
+    reply_names_end(&rn);
 }
 
 void cmd_idx_info(client *c)

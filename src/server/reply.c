@@ -699,3 +699,22 @@ void add_reply_ks_error(client *c, ks_status st, const ks_ctx *ctx)
         break;
     }
 }
+
+void reply_names_begin(client *c, reply_names *rn)
+{
+    rn->c = c;
+    rn->len = add_reply_deferred_len(c);
+    rn->n = 0;
+}
+
+void reply_names_add(void *arg, const char *name, size_t nlen)
+{
+    reply_names *rn = arg;
+    add_reply_bulk(rn->c, name, nlen);
+    rn->n++;
+}
+
+void reply_names_end(reply_names *rn)
+{
+    set_deferred_array_len(rn->c, rn->len, rn->n);
+}

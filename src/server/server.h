@@ -321,6 +321,17 @@ void reply_push_raw(client *c, const char *p, size_t n);
 void *add_reply_deferred_len(client *c);
 void set_deferred_array_len(client *c, void *node, long n);
 void set_deferred_map_len(client *c, void *node, long n);
+/* An array of bulk strings that a walker hands over one at a time (IDX.LIST,
+ * FT._LIST, FT.TAGVALS): begin, pass reply_names_add and &rn as the walker's
+ * callback and argument, end. Each name is copied into the reply. */
+typedef struct reply_names {
+    client *c;
+    void *len;
+    long n;
+} reply_names;
+void reply_names_begin(client *c, reply_names *rn);
+void reply_names_add(void *rn, const char *name, size_t nlen);
+void reply_names_end(reply_names *rn);
 
 /* The standard Redis error texts, so every handler says the same thing. */
 #define ERR_WRONGTYPE "WRONGTYPE Operation against a key holding the wrong kind of value"

@@ -1,6 +1,7 @@
 """npm_packages.py -- installs the npm packages a test drives (node clients
 of strata) once under $BUILD/npm/..., and reuses them while the test's
 package.json (the versions pinned) is unchanged."""
+import fcntl
 import os
 import shutil
 import subprocess
@@ -14,6 +15,13 @@ def npm_install(package_json, prefix, probe, timeout=300):
     if not node or not npm:
         return "node or npm is not installed"
     os.makedirs(prefix, exist_ok=True)
+    # tests/run.sh runs tests side by side: one install into prefix at a time.
+    with open(os.path.join(prefix, ".install-lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _install(package_json, prefix, probe, npm, timeout)
+
+
+def _install(package_json, prefix, probe, npm, timeout):
     want = open(package_json).read()
     stamp = os.path.join(prefix, "package.json")
     have = open(stamp).read() if os.path.exists(stamp) else ""

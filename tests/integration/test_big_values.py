@@ -11,14 +11,14 @@ import os, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import ASAN, Server, test, main
+from big_fixtures import (CACHES, CACHES_MB, assert_rename_and_del_in_one_step, assert_rss_within,
+                          fill, small_cache_server, timed)
 
 # Under AddressSanitizer the server is slower and its RSS is the
 # sanitizer's (shadow memory, quarantine): a smaller set, no RSS checks.
 N = int(os.environ.get("STRATA_BIG_MEMBERS", "200000" if ASAN else "1000000"))
 N_ITEMS = int(os.environ.get("STRATA_BIG_ITEMS", "100000" if ASAN else "1000000"))
 ITEM = 64  # bytes: 1M items are 64 MB of values (Redis holds about 80 MB for them)
-CACHES_MB = {"cache_size": 8, "row_cache_size": 0, "write_buffer_size": 4}
-CACHES = CACHES_MB["cache_size"] + CACHES_MB["row_cache_size"] + CACHES_MB["write_buffer_size"]
 # While the set is written: the caches, a frozen memtable being flushed and
 # compaction's buffers. Once it is only read (after a restart): the caches
 # and the server's baseline (about 6 MB idle), with room for a compaction
@@ -28,69 +28,39 @@ RSS_WRITING_MB = CACHES + CACHES_MB["write_buffer_size"] + 48
 RSS_READING_MB = CACHES + 20
 
 
-def rss_mb(srv):
-    if ASAN:
-        return 0
-    with open("/proc/%d/status" % srv.proc.pid) as f:
-        for line in f:
-            if line.startswith("VmRSS"):
-                return int(line.split()[1]) // 1024
-    return 0
-
-
-def fill_set(r, key, n, batch=1000):
-    p = r.pipeline(transaction=False)
-    for i in range(0, n, batch):
-        p.execute_command("SADD", key, *[b"m%08d" % j for j in range(i, min(n, i + batch))])
-        if (i // batch) % 50 == 49:
-            p.execute()
-    p.execute()
+def fill_set(r, key, n):
+    fill(r, "SADD", key, n, lambda js: [b"m%08d" % j for j in js])
 
 
 def item(i):
     return (b"i%08d" % i).ljust(ITEM, b".")
 
 
-def fill_list(r, key, n, batch=1000):
-    p = r.pipeline(transaction=False)
-    for i in range(0, n, batch):
-        p.execute_command("RPUSH", key, *[item(j) for j in range(i, min(n, i + batch))])
-        if (i // batch) % 50 == 49:
-            p.execute()
-    p.execute()
-
-
-def timed(fn):
-    t = time.time()
-    out = fn()
-    return out, time.time() - t
+def fill_list(r, key, n):
+    fill(r, "RPUSH", key, n, lambda js: [item(j) for j in js])
 
 
 @test
 def million_member_set_stays_on_disk_and_goes_in_one_step():
-    srv = Server(**{k: "%dmb" % v for k, v in CACHES_MB.items()}).start()
+    srv = small_cache_server().start()
     try:
         r = srv.client()
         fill_set(r, "big", N)
         assert r.scard("big") == N
-        assert rss_mb(srv) <= RSS_WRITING_MB, "RSS %d MB > %d MB" % (rss_mb(srv), RSS_WRITING_MB)
+        assert_rss_within(srv, RSS_WRITING_MB)
         srv.restart()
         r = srv.client()
         assert r.scard("big") == N
         for i in range(0, N, N // 2000):
             assert r.sismember("big", b"m%08d" % i)
         assert not r.sismember("big", "nope")
-        assert rss_mb(srv) <= RSS_READING_MB, "RSS %d MB > %d MB" % (rss_mb(srv), RSS_READING_MB)
+        assert_rss_within(srv, RSS_READING_MB)
         assert r.object("encoding", "big") == b"hashtable"
         popped, t = timed(lambda: r.spop("big", 10))
         assert len(set(popped)) == 10 and r.scard("big") == N - 10 and t < 1, t
         cursor, some = r.sscan("big", 0, count=100)
         assert cursor != 0 and 50 <= len(some) <= 100
-        _, t = timed(lambda: r.rename("big", "moved"))
-        assert t < 0.5 and r.scard("moved") == N - 10, t
-        deleted, t = timed(lambda: r.delete("moved"))
-        assert deleted == 1 and t < 0.5, t
-        assert r.dbsize() == 0 and r.scard("moved") == 0
+        assert_rename_and_del_in_one_step(r, "big", r.scard, N - 10)
         # A recreated key never sees the old members.
         r.sadd("moved", "fresh")
         assert r.smembers("moved") == {b"fresh"}
@@ -101,19 +71,19 @@ def million_member_set_stays_on_disk_and_goes_in_one_step():
 @test
 def million_item_list_stays_on_disk_and_goes_in_one_step():
     n = N_ITEMS
-    srv = Server(**{k: "%dmb" % v for k, v in CACHES_MB.items()}).start()
+    srv = small_cache_server().start()
     try:
         r = srv.client()
         fill_list(r, "big", n)
         assert r.llen("big") == n
-        assert rss_mb(srv) <= RSS_WRITING_MB, "RSS %d MB > %d MB" % (rss_mb(srv), RSS_WRITING_MB)
+        assert_rss_within(srv, RSS_WRITING_MB)
         srv.restart()
         r = srv.client()
         assert r.llen("big") == n
         for i in range(0, n, n // 1000):
             assert r.lindex("big", i) == item(i)
         assert r.lindex("big", -1) == item(n - 1) and r.lindex("big", n) is None
-        assert rss_mb(srv) <= RSS_READING_MB, "RSS %d MB > %d MB" % (rss_mb(srv), RSS_READING_MB)
+        assert_rss_within(srv, RSS_READING_MB)
         assert r.object("encoding", "big") == b"quicklist"
         mid = n // 2
         assert r.lset("big", mid, "middle") and r.lindex("big", mid) == b"middle"
@@ -122,11 +92,7 @@ def million_item_list_stays_on_disk_and_goes_in_one_step():
         assert r.lpos("big", "middle", maxlen=10) is None  # MAXLEN bounds the walk
         assert r.ltrim("big", 1, -2) and r.llen("big") == n - 2
         assert r.lindex("big", 0) == item(0)
-        _, t = timed(lambda: r.rename("big", "moved"))
-        assert t < 0.5 and r.llen("moved") == n - 2, t
-        deleted, t = timed(lambda: r.delete("moved"))
-        assert deleted == 1 and t < 0.5, t
-        assert r.dbsize() == 0 and r.llen("moved") == 0
+        assert_rename_and_del_in_one_step(r, "big", r.llen, n - 2)
         # A recreated key never sees the old items.
         r.rpush("moved", "fresh")
         assert r.lrange("moved", 0, -1) == [b"fresh"]

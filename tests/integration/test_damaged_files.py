@@ -36,6 +36,27 @@ def listing(srv):
     return sorted(os.listdir(data_dir(srv)))
 
 
+def write_saved_and_stop(srv, n):
+    """Starts srv, writes keys k0..k<n-1>, SAVEs them into tables, stops."""
+    srv.start()
+    c = srv.client()
+    p = c.pipeline(transaction=False)
+    for i in range(n):
+        p.set("k%d" % i, "v%d" % i)
+    p.execute()
+    c.save()
+    srv.stop()
+
+
+def assert_start_refused_changing_nothing(srv, *needles):
+    """The server refuses to start, its error names every one of needles,
+    and the data dir holds the same files as before."""
+    before = listing(srv)
+    err = start_fails(srv)
+    assert all(n in err for n in needles), err[-800:]
+    assert listing(srv) == before
+
+
 @test
 def damaged_data_block_scan_keys_randomkey_and_idx_check_go_on():
     srv = Server(compression=0)
@@ -82,18 +103,10 @@ def damaged_data_block_scan_keys_randomkey_and_idx_check_go_on():
 def damaged_table_footer_refuses_start_naming_file_and_offset():
     srv = Server()
     try:
-        srv.start()
-        c = srv.client()
-        for i in range(1000):
-            c.set("k%d" % i, "v%d" % i)
-        c.save()
-        srv.stop()
+        write_saved_and_stop(srv, 1000)
         t = tables(srv)[-1]
         flip_byte(t, os.path.getsize(t) - 30)
-        before = listing(srv)
-        err = start_fails(srv)
-        assert os.path.basename(t) in err and "offset" in err and "strata-check" in err, err[-800:]
-        assert listing(srv) == before
+        assert_start_refused_changing_nothing(srv, os.path.basename(t), "offset", "strata-check")
     finally:
         srv.cleanup()
 
@@ -102,17 +115,9 @@ def damaged_table_footer_refuses_start_naming_file_and_offset():
 def missing_current_refuses_start_and_deletes_nothing():
     srv = Server()
     try:
-        srv.start()
-        c = srv.client()
-        for i in range(2000):
-            c.set("k%d" % i, "v%d" % i)
-        c.save()
-        srv.stop()
+        write_saved_and_stop(srv, 2000)
         os.unlink(os.path.join(data_dir(srv), "CURRENT"))
-        before = listing(srv)
-        err = start_fails(srv)
-        assert "CURRENT is missing" in err, err[-800:]
-        assert listing(srv) == before
+        assert_start_refused_changing_nothing(srv, "CURRENT is missing")
     finally:
         srv.cleanup()
 

@@ -4,41 +4,10 @@ chains, pushes inside MULTI/EXEC and scripts, what DEL/SET/RENAME of a
 waited key do (as Redis 7.0), CLIENT UNBLOCK, CLIENT LIST and INFO, and
 that a served pop is durable once its reply is out (SIGKILL, appendfsync
 always)."""
-import socket
 import time
 
 from harness import RawConn, RespError, Server, main, test
-
-
-def blocked(r):
-    return int(r.info("clients")["blocked_clients"])
-
-
-def wait_blocked(r, n, timeout=10):
-    deadline = time.time() + timeout
-    while blocked(r) != n:
-        assert time.time() < deadline, "blocked_clients stayed %d, wanted %d" % (blocked(r), n)
-        time.sleep(0.01)
-
-
-def block(srv, r, *cmd):
-    """A new connection that sends cmd and is blocked by it."""
-    n = blocked(r)
-    c = srv.raw()
-    c.send(c.encode(*cmd))
-    wait_blocked(r, n + 1)
-    return c
-
-
-def no_reply(c, wait=0.2):
-    c.s.settimeout(wait)
-    try:
-        data = c.s.recv(1 << 16)
-        return not data and False
-    except (socket.timeout, TimeoutError):
-        return True
-    finally:
-        c.s.settimeout(20)
+from blocking import block, blocked, no_reply, wait_blocked
 
 
 @test

@@ -4,42 +4,10 @@ for; `$` is the last id when they blocked), served in the order they
 blocked, COUNT while blocked, timeouts, a group destroyed or the stream
 deleted / replaced while blocked (Redis 7.0's errors), MULTI and scripts
 (no blocking), RESP3, and a served XREADGROUP's PEL surviving SIGKILL."""
-import socket
 import time
 
 from harness import RawConn, RespError, Server, main, test
-
-
-def blocked(r):
-    return int(r.info("clients")["blocked_clients"])
-
-
-def wait_blocked(r, n, timeout=10):
-    deadline = time.time() + timeout
-    while blocked(r) != n:
-        assert time.time() < deadline, "blocked_clients stayed %d, wanted %d" % (blocked(r), n)
-        time.sleep(0.01)
-
-
-def block(srv, r, *cmd, resp3=False):
-    n = blocked(r)
-    c = srv.raw()
-    if resp3:
-        c.command("HELLO", "3")
-    c.send(c.encode(*cmd))
-    wait_blocked(r, n + 1)
-    return c
-
-
-def no_reply(c, wait=0.2):
-    c.s.settimeout(wait)
-    try:
-        c.s.recv(1 << 16)
-        return False
-    except (socket.timeout, TimeoutError):
-        return True
-    finally:
-        c.s.settimeout(20)
+from blocking import block, blocked, no_reply
 
 
 @test

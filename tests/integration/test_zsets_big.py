@@ -7,14 +7,14 @@ members -- cost a bounded number of iterator steps through the rank blocks
 (INFO engine member_iter_steps), not a walk of the order.
 
 Run with /usr/bin/python3 (python3-redis)."""
-import os, sys, time
+import os, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import ASAN, Server, test, main
+from harness import ASAN, test, main
+from big_fixtures import (CACHES, CACHES_MB, assert_rename_and_del_in_one_step, assert_rss_within,
+                          fill, small_cache_server, timed)
 
 N = int(os.environ.get("STRATA_BIG_MEMBERS", "300000" if ASAN else "1000000"))
-CACHES_MB = {"cache_size": 8, "row_cache_size": 0, "write_buffer_size": 4}
-CACHES = CACHES_MB["cache_size"] + CACHES_MB["row_cache_size"] + CACHES_MB["write_buffer_size"]
 # Writing: the caches, a frozen memtable being flushed, compaction's
 # buffers and the tables' filters and indexes. Reading after a restart:
 # the caches, the filters and indexes, the server's baseline. A copy of the
@@ -26,30 +26,12 @@ RSS_READING_MB = CACHES + 32
 RANK_STEPS = 4 * 128 + 16
 
 
-def rss_mb(srv):
-    if ASAN:
-        return 0
-    with open("/proc/%d/status" % srv.proc.pid) as f:
-        for line in f:
-            if line.startswith("VmRSS"):
-                return int(line.split()[1]) // 1024
-    return 0
-
-
 def score_of(j):
     return (j * 7919) % 1000003
 
 
-def fill(r, key, n, batch=1000):
-    p = r.pipeline(transaction=False)
-    for i in range(0, n, batch):
-        args = []
-        for j in range(i, min(n, i + batch)):
-            args += [score_of(j), b"m%08d" % j]
-        p.execute_command("ZADD", key, *args)
-        if (i // batch) % 50 == 49:
-            p.execute()
-    p.execute()
+def fill_zset(r, key, n):
+    fill(r, "ZADD", key, n, lambda js: [x for j in js for x in (score_of(j), b"m%08d" % j)])
 
 
 def steps_of(r, fn):
@@ -58,20 +40,14 @@ def steps_of(r, fn):
     return out, int(r.info("engine")["member_iter_steps"]) - s0
 
 
-def timed(fn):
-    t = time.time()
-    out = fn()
-    return out, time.time() - t
-
-
 @test
 def million_member_zset_stays_on_disk_and_reads_ranks_in_bounded_steps():
-    srv = Server(**{k: "%dmb" % v for k, v in CACHES_MB.items()}).start()
+    srv = small_cache_server().start()
     try:
         r = srv.client()
-        fill(r, "big", N)
+        fill_zset(r, "big", N)
         assert r.zcard("big") == N
-        assert rss_mb(srv) <= RSS_WRITING_MB, "RSS %d MB > %d MB" % (rss_mb(srv), RSS_WRITING_MB)
+        assert_rss_within(srv, RSS_WRITING_MB)
         srv.restart()
         r = srv.client()
         assert r.zcard("big") == N
@@ -96,14 +72,10 @@ def million_member_zset_stays_on_disk_and_reads_ranks_in_bounded_steps():
         assert steps <= 3 * RANK_STEPS, steps
         got, steps = steps_of(r, lambda: r.zrandmember("big", 5))
         assert len(set(got)) == 5 and steps <= 5 * (RANK_STEPS + 8), steps
-        assert rss_mb(srv) <= RSS_READING_MB, "RSS %d MB > %d MB" % (rss_mb(srv), RSS_READING_MB)
+        assert_rss_within(srv, RSS_READING_MB)
         popped, t = timed(lambda: r.zpopmin("big", 3))
         assert [m for m, _ in popped] == [b"m%08d" % j for j in order[:3]] and t < 1, t
-        _, t = timed(lambda: r.rename("big", "moved"))
-        assert t < 0.5 and r.zcard("moved") == N - 3, t
-        deleted, t = timed(lambda: r.delete("moved"))
-        assert deleted == 1 and t < 0.5, t
-        assert r.dbsize() == 0 and r.zcard("moved") == 0
+        assert_rename_and_del_in_one_step(r, "big", r.zcard, N - 3)
         r.zadd("moved", {"fresh": 1})  # a recreated key never sees the old members
         assert r.zrange("moved", 0, -1, withscores=True) == [(b"fresh", 1.0)]
     finally:

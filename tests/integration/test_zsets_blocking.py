@@ -4,35 +4,19 @@ timeouts, RESP3, a ZADD inside MULTI/EXEC waking a client after EXEC, a
 key of another type in between, disconnects; each scenario run on strata
 and on redis-server with the replies compared byte for byte. And a served
 pop is durable once its reply is out (SIGKILL, appendfsync always)."""
-import os, socket, sys, time
+import os, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import RawConn, Server, main, test
 from redis_compare import RealRedis
+from blocking import no_reply, wait_blocked
 
 
-def blocked(port):
+def blocked_at(port):
     c = RawConn(port)
     info = c.command("INFO", "clients").decode()
     c.close()
     return int(info.split("blocked_clients:")[1].split()[0])
-
-
-def wait_blocked(port, n, timeout=10):
-    deadline = time.time() + timeout
-    while blocked(port) != n:
-        assert time.time() < deadline, "blocked_clients stayed %d, wanted %d" % (blocked(port), n)
-        time.sleep(0.01)
-
-
-def no_reply(c, wait=0.2):
-    c.s.settimeout(wait)
-    try:
-        return not c.s.recv(1 << 16) and False
-    except (socket.timeout, TimeoutError):
-        return True
-    finally:
-        c.s.settimeout(20)
 
 
 def scenario(port, steps):
@@ -45,11 +29,11 @@ def scenario(port, steps):
     for st in steps:
         op = st[0]
         if op == "block":
-            n = blocked(port)
+            n = blocked_at(port)
             c = conns.get(st[1]) or RawConn(port)
             conns[st[1]] = c
             c.send(c.encode(*st[2:]))
-            wait_blocked(port, n + 1)
+            wait_blocked(port, n + 1, count=blocked_at)
         elif op == "hello3":
             conns[st[1]] = RawConn(port)
             conns[st[1]].command("HELLO", "3")
@@ -153,7 +137,7 @@ def a_served_pop_is_durable_once_its_reply_is_out():
     try:
         w = RawConn(srv.port)
         w.send(w.encode("BZPOPMIN", "q", "0"))
-        wait_blocked(srv.port, 1)
+        wait_blocked(srv.port, 1, count=blocked_at)
         c = RawConn(srv.port)
         c.command("ZADD", "q", "1", "a", "2", "b")
         assert w.read_reply() == [b"q", b"a", b"1"]

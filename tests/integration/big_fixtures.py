@@ -1,0 +1,59 @@
+"""big_fixtures.py -- what the tests of collections far larger than the
+caches share (test_big_values.py, test_zsets_big.py, ...): a server with
+small caches, its RSS, pipelined fills and the one-step RENAME/DEL check."""
+import time
+
+from harness import ASAN, Server
+
+CACHES_MB = {"cache_size": 8, "row_cache_size": 0, "write_buffer_size": 4}
+CACHES = CACHES_MB["cache_size"] + CACHES_MB["row_cache_size"] + CACHES_MB["write_buffer_size"]
+
+
+def small_cache_server():
+    """A Server (not started) whose caches add up to CACHES MB."""
+    return Server(**{k: "%dmb" % v for k, v in CACHES_MB.items()})
+
+
+def rss_mb(srv):
+    """The server's resident set in MB; 0 under AddressSanitizer, whose
+    shadow memory and quarantine are not the server's."""
+    if ASAN:
+        return 0
+    with open("/proc/%d/status" % srv.proc.pid) as f:
+        for line in f:
+            if line.startswith("VmRSS"):
+                return int(line.split()[1]) // 1024
+    return 0
+
+
+def assert_rss_within(srv, limit_mb):
+    got = rss_mb(srv)
+    assert got <= limit_mb, "RSS %d MB > %d MB" % (got, limit_mb)
+
+
+def fill(r, command, key, n, args_of, batch=1000):
+    """Sends command key *args_of(range) for n items in batches of batch,
+    pipelined 50 batches at a time."""
+    p = r.pipeline(transaction=False)
+    for i in range(0, n, batch):
+        p.execute_command(command, key, *args_of(range(i, min(n, i + batch))))
+        if (i // batch) % 50 == 49:
+            p.execute()
+    p.execute()
+
+
+def timed(fn):
+    t = time.time()
+    out = fn()
+    return out, time.time() - t
+
+
+def assert_rename_and_del_in_one_step(r, key, size_of, n):
+    """RENAME key moves n items and DEL removes them, each in well under a
+    walk's time; a recreated key then starts empty. size_of(key) is the
+    type's count command (SCARD, LLEN, ZCARD ...)."""
+    _, t = timed(lambda: r.rename(key, "moved"))
+    assert t < 0.5 and size_of("moved") == n, t
+    deleted, t = timed(lambda: r.delete("moved"))
+    assert deleted == 1 and t < 0.5, t
+    assert r.dbsize() == 0 and size_of("moved") == 0
