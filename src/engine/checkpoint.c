@@ -213,7 +213,8 @@ eng_status eng_remove_dir(const char *dir)
     return s == ENG_NOTFOUND ? ENG_OK : s;
 }
 
-eng_status eng_checkpoint(eng_db *db, const char *dir, uint64_t *seq)
+eng_status eng_checkpoint(eng_db *db, const char *dir, eng_checkpoint_fn pinned, void *ctx,
+                          uint64_t *seq)
 {
     char final[PATH_MAX], tmp[PATH_MAX + 8];
     size_t n = dir ? strlen(dir) : 0;
@@ -226,13 +227,14 @@ eng_status eng_checkpoint(eng_db *db, const char *dir, uint64_t *seq)
     if (env_exists(final)) return env_error(ENG_INVALID, "%s already exists", final);
 
     ckpt_view cv = {0};
-    int pinned = 0, renamed = 0;
+    int held = 0, renamed = 0;
     eng_status s = eng_remove_dir(tmp); /* a failed attempt's (K4) */
     if (s == ENG_OK) s = env_mkdir_p(tmp);
     if (s == ENG_OK) s = pin_view(db, &cv);
-    pinned = s == ENG_OK;
+    held = s == ENG_OK;
+    if (held && pinned) pinned(ctx, cv.seq);
     if (s == ENG_OK) s = copy_files(db, tmp, &cv);
-    if (pinned) unpin_logs(db);
+    if (held) unpin_logs(db);
     if (s == ENG_OK) s = write_manifest(db, tmp, &cv);
     if (s == ENG_OK) s = env_fsync_dir(tmp);
     if (s == ENG_OK) s = env_rename(tmp, final); /* K4 */

@@ -291,8 +291,15 @@ eng_status eng_compact_range(eng_db *db, const char *start, size_t sl, const cha
  * failed (then nothing of dir or dir.tmp is left, as far as the removal
  * could). REQUIRES: db open and writable; eng_close waits for no
  * checkpoint, so the caller finishes every checkpoint before closing.
+ * pinned (may be NULL) is called once, from the calling thread with no
+ * lock held, as soon as the checkpoint's contents are fixed (before the
+ * files are linked and copied), with its sequence: a caller that must
+ * order the checkpoint against its own writes waits for it, not for the
+ * whole checkpoint. Not called when the checkpoint fails before that.
  * Takes db's mutex briefly; any thread. */
-eng_status eng_checkpoint(eng_db *db, const char *dir, uint64_t *seq);
+typedef void (*eng_checkpoint_fn)(void *ctx, uint64_t seq);
+eng_status eng_checkpoint(eng_db *db, const char *dir, eng_checkpoint_fn pinned, void *ctx,
+                          uint64_t *seq);
 
 /* Removes a database directory (a checkpoint no longer wanted): every
  * file in dir, then dir. Not recursive: a directory in dir is an error.

@@ -211,7 +211,7 @@ TEST(CheckpointUnderConcurrentWritesHoldsExactlyItsSequence)
     for (int i = 0; i < 6; i++) {
         wait_ops(&w, 1500u * (unsigned)(i + 1)); /* flushes and compactions run */
         snprintf(ck, sizeof(ck), "%s/ck%d", test_tmpdir(), i);
-        eng_status s = eng_checkpoint(db, ck, &seqs[i]);
+        eng_status s = eng_checkpoint(db, ck, NULL, NULL, &seqs[i]);
         CHECK_MSG(s == ENG_OK, "checkpoint: %s %s", eng_status_str(s), eng_last_error());
     }
     __atomic_store_n(&w.stop, 1, __ATOMIC_RELEASE);
@@ -244,11 +244,11 @@ TEST(LiveCompactionAfterCheckpointLeavesTheCheckpointWhole)
     CHECK(eng_flush(db) == ENG_OK);
     for (uint64_t j = 2001; j <= 4000; j++)
         CHECK(apply_op(db, j) == ENG_OK);
-    CHECK(eng_flush(db) == ENG_OK); /* two tables in level 0 */
+    CHECK(eng_flush(db) == ENG_OK);         /* two tables in level 0 */
     for (uint64_t j = 4001; j <= 4120; j++) /* in the log only */
         CHECK(apply_op(db, j) == ENG_OK);
     uint64_t seq;
-    CHECK(eng_checkpoint(db, ck, &seq) == ENG_OK);
+    CHECK(eng_checkpoint(db, ck, NULL, NULL, &seq) == ENG_OK);
     CHECK_EQ_INT(seq, 4120);
     int tables, linked;
     count_tables(ck, &tables, &linked);
@@ -291,7 +291,7 @@ TEST(CheckpointCopiesATableWhereLinkFailsAcrossFileSystems)
     CHECK(eng_flush(db) == ENG_OK);
     fault_env_only(".sst");
     fault_env_arm(FAULT_ONCE, 1, FAULT_CREATE, EXDEV); /* the first link */
-    eng_status s = eng_checkpoint(db, ck, NULL);
+    eng_status s = eng_checkpoint(db, ck, NULL, NULL, NULL);
     fault_env_disarm();
     fault_env_only(NULL);
     CHECK_MSG(s == ENG_OK, "%s %s", eng_status_str(s), eng_last_error());
@@ -325,7 +325,7 @@ TEST(FaultAtEachCheckpointFileOperationLeavesNoDirOrAWholeOne)
         snprintf(tmp, sizeof(tmp), "%s.tmp", ck);
         uint64_t before = fault_env_injected();
         fault_env_arm(FAULT_ONCE, nth, FAULT_ALL, EIO);
-        eng_status s = eng_checkpoint(db, ck, NULL);
+        eng_status s = eng_checkpoint(db, ck, NULL, NULL, NULL);
         fault_env_disarm();
         int injected = fault_env_injected() != before;
         CHECK_MSG(!exists(tmp), "fault at call %llu left %s", (unsigned long long)nth, tmp);
@@ -359,7 +359,7 @@ TEST(CheckpointIntoAnExistingDirectoryIsRefused)
     snprintf(live, sizeof(live), "%s/live", test_tmpdir());
     eng_db *db = open_at(live);
     CHECK(apply_op(db, 1) == ENG_OK);
-    CHECK(eng_checkpoint(db, test_tmpdir(), NULL) == ENG_INVALID);
+    CHECK(eng_checkpoint(db, test_tmpdir(), NULL, NULL, NULL) == ENG_INVALID);
     CHECK(eng_close(db) == ENG_OK);
 }
 
