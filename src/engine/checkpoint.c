@@ -102,14 +102,8 @@ void db_retire_log(eng_db *db, uint64_t number)
 /* Step 2. REQUIRES: mu not held. */
 static eng_status pin_view(eng_db *db, ckpt_view *cv)
 {
-    eng_status s = ENG_OK;
     pthread_mutex_lock(&db->mu);
-    if (db->log_fault.st != ENG_OK)
-        s = db_fault_refuse(&db->log_fault, "the log cannot be written");
-    else if (!db->log)
-        s = env_error(ENG_INVALID, "the database has no log (read-only)");
-    else if ((s = wal_writer_flush(db->log)) != ENG_OK)
-        db_log_failed(db, s);
+    eng_status s = db_flush_log(db); /* the log files then hold every write <= seq */
     if (s == ENG_OK) {
         cv->seq = db->last_seq;
         cv->v = db->vs.current;

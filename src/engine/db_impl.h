@@ -234,6 +234,10 @@ eng_status db_switch_memtable(eng_db *db);
  * thread make its writes durable. No-op when the log already failed.
  * REQUIRES: mu. */
 void db_log_failed(eng_db *db, eng_status s);
+/* Hands every buffered log record to the OS (eng_commit, checkpoint.c):
+ * the refused-write error while the log is failing, ENG_INVALID without a
+ * log; a failing write is db_log_failed's. REQUIRES: mu. */
+eng_status db_flush_log(eng_db *db);
 /* mem -> imm[nimm] with log number log_number and max_seq = last_seq.
  * REQUIRES: mu; nimm < DB_MAX_IMM. */
 void db_push_imm(eng_db *db);
