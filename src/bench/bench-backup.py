@@ -1,12 +1,12 @@
 #!/usr/bin/python3
 """bench-backup.py -- what BACKUP <dir> costs: wall time, the server's CPU
-time and the extra bytes on disk (du of the data directory and the copy
-together, minus du of the data directory: hard links count once).
+time and the extra bytes on disk (the blocks of the copy's files that are
+not also a name in the data directory: hard links count once, as du's).
 
   /usr/bin/python3 src/bench/bench-backup.py [--keys 1000000] SERVER [SERVER ...]
 
 Each server binary is measured in turn, alternating, --rounds times, on the
-same data (--keys SETs of 50-byte values, then SAVE so they are in tables,
+same data (--keys SETs of random 50-byte values, then SAVE so they are in tables,
 then 1000 more SETs left in the log). Prints one line per run."""
 import argparse
 import os
@@ -37,6 +37,15 @@ def du(*paths):
     return int(out.strip().splitlines()[-1].split()[0])
 
 
+def unshared(copy, data):
+    """Bytes on disk of the files in copy that are not a name of a file in
+    data (what du counts for copy beside data, measured at one moment)."""
+    live = {os.stat(os.path.join(data, f)).st_ino for f in os.listdir(data)
+            if os.path.isfile(os.path.join(data, f))}
+    return sum(st.st_blocks * 512 for st in (os.stat(os.path.join(copy, f))
+                                             for f in os.listdir(copy)) if st.st_ino not in live)
+
+
 def run(binary, keys):
     tmp = tempfile.mkdtemp(prefix="strata-bench-backup-")
     port = free_port()
@@ -53,7 +62,7 @@ def run(binary, keys):
                 time.sleep(0.05)
         p = c.pipeline(transaction=False)
         for i in range(keys):
-            p.set("key:%010d" % i, "%050d" % i)
+            p.set("key:%010d" % i, os.urandom(25).hex())
             if i % 10000 == 9999:
                 p.execute()
         p.execute()
@@ -68,7 +77,7 @@ def run(binary, keys):
             time.sleep(0.005)
         took, cpu = time.time() - t0, cpu_s(proc.pid) - cpu0
         err = c.info("persistence").get("backup_last_error")
-        extra = du(data, dest) - du(data)
+        extra = unshared(dest, data)
         return took, cpu, extra, du(dest), err
     finally:
         proc.terminate()

@@ -285,10 +285,11 @@ TEST(CheckpointCopiesATableWhereLinkFailsAcrossFileSystems)
     snprintf(ck, sizeof(ck), "%s/ck", test_tmpdir());
     fault_env_install();
     fault_env_set_fake_sync(1);
-    eng_db *db = open_at(live);
-    for (uint64_t j = 1; j <= 3000; j++)
+    eng_db *db = open_still(live);
+    for (uint64_t j = 1; j <= 3000; j++) {
         CHECK(apply_op(db, j) == ENG_OK);
-    CHECK(eng_flush(db) == ENG_OK);
+        if (j % 1000 == 0) CHECK(eng_flush(db) == ENG_OK); /* three tables */
+    }
     fault_env_only(".sst");
     fault_env_arm(FAULT_ONCE, 1, FAULT_CREATE, EXDEV); /* the first link */
     eng_status s = eng_checkpoint(db, ck, NULL, NULL, NULL);
@@ -298,7 +299,7 @@ TEST(CheckpointCopiesATableWhereLinkFailsAcrossFileSystems)
     CHECK_EQ_INT(fault_env_injected(), 1);
     int tables, linked;
     count_tables(ck, &tables, &linked);
-    CHECK_MSG(tables > 1 && linked == tables - 1, "%d tables, %d linked", tables, linked);
+    CHECK_MSG(tables == 3 && linked == 2, "%d tables, %d linked", tables, linked);
     eng_db *c = open_at(ck);
     check_state(c, 3000);
     CHECK(eng_close(c) == ENG_OK);
@@ -312,10 +313,11 @@ TEST(FaultAtEachCheckpointFileOperationLeavesNoDirOrAWholeOne)
     snprintf(live, sizeof(live), "%s/live", test_tmpdir());
     fault_env_install();
     fault_env_set_fake_sync(1);
-    eng_db *db = open_at(live);
-    for (uint64_t j = 1; j <= 3000; j++)
+    eng_db *db = open_still(live); /* no background work to take the faults */
+    for (uint64_t j = 1; j <= 3000; j++) {
         CHECK(apply_op(db, j) == ENG_OK);
-    CHECK(eng_compact_range(db, NULL, 0, NULL, 0) == ENG_OK);
+        if (j % 1500 == 0) CHECK(eng_flush(db) == ENG_OK);
+    }
     for (uint64_t j = 3001; j <= 3300; j++) /* some in tables, some only in the log */
         CHECK(apply_op(db, j) == ENG_OK);
     int failed = 0, whole = 0;
@@ -348,7 +350,7 @@ TEST(FaultAtEachCheckpointFileOperationLeavesNoDirOrAWholeOne)
     CHECK(apply_op(db, 3301) == ENG_OK);
     CHECK(eng_close(db) == ENG_OK);
     fault_env_uninstall();
-    db = open_at(live);
+    db = open_still(live);
     check_state(db, 3301);
     CHECK(eng_close(db) == ENG_OK);
 }
