@@ -144,6 +144,7 @@ static void db_free(eng_db *db)
     }
     version_set_destroy(&db->vs);
     if (db->cache) cache_free(db->cache);
+    free(db->retired_logs); /* REQUIRES of eng_close: no checkpoint runs; recovery deletes them */
     row_cache_free(db->vs.row_cache);
     env_close(db->lock_fd, "LOCK");
     pthread_mutex_destroy(&db->mu);

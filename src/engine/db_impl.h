@@ -138,6 +138,10 @@ struct eng_db {
     uint64_t flush_retry_at, compact_retry_at;      /* monotonic us: D6 */
     uint64_t flush_delay, compact_delay;
 
+    int log_pins;           /* mu: checkpoints copying logs (checkpoint.c, K2) */
+    uint64_t *retired_logs; /* mu: logs retired while pinned, deleted at the last unpin */
+    int nretired, capretired;
+
     pthread_t flush_thr, compact_thr, sync_thr;
     int threads_started;
 };
@@ -230,9 +234,20 @@ eng_status db_switch_memtable(eng_db *db);
  * thread make its writes durable. No-op when the log already failed.
  * REQUIRES: mu. */
 void db_log_failed(eng_db *db, eng_status s);
+/* Hands every buffered log record to the OS (eng_commit, checkpoint.c):
+ * the refused-write error while the log is failing, ENG_INVALID without a
+ * log; a failing write is db_log_failed's. REQUIRES: mu. */
+eng_status db_flush_log(eng_db *db);
 /* mem -> imm[nimm] with log number log_number and max_seq = last_seq.
  * REQUIRES: mu; nimm < DB_MAX_IMM. */
 void db_push_imm(eng_db *db);
+
+/* ---- checkpoint.c ----------------------------------------------------- */
+/* The flush thread is done with log `number` (its memtable is in a table
+ * recorded in the manifest, D2): deletes it, or, while a checkpoint is
+ * copying logs (K2), keeps it until the last checkpoint is done with them.
+ * REQUIRES: mu. */
+void db_retire_log(eng_db *db, uint64_t number);
 
 /* ---- db_fault.c ------------------------------------------------------- */
 /* Records a failure s (message and errno from this thread's last env

@@ -236,9 +236,8 @@ out:
     return s;
 }
 
-eng_status eng_commit(eng_db *db, int sync)
+eng_status db_flush_log(eng_db *db)
 {
-    pthread_mutex_lock(&db->mu);
     eng_status s = ENG_OK;
     if (db->log_fault.st != ENG_OK)
         s = db_fault_refuse(&db->log_fault, "the log cannot be written");
@@ -246,6 +245,13 @@ eng_status eng_commit(eng_db *db, int sync)
         s = env_error(ENG_INVALID, "the database has no log (read-only)");
     else if ((s = wal_writer_flush(db->log)) != ENG_OK)
         db_log_failed(db, s);
+    return s;
+}
+
+eng_status eng_commit(eng_db *db, int sync)
+{
+    pthread_mutex_lock(&db->mu);
+    eng_status s = db_flush_log(db);
     if (s == ENG_OK && sync) s = sync_log_unlocked(db);
     pthread_mutex_unlock(&db->mu);
     return s;

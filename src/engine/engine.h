@@ -274,6 +274,38 @@ eng_status eng_flush(eng_db *db);
  * versions that no snapshot needs are gone. */
 eng_status eng_compact_range(eng_db *db, const char *start, size_t sl, const char *end, size_t el);
 
+/* Writes a checkpoint of db into the new directory dir: a database that
+ * eng_open opens to exactly the data of one moment (every write up to one
+ * sequence number, *seq when seq is not NULL), made of hard links to the
+ * live table files (a copy where dir is on another file system), a copy of
+ * the live logs' records up to that sequence, and a fresh manifest and
+ * CURRENT (checkpoint.c). Writers are held only for the few instructions
+ * that pin the current version and note the logs' sizes; flushes and
+ * compactions go on, and the files being linked stay on disk until
+ * linked. dir is built as dir.tmp (a left-over dir.tmp is removed first)
+ * and renamed to dir when complete and synced, so after a failure or a
+ * crash there is no dir, or a complete one. The checkpoint shares only
+ * finished tables with db: neither side ever writes them again, and either
+ * deleting one removes only its own name.
+ * Returns ENG_OK; ENG_INVALID when dir exists; the error of the step that
+ * failed (then nothing of dir or dir.tmp is left, as far as the removal
+ * could). REQUIRES: db open and writable; eng_close waits for no
+ * checkpoint, so the caller finishes every checkpoint before closing.
+ * pinned (may be NULL) is called once, from the calling thread with no
+ * lock held, as soon as the checkpoint's contents are fixed (before the
+ * files are linked and copied), with its sequence: a caller that must
+ * order the checkpoint against its own writes waits for it, not for the
+ * whole checkpoint. Not called when the checkpoint fails before that.
+ * Takes db's mutex briefly; any thread. */
+typedef void (*eng_checkpoint_fn)(void *ctx, uint64_t seq);
+eng_status eng_checkpoint(eng_db *db, const char *dir, eng_checkpoint_fn pinned, void *ctx,
+                          uint64_t *seq);
+
+/* Removes a database directory (a checkpoint no longer wanted): every
+ * file in dir, then dir. Not recursive: a directory in dir is an error.
+ * ENG_OK also when dir does not exist. REQUIRES: no engine has dir open. */
+eng_status eng_remove_dir(const char *dir);
+
 /* Bytes of live table files plus log files in the directory. */
 uint64_t eng_disk_usage(eng_db *db);
 

@@ -140,10 +140,19 @@ static int px_list_dir(const char *dir, void (*fn)(void *ctx, const char *name),
     return 0;
 }
 
+static int px_link(const char *from, const char *to)
+{
+    return link(from, to);
+}
+static int px_rmdir(const char *dir)
+{
+    return rmdir(dir);
+}
+
 static const env_ops posix_ops = {
-    px_open,      px_close,     px_dup,     px_write,     px_pread,
-    px_fdatasync, px_fsync_dir, px_fd_size, px_path_size, px_truncate,
-    px_rename,    px_unlink,    px_mkdir,   px_lock,      px_list_dir,
+    px_open,      px_close,   px_dup,       px_write,    px_pread,  px_fdatasync,
+    px_fsync_dir, px_fd_size, px_path_size, px_truncate, px_rename, px_unlink,
+    px_mkdir,     px_lock,    px_list_dir,  px_link,     px_rmdir,
 };
 
 static const env_ops *E = &posix_ops;
@@ -327,6 +336,19 @@ eng_status env_mkdir_p(const char *dir)
     return ENG_OK;
 }
 
+eng_status env_link(const char *from, const char *to)
+{
+    return E->link(from, to) == 0 ? ENG_OK : io_fail(errno, "link", to);
+}
+
+eng_status env_rmdir(const char *dir)
+{
+    if (E->rmdir(dir) == 0) return ENG_OK;
+    int e = errno;
+    eng_status s = io_fail(e, "rmdir", dir);
+    return e == ENOENT ? ENG_NOTFOUND : s;
+}
+
 eng_status env_list_dir(const char *dir, void (*fn)(void *ctx, const char *name), void *ctx)
 {
     return E->list_dir(dir, fn, ctx) == 0 ? ENG_OK : io_fail(errno, "list directory", dir);
@@ -352,6 +374,11 @@ eng_status env_read_small(const char *path, char *buf, size_t cap, size_t *n)
 
 eng_status env_copy_file(const char *from, const char *to)
 {
+    return env_copy_prefix(from, to, UINT64_MAX);
+}
+
+eng_status env_copy_prefix(const char *from, const char *to, uint64_t limit)
+{
     int in, out = -1;
     eng_status s = env_open_read(from, &in);
     if (s != ENG_OK) return s;
@@ -359,6 +386,12 @@ eng_status env_copy_file(const char *from, const char *to)
     char *b = malloc(1 << 20);
     if (!b) s = env_error(ENG_NOMEM, "out of memory");
     if (s == ENG_OK) s = env_fd_size(in, &size, from);
+    if (s == ENG_OK && limit != UINT64_MAX) {
+        if (size < limit)
+            s = env_error(ENG_CORRUPTION, "%s: %llu bytes, shorter than the %llu to copy", from,
+                          (unsigned long long)size, (unsigned long long)limit);
+        size = limit;
+    }
     if (s == ENG_OK) s = env_create(to, &out);
     while (s == ENG_OK && off < size) {
         size_t n = size - off < (1u << 20) ? (size_t)(size - off) : (1u << 20);

@@ -41,6 +41,8 @@ typedef struct env_ops {
     int (*lock)(int fd); /* exclusive, non-blocking flock; EWOULDBLOCK when held */
     /* Calls fn for each entry name of dir (not . and ..). */
     int (*list_dir)(const char *dir, void (*fn)(void *ctx, const char *name), void *ctx);
+    int (*link)(const char *from, const char *to); /* a hard link; EXDEV across file systems */
+    int (*rmdir)(const char *dir);                 /* an empty directory */
 } env_ops;
 
 /* The POSIX implementation. */
@@ -104,6 +106,15 @@ eng_status env_list_dir(const char *dir, void (*fn)(void *ctx, const char *name)
 eng_status env_read_small(const char *path, char *buf, size_t cap, size_t *n);
 /* Copies from into a new file to (created, synced). */
 eng_status env_copy_file(const char *from, const char *to);
+/* As env_copy_file, but only the first n bytes of from (UINT64_MAX: all);
+ * ENG_CORRUPTION when from is shorter. */
+eng_status env_copy_prefix(const char *from, const char *to, uint64_t n);
+/* A second name `to` for the file `from` (a hard link). The errno of a
+ * failure (EXDEV when they are on different file systems) is in
+ * env_last_errno(). */
+eng_status env_link(const char *from, const char *to);
+/* Removes the empty directory dir. ENG_NOTFOUND when it does not exist. */
+eng_status env_rmdir(const char *dir);
 
 uint64_t env_now_micros(void); /* CLOCK_MONOTONIC */
 int64_t env_unix_ms(void);     /* CLOCK_REALTIME, for reports */

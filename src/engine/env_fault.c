@@ -475,10 +475,47 @@ static int ft_list_dir(const char *dir, void (*fn)(void *ctx, const char *name),
     return F.base->list_dir(dir, list_filter, &l);
 }
 
+/* A new name is a create: it fails as one. The power loss model does not
+ * undo links (the checkpoint tests that link do not simulate one). */
+static int ft_link(const char *from, const char *to)
+{
+    pthread_mutex_lock(&F.mu);
+    int e = inject_on(FAULT_CREATE, to);
+    pthread_mutex_unlock(&F.mu);
+    if (e) {
+        errno = e;
+        return -1;
+    }
+    return F.base->link(from, to);
+}
+
+static void purge_trash(void *ctx, const char *name)
+{
+    if (strncmp(name, TRASH_PREFIX, strlen(TRASH_PREFIX)) != 0) return;
+    char p[4096];
+    snprintf(p, sizeof(p), "%s/%s", (const char *)ctx, name);
+    F.base->unlink(p);
+}
+
+/* The files unlinked in dir wait under trash names there (for a power
+ * loss to bring back); a directory removed goes with them for good. */
+static int ft_rmdir(const char *dir)
+{
+    pthread_mutex_lock(&F.mu);
+    int e = inject_on(FAULT_UNLINK, dir);
+    if (!e) F.base->list_dir(dir, purge_trash, (void *)dir);
+    pthread_mutex_unlock(&F.mu);
+    if (e) {
+        errno = e;
+        return -1;
+    }
+    return F.base->rmdir(dir);
+}
+
 static const env_ops fault_ops = {
-    ft_open,      ft_close,     ft_dup,     ft_write,     ft_pread,
-    ft_fdatasync, ft_fsync_dir, ft_fd_size, ft_path_size, ft_truncate,
-    ft_rename,    ft_unlink,    ft_mkdir,   ft_lock,      ft_list_dir,
+    ft_open,      ft_close,   ft_dup,       ft_write,    ft_pread,  ft_fdatasync,
+    ft_fsync_dir, ft_fd_size, ft_path_size, ft_truncate, ft_rename, ft_unlink,
+    ft_mkdir,     ft_lock,    ft_list_dir,  ft_link,     ft_rmdir,
 };
 
 /* ---- control ---------------------------------------------------------------- */

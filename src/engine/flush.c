@@ -130,9 +130,7 @@ static eng_status flush_one(eng_db *db)
     s = db_log_and_apply(db, &e, 1);
     edit_clear(&e);
     if (s == ENG_OK) {
-        char path[PATH_MAX];
-        db_filename(path, db->dir, old_log, "log");
-        env_unlink(path);
+        db_retire_log(db, old_log); /* K2 */
     } else {
         db->st.flushes--;
     }

@@ -21,6 +21,7 @@
 #include "index/index.h"
 #include "server/ae.h"
 #include "server/acl.h"
+#include "server/backup.h"
 #include "server/config.h"
 #include "server/pubsub.h"
 #include "server/script.h"
@@ -558,13 +559,10 @@ static void info_persistence(sbuf *b)
     char fsync[16];
     config_get_value("appendfsync", fsync, sizeof(fsync));
     sb_section(b, "Persistence");
-    sb_printf(b,
-              "loading:0\r\nrdb_changes_since_last_save:0\r\n"
-              "rdb_bgsave_in_progress:0\r\nrdb_last_save_time:%lld\r\naof_enabled:1\r\n"
-              "appendfsync:%s\r\n",
-              (long long)server.lastsave_s, fsync);
+    sb_printf(b, "loading:0\r\n");
+    bk_info(b);
+    sb_printf(b, "aof_enabled:1\r\nappendfsync:%s\r\n", fsync);
     info_faults(b);
-    repl_backup_info(b);
 }
 
 static void info_stats(sbuf *b)
@@ -826,40 +824,14 @@ void cmd_time(client *c)
 
 /* ---- SAVE / BGSAVE / LASTSAVE / SHUTDOWN -------------------------------- */
 
-static pthread_t bgsave_thread;
-static atomic_int bgsave_running;
-static atomic_llong bgsave_done_s;
-
-/* The engine is thread-safe; the flush waits for the table write. */
-static void *bgsave_main(void *arg)
-{
-    eng_status st = eng_flush(server.db);
-    if (st == ENG_OK)
-        atomic_store(&bgsave_done_s, (long long)(ae_mstime() / 1000));
-    else
-        server_log(LL_WARNING, "Background save failed: %s", eng_status_str(st));
-    atomic_store(&bgsave_running, 0);
-    return NULL;
-}
-
 void server_wait_bgsave(void)
 {
-    if (atomic_load(&bgsave_running) || bgsave_thread) {
-        pthread_join(bgsave_thread, NULL);
-        bgsave_thread = 0;
-    }
-}
-
-static int64_t lastsave(void)
-{
-    long long bg = atomic_load(&bgsave_done_s);
-    if (bg > server.lastsave_s) server.lastsave_s = bg;
-    return server.lastsave_s;
+    bk_wait();
 }
 
 void cmd_save(client *c)
 {
-    if (atomic_load(&bgsave_running)) {
+    if (bk_busy()) {
         add_reply_error(c, "Background save already in progress");
         return;
     }
@@ -870,38 +842,34 @@ void cmd_save(client *c)
         add_reply_error_fmt(c, "save failed: %s", eng_status_str(st));
         return;
     }
-    server.lastsave_s = ae_mstime() / 1000;
+    bk_note_save();
     add_reply_ok(c);
 }
 
+/* A checkpoint into <dir>/checkpoint by hard links (backup.c). */
 void cmd_bgsave(client *c)
 {
+    char err[256];
     if (c->argc > 2 || (c->argc == 2 && !arg_is(&c->argv[1], "schedule"))) {
         add_reply_error(c, ERR_SYNTAX);
         return;
     }
-    if (atomic_load(&bgsave_running)) {
-        if (c->argc == 2)
+    if (bk_busy()) {
+        if (c->argc == 2) {
+            bk_schedule_bgsave();
             add_reply_status(c, "Background saving scheduled");
-        else
+        } else {
             add_reply_error(c, "Background save already in progress");
+        }
         return;
     }
-    server_wait_bgsave(); /* reap the previous one */
-    server_commit();
-    atomic_store(&bgsave_running, 1);
-    if (pthread_create(&bgsave_thread, NULL, bgsave_main, NULL) != 0) {
-        atomic_store(&bgsave_running, 0);
-        bgsave_thread = 0;
-        add_reply_error(c, "Can't start the background save thread");
-        return;
-    }
+    if (bk_start(BK_BGSAVE, NULL, err, sizeof(err)) < 0) return add_reply_error(c, err);
     add_reply_status(c, "Background saving started");
 }
 
 void cmd_lastsave(client *c)
 {
-    add_reply_long_long(c, (long long)lastsave());
+    add_reply_long_long(c, (long long)bk_lastsave());
 }
 
 void cmd_shutdown(client *c)

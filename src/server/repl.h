@@ -83,8 +83,6 @@ void repl_replconf(client *c);
 void repl_psync(client *c, const char *replid, long long offset);
 void repl_wait(client *c, long long numreplicas, int64_t deadline_ms);
 void repl_role(client *c);
-/* INFO persistence: backup_in_progress, backup_last_error (cmd_repl.c). */
-void repl_backup_info(sbuf *b);
 /* Shutdown: waits for a running BACKUP (it reads the engine). */
 void repl_backup_wait(void);
 /* Shutdown, after every client is gone: closes the link, frees the

@@ -35,6 +35,7 @@
 #include "server/acl.h"
 #include "server/ae.h"
 #include "server/anet.h"
+#include "server/backup.h"
 #include "server/config.h"
 #include "server/script.h"
 #include "server/repl.h"
@@ -553,6 +554,7 @@ static int server_cron(ae_loop *el, long long id, void *data)
         server.cmd_time_ms = 0;
         pause_cron();
         repl_cron();
+        bk_cron(); /* reaps a checkpoint, starts a scheduled BGSAVE */
         migrate_cron();
         tracking_cron();
         networking_clients_cron();
@@ -640,7 +642,7 @@ int server_init(void)
         r = r * 6364136223846793005ULL + 1442695040888963407ULL;
         (i < 40 ? server.runid : server.replid)[i % 40] = "0123456789abcdef"[(r >> 59) & 15];
     }
-    server.lastsave_s = server.start_ms / 1000;
+    bk_note_save(); /* LASTSAVE and rdb_changes_since_last_save start here */
     server.stat_ops_sample_ms = (uint64_t)server.start_ms;
     server.el = ae_create(cfg.maxclients + 128);
     server.batch = eng_batch_new(1);
