@@ -469,7 +469,9 @@ static void serve_key(wkey *wk)
         c->last_cmd_errors = 0;
         c->priv->executing++;
         int64_t t0 = mono_us();
+        tracking_call_begin(c); /* TR1: its invalidations after this reply */
         int served = bw->ops->serve(c, bw->state, wk->key, wk->klen, type);
+        tracking_call_end(c, NULL);
         int64_t dur = mono_us() - t0;
         c->priv->executing--;
         if (served && cfg.slowlog_log_slower_than >= 0 && dur >= cfg.slowlog_log_slower_than)
