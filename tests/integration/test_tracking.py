@@ -14,24 +14,32 @@ from harness import RawConn, test, main
 from redis_compare import RealRedis
 
 
-def settle(*conns):
-    """Everything the server has sent so far (pushes arrive after replies)."""
-    time.sleep(0.02)
-    out = []
-    for c in conns:
-        c.s.settimeout(0.003)
-        try:
-            while True:
-                chunk = c.s.recv(1 << 16)
-                if not chunk:
-                    break
-                c.buf += chunk
-        except OSError:
-            pass
-        c.s.settimeout(20)
-        out.append(c.buf)
-        c.buf = b""
+def sync(c):
+    """Everything c received up to the reply of a PING sent now: the server
+    wrote all earlier output of c before that reply."""
+    mark = b"--sync--"
+    c.send(RawConn.encode("PING", mark))
+    while mark + b"\r\n" not in c.buf:
+        c._fill()
+    out, c.buf = c.buf, b""
     return out
+
+
+def settle(sender, conns, queued=False):
+    """The sender's output first (its command has run when its PING is
+    answered; inside MULTI, when its one-line +OK/+QUEUED arrived), then
+    every other connection's, in order."""
+    if queued:
+        while b"\r\n" not in sender.buf:
+            sender._fill()
+        got = {id(sender): sender.buf}
+        sender.buf = b""
+    else:
+        got = {id(sender): sync(sender)}
+    for c in conns:
+        if c is not sender:
+            got[id(c)] = sync(c)
+    return [got[id(c)] for c in conns]
 
 
 def run(port):
@@ -41,9 +49,15 @@ def run(port):
 
     live = [a, b, r2, r3]
 
+    multi = [False]
+
     def cmd(c, *args):
         c.send(RawConn.encode(*args))
-        log.append((args, settle(*live)))
+        if args[0] == "MULTI":
+            multi[0] = True
+        elif args[0] == "EXEC":
+            multi[0] = False
+        log.append((args, settle(c, live, queued=multi[0])))
 
     for c in (a, r3):
         cmd(c, "HELLO", "3")
@@ -59,9 +73,9 @@ def run(port):
     cmd(a, "GET", "k2")
     cmd(a, "EXEC")                 # the invalidation of k1 after EXEC's reply
     cmd(a, "GET", "e")
-    cmd(b, "SET", "e", "1", "PX", "1")
+    cmd(b, "SET", "e", "1", "PX", "300")
     cmd(a, "GET", "e")             # tracked again
-    time.sleep(0.05)
+    time.sleep(0.4)
     cmd(b, "GET", "e")             # lazy expiry invalidates
     cmd(a, "FLUSHALL")             # null invalidation
     cmd(a, "CLIENT", "TRACKING", "off")
@@ -109,7 +123,10 @@ def run(port):
     cmd(r3, "GET", "g")
     r2.s.close()
     live.remove(r2)
-    time.sleep(0.1)
+    w = RawConn(port)  # outside the log: wait until the server saw the close
+    while w.command("CLIENT", "LIST", "ID", rid):
+        time.sleep(0.01)
+    w.s.close()
     cmd(b, "SET", "g", "1")        # r3 gets tracking-redir-broken
     cmd(r3, "CLIENT", "TRACKINGINFO")
     # client ids differ between the servers; HELLO names the server
