@@ -75,8 +75,22 @@ static int packed_parse(const char *p, size_t len, ks_fvec *fv)
     return p == end ? 0 : -1;
 }
 
-/* m: a live list or type KS_NONE (an empty view). */
-static ks_status view_init(ks_ctx *c, const ks_meta *m, lview *lv)
+/* Parses a packed view's items (view_init with count_only leaves them). */
+static ks_status view_parse(ks_ctx *c, const ks_meta *m, lview *lv)
+{
+    if (packed_parse(m->payload, m->plen, &lv->items) != 0) {
+        ks_fvec_free(&lv->items);
+        return corrupt(c);
+    }
+    lv->n = lv->items.n;
+    return KS_OK;
+}
+
+/* m: a live list or type KS_NONE (an empty view). count_only: a packed
+ * list's items are not parsed, only its count and its run of entries
+ * (a push copies the run whole: parsing a body of thousands of small
+ * items cost more than the rest of the push). */
+static ks_status view_init(ks_ctx *c, const ks_meta *m, lview *lv, int count_only)
 {
     memset(lv, 0, sizeof(*lv));
     ks_fvec_init(&lv->items);
@@ -88,21 +102,25 @@ static ks_status view_init(ks_ctx *c, const ks_meta *m, lview *lv)
         lv->head = ks_get_le64(m->ext);
         return KS_OK;
     }
-    if (packed_parse(m->payload, m->plen, &lv->items) != 0) {
-        ks_fvec_free(&lv->items);
-        return corrupt(c);
-    }
-    lv->n = lv->items.n;
-    return KS_OK;
+    const char *end = m->payload + m->plen;
+    lv->run = ks_get_varint(m->payload, end, &lv->n);
+    if (!lv->run || (lv->n == 0) != (lv->run == end)) return corrupt(c);
+    lv->rn = (size_t)(end - lv->run);
+    return count_only ? KS_OK : view_parse(c, m, lv);
+}
+
+static ks_status lst_open_as(ks_ctx *c, const char *key, size_t klen, lst *l, int count_only)
+{
+    ks_status st = ks_write_begin(c, c->db, key, klen, KS_LIST, &l->w);
+    if (st != KS_OK) return st;
+    st = view_init(c, &l->w.m, &l->v, count_only);
+    if (st != KS_OK) ks_write_end(&l->w);
+    return st;
 }
 
 static ks_status lst_open(ks_ctx *c, const char *key, size_t klen, lst *l)
 {
-    ks_status st = ks_write_begin(c, c->db, key, klen, KS_LIST, &l->w);
-    if (st != KS_OK) return st;
-    st = view_init(c, &l->w.m, &l->v);
-    if (st != KS_OK) ks_write_end(&l->w);
-    return st;
+    return lst_open_as(c, key, klen, l, 0);
 }
 
 static void lst_close(lst *l)
@@ -138,7 +156,7 @@ static ks_status lread_open(ks_ctx *c, const char *key, size_t klen, lread *r)
 {
     ks_status st = ks_key_read(c, NULL, c->db, key, klen, KS_LIST, &r->m);
     if (st != KS_OK) return st;
-    st = view_init(c, &r->m, &r->v);
+    st = view_init(c, &r->m, &r->v, 0);
     if (st != KS_OK) ks_meta_free(&r->m);
     return st;
 }
@@ -268,7 +286,8 @@ static ks_status push_convert(lst *l, int where, const ks_field *items, size_t n
     ks_ctx *c = l->w.c;
     ks_fvec all;
     ks_fvec_init(&all);
-    ks_status st = KS_OK;
+    ks_status st = l->v.n && !l->v.items.n ? view_parse(c, &l->w.m, &l->v) : KS_OK;
+    if (st != KS_OK) return st;
     const ks_fvec *old = &l->v.items;
     for (size_t i = 0; st == KS_OK && i < n; i++) /* LPUSH a b c gives c b a */
         if (where == KS_LIST_HEAD &&
@@ -300,8 +319,8 @@ static ks_status push_packed(lst *l, int where, const ks_field *items, size_t n)
 {
     ks_ctx *c = l->w.c;
     const lview *lv = &l->v;
-    size_t rn = 0;
-    const char *run = lv->n ? entries_run(lv, 0, lv->n, &rn) : NULL;
+    size_t rn = lv->rn;
+    const char *run = lv->run;
     uint64_t total = lv->n + n;
     size_t size = ks_varint_len(total) + rn + entries_size(items, n);
     if (!fits_packed(c, total, size)) return push_convert(l, where, items, n);
@@ -320,7 +339,7 @@ ks_status ks_lpush(ks_ctx *c, const char *key, size_t klen, int where, int xx,
 {
     lst l;
     *len = 0;
-    ks_status st = lst_open(c, key, klen, &l);
+    ks_status st = lst_open_as(c, key, klen, &l, 1);
     if (st != KS_OK) return st;
     if (lst_absent(&l) && xx) {
         st = KS_NOTFOUND;

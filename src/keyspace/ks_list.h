@@ -21,7 +21,11 @@ typedef struct lview {
     uint64_t n;
     int big;
     uint64_t version, head;
-    ks_fvec items;
+    ks_fvec items; /* empty when opened for a push (not parsed: see run) */
+    /* packed: the entries' bytes after the count, one run (a push copies
+     * them as they are) */
+    const char *run;
+    size_t rn;
 } lview;
 
 /* A list opened for a write. */

@@ -8,12 +8,14 @@
 
 #include "keyspace/ks_type.h"
 
-/* Big sets of at most this many members are sampled exactly (read whole);
+/* Big sets of at most this many members are sampled exactly (read whole,
+ * with the tombstones under their version: at most count + the slack);
  * bigger ones by a seek to a random hash (ENCODING.md). */
-#define KS_SET_EXACT_RANDOM 1024
+#define KS_SET_EXACT_RANDOM 64
 /* A big set is rewritten once more members were deleted under its
- * version than it has left, plus this. */
-#define KS_SET_REWRITE_SLACK 1024
+ * version than it has left, plus this. Small, so that an exact draw on a
+ * set popped down to a few members walks few tombstones. */
+#define KS_SET_REWRITE_SLACK 64
 /* Extra steps after the seek of one random draw on a big set: 0..N-1. */
 #define KS_SET_DRAW_WINDOW 16
 

@@ -15,6 +15,7 @@
 #include "server/ae.h"
 #include "server/config.h"
 #include "server/repl.h"
+#include "server/reply.h"
 
 repl_state repl;
 
@@ -136,12 +137,16 @@ void repl_feed_bytes(const char *p, size_t n, int backlog_only)
 /* One frame "*argc $len arg ..." of the stream, built from pieces. */
 void repl_feed_frame(const char *const *argv, const size_t *len, int argc)
 {
-    char hdr[64];
-    int h = snprintf(hdr, sizeof(hdr), "*%d\r\n", argc);
-    repl_feed_bytes(hdr, (size_t)h, 0);
+    char hdr[24]; /* '*' or '$', 20 digits, CRLF */
+    size_t h = 1 + reply_fmt_ull(hdr + 1, (unsigned long long)argc);
+    hdr[0] = '*';
+    memcpy(hdr + h, "\r\n", 2);
+    repl_feed_bytes(hdr, h + 2, 0); /* every write pays this: no snprintf */
     for (int i = 0; i < argc; i++) {
-        h = snprintf(hdr, sizeof(hdr), "$%zu\r\n", len[i]);
-        repl_feed_bytes(hdr, (size_t)h, 0);
+        h = 1 + reply_fmt_ull(hdr + 1, (unsigned long long)len[i]);
+        hdr[0] = '$';
+        memcpy(hdr + h, "\r\n", 2);
+        repl_feed_bytes(hdr, h + 2, 0);
         repl_feed_bytes(argv[i], len[i], 0);
         repl_feed_bytes("\r\n", 2, 0);
     }

@@ -152,7 +152,7 @@ static const char digits2[201] = "0001020304050607080910111213141516171819"
 /* Writes v in decimal (no NUL) to dst, which has room for 20 bytes;
  * returns the length. snprintf's stdio machinery was a quarter of the
  * server's CPU on IDX.RANGE ... HASHES, a header per field. */
-static size_t fmt_ull(char *dst, unsigned long long v)
+size_t reply_fmt_ull(char *dst, unsigned long long v)
 {
     char tmp[20];
     char *p = tmp + sizeof(tmp);
@@ -177,9 +177,9 @@ static size_t fmt_ull(char *dst, unsigned long long v)
 /* As fmt_ull for a signed value (LLONG_MIN included); dst needs 21 bytes. */
 static size_t fmt_ll(char *dst, long long v)
 {
-    if (v >= 0) return fmt_ull(dst, (unsigned long long)v);
+    if (v >= 0) return reply_fmt_ull(dst, (unsigned long long)v);
     dst[0] = '-';
-    return 1 + fmt_ull(dst + 1, 0ULL - (unsigned long long)v);
+    return 1 + reply_fmt_ull(dst + 1, 0ULL - (unsigned long long)v);
 }
 
 /* Writes "<type><n>\r\n" to dst (room for 24 bytes); returns the length. */
@@ -350,7 +350,7 @@ static inline char *put_bulk(char *dst, const char *p, size_t n)
         memcpy(dst, digits2 + 2 * n, 2);
         dst += 2;
     } else {
-        dst += fmt_ull(dst, n);
+        dst += reply_fmt_ull(dst, n);
     }
     dst[0] = '\r';
     dst[1] = '\n';

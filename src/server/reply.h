@@ -18,6 +18,11 @@
 #include "keyspace/keyspace.h"
 #include "server/server.h"
 
+/* Writes v in decimal (no NUL) to dst, which has room for 20 bytes, and
+ * returns the length: snprintf's stdio machinery costs several times more
+ * for the headers of every reply and replication frame. Any thread. */
+size_t reply_fmt_ull(char *dst, unsigned long long v);
+
 /* What of each pair add_reply_hash writes. */
 typedef enum reply_hash_part {
     REPLY_HASH_PAIRS,  /* map of field -> value (HGETALL) */

@@ -599,6 +599,16 @@ TEST(BigListPointOperationsCostOneOrTwoEngineOperations)
     cost_end(&c);
     CHECK_EQ_INT(g.n, 100);
     CHECK(strcmp(g.v[0], "v059999") == 0); /* one pushed at the head */
+    CHECK(strcmp(g.v[99], "v060098") == 0);
+    got_free(&g);
+    CHECK_EQ_INT(c.seeks, 0); /* few chunks: a get each, no iterator */
+    CHECK(c.gets >= 1 + 4 && c.gets <= 1 + 5);
+
+    cost_start(&c); /* many chunks: one seek, then steps */
+    CHECK(lrange("big", 60000, 60999, &g) == KS_OK);
+    cost_end(&c);
+    CHECK_EQ_INT(g.n, 1000);
+    CHECK(strcmp(g.v[999], "v060998") == 0);
     got_free(&g);
     CHECK_EQ_INT(c.seeks, 1);
 
@@ -624,6 +634,13 @@ TEST(BigListPointOperationsCostOneOrTwoEngineOperations)
     CHECK(v.n == sizeof(longv) && memcmp(v.p, longv, v.n) == 0);
     ks_val_free(&v);
     CHECK_EQ_INT(c.gets, 3);
+    cost_start(&c); /* a short range reads the slot with one more get */
+    CHECK(lrange("big", 999, 1001, &g) == KS_OK);
+    cost_end(&c);
+    CHECK(g.n == 3 && strlen(g.v[1]) == sizeof(longv) && g.v[1][0] == 'L');
+    got_free(&g);
+    CHECK_EQ_INT(c.seeks, 0);
+    CHECK_EQ_INT(c.gets, 3); /* the metadata, the chunk, the slot */
     cost_start(&c);
     CHECK(ks_lset(&ctx, "big", 3, 1001, "x", 1) == KS_OK); /* the same chunk */
     cost_end(&c);
