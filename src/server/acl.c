@@ -578,7 +578,11 @@ int acl_merge_selector_args(int argc, char **argv, size_t *lens, char ***out, si
     for (int j = 0; j < argc; j++) {
         const char *op = argv[j];
         size_t len = lens[j];
-        if (open < 0 && len && op[0] == '(' && op[len - 1] != ')') {
+        /* An opening argument starts a selector even while one is open:
+         * Redis's ACLMergeSelectorArguments drops the unclosed one, so the
+         * error names the last opening. */
+        if (len && op[0] == '(' && op[len - 1] != ')') {
+            if (open >= 0) free(m[n]);
             open = j;
             m[n] = malloc(len + 1);
             memcpy(m[n], op, len + 1);

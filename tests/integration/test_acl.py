@@ -12,6 +12,7 @@ import time
 import redis
 
 from harness import RawConn, RespError, Server, main, test
+from redis_compare import compare_with_redis
 
 NOPERM_CMD = "NOPERM this user has no permissions to run the '%s' command"
 NOPERM_KEY = "NOPERM this user has no permissions to access one of the keys used as arguments"
@@ -338,6 +339,16 @@ def index_queries_need_read_access_to_every_key_the_index_covers(srv):
     assert err(c, "FT.SEARCH", "fall", "*") == NOPERM_KEY
     assert admin.command("ACL", "SETUSER", "carol", "allkeys") == "OK"
     assert c.command("FT.SEARCH", "fall", "*")[0] == 3
+
+
+@test
+def a_second_opening_parenthesis_restarts_the_selector_as_redis(srv):
+    compare_with_redis(srv, """
+        ACL SETUSER u1 on (~k*\s+get (resetkeys allchannels
+        ACL SETUSER u2 on (~a* (+get ~b*) +set
+        ACL GETUSER u2
+        ACL SETUSER u3 on (~a*) (+get
+    """)
 
 
 if __name__ == "__main__":
