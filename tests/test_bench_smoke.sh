@@ -99,8 +99,8 @@ fi
 # BenchRedisPrintsRatios: strata and redis-server side by side, every test
 # (the sorted-set ones on a smaller key: one zset of 20_000 members costs
 # strata milliseconds per ZPOPMIN today, see README "Measured results").
-BENCH_N=20000 BENCH_TIMEOUT=30 BENCH_TESTS="set get incr hset mset sadd spop evalsha setbit pfadd publish lpush rpush lpop rpop lrange_100 xadd" \
-  timeout 60 src/bench/bench-redis.sh >"$out/redis.txt" 2>&1
+BENCH_N=5000 BENCH_TIMEOUT=60 BENCH_TESTS="set get incr hset mset sadd spop evalsha setbit pfadd publish lpush rpush lpop rpop lrange_100 xadd" \
+  timeout 180 src/bench/bench-redis.sh >"$out/redis.txt" 2>&1
 rc=$?
 if [ $rc -ne 0 ]; then
   echo "FAIL BenchRedisPrintsRatios: exit status $rc"
@@ -109,7 +109,7 @@ else
   check_last BenchRedisPrintsRatios "$out/redis.txt" \
     "^strata/redis ratios: set=$num get=$num incr=$num hset=$num mset=$num sadd=$num spop=$num evalsha=$num setbit=$num pfadd=$num publish=$num lpush=$num rpush=$num lpop=$num rpop=$num lrange_100=$num xadd=$num\$"
 fi
-BENCH_N=2000 BENCH_TIMEOUT=30 BENCH_TESTS="zadd zpopmin geoadd" timeout 60 src/bench/bench-redis.sh \
+BENCH_N=2000 BENCH_TIMEOUT=60 BENCH_TESTS="zadd zpopmin geoadd" timeout 120 src/bench/bench-redis.sh \
   >"$out/redis-z.txt" 2>&1
 rc=$?
 if [ $rc -ne 0 ]; then
