@@ -154,6 +154,7 @@ static void adjust_open_files_limit(void)
  * only the watchers of keys that existed (server_watch_flush_begin). */
 static void touch_hook(void *tctx, int db, const char *key, size_t klen)
 {
+    repl_note_touched(db, key, klen);
     if (key) {
         server_touch_key(db, key, klen);
         block_signal_key(db, key, klen);
