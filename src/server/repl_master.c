@@ -154,7 +154,7 @@ void repl_feed_frame(const char *const *argv, const size_t *len, int argc)
 
 /* The keys the writes since the last fed batch changed (the keyspace's
  * touch hook), the third part of a STRATA.BATCH frame: per key
- * fixed32 db, fixed32 len (0xffffffff: the whole db was flushed), key.
+ * varint db, varint len+1 (0: the whole db was flushed, no key), key.
  * A replica touches them (WATCH, blocked XREADs) once it applied the
  * batch. */
 static void touched_put(const void *p, size_t n)
@@ -168,18 +168,23 @@ static void touched_put(const void *p, size_t n)
     touched_len += n;
 }
 
-static void put32(uint32_t v)
+static void put_varint(uint64_t v)
 {
-    unsigned char b[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
-                          (unsigned char)(v >> 24)};
-    touched_put(b, 4);
+    unsigned char b[10];
+    size_t n = 0;
+    while (v >= 0x80) {
+        b[n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    b[n++] = (unsigned char)v;
+    touched_put(b, n);
 }
 
 void repl_note_touched(int db, const char *key, size_t len)
 {
     if (repl.is_replica) return; /* R1: a replica's stream is its primary's */
-    put32((uint32_t)db);
-    put32(key ? (uint32_t)len : 0xffffffffu);
+    put_varint((uint64_t)db);
+    put_varint(key ? (uint64_t)len + 1 : 0);
     if (key) touched_put(key, len);
 }
 

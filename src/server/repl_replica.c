@@ -178,10 +178,16 @@ static long long frame_len(int argc, const arg *argv)
     return n;
 }
 
-static uint32_t get32(const char *p)
+/* A varint of p[*i..n) (repl_note_touched's); -1 when it is cut short. */
+static int64_t get_varint(const char *p, size_t n, size_t *i)
 {
-    const unsigned char *u = (const unsigned char *)p;
-    return (uint32_t)u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 24;
+    uint64_t v = 0;
+    for (int shift = 0; *i < n && shift < 64; shift += 7) {
+        unsigned char b = (unsigned char)p[(*i)++];
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) return v > INT64_MAX ? -1 : (int64_t)v;
+    }
+    return -1;
 }
 
 /* The keys a STRATA.BATCH changed (its third part, repl_note_touched's
@@ -192,25 +198,24 @@ static uint32_t get32(const char *p)
 static void touch_keys(const arg *keys, int before)
 {
     ks_ctx ctx = link_ctx();
-    for (size_t i = 0; i + 8 <= keys->len;) {
-        int db = (int)get32(keys->ptr + i);
-        uint32_t n = get32(keys->ptr + i + 4);
-        i += 8;
-        if (n == 0xffffffffu) {
+    for (size_t i = 0; i < keys->len;) {
+        int64_t db = get_varint(keys->ptr, keys->len, &i);
+        int64_t n = get_varint(keys->ptr, keys->len, &i);
+        if (db < 0 || db >= KS_DATABASES || n < 0 || n - 1 > (int64_t)(keys->len - i)) break;
+        if (n == 0) {
             if (before) {
-                server_watch_flush_begin(&ctx, db);
+                server_watch_flush_begin(&ctx, (int)db);
             } else {
                 server_watch_flush_end(1);
-                block_signal_db(db);
+                block_signal_db((int)db);
             }
             continue;
         }
-        if (n > keys->len - i) break;
         if (!before) {
-            server_touch_key(db, keys->ptr + i, n);
-            block_signal_key(db, keys->ptr + i, n);
+            server_touch_key((int)db, keys->ptr + i, (size_t)(n - 1));
+            block_signal_key((int)db, keys->ptr + i, (size_t)(n - 1));
         }
-        i += n;
+        i += (size_t)(n - 1);
     }
     ks_ctx_reset(&ctx);
 }
