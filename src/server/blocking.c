@@ -418,7 +418,7 @@ uint64_t block_timeout_count(void)
 
 static ks_type key_type(int db, const char *key, size_t klen)
 {
-    ks_ctx ctx = {server.ks, server.batch, db, server_now_ms(), NULL};
+    ks_ctx ctx = {server.ks, server.batch, dbmap_stored(db), server_now_ms(), NULL};
     ks_type t = KS_NONE;
     ks_type_of(&ctx, key, klen, &t);
     ks_ctx_reset(&ctx);

@@ -202,6 +202,7 @@ static void touch_keys(const arg *keys, int before)
         int64_t db = get_varint(keys->ptr, keys->len, &i);
         int64_t n = get_varint(keys->ptr, keys->len, &i);
         if (db < 0 || db >= KS_DATABASES || n < 0 || n - 1 > (int64_t)(keys->len - i)) break;
+        db = dbmap_logical((int)db); /* the stream has the stored db (DBM2) */
         if (n == 0) {
             if (before) {
                 server_watch_flush_begin(&ctx, (int)db);
@@ -258,12 +259,13 @@ static int apply_frame(int argc, const arg *argv)
         const arg *keys = argc == 3 ? &argv[2] : NULL;
         if (keys) touch_keys(keys, 1); /* a flush's watchers: before the batch */
         if (eng_batch_append_data(L.b, argv[1].ptr, argv[1].len) != ENG_OK) rc = -1;
-        /* The index catalog ('x' 'C', 'x' 'A') or the function libraries
-         * ('S' 'F') may have changed: what the layers cache is reloaded. */
+        /* The index catalog ('x' 'C', 'x' 'A'), the function libraries
+         * ('S' 'F') or the database map ('S' 'D') may have changed: what
+         * the layers and the server cache is reloaded. */
         const char *d = argv[1].ptr;
         size_t dl = argv[1].len;
-        int reload =
-            !rc && (memmem(d, dl, "xC", 2) || memmem(d, dl, "xA", 2) || memmem(d, dl, "SF", 2));
+        int reload = !rc && (memmem(d, dl, "xC", 2) || memmem(d, dl, "xA", 2) ||
+                             memmem(d, dl, "SF", 2) || memmem(d, dl, "SD", 2));
         if (!rc) put_state(&ctx, after);
         if (!rc) rc = link_write();
         if (!rc) feed_parsed(argc, argv);

@@ -229,9 +229,34 @@ struct client {
 };
 
 /* The keyspace context of the running command: the keyspace, the pending
- * batch (one per command, or one per EXEC) and c->db. Valid during the
- * handler only. */
+ * batch (one per command, or one per EXEC) and c->db's stored db (DBM2).
+ * Valid during the handler only. */
 ks_ctx *client_ks(client *c);
+
+/* ---- MIGRATE (cmd_migrate.c) ------------------------------------------ */
+/* Connections kept to MIGRATE targets (INFO migrate_cached_sockets); the
+ * cron closes those unused for ten seconds. Command thread only. */
+long migrate_cached_sockets(void);
+void migrate_cron(void);
+
+/* ---- Logical and stored databases (dbmap.c, Invariants DBM1-DBM2) ----- */
+/* The stored db the layers below use for logical db (what SELECT names),
+ * and back. Command thread only. */
+extern unsigned char dbmap_to_stored[KS_DATABASES], dbmap_to_logical[KS_DATABASES];
+static inline int dbmap_stored(int logical)
+{
+    return (unsigned)logical < KS_DATABASES ? dbmap_to_stored[logical] : logical;
+}
+static inline int dbmap_logical(int stored)
+{
+    return (unsigned)stored < KS_DATABASES ? dbmap_to_logical[stored] : stored;
+}
+/* Reads the map from its server record (identity when absent); -1 after
+ * logging when the record cannot be read or is damaged. */
+int dbmap_load(void);
+/* SWAPDB: exchanges logical dbs a and b, writing the new map into
+ * ctx->batch. REQUIRES: 0 <= a, b < KS_DATABASES. */
+ks_status dbmap_swap(ks_ctx *ctx, int a, int b);
 
 /* ---- Replies ------------------------------------------------------------ */
 /* All append to c's output buffer; nothing is written to the socket until
@@ -339,6 +364,10 @@ void server_touch_db(int db); /* -1: every db */
  * _end dirties their watchers when flushed is non-zero (cmd_multi.c). */
 void server_watch_flush_begin(const ks_ctx *ctx, int db);
 void server_watch_flush_end(int flushed);
+/* SWAPDB a b, before the swap: dirties the watchers of every watched key
+ * of a or b that is live in a or in b (Redis's touchAllWatchedKeysInDb:
+ * a key stale or absent on both sides is no change). */
+void server_watch_swap(int a, int b);
 
 /* ---- Keyspace notifications (notify.c) ---------------------------------
  * The one API every command calls after it changed a key, as Redis's
