@@ -49,8 +49,9 @@ void repl_cron(void);
  * NOREPLICAS with min-replicas-to-write. Returns the error text, or NULL
  * when cmd (with c's MULTI queue for EXEC) may write. */
 const char *repl_write_refusal(client *c, const struct command *cmd);
-/* replica-serve-stale-data no: 1 when cmd (with c's MULTI queue for
- * EXEC) must get MASTERDOWN, the link to the primary being down. */
+/* replica-serve-stale-data no: 1 when cmd (its subcommand; with c's
+ * MULTI queue for EXEC) is not flagged stale and must get MASTERDOWN, the
+ * link to the primary being down. */
 int repl_refuses_stale(const client *c, const struct command *cmd);
 /* R1: 1 when the server must not write c's batch (a replica, c not the
  * link). */

@@ -519,10 +519,12 @@ const char *repl_write_refusal(client *c, const struct command *cmd)
 int repl_refuses_stale(const client *c, const struct command *cmd)
 {
     if (!repl.is_replica || cfg.replica_serve_stale_data || repl_link_up()) return 0;
-    int deny = !(cmd->flags & CMD_STALE);
+    int bad, deny = !(command_resolve(cmd, c->argc, c->argv, &bad)->flags & CMD_STALE);
     if (cmd->proc == cmd_exec && (c->flags & CLIENT_MULTI))
-        for (int i = 0; i < c->priv->mq_len && !deny; i++)
-            deny = !(c->priv->mq[i].cmd->flags & CMD_STALE);
+        for (int i = 0; i < c->priv->mq_len && !deny; i++) {
+            const queued_cmd *q = &c->priv->mq[i];
+            deny = !(command_resolve(q->cmd, q->argc, q->argv, &bad)->flags & CMD_STALE);
+        }
     return deny;
 }
 

@@ -37,7 +37,8 @@ class RedisServer:
         return redis.Redis(port=self.port, socket_timeout=30, **kw)
 
     def cleanup(self):
-        self.proc.kill()
+        if self.proc.poll() is None:
+            self.proc.kill()
         self.proc.wait()
 
 
@@ -186,16 +187,31 @@ def stale_replica_refuses_commands_with_masterdown():
         want = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
         assert error_of(rc, "GET", "k") == want
         assert error_of(rc, "DBSIZE") == want
-        assert rc.ping() and info(rc)["role"] == "slave"  # stale commands are served
+        assert error_of(rc, "PING") == want  # as Redis: PING is not flagged stale
+        assert info(rc)["role"] == "slave" and rc.config_get("port")  # stale commands are served
         raw = r.raw()
         assert raw.command("MULTI") == "OK"
-        assert raw.command("PING") == "QUEUED"
-        assert raw.command("EXEC") == ["PONG"]  # a queue of stale commands runs
+        assert raw.command("ROLE") == "QUEUED"
+        assert raw.command("EXEC")[0][0] == b"slave"  # a queue of stale commands runs
         assert raw.command("MULTI") == "OK"
         assert str(raw.command("GET", "k")).startswith("MASTERDOWN")  # refused while queueing
         raw.close()
         rc.config_set("replica-serve-stale-data", "yes")
         assert rc.get("k") is None
+        # redis-server, same steps: the same refusals
+        rm, rr = RedisServer(), RedisServer()
+        try:
+            c = rr.client()
+            c.replicaof("127.0.0.1", rm.port)
+            wait_for(lambda: info(c)["master_link_status"] == "up", 20, "redis replica")
+            c.config_set("replica-serve-stale-data", "no")
+            rm.cleanup()
+            wait_for(lambda: info(c)["master_link_status"] == "down", 20, "redis link down")
+            assert error_of(c, "GET", "k") == want and error_of(c, "DBSIZE") == want
+            assert error_of(c, "PING") == want and c.config_get("port")
+        finally:
+            rm.cleanup()
+            rr.cleanup()
     finally:
         m.cleanup()
         r.cleanup()
