@@ -590,6 +590,7 @@ static void info_stats(sbuf *b)
         (unsigned long long)pubsub_channel_count(1), (unsigned long long)server.stat_errors,
         (unsigned long long)server.stat_commits, (unsigned long long)server.stat_write_errors,
         migrate_cached_sockets());
+    repl_info_stats(b);
 }
 
 static void info_replication(sbuf *b)
@@ -758,6 +759,7 @@ void cmd_config(client *c)
         server.stat_expired = server.stat_commits = server.stat_write_errors = 0;
         server.stat_evicted_clients = 0;
         server.stat_ops_sample_cmds = 0;
+        repl_reset_stats();
         stats_reset();
         add_reply_ok(c);
     } else if (arg_is(sub, "rewrite")) {

@@ -60,6 +60,10 @@ int repl_drop_local_writes(void);
 void repl_client_free(client *c);
 /* INFO replication. */
 void repl_info(sbuf *b);
+/* INFO stats: sync_full, sync_partial_ok, sync_partial_err; CONFIG
+ * RESETSTAT zeroes them. */
+void repl_info_stats(sbuf *b);
+void repl_reset_stats(void);
 /* CLIENT LIST / KILL TYPE: 1 when c is a replica connection. */
 int repl_client_is_replica(const client *c);
 

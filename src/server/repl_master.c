@@ -41,6 +41,9 @@ typedef struct replica {
 
 static replica *reps;
 static int nreps, caps;
+/* INFO stats: full syncs served, partial resyncs accepted, and partial
+ * resyncs asked for (a replid given) that had to become full ones. */
+static long long stat_sync_full, stat_sync_partial_ok, stat_sync_partial_err;
 
 typedef struct waiter {
     client *c;
@@ -364,6 +367,7 @@ void repl_psync(client *c, const char *id, long long want)
     int known = !strcasecmp(id, repl.replid) ||
                 (!strcasecmp(id, repl.replid2) && want <= repl.second_offset);
     if (known && ring_size && want >= first_byte() && want <= repl.offset + 1) {
+        stat_sync_partial_ok++;
         raw_line(c, "+CONTINUE %s\r\n", repl.replid, 0);
         backlog_send(c, want);
         r->state = REP_ONLINE;
@@ -374,6 +378,8 @@ void repl_psync(client *c, const char *id, long long want)
                    c->addr, repl.offset - want + 1, want);
         return;
     }
+    stat_sync_full++;
+    if (strcmp(id, "?")) stat_sync_partial_err++;
     if (!ring_size) backlog_append("", 0); /* allocate it */
     raw_line(c, "+FULLRESYNC %s %lld\r\n", repl.replid, repl.offset);
     static const char begin[] = "*1\r\n$16\r\nSTRATA.SNAPBEGIN\r\n";
@@ -615,6 +621,17 @@ void repl_info(sbuf *b)
               "repl_backlog_histlen:%lld\r\n",
               repl_failover_state(), repl.replid, repl.replid2, repl.offset, repl.second_offset,
               ring_size ? 1 : 0, cfg.repl_backlog_size, first_byte(), histlen);
+}
+
+void repl_info_stats(sbuf *b)
+{
+    sb_printf(b, "sync_full:%lld\r\nsync_partial_ok:%lld\r\nsync_partial_err:%lld\r\n",
+              stat_sync_full, stat_sync_partial_ok, stat_sync_partial_err);
+}
+
+void repl_reset_stats(void)
+{
+    stat_sync_full = stat_sync_partial_ok = stat_sync_partial_err = 0;
 }
 
 /* ROLE */

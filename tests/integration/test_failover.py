@@ -106,6 +106,8 @@ def failover_hands_the_primary_over_and_keeps_every_write():
         assert info(mc)["master_port"] == r.port
         assert rc.dbsize() == 300 and rc.get("k299") == b"299"
         assert "Partial resynchronization request" in open(r.logfile).read()
+        st = info(rc, "stats")
+        assert (st["sync_partial_ok"], st["sync_full"], st["sync_partial_err"]) == (1, 0, 0), st
         rc.set("after", "1")
         wait_for(lambda: mc.get("after") == b"1", 10, "the new primary's write on the old one")
         try:
