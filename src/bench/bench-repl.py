@@ -119,12 +119,13 @@ def main():
                            c0 / n * 1e6, c2 / n * 1e6, mo, lag, catch * 1000))
                     summary.setdefault((kind, test), []).append(
                         (rps2 / rps0, c0 / n * 1e6, c2 / n * 1e6, max(lag), catch * 1000))
-        say("summary (median of rounds): throughput ratio with/without replicas, primary CPU "
-            "us/request alone and with replicas, max lag bytes and ms at the end")
+        say("summary over the rounds (min-max): throughput ratio with/without replicas, primary "
+            "CPU us/request alone -> with replicas, max lag at the end in bytes and ms")
         for (kind, test), v in sorted(summary.items()):
-            med = [sorted(x)[len(x) // 2] for x in zip(*v)]
-            say("  %-6s %-4s ratio x%.2f  CPU %.2f -> %.2f us/req  lag %d bytes %.0f ms"
-                % (kind, test, med[0], med[1], med[2], med[3], med[4]))
+            lo, hi = [min(x) for x in zip(*v)], [max(x) for x in zip(*v)]
+            say("  %-6s %-4s ratio x%.2f-%.2f  CPU %.2f-%.2f -> %.2f-%.2f us/req  lag %d-%d bytes "
+                "%.0f-%.0f ms" % (kind, test, lo[0], hi[0], lo[1], hi[1], lo[2], hi[2], lo[3], hi[3],
+                                  lo[4], hi[4]))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if out:

@@ -3,8 +3,8 @@
 
 A primary with two replicas takes SETs of unique keys from several writer
 connections (pipelines of 50); after a while the primary gets kill -9 under
-that load, the replica with the highest offset is promoted (as Sentinel
-picks it), and every key whose SET was acknowledged is looked up on it. In
+that load, the replica with the highest offset, once the replicas' offsets stand still,
+is promoted (as Sentinel picks it), and every key whose SET was acknowledged is looked up on it. In
 "wait" mode each pipeline ends with WAIT 1 1000 and only a pipeline WAIT
 confirmed counts as acknowledged: none of those may be missing. Runs strata
 and redis-server alike, alternating.
@@ -72,7 +72,14 @@ def one_run(kind, wait, seconds, tmp):
         stop.set()
         for t in ts:
             t.join()
-        time.sleep(0.2)  # what was on the wire is applied
+        # What reached the replicas' sockets is theirs: wait until their
+        # offsets stand still (Sentinel takes seconds to promote anyway).
+        last, still = None, time.time()
+        while time.time() - still < 0.5 and time.time() - still < 10:
+            offs = [r.info("replication")["slave_repl_offset"] for r in reps]
+            if offs != last:
+                last, still = offs, time.time()
+            time.sleep(0.05)
         best = max(reps, key=lambda r: r.info("replication")["slave_repl_offset"])
         best.replicaof("no", "one")
         keys = [k for a in acked for k in a]
