@@ -546,9 +546,10 @@ static void info_clients(sbuf *b)
     sb_printf(b,
               "connected_clients:%llu\r\ncluster_connections:0\r\nmaxclients:%d\r\n"
               "client_recent_max_input_buffer:%zu\r\nclient_recent_max_output_buffer:%zu\r\n"
-              "blocked_clients:%llu\r\ntracking_clients:0\r\nclients_in_timeout_table:%llu\r\n",
+              "blocked_clients:%llu\r\ntracking_clients:%llu\r\nclients_in_timeout_table:%llu\r\n",
               (unsigned long long)server.nclients, cfg.maxclients, max_in, max_out,
               (unsigned long long)(pause_blocked_clients() + block_count()),
+              (unsigned long long)tracking_client_count(),
               (unsigned long long)(pause_blocked_clients() + block_timeout_count()));
 }
 
@@ -568,6 +569,8 @@ static void info_persistence(sbuf *b)
 
 static void info_stats(sbuf *b)
 {
+    uint64_t tk, ti, tp;
+    tracking_info_stats(&tk, &ti, &tp);
     sb_section(b, "Stats");
     sb_printf(
         b,
@@ -578,7 +581,8 @@ static void info_stats(sbuf *b)
         "evicted_clients:%llu\r\n"
         "pubsub_channels:%llu\r\npubsub_patterns:%llu\r\npubsubshard_channels:%llu\r\n"
         "total_error_replies:%llu\r\ngroup_commits:%llu\r\nwrite_errors:%llu\r\n"
-        "migrate_cached_sockets:%ld\r\n",
+        "migrate_cached_sockets:%ld\r\n"
+        "tracking_total_keys:%llu\r\ntracking_total_items:%llu\r\ntracking_total_prefixes:%llu\r\n",
         (unsigned long long)server.stat_connections, (unsigned long long)server.stat_commands,
         (unsigned long long)server.stat_ops_per_sec, (unsigned long long)server.stat_net_in,
         (unsigned long long)server.stat_net_out, (unsigned long long)server.stat_rejected_conn,
@@ -589,7 +593,8 @@ static void info_stats(sbuf *b)
         (unsigned long long)pubsub_channel_count(0), (unsigned long long)pubsub_pattern_count(),
         (unsigned long long)pubsub_channel_count(1), (unsigned long long)server.stat_errors,
         (unsigned long long)server.stat_commits, (unsigned long long)server.stat_write_errors,
-        migrate_cached_sockets());
+        migrate_cached_sockets(), (unsigned long long)tk, (unsigned long long)ti,
+        (unsigned long long)tp);
     repl_info_stats(b);
 }
 
@@ -799,6 +804,7 @@ static void flush(client *c, int all)
         add_reply_ks_error(c, st, ctx);
         return;
     }
+    tracking_flushed();
     add_reply_ok(c);
 }
 

@@ -193,8 +193,8 @@ static int64_t get_varint(const char *p, size_t n, size_t *i)
 /* The keys a STRATA.BATCH changed (its third part, repl_note_touched's
  * grammar). before: the batch is not applied yet, so a flush's watchers
  * of keys that exist are found (server_watch_flush_begin); after: every
- * watcher of a changed key is dirtied (EXEC fails, as on the primary) and
- * blocked readers are signalled. */
+ * watcher of a changed key is dirtied (EXEC fails, as on the primary),
+ * blocked readers are signalled and tracking clients invalidated. */
 static void touch_keys(const arg *keys, int before)
 {
     ks_ctx ctx = link_ctx();
@@ -209,10 +209,12 @@ static void touch_keys(const arg *keys, int before)
             } else {
                 server_watch_flush_end(1);
                 block_signal_db((int)db);
+                tracking_flushed();
             }
             continue;
         }
         if (!before) {
+            tracking_key_changed(keys->ptr + i, (size_t)(n - 1));
             server_touch_key((int)db, keys->ptr + i, (size_t)(n - 1));
             block_signal_key((int)db, keys->ptr + i, (size_t)(n - 1));
         }

@@ -157,9 +157,11 @@ void server_call(client *c, const struct command *cmd)
     /* A script is shown before the commands it runs (Redis's evalCommand). */
     if ((cmd->flags & CMD_SCRIPT) && monitor_clients)
         monitor_feed(c, NULL, c->db, c->argc, c->argv);
+    tracking_call_begin(c);
     int64_t start = mono_us(); /* the one timing pair of a command */
     cmd->proc(c);
     int64_t dur = mono_us() - start;
+    tracking_call_end(c, cmd);
     key_access_touch_args(c);
     p->executing--;
     if (savepoint) {
@@ -502,6 +504,7 @@ static void before_sleep(ae_loop *el)
     pause_cron();         /* clients a pause released run before the commit */
     block_before_sleep(); /* its writes, too, go out with this commit */
     repl_before_sleep();
+    tracking_before_sleep();
     server_commit(); /* N1: before any reply is written */
     networking_flush_replies();
     if (server.shutdown_asap) ae_stop(el);
@@ -556,6 +559,7 @@ static int server_cron(ae_loop *el, long long id, void *data)
         pause_cron();
         repl_cron();
         migrate_cron();
+        tracking_cron();
         networking_clients_cron();
         uint64_t dt = (uint64_t)(now - (int64_t)server.stat_ops_sample_ms);
         if (dt >= 1000) {

@@ -2,8 +2,9 @@
 FAILOVER hands a primary over to a replica (and every refusal has Redis's
 text, checked against redis-server), replica-serve-stale-data no refuses
 commands while the link is down, a replicated write fails the EXEC of a
-client WATCHing on the replica, PUBLISH reaches subscribers on replicas, and
-a replica of a replica gets every write."""
+client WATCHing on the replica (and invalidates what a CLIENT TRACKING
+client there read), PUBLISH reaches subscribers on replicas, and a replica
+of a replica gets every write."""
 import signal
 import subprocess
 import tempfile
@@ -252,6 +253,25 @@ def replicated_write_fails_exec_of_a_watcher_on_the_replica():
         p.multi()
         p.get("w")
         assert p.execute() == [b"0"]
+    finally:
+        m.cleanup()
+        r.cleanup()
+
+
+@test
+def replicated_write_invalidates_a_tracking_client_on_the_replica():
+    m, r = Server().start(), Server().start()
+    try:
+        mc = m.client()
+        mc.set("t", "0")
+        replicate(m, r)
+        raw = r.raw()
+        raw.command("HELLO", "3")
+        assert raw.command("CLIENT", "TRACKING", "ON") == "OK"
+        assert raw.command("GET", "t") == b"0"
+        mc.set("t", "1")
+        assert raw.read_reply() == [b"invalidate", [b"t"]]
+        raw.close()
     finally:
         m.cleanup()
         r.cleanup()
