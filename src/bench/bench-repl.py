@@ -1,11 +1,13 @@
 #!/usr/bin/python3
 """bench-repl.py -- the cost of replication: redis-benchmark SET and HSET
 (-c 50 -P 16) against a primary with two replicas and with none, for strata
-and redis-server side by side, alternating; prints the primary's CPU time
-(the machine's wall time is too noisy), the stream size, the replicas' lag
-in bytes when the benchmark ends and the time they take to catch up.
+and redis-server side by side, alternating; prints the throughput ratio
+(with replicas / without; wall time, noisy here), the primary's CPU time and
+CPU per request (the steadier figure), the stream size, the replicas' lag
+in bytes when the benchmark ends and the time they take to catch up (the
+lag in ms), then a summary; with --out FILE also writes all of it there.
 
-    src/bench/bench-repl.py [requests] [rounds]
+    src/bench/bench-repl.py [requests] [rounds] [--out FILE]
 """
 import os
 import shutil
@@ -18,7 +20,7 @@ import time
 import redis
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-STRATA = os.path.join(ROOT, "src", "strata-server")
+STRATA = os.environ.get("STRATA_SERVER", os.path.join(ROOT, "src", "strata-server"))
 
 
 def free_port():
@@ -70,14 +72,16 @@ def run(kind, nrep, test, n, tmp):
         while any(r.info("replication").get("master_link_status") != "up" for r in rcs):
             time.sleep(0.05)
         c0 = cpu(mp.pid)
-        subprocess.run(["redis-benchmark", "-p", str(mport), "-c", "50", "-P", "16", "-n", str(n),
-                        "-r", "100000", "-t", test, "-q"], capture_output=True, check=True)
+        out = subprocess.run(["redis-benchmark", "-p", str(mport), "-c", "50", "-P", "16", "-n",
+                              str(n), "-r", "100000", "-t", test, "-q"], capture_output=True,
+                             check=True, text=True).stdout
         c1 = cpu(mp.pid)
         t1 = time.time()
         mo, lag = offsets(mc, rcs)
         while rcs and max(offsets(mc, rcs)[1]) > 0:
             time.sleep(0.002)
-        return c1 - c0, mo, lag, time.time() - t1
+        rps = float(out.replace("\r", "\n").split("requests per second")[-2].split()[-1])
+        return c1 - c0, mo, lag, time.time() - t1, rps
     finally:
         for p in procs:
             p.kill()
@@ -85,20 +89,48 @@ def run(kind, nrep, test, n, tmp):
 
 
 def main():
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 300000
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 2
+    args = [a for a in sys.argv[1:] if not a.startswith("--out")]
+    out = None
+    if "--out" in sys.argv:
+        out = sys.argv[sys.argv.index("--out") + 1]
+        args.remove(out)
+    n = int(args[0]) if len(args) > 0 else 300000
+    rounds = int(args[1]) if len(args) > 1 else 2
     tmp = tempfile.mkdtemp(prefix="bench-repl-")
+    lines = ["bench-repl.py %d requests, %d rounds, redis-benchmark -c 50 -P 16 -r 100000, "
+             "primary + 2 replicas vs primary alone, strata and redis-server alternating"
+             % (n, rounds)]
+    summary = {}
+
+    def say(line):
+        lines.append(line)
+        print(line, flush=True)
+
     try:
         for test in ("set", "hset"):
             for r in range(rounds):
                 for kind in ("strata", "redis"):
-                    c0, _, _, _ = run(kind, 0, test, n, tmp)
-                    c2, mo, lag, catch = run(kind, 2, test, n, tmp)
-                    print("%-6s %-4s round %d: primary CPU %.2fs alone, %.2fs with 2 replicas "
-                          "(x%.2f); stream %d bytes; lag at end %s bytes; caught up in %.0f ms"
-                          % (kind, test, r, c0, c2, c2 / c0, mo, lag, catch * 1000), flush=True)
+                    c0, _, _, _, rps0 = run(kind, 0, test, n, tmp)
+                    c2, mo, lag, catch, rps2 = run(kind, 2, test, n, tmp)
+                    say("%-6s %-4s round %d: %.0f -> %.0f req/s with 2 replicas (x%.2f); primary "
+                        "CPU %.2fs -> %.2fs (x%.2f), %.2f -> %.2f us/request; stream %d bytes; lag "
+                        "at end %s bytes, caught up in %.0f ms"
+                        % (kind, test, r, rps0, rps2, rps2 / rps0, c0, c2, c2 / c0,
+                           c0 / n * 1e6, c2 / n * 1e6, mo, lag, catch * 1000))
+                    summary.setdefault((kind, test), []).append(
+                        (rps2 / rps0, c0 / n * 1e6, c2 / n * 1e6, max(lag), catch * 1000))
+        say("summary over the rounds (min-max): throughput ratio with/without replicas, primary "
+            "CPU us/request alone -> with replicas, max lag at the end in bytes and ms")
+        for (kind, test), v in sorted(summary.items()):
+            lo, hi = [min(x) for x in zip(*v)], [max(x) for x in zip(*v)]
+            say("  %-6s %-4s ratio x%.2f-%.2f  CPU %.2f-%.2f -> %.2f-%.2f us/req  lag %d-%d bytes "
+                "%.0f-%.0f ms" % (kind, test, lo[0], hi[0], lo[1], hi[1], lo[2], hi[2], lo[3], hi[3],
+                                  lo[4], hi[4]))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    if out:
+        with open(out, "w") as f:
+            f.write("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
  * Replies follow Redis 7.0 (pubsub.c); the registry is src/server/pubsub.c.
  */
 #include "server/pubsub.h"
+#include "server/repl.h"
 #include "server/server.h"
 
 static void subscribe_generic(client *c, int kind)
@@ -51,12 +52,14 @@ void cmd_publish(client *c)
 {
     add_reply_long_long(
         c, pubsub_publish(c->argv[1].ptr, c->argv[1].len, c->argv[2].ptr, c->argv[2].len, 0));
+    repl_propagate(c); /* as Redis: subscribers on replicas get it too */
 }
 
 void cmd_spublish(client *c)
 {
     add_reply_long_long(
         c, pubsub_publish(c->argv[1].ptr, c->argv[1].len, c->argv[2].ptr, c->argv[2].len, 1));
+    repl_propagate(c);
 }
 
 /* PUBSUB CHANNELS takes at most one pattern; Redis's table lets more

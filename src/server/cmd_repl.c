@@ -1,6 +1,7 @@
 /*
  * cmd_repl.c -- REPLICAOF/SLAVEOF, PSYNC, SYNC, REPLCONF, ROLE, WAIT and
- * BACKUP. The work is in repl_master.c / repl_replica.c (REPLICATION.md).
+ * BACKUP (FAILOVER: repl_failover.c). The work is in repl_master.c / repl_replica.c
+ * (REPLICATION.md).
  *
  * BACKUP <dir> writes a new data directory holding exactly the data of the
  * moment the command ran: an engine checkpoint (hard links to the table
@@ -22,6 +23,8 @@
 
 void cmd_replicaof(client *c)
 {
+    if (repl_failover_busy())
+        return add_reply_error(c, "REPLICAOF not allowed while failing over.");
     if (arg_is(&c->argv[1], "no") && arg_is(&c->argv[2], "one")) {
         repl_set_master(NULL, 0);
         return add_reply_ok(c);
@@ -43,6 +46,17 @@ void cmd_psync(client *c)
 {
     long long off;
     if (arg_to_ll(c, &c->argv[2], &off) < 0) return;
+    /* PSYNC <replid> <offset> FAILOVER: our primary hands over to us (its
+     * FAILOVER); we promote ourselves, then answer as a primary. */
+    if (c->argc > 3 && arg_is(&c->argv[3], "failover")) {
+        server_log(LL_WARNING, "Failover request received for replid %s.", c->argv[1].ptr);
+        if (!repl.is_replica)
+            return add_reply_error(c, "PSYNC FAILOVER can't be sent to a master.");
+        if (strcasecmp(c->argv[1].ptr, repl.replid))
+            return add_reply_error(c, "PSYNC FAILOVER replid must match my replid.");
+        repl_set_master(NULL, 0);
+        server_log(LL_NOTICE, "MASTER MODE enabled (failover request from '%s')", c->addr);
+    }
     repl_psync(c, c->argv[1].ptr, off);
 }
 

@@ -593,6 +593,7 @@ static void info_stats(sbuf *b)
         (unsigned long long)server.stat_commits, (unsigned long long)server.stat_write_errors,
         migrate_cached_sockets(), (unsigned long long)tk, (unsigned long long)ti,
         (unsigned long long)tp);
+    repl_info_stats(b);
 }
 
 static void info_replication(sbuf *b)
@@ -761,6 +762,7 @@ void cmd_config(client *c)
         server.stat_expired = server.stat_commits = server.stat_write_errors = 0;
         server.stat_evicted_clients = 0;
         server.stat_ops_sample_cmds = 0;
+        repl_reset_stats();
         stats_reset();
         add_reply_ok(c);
     } else if (arg_is(sub, "rewrite")) {

@@ -74,6 +74,7 @@ typedef struct server_config {
     long long repl_backlog_size;
     int min_replicas_to_write, min_replicas_max_lag; /* NOREPLICAS */
     int replica_read_only, replica_priority, replica_announce_port;
+    int replica_serve_stale_data;       /* no: MASTERDOWN while the link is down */
     int repl_ping_period, repl_timeout; /* seconds */
     char *masterauth, *masteruser, *replica_announce_ip;
 } server_config;

@@ -154,7 +154,8 @@ static void adjust_open_files_limit(void)
  * only the watchers of keys that existed (server_watch_flush_begin). */
 static void touch_hook(void *tctx, int db, const char *key, size_t klen)
 {
-    db = dbmap_logical(db); /* DBM2 */
+    repl_note_touched(db, key, klen); /* the stored db: replicas map it (DBM2) */
+    db = dbmap_logical(db);           /* DBM2 */
     if (key) {
         tracking_key_changed(key, klen);
         server_touch_key(db, key, klen);

@@ -16,6 +16,10 @@
  *
  * A waiting client (pause_wait_until: WAIT with nothing to wait for) is
  * held the same way until its deadline, then replied by its callback.
+ *
+ * FAILOVER pauses writes too (pause_failover, Redis's PAUSE_DURING_FAILOVER):
+ * a pause of its own, without a deadline, that CLIENT UNPAUSE does not end;
+ * writes are held while either pause holds them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,12 +33,13 @@ enum { PAUSE_OFF = 0, PAUSE_WRITE = 1, PAUSE_ALL = 2 };
 
 static int pause_type;
 static int64_t pause_end_ms;
-static client **held; /* postponed or waiting, in arrival order */
+static int failover_pause; /* FAILOVER holds writes until it ends */
+static client **held;      /* postponed or waiting, in arrival order */
 static size_t nheld, held_cap;
 
 int pause_active(void)
 {
-    return pause_type != PAUSE_OFF;
+    return pause_type != PAUSE_OFF || failover_pause;
 }
 
 uint64_t pause_blocked_clients(void)
@@ -105,9 +110,9 @@ static uint32_t effective_flags(const client *c, const struct command *cmd)
 
 int pause_applies(const client *c, const struct command *cmd)
 {
-    if (pause_type == PAUSE_OFF) return 0;
-    if (ae_mstime() >= pause_end_ms) return 0; /* elapsed: pause_cron ends it */
-    if (pause_type == PAUSE_ALL) return 1;
+    if (pause_type == PAUSE_OFF && !failover_pause) return 0;
+    if (pause_type == PAUSE_ALL && ae_mstime() < pause_end_ms) return 1;
+    if (!failover_pause && ae_mstime() >= pause_end_ms) return 0; /* elapsed: pause_cron ends it */
     return (effective_flags(c, cmd) & (CMD_WRITE | CMD_MAY_REPLICATE)) != 0;
 }
 
@@ -146,9 +151,15 @@ int pause_in_effect;
 static void set_pause(int type, int64_t end_ms)
 {
     pause_type = type;
-    pause_in_effect = type != PAUSE_OFF;
+    pause_in_effect = type != PAUSE_OFF || failover_pause;
     pause_end_ms = end_ms;
-    ks_set_lazy_expire(server.ks, type == PAUSE_OFF);
+    ks_set_lazy_expire(server.ks, !pause_in_effect);
+}
+
+void pause_failover(int on)
+{
+    failover_pause = on;
+    set_pause(pause_type, pause_end_ms);
 }
 
 /* Lets every postponed client go (the pause ended); clients held again by
@@ -173,7 +184,7 @@ void pause_cron(void)
     if (!pause_in_effect && !nheld) return; /* every loop iteration: keep it one test */
     int64_t now = ae_mstime();
     if (pause_type != PAUSE_OFF && now >= pause_end_ms) set_pause(PAUSE_OFF, 0);
-    if (pause_type == PAUSE_OFF && nheld) release_all();
+    if (pause_type == PAUSE_OFF && !failover_pause && nheld) release_all();
     for (size_t i = 0; i < nheld;) {
         client *c = held[i];
         struct client_private *p = c->priv;

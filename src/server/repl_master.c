@@ -23,6 +23,8 @@ repl_state repl;
  * offset o (1-based, as Redis's offsets) is at ring[(o - 1) % size]. */
 static char *ring;
 static long long ring_size, histlen;
+static char *touched; /* repl_note_touched */
+static size_t touched_len, touched_cap;
 
 enum { REP_HANDSHAKE = -1, REP_SNAPSHOT = 0, REP_ONLINE = 1 };
 
@@ -40,6 +42,9 @@ typedef struct replica {
 
 static replica *reps;
 static int nreps, caps;
+/* INFO stats: full syncs served, partial resyncs accepted, and partial
+ * resyncs asked for (a replid given) that had to become full ones. */
+static long long stat_sync_full, stat_sync_partial_ok, stat_sync_partial_err;
 
 typedef struct waiter {
     client *c;
@@ -76,6 +81,9 @@ void repl_backlog_reset(long long offset)
 
 void repl_backlog_free(void)
 {
+    free(touched);
+    touched = NULL;
+    touched_len = touched_cap = 0;
     free(ring);
     ring = NULL;
     ring_size = histlen = 0;
@@ -152,14 +160,64 @@ void repl_feed_frame(const char *const *argv, const size_t *len, int argc)
     }
 }
 
+/* The keys the writes since the last fed batch changed (the keyspace's
+ * touch hook), the third part of a STRATA.BATCH frame: per key
+ * varint db, varint len+1 (0: the whole db was flushed, no key), key.
+ * A replica touches them (WATCH, blocked XREADs) once it applied the
+ * batch. */
+static void touched_put(const void *p, size_t n)
+{
+    if (touched_len + n > touched_cap) {
+        touched_cap = (touched_len + n) * 2 + 256;
+        touched = realloc(touched, touched_cap);
+        if (!touched) abort();
+    }
+    memcpy(touched + touched_len, p, n);
+    touched_len += n;
+}
+
+static void put_varint(uint64_t v)
+{
+    unsigned char b[10];
+    size_t n = 0;
+    while (v >= 0x80) {
+        b[n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    b[n++] = (unsigned char)v;
+    touched_put(b, n);
+}
+
+void repl_note_touched(int db, const char *key, size_t len)
+{
+    if (repl.is_replica) return; /* R1: a replica's stream is its primary's */
+    put_varint((uint64_t)db);
+    put_varint(key ? (uint64_t)len + 1 : 0);
+    if (key) touched_put(key, len);
+}
+
 void repl_feed_batch(eng_batch *b)
 {
     if (repl.is_replica) return; /* R1: a replica's stream is its primary's */
     size_t n;
     const char *data = eng_batch_data(b, &n);
-    const char *argv[2] = {"STRATA.BATCH", data};
-    size_t len[2] = {12, n};
-    repl_feed_frame(argv, len, 2);
+    const char *argv[3] = {"STRATA.BATCH", data, touched};
+    size_t len[3] = {12, n, touched_len};
+    repl_feed_frame(argv, len, touched_len ? 3 : 2);
+    touched_len = 0;
+}
+
+void repl_propagate(const client *c)
+{
+    if (repl.is_replica) return;
+    const char *argv[8];
+    size_t len[8];
+    int argc = c->argc < 8 ? c->argc : 8;
+    for (int i = 0; i < argc; i++) {
+        argv[i] = c->argv[i].ptr;
+        len[i] = c->argv[i].len;
+    }
+    repl_feed_frame(argv, len, argc);
 }
 
 static void send_getack(void)
@@ -231,6 +289,29 @@ void repl_client_free(client *c)
     *r = reps[--nreps];
 }
 
+int repl_replica_find(const char *host, int port, int *online, long long *ack)
+{
+    for (int i = 0; i < nreps; i++)
+        if (reps[i].state != REP_HANDSHAKE && reps[i].port == port &&
+            !strcasecmp(reps[i].ip, host)) {
+            *online = reps[i].state == REP_ONLINE;
+            *ack = reps[i].ack;
+            return 1;
+        }
+    return 0;
+}
+
+int repl_replica_caught_up(char *host, size_t cap, int *port)
+{
+    for (int i = 0; i < nreps; i++)
+        if (reps[i].state == REP_ONLINE && reps[i].ack == repl.offset) {
+            snprintf(host, cap, "%s", reps[i].ip);
+            *port = reps[i].port;
+            return 1;
+        }
+    return 0;
+}
+
 void repl_disconnect_replicas(void)
 {
     for (int i = 0; i < nreps; i++)
@@ -276,6 +357,10 @@ static void raw_line(client *c, const char *fmt, const char *a, long long n)
 /* PSYNC <replid> <offset> (SYNC: "?" -1). */
 void repl_psync(client *c, const char *id, long long want)
 {
+    if (repl_failover_busy()) {
+        add_reply_error(c, "NOMASTERLINK Can't SYNC while failing over");
+        return;
+    }
     if (repl.is_replica && !repl_link_up()) {
         add_reply_error(c, "NOMASTERLINK Can't SYNC while not connected with my master");
         return;
@@ -287,6 +372,7 @@ void repl_psync(client *c, const char *id, long long want)
     int known = !strcasecmp(id, repl.replid) ||
                 (!strcasecmp(id, repl.replid2) && want <= repl.second_offset);
     if (known && ring_size && want >= first_byte() && want <= repl.offset + 1) {
+        stat_sync_partial_ok++;
         raw_line(c, "+CONTINUE %s\r\n", repl.replid, 0);
         backlog_send(c, want);
         r->state = REP_ONLINE;
@@ -297,6 +383,8 @@ void repl_psync(client *c, const char *id, long long want)
                    c->addr, repl.offset - want + 1, want);
         return;
     }
+    stat_sync_full++;
+    if (strcmp(id, "?")) stat_sync_partial_err++;
     if (!ring_size) backlog_append("", 0); /* allocate it */
     raw_line(c, "+FULLRESYNC %s %lld\r\n", repl.replid, repl.offset);
     static const char begin[] = "*1\r\n$16\r\nSTRATA.SNAPBEGIN\r\n";
@@ -439,6 +527,18 @@ const char *repl_write_refusal(client *c, const struct command *cmd)
     return NULL;
 }
 
+int repl_refuses_stale(const client *c, const struct command *cmd)
+{
+    if (!repl.is_replica || cfg.replica_serve_stale_data || repl_link_up()) return 0;
+    int bad, deny = !(command_resolve(cmd, c->argc, c->argv, &bad)->flags & CMD_STALE);
+    if (cmd->proc == cmd_exec && (c->flags & CLIENT_MULTI))
+        for (int i = 0; i < c->priv->mq_len && !deny; i++) {
+            const queued_cmd *q = &c->priv->mq[i];
+            deny = !(command_resolve(q->cmd, q->argc, q->argv, &bad)->flags & CMD_STALE);
+        }
+    return deny;
+}
+
 int repl_drop_local_writes(void)
 {
     return repl.is_replica;
@@ -448,18 +548,22 @@ void repl_before_sleep(void)
 {
     for (int i = 0; i < nreps; i++)
         if (reps[i].state == REP_SNAPSHOT && !reps[i].c->priv->close_asap) snapshot_step(&reps[i]);
-    if (getack_pending) {
+    /* No GETACK while writes are paused: it would move the offset a
+     * FAILOVER waits for (the replicas ack once a second anyway). */
+    if (getack_pending && !pause_active()) {
         getack_pending = 0;
         if (!repl.is_replica) send_getack();
     }
     if (nwaiters) wake_waiters();
+    repl_failover_cron();
 }
 
 void repl_cron(void)
 {
     static int64_t last_ping;
     int64_t now = ae_mstime();
-    if (!repl.is_replica && nreps && now - last_ping >= (int64_t)cfg.repl_ping_period * 1000) {
+    if (!repl.is_replica && nreps && !pause_active() &&
+        now - last_ping >= (int64_t)cfg.repl_ping_period * 1000) {
         last_ping = now;
         const char *argv[1] = {"PING"};
         size_t len[1] = {4};
@@ -489,7 +593,7 @@ void repl_init(void)
 
 /* ---- INFO replication, ROLE --------------------------------------------------- */
 
-static int count_replicas(void)
+int repl_replica_count(void)
 {
     int n = 0;
     for (int i = 0; i < nreps; i++)
@@ -505,7 +609,7 @@ void repl_info(sbuf *b)
         repl_replica_info(b);
     else
         sb_printf(b, "role:master\r\n");
-    sb_printf(b, "connected_slaves:%d\r\n", count_replicas());
+    sb_printf(b, "connected_slaves:%d\r\n", repl_replica_count());
     for (int i = 0, k = 0; i < nreps; i++) {
         const replica *r = &reps[i];
         if (r->state == REP_HANDSHAKE) continue;
@@ -516,12 +620,23 @@ void repl_info(sbuf *b)
     if (!repl.is_replica && cfg.min_replicas_to_write)
         sb_printf(b, "min_slaves_good_slaves:%d\r\n", good_replicas());
     sb_printf(b,
-              "master_failover_state:no-failover\r\nmaster_replid:%s\r\nmaster_replid2:%s\r\n"
+              "master_failover_state:%s\r\nmaster_replid:%s\r\nmaster_replid2:%s\r\n"
               "master_repl_offset:%lld\r\nsecond_repl_offset:%lld\r\nrepl_backlog_active:%d\r\n"
               "repl_backlog_size:%lld\r\nrepl_backlog_first_byte_offset:%lld\r\n"
               "repl_backlog_histlen:%lld\r\n",
-              repl.replid, repl.replid2, repl.offset, repl.second_offset, ring_size ? 1 : 0,
-              cfg.repl_backlog_size, first_byte(), histlen);
+              repl_failover_state(), repl.replid, repl.replid2, repl.offset, repl.second_offset,
+              ring_size ? 1 : 0, cfg.repl_backlog_size, first_byte(), histlen);
+}
+
+void repl_info_stats(sbuf *b)
+{
+    sb_printf(b, "sync_full:%lld\r\nsync_partial_ok:%lld\r\nsync_partial_err:%lld\r\n",
+              stat_sync_full, stat_sync_partial_ok, stat_sync_partial_err);
+}
+
+void repl_reset_stats(void)
+{
+    stat_sync_full = stat_sync_partial_ok = stat_sync_partial_err = 0;
 }
 
 /* ROLE */
@@ -539,7 +654,7 @@ void repl_role(client *c)
     add_reply_array_len(c, 3);
     add_reply_bulk_cstr(c, "master");
     add_reply_long_long(c, repl.offset);
-    add_reply_array_len(c, count_replicas());
+    add_reply_array_len(c, repl_replica_count());
     for (int i = 0; i < nreps; i++) {
         if (reps[i].state == REP_HANDSHAKE) continue;
         char port[16];

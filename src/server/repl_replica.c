@@ -24,6 +24,7 @@
 
 #include "server/ae.h"
 #include "server/config.h"
+#include "server/pubsub.h"
 #include "server/repl.h"
 #include "server/resp_parser.h"
 
@@ -177,6 +178,51 @@ static long long frame_len(int argc, const arg *argv)
     return n;
 }
 
+/* A varint of p[*i..n) (repl_note_touched's); -1 when it is cut short. */
+static int64_t get_varint(const char *p, size_t n, size_t *i)
+{
+    uint64_t v = 0;
+    for (int shift = 0; *i < n && shift < 64; shift += 7) {
+        unsigned char b = (unsigned char)p[(*i)++];
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) return v > INT64_MAX ? -1 : (int64_t)v;
+    }
+    return -1;
+}
+
+/* The keys a STRATA.BATCH changed (its third part, repl_note_touched's
+ * grammar). before: the batch is not applied yet, so a flush's watchers
+ * of keys that exist are found (server_watch_flush_begin); after: every
+ * watcher of a changed key is dirtied (EXEC fails, as on the primary),
+ * blocked readers are signalled and tracking clients invalidated. */
+static void touch_keys(const arg *keys, int before)
+{
+    ks_ctx ctx = link_ctx();
+    for (size_t i = 0; i < keys->len;) {
+        int64_t db = get_varint(keys->ptr, keys->len, &i);
+        int64_t n = get_varint(keys->ptr, keys->len, &i);
+        if (db < 0 || db >= KS_DATABASES || n < 0 || n - 1 > (int64_t)(keys->len - i)) break;
+        db = dbmap_logical((int)db); /* the stream has the stored db (DBM2) */
+        if (n == 0) {
+            if (before) {
+                server_watch_flush_begin(&ctx, (int)db);
+            } else {
+                server_watch_flush_end(1);
+                block_signal_db((int)db);
+                tracking_flushed();
+            }
+            continue;
+        }
+        if (!before) {
+            tracking_key_changed(keys->ptr + i, (size_t)(n - 1));
+            server_touch_key((int)db, keys->ptr + i, (size_t)(n - 1));
+            block_signal_key((int)db, keys->ptr + i, (size_t)(n - 1));
+        }
+        i += (size_t)(n - 1);
+    }
+    ks_ctx_reset(&ctx);
+}
+
 /* Applies one frame. Returns 0, or -1 when the link must close. */
 static int apply_frame(int argc, const arg *argv)
 {
@@ -210,8 +256,10 @@ static int apply_frame(int argc, const arg *argv)
         }
     } else if (L.state != LINK_ONLINE) {
         rc = -1; /* a stream frame before the snapshot ended */
-    } else if (arg_is(a0, "strata.batch") && argc == 2) {
+    } else if (arg_is(a0, "strata.batch") && (argc == 2 || argc == 3)) {
         long long after = repl.offset + frame_len(argc, argv);
+        const arg *keys = argc == 3 ? &argv[2] : NULL;
+        if (keys) touch_keys(keys, 1); /* a flush's watchers: before the batch */
         if (eng_batch_append_data(L.b, argv[1].ptr, argv[1].len) != ENG_OK) rc = -1;
         /* The index catalog ('x' 'C', 'x' 'A'), the function libraries
          * ('S' 'F') or the database map ('S' 'D') may have changed: what
@@ -224,6 +272,10 @@ static int apply_frame(int argc, const arg *argv)
         if (!rc) rc = link_write();
         if (!rc) feed_parsed(argc, argv);
         if (!rc && reload) server_reload_layers();
+        if (keys) touch_keys(keys, 0);
+    } else if ((arg_is(a0, "publish") || arg_is(a0, "spublish")) && argc == 3) {
+        pubsub_publish(argv[1].ptr, argv[1].len, argv[2].ptr, argv[2].len, a0->len == 8);
+        feed_parsed(argc, argv);
     } else {
         int getack = arg_is(a0, "replconf") && argc >= 2 && arg_is(&argv[1], "getack");
         feed_parsed(argc, argv); /* PING, GETACK: they count in the offset */
@@ -353,9 +405,20 @@ static void link_connect(void)
     if (sync_cmd(fd, line, sizeof(line), 5, capa) < 0) goto fail;
     char off[32];
     snprintf(off, sizeof(off), "%lld", repl.offset + 1);
-    int fresh = L.need_full || repl.offset == 0;
-    const char *ps[3] = {"PSYNC", fresh ? "?" : repl.replid, fresh ? "-1" : off};
-    if (sync_cmd(fd, line, sizeof(line), 3, ps) < 0) goto fail;
+    /* A primary handing over (FAILOVER) names its own history, which the
+     * target continues as its replid2. */
+    int failover = repl_failover_in_progress();
+    int fresh = !failover && (L.need_full || repl.offset == 0);
+    const char *ps[4] = {"PSYNC", fresh ? "?" : repl.replid, fresh ? "-1" : off, "FAILOVER"};
+    if (sync_cmd(fd, line, sizeof(line), failover ? 4 : 3, ps) < 0) {
+        if (failover) repl_failover_abort("Write error to failover target");
+        goto fail;
+    }
+    if (failover) {
+        int ok = !strncmp(line, "+FULLRESYNC ", 12) || !strncmp(line, "+CONTINUE", 9);
+        repl_failover_psync_answered(ok);
+        if (!ok) goto fail;
+    }
     if (!strncmp(line, "+FULLRESYNC ", 12)) {
         char id[41];
         long long o;
@@ -392,6 +455,11 @@ static void link_connect(void)
     return;
 fail:
     close(fd);
+}
+
+void repl_replica_connect_now(void)
+{
+    if (L.state == LINK_CONNECT) link_connect();
 }
 
 static char conf_host[256];

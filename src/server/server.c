@@ -364,6 +364,10 @@ static __attribute__((noinline)) int admit_checks(client *c, const struct comman
     if (refuse_when_disk_fails(c, cmd)) return 0; /* S3, in Redis's order */
     const char *why = repl_write_refusal(c, cmd); /* READONLY, NOREPLICAS */
     if (why) return reject(c, cmd, why);
+    if (repl_refuses_stale(c, cmd))
+        return reject(c, cmd,
+                      "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set "
+                      "to 'no'.");
     if (script_timedout() && !(cmd->flags & CMD_ALLOW_BUSY))
         return reject(c, cmd, script_busy_text());
     return 1;
@@ -387,7 +391,8 @@ static inline int admit(client *c, const struct command *cmd)
         !(cmd->flags & (CMD_CONTAINER | CMD_ADMIN)) && acl_user_unrestricted(c->user) &&
         (c->flags & (CLIENT_AUTHENTICATED | CLIENT_MULTI | CLIENT_PUBSUB | CLIENT_MONITOR)) ==
             CLIENT_AUTHENTICATED &&
-        !script_timedout() && !write_guarded(cmd))
+        !script_timedout() && !write_guarded(cmd) &&
+        !(repl.is_replica && !cfg.replica_serve_stale_data))
         return 1;
     return admit_checks(c, cmd);
 }

@@ -915,6 +915,9 @@ void pause_postpone(client *c, const struct command *cmd);
 /* Ends an elapsed pause, times out waiting clients (cron, before-sleep). */
 void pause_cron(void);
 int pause_active(void); /* any pause in effect (expiry waits) */
+/* FAILOVER's write pause on (1) or off (0); the held clients run at the
+ * next pause_cron once no pause holds them. */
+void pause_failover(int on);
 uint64_t pause_blocked_clients(void);
 /* Forgets c's postponed command or wait (client_free). */
 void pause_client_free(client *c);
