@@ -38,6 +38,7 @@
 #include <xxhash.h>
 
 #include "server/ae.h"
+#include "server/config.h"
 #include "server/server.h"
 
 typedef struct wkey wkey;
@@ -69,6 +70,11 @@ struct block_wait {
     size_t heap_i;    /* position in the timeout heap when deadline != 0 */
     int nw;
     waiter *w;
+    /* The blocked command's arguments, for SLOWLOG when it is served (as
+     * Redis's updateStatsOnUnblock): one allocation, args then bytes. */
+    int argc;
+    arg *argv;
+    const struct command *cmd;
 };
 
 static struct {
@@ -252,6 +258,7 @@ static void unblock(client *c, int resume)
     if (bw->deadline) heap_remove(bw);
     if (bw->ops->free) bw->ops->free(bw->state);
     free(bw->w);
+    free(bw->argv);
     free(bw);
     c->priv->bwait = NULL;
     c->flags &= ~CLIENT_BLOCKED;
@@ -296,6 +303,22 @@ int block_parse_timeout(client *c, const arg *a, int unit, int64_t *deadline_ms)
     return 0;
 }
 
+static void save_args(block_wait *bw, const client *c)
+{
+    size_t bytes = sizeof(arg) * (size_t)c->argc;
+    for (int i = 0; i < c->argc; i++)
+        bytes += c->argv[i].len + 1;
+    bw->argv = malloc(bytes ? bytes : 1);
+    if (!bw->argv) abort();
+    char *p = (char *)(bw->argv + c->argc);
+    for (int i = 0; i < c->argc; i++) {
+        memcpy(p, c->argv[i].ptr, c->argv[i].len + 1);
+        bw->argv[i] = (arg){p, c->argv[i].len};
+        p += c->argv[i].len + 1;
+    }
+    bw->argc = c->argc;
+}
+
 void block_on_keys(client *c, const block_ops *ops, const arg *keys, int nkeys, int64_t deadline_ms,
                    void *state)
 {
@@ -305,6 +328,8 @@ void block_on_keys(client *c, const block_ops *ops, const arg *keys, int nkeys, 
     bw->ops = ops;
     bw->state = state;
     bw->deadline = deadline_ms;
+    save_args(bw, c);
+    bw->cmd = c->cmd;
     for (int i = 0; i < nkeys; i++) {
         wkey *wk = wkey_get(c->db, keys[i].ptr, keys[i].len);
         int dup = 0; /* BLPOP k k 0 waits once on k */
@@ -418,7 +443,7 @@ uint64_t block_timeout_count(void)
 
 static ks_type key_type(int db, const char *key, size_t klen)
 {
-    ks_ctx ctx = {server.ks, server.batch, db, server_now_ms(), NULL};
+    ks_ctx ctx = {server.ks, server.batch, dbmap_stored(db), server_now_ms(), NULL};
     ks_type t = KS_NONE;
     ks_type_of(&ctx, key, klen, &t);
     ks_ctx_reset(&ctx);
@@ -443,8 +468,15 @@ static void serve_key(wkey *wk)
         eng_batch_set_savepoint(server.batch);
         c->last_cmd_errors = 0;
         c->priv->executing++;
+        int64_t t0 = mono_us();
+        tracking_call_begin(c); /* TR1: its invalidations after this reply */
         int served = bw->ops->serve(c, bw->state, wk->key, wk->klen, type);
+        tracking_call_end(c, NULL);
+        int64_t dur = mono_us() - t0;
         c->priv->executing--;
+        if (served && cfg.slowlog_log_slower_than >= 0 && dur >= cfg.slowlog_log_slower_than)
+            slowlog_push(c, bw->argc, bw->argv, dur);
+        if (served && c->last_cmd_errors) stats_failed_when_served(c, bw->cmd);
         if (c->last_cmd_errors)
             eng_batch_rollback(server.batch); /* S1 */
         else

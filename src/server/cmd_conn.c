@@ -189,6 +189,7 @@ void cmd_reset(client *c)
     server_unwatch_all(c);
     monitor_client_remove(c);
     pubsub_client_reset(c);
+    tracking_client_off(c);
     c->resp = 2;
     c->db = 0;
     c->priv->reply_off = 0;
@@ -473,6 +474,18 @@ void cmd_client(client *c)
         if (n < 3) return add_reply_subcommand_arity(c);
         if (n > 4) return add_reply_subcommand_error(c);
         client_unblock(c);
+    } else if (arg_is(sub, "tracking")) {
+        if (n < 3) return add_reply_subcommand_arity(c);
+        tracking_command(c);
+    } else if (arg_is(sub, "caching")) {
+        if (n != 3) return add_reply_subcommand_arity(c);
+        tracking_caching(c);
+    } else if (arg_is(sub, "getredir")) {
+        if (n != 2) return add_reply_subcommand_arity(c);
+        tracking_getredir(c);
+    } else if (arg_is(sub, "trackinginfo")) {
+        if (n != 2) return add_reply_subcommand_arity(c);
+        tracking_info(c);
     } else if (arg_is(sub, "setinfo")) {
         if (n != 4) return add_reply_subcommand_arity(c);
         client_setinfo(c);

@@ -265,7 +265,7 @@ void cmd_ft__list(client *c)
 {
     list_acc a = {c, 0};
     void *len = add_reply_deferred_len(c);
-    ft_list(c->db, list_one, &a);
+    ft_list(dbmap_stored(c->db), list_one, &a);
     set_deferred_array_len(c, len, a.n);
 }
 

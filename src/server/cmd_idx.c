@@ -43,7 +43,7 @@ static const char *err_word(const arg *a, char *buf, size_t cap)
 static void reply_no_such_index(client *c, const arg *name)
 {
     char buf[201];
-    const char *why = idx_quarantined_reason(c->db, name->ptr, name->len);
+    const char *why = idx_quarantined_reason(dbmap_stored(c->db), name->ptr, name->len);
     if (why)
         add_reply_error_fmt(c,
                             "ERR index '%s' is quarantined: its stored definition cannot be "
@@ -226,7 +226,7 @@ void cmd_idx_range(client *c)
     idx_query q = {.name = arg_str(&c->argv[1]), .eq = eq};
     const arg *fields = NULL;
     long long nf = 0;
-    int nfields = idx_nfields(c->db, c->argv[1].ptr, c->argv[1].len);
+    int nfields = idx_nfields(dbmap_stored(c->db), c->argv[1].ptr, c->argv[1].len);
     if (nfields < 0) {
         reply_no_such_index(c, &c->argv[1]);
         return;
@@ -284,7 +284,7 @@ void cmd_idx_list(client *c)
 {
     list_acc acc = {c, 0};
     void *len = add_reply_deferred_len(c);
-    idx_list(c->db, list_one, &acc);
+    idx_list(dbmap_stored(c->db), list_one, &acc);
     set_deferred_array_len(c, len, acc.n);
 }
 

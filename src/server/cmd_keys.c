@@ -247,7 +247,7 @@ static int exists_for_new(client *c, int db, int i)
     if (!(notify_keyspace_flags & NOTIFY_NEW)) return 0;
     ks_ctx *k = client_ks(c);
     int saved = k->db;
-    k->db = db;
+    k->db = dbmap_stored(db);
     ks_type t;
     int e = ks_type_of(k, c->argv[i].ptr, c->argv[i].len, &t) == KS_OK && t != KS_NONE;
     k->db = saved;
@@ -314,8 +314,8 @@ void cmd_copy(client *c)
     }
     int done;
     int dst_existed = exists_for_new(c, (int)db, 2);
-    ks_status st =
-        ks_copy(client_ks(c), src->ptr, src->len, (int)db, dst->ptr, dst->len, replace, &done);
+    ks_status st = ks_copy(client_ks(c), src->ptr, src->len, dbmap_stored((int)db), dst->ptr,
+                           dst->len, replace, &done);
     if (st == KS_OK && done) {
         if (dst_existed) notify_keyspace_event(NOTIFY_NEW, "new", (int)db, dst->ptr, dst->len);
         notify_keyspace_event(NOTIFY_GENERIC, "copy_to", (int)db, dst->ptr, dst->len);
@@ -344,7 +344,8 @@ void cmd_move(client *c)
         return;
     }
     int done;
-    ks_status st = ks_move(client_ks(c), c->argv[1].ptr, c->argv[1].len, (int)db, &done);
+    ks_status st =
+        ks_move(client_ks(c), c->argv[1].ptr, c->argv[1].len, dbmap_stored((int)db), &done);
     if (st != KS_OK) {
         add_reply_ks_error(c, st, client_ks(c));
         return;
@@ -354,6 +355,29 @@ void cmd_move(client *c)
         notify_keyspace_event(NOTIFY_GENERIC, "move_to", (int)db, c->argv[1].ptr, c->argv[1].len);
     }
     add_reply_long_long(c, done);
+}
+
+/* SWAPDB a b: as Redis's, with Redis's texts. The data stays where it is
+ * stored; only the map between logical and stored dbs changes (dbmap.c).
+ * Watchers of a key that exists in either db are dirtied, clients blocked
+ * on keys of either db look again. */
+void cmd_swapdb(client *c)
+{
+    long long a, b;
+    if (!ks_string2ll(c->argv[1].ptr, c->argv[1].len, &a) || a < INT_MIN || a > INT_MAX)
+        return add_reply_error(c, "ERR invalid first DB index");
+    if (!ks_string2ll(c->argv[2].ptr, c->argv[2].len, &b) || b < INT_MIN || b > INT_MAX)
+        return add_reply_error(c, "ERR invalid second DB index");
+    if (a < 0 || a >= KS_DATABASES || b < 0 || b >= KS_DATABASES)
+        return add_reply_error(c, ERR_DB_INDEX);
+    if (a != b) {
+        server_watch_swap((int)a, (int)b);
+        ks_status st = dbmap_swap(client_ks(c), (int)a, (int)b);
+        if (st != KS_OK) return add_reply_ks_error(c, st, client_ks(c));
+        block_signal_db((int)a);
+        block_signal_db((int)b);
+    }
+    add_reply_ok(c);
 }
 
 void cmd_randomkey(client *c)

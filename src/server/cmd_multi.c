@@ -164,6 +164,30 @@ void server_touch_db(int db)
                     w->clients[i].c->flags |= CLIENT_DIRTY_CAS;
 }
 
+/* Is key live (stored, unexpired) in logical db? An unreadable key counts
+ * as live: a spurious EXEC failure is safe, a missed one is not. */
+static int live_in(int db, const char *key, size_t len)
+{
+    ks_ctx view = {server.ks, server.batch, dbmap_stored(db), server_now_ms(), NULL};
+    ks_type t = KS_NONE;
+    ks_status st = ks_type_of(&view, key, len, &t);
+    ks_ctx_reset(&view);
+    return (st == KS_OK && t != KS_NONE) || (st != KS_OK && st != KS_NOTFOUND);
+}
+
+void server_watch_swap(int a, int b)
+{
+    if (server.watch_count == 0) return;
+    for (size_t i = 0; i < server.watch_nbuckets; i++) {
+        for (struct watched_key *w = server.watch_buckets[i]; w; w = w->next) {
+            if (w->db != a && w->db != b) continue;
+            if (!live_in(a, w->key, w->len) && !live_in(b, w->key, w->len)) continue;
+            for (int j = 0; j < w->nclients; j++)
+                w->clients[j].c->flags |= CLIENT_DIRTY_CAS;
+        }
+    }
+}
+
 void server_watch_flush_begin(const ks_ctx *ctx, int db)
 {
     if (server.watch_count == 0) return;
@@ -171,7 +195,7 @@ void server_watch_flush_begin(const ks_ctx *ctx, int db)
         for (struct watched_key *w = server.watch_buckets[b]; w; w = w->next) {
             if (db >= 0 && w->db != db) continue;
             ks_ctx view = *ctx;
-            view.db = w->db;
+            view.db = dbmap_stored(w->db);
             view.err = NULL;
             ks_type t = KS_NONE;
             ks_status st = ks_type_of(&view, w->key, w->len, &t);

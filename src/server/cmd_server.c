@@ -32,8 +32,36 @@
 
 /* ---- COMMAND ------------------------------------------------------------ */
 
-static void reply_flags(client *c, uint32_t f)
+/* Redis's movablekeys (populateCommandLegacyRangeSpec): the keys cannot
+ * all be found from one first/last/step range: a spec that is not an index
+ * with a range, a range of step other than 1 or not following the previous
+ * one, or an incomplete spec. EVAL and FCALL always. */
+static int command_movable_keys(const struct command *cmd)
 {
+    if (cmd->flags & CMD_SCRIPT) return 1;
+    key_spec sp[KEY_SPECS_MAX];
+    int n = command_key_specs(cmd, sp), prev_last = 0, ranges = 0, movable = 0;
+    for (int i = 0; i < n; i++) {
+        if (sp[i].flags & KEY_INCOMPLETE) movable = 1;
+        if (sp[i].bs != KSPEC_BS_INDEX || sp[i].fk != KSPEC_FK_RANGE) {
+            movable = 1;
+            continue;
+        }
+        if (n > 1 && (sp[i].fb != 1 || (prev_last && prev_last != sp[i].pos - 1))) {
+            movable = 1;
+            continue;
+        }
+        ranges++;
+        int last = sp[i].fa >= 0 ? sp[i].fa + sp[i].pos : sp[i].fa;
+        /* unsigned, as Redis: a negative (from the end) lastkey is the largest */
+        if ((unsigned)last > (unsigned)prev_last) prev_last = last;
+    }
+    return movable || (n > 0 && ranges == 0);
+}
+
+static void reply_flags(client *c, const struct command *cmd)
+{
+    uint32_t f = cmd->flags;
     static const struct {
         uint32_t bit;
         const char *name;
@@ -51,9 +79,8 @@ static void reply_flags(client *c, uint32_t f)
                  {CMD_PUBSUB, "pubsub"},
                  {CMD_SKIP_MONITOR, "skip_monitor"},
                  {CMD_SKIP_SLOWLOG, "skip_slowlog"}};
-    /* Redis's movablekeys: the keys are found by parsing the arguments
-     * (EVAL and FCALL's numkeys), last as Redis adds it. */
-    int movable = (f & CMD_SCRIPT) != 0;
+    /* movablekeys last, as Redis adds it */
+    int movable = command_movable_keys(cmd);
     int n = movable;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (f & names[i].bit) n++;
@@ -164,7 +191,7 @@ static void reply_command_info(client *c, const struct command *cmd)
     add_reply_array_len(c, 10);
     add_reply_bulk_cstr(c, cmd->name);
     add_reply_long_long(c, cmd->arity);
-    reply_flags(c, cmd->flags);
+    reply_flags(c, cmd);
     add_reply_long_long(c, cmd->first_key);
     add_reply_long_long(c, cmd->last_key);
     add_reply_long_long(c, cmd->key_step);
@@ -190,21 +217,26 @@ static void reply_command_docs(client *c, const struct command *cmd)
     add_reply_bulk_cstr(c, cmd->group);
 }
 
-static const char *command_help[] = {"(no subcommand)",
-                                     "    Return details about all commands.",
-                                     "COUNT",
-                                     "    Return the total number of commands in this server.",
-                                     "LIST",
-                                     "    Return a list of all commands in this server.",
-                                     "INFO [<command-name> ...]",
-                                     "    Return details about multiple commands.",
-                                     "DOCS [<command-name> ...]",
-                                     "    Return documentation details about multiple commands.",
-                                     "GETKEYS <full-command>",
-                                     "    Return the keys from a full command.",
-                                     NULL};
+static const char *command_help[] = {
+    "(no subcommand)",
+    "    Return details about all commands.",
+    "COUNT",
+    "    Return the total number of commands in this server.",
+    "LIST",
+    "    Return a list of all commands in this server.",
+    "INFO [<command-name> ...]",
+    "    Return details about multiple commands.",
+    "DOCS [<command-name> ...]",
+    "    Return documentation details about multiple commands.",
+    "GETKEYS <full-command>",
+    "    Return the keys from a full command.",
+    "GETKEYSANDFLAGS <full-command>",
+    "    Return the keys and the access flags from a full command.",
+    NULL};
 
-static void command_getkeys(client *c)
+/* COMMAND GETKEYS / GETKEYSANDFLAGS (with_flags): the keys of a full
+ * command line, each with its key-spec flags for the latter. */
+static void command_getkeys(client *c, int with_flags)
 {
     int argc = c->argc - 2, bad;
     const arg *argv = c->argv + 2;
@@ -216,13 +248,22 @@ static void command_getkeys(client *c)
         return add_reply_error(c, "The command has no key arguments");
     if ((cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity)
         return add_reply_error(c, "Invalid number of arguments specified for command");
-    key_ref keys[256];
-    int n = command_get_keys(cmd, argc, argv, keys, 256, 0);
-    if (n == 0 && !(cmd->flags & CMD_SCRIPT)) /* EVAL & co: Redis's NO_MANDATORY_KEYS */
-        return add_reply_error(c, "Invalid arguments specified for command");
+    /* a key per argument at most, however many the command names */
+    key_ref *keys = malloc(sizeof(*keys) * (size_t)argc);
+    if (!keys) return add_reply_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
+    int n = command_get_keys(cmd, argc, argv, keys, argc, 0);
+    if (n == 0 && !(cmd->flags & CMD_SCRIPT)) { /* EVAL & co: Redis's NO_MANDATORY_KEYS */
+        add_reply_error(c, "Invalid arguments specified for command");
+        goto done;
+    }
     add_reply_array_len(c, n);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        if (with_flags) add_reply_array_len(c, 2);
         add_reply_bulk(c, argv[keys[i].pos].ptr, argv[keys[i].pos].len);
+        if (with_flags) reply_key_spec_flags(c, keys[i].flags);
+    }
+done:
+    free(keys);
 }
 
 /* A command by the name COMMAND INFO / DOCS take: "get", or "config|get"
@@ -312,9 +353,9 @@ void cmd_command(client *c)
         command_docs(c);
     } else if (arg_is(sub, "list")) {
         command_list(c);
-    } else if (arg_is(sub, "getkeys")) {
+    } else if (arg_is(sub, "getkeys") || arg_is(sub, "getkeysandflags")) {
         if (c->argc < 3) return add_reply_subcommand_arity(c);
-        command_getkeys(c);
+        command_getkeys(c, arg_is(sub, "getkeysandflags"));
     } else {
         add_reply_subcommand_error(c);
     }
@@ -485,7 +526,7 @@ static void info_keyspace(sbuf *b)
     sb_section(b, "Keyspace");
     ks_ctx ctx = {server.ks, server.batch, 0, server_now_ms(), NULL};
     for (int db = 0; db < KS_DATABASES; db++) {
-        ctx.db = db;
+        ctx.db = dbmap_stored(db);
         uint64_t keys = ks_dbsize(&ctx);
         if (!keys) continue;
         sb_printf(b, "db%d:keys=%llu,expires=%llu,avg_ttl=0\r\n", db, (unsigned long long)keys,
@@ -505,9 +546,10 @@ static void info_clients(sbuf *b)
     sb_printf(b,
               "connected_clients:%llu\r\ncluster_connections:0\r\nmaxclients:%d\r\n"
               "client_recent_max_input_buffer:%zu\r\nclient_recent_max_output_buffer:%zu\r\n"
-              "blocked_clients:%llu\r\ntracking_clients:0\r\nclients_in_timeout_table:%llu\r\n",
+              "blocked_clients:%llu\r\ntracking_clients:%llu\r\nclients_in_timeout_table:%llu\r\n",
               (unsigned long long)server.nclients, cfg.maxclients, max_in, max_out,
               (unsigned long long)(pause_blocked_clients() + block_count()),
+              (unsigned long long)tracking_client_count(),
               (unsigned long long)(pause_blocked_clients() + block_timeout_count()));
 }
 
@@ -527,6 +569,8 @@ static void info_persistence(sbuf *b)
 
 static void info_stats(sbuf *b)
 {
+    uint64_t tk, ti, tp;
+    tracking_info_stats(&tk, &ti, &tp);
     sb_section(b, "Stats");
     sb_printf(
         b,
@@ -537,7 +581,8 @@ static void info_stats(sbuf *b)
         "evicted_clients:%llu\r\n"
         "pubsub_channels:%llu\r\npubsub_patterns:%llu\r\npubsubshard_channels:%llu\r\n"
         "total_error_replies:%llu\r\ngroup_commits:%llu\r\nwrite_errors:%llu\r\n"
-        "migrate_cached_sockets:0\r\n", /* no MIGRATE: never a socket */
+        "migrate_cached_sockets:%ld\r\n"
+        "tracking_total_keys:%llu\r\ntracking_total_items:%llu\r\ntracking_total_prefixes:%llu\r\n",
         (unsigned long long)server.stat_connections, (unsigned long long)server.stat_commands,
         (unsigned long long)server.stat_ops_per_sec, (unsigned long long)server.stat_net_in,
         (unsigned long long)server.stat_net_out, (unsigned long long)server.stat_rejected_conn,
@@ -547,7 +592,9 @@ static void info_stats(sbuf *b)
         (unsigned long long)server.stat_evicted_clients,
         (unsigned long long)pubsub_channel_count(0), (unsigned long long)pubsub_pattern_count(),
         (unsigned long long)pubsub_channel_count(1), (unsigned long long)server.stat_errors,
-        (unsigned long long)server.stat_commits, (unsigned long long)server.stat_write_errors);
+        (unsigned long long)server.stat_commits, (unsigned long long)server.stat_write_errors,
+        migrate_cached_sockets(), (unsigned long long)tk, (unsigned long long)ti,
+        (unsigned long long)tp);
 }
 
 static void info_replication(sbuf *b)
@@ -755,6 +802,7 @@ static void flush(client *c, int all)
         add_reply_ks_error(c, st, ctx);
         return;
     }
+    tracking_flushed();
     add_reply_ok(c);
 }
 

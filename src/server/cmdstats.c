@@ -114,6 +114,11 @@ void stats_rejected_request(client *c, const struct command *cmd)
         top_stats(cmd)->rejected++;
 }
 
+void stats_failed_when_served(client *c, const struct command *cmd)
+{
+    if (cmd) stats_of(c, cmd)->failed++;
+}
+
 void stats_after_call(client *c, const struct command *cmd, int64_t dur_us)
 {
     struct client_private *p = c->priv;
@@ -136,8 +141,9 @@ void stats_after_call(client *c, const struct command *cmd, int64_t dur_us)
     if (cfg.latency_monitor_threshold && dur_us / 1000 >= cfg.latency_monitor_threshold)
         latency_add_sample_if_needed((cmd->flags & CMD_FAST) ? "fast-command" : "command",
                                      dur_us / 1000);
+    /* a command that blocked is logged when it is served (blocking.c) */
     if (cfg.slowlog_log_slower_than >= 0 && dur_us >= cfg.slowlog_log_slower_than &&
-        !(cmd->flags & CMD_SKIP_SLOWLOG))
+        !(cmd->flags & CMD_SKIP_SLOWLOG) && !(c->flags & CLIENT_BLOCKED))
         slowlog_push(c, c->argc, c->argv, dur_us);
     if (monitor_clients && !(cmd->flags & (CMD_ADMIN | CMD_SKIP_MONITOR | CMD_SCRIPT)))
         monitor_feed(c, (c->flags & CLIENT_SCRIPT) ? "lua" : NULL, c->db, c->argc, c->argv);

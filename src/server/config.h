@@ -37,6 +37,7 @@ typedef struct server_config {
     int daemonize;
     int hz;
     long long proto_max_bulk_len;
+    long long tracking_table_max_keys; /* client-side caching table (tracking.c TR2) */
     long long client_query_buffer_limit;
     int databases;
     int tcp_backlog;

@@ -61,7 +61,7 @@ static inline uint64_t mix(uint64_t h)
 
 static inline uint64_t key_hash(int db, const char *p, size_t n)
 {
-    uint64_t h = (0x9E3779B97F4A7C15ull * (uint64_t)(db + 1)) ^ n, w = 0;
+    uint64_t h = (0x9E3779B97F4A7C15ull * (uint64_t)(dbmap_stored(db) + 1)) ^ n, w = 0; /* DBM2 */
     const char *end = p + n;
     if (n >= 8) {
         for (; n > 8; p += 8, n -= 8) {

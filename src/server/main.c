@@ -154,7 +154,9 @@ static void adjust_open_files_limit(void)
  * only the watchers of keys that existed (server_watch_flush_begin). */
 static void touch_hook(void *tctx, int db, const char *key, size_t klen)
 {
+    db = dbmap_logical(db); /* DBM2 */
     if (key) {
+        tracking_key_changed(key, klen);
         server_touch_key(db, key, klen);
         block_signal_key(db, key, klen);
     } else {
@@ -168,7 +170,7 @@ static void log_quarantined(void *arg, int db, const char *name, const char *why
                "Index '%s' of db %d is quarantined: its stored definition cannot be read (%s). "
                "The data is served; the index is not maintained or queryable until IDX.DROP "
                "removes it (INFO index lists it).",
-               name, db, why);
+               name, dbmap_logical(db), why);
 }
 
 int server_open_storage(void)
@@ -207,6 +209,7 @@ int server_open_storage(void)
         return -1;
     }
     config_apply_keyspace(); /* packing limits set by the config file */
+    if (dbmap_load() != 0) return -1;
     char *err = NULL;
     if (idx_init(server.ks, &err) != KS_OK) {
         server_log(LL_WARNING, "Can't load the index catalog: %s", err ? err : "?");

@@ -163,6 +163,7 @@ void client_free(client *c)
     server_unwatch_all(c);
     server_discard_multi(c);
     pubsub_client_reset(c);
+    tracking_client_off(c);
     monitor_client_remove(c);
     repl_client_free(c);
     pause_client_free(c);
@@ -626,7 +627,7 @@ void networking_clients_cron(void)
 char *client_info_line(client *c)
 {
     struct client_private *p = c->priv;
-    char flags[12], *f = flags;
+    char flags[16], *f = flags;
     if (c->flags & CLIENT_MONITOR) *f++ = 'O';
     if (c->flags & CLIENT_PUBSUB) *f++ = 'P';
     if (c->flags & CLIENT_MULTI) *f++ = 'x';
@@ -636,6 +637,7 @@ char *client_info_line(client *c)
     if (c->flags & CLIENT_UNBLOCKED) *f++ = 'u';
     if (p->no_evict) *f++ = 'e';
     if (p->no_touch) *f++ = 'T';
+    f += tracking_client_flags(c, f);
     if (f == flags) *f++ = 'N';
     *f = '\0';
     int64_t now = ae_mstime();

@@ -94,6 +94,7 @@ int notify_new_muted;
 static void keyspace_event(void *ectx, ks_event ev, int db, const char *key, size_t klen)
 {
     (void)ectx;
+    db = dbmap_logical(db); /* DBM2 */
     if (ev == KS_EVENT_EXPIRED) {
         server.stat_expired++;
         notify_keyspace_event(NOTIFY_EXPIRED, "expired", db, key, klen);

@@ -213,12 +213,13 @@ static int apply_frame(int argc, const arg *argv)
     } else if (arg_is(a0, "strata.batch") && argc == 2) {
         long long after = repl.offset + frame_len(argc, argv);
         if (eng_batch_append_data(L.b, argv[1].ptr, argv[1].len) != ENG_OK) rc = -1;
-        /* The index catalog ('x' 'C', 'x' 'A') or the function libraries
-         * ('S' 'F') may have changed: what the layers cache is reloaded. */
+        /* The index catalog ('x' 'C', 'x' 'A'), the function libraries
+         * ('S' 'F') or the database map ('S' 'D') may have changed: what
+         * the layers and the server cache is reloaded. */
         const char *d = argv[1].ptr;
         size_t dl = argv[1].len;
-        int reload =
-            !rc && (memmem(d, dl, "xC", 2) || memmem(d, dl, "xA", 2) || memmem(d, dl, "SF", 2));
+        int reload = !rc && (memmem(d, dl, "xC", 2) || memmem(d, dl, "xA", 2) ||
+                             memmem(d, dl, "SF", 2) || memmem(d, dl, "SD", 2));
         if (!rc) put_state(&ctx, after);
         if (!rc) rc = link_write();
         if (!rc) feed_parsed(argc, argv);

@@ -47,6 +47,8 @@ int script_timedout(void); /* ... and is past busy-reply-threshold */
 /* The BUSY error for the running script (names SCRIPT KILL or FUNCTION
  * KILL as Redis does). */
 void script_reply_busy(client *c);
+/* The BUSY error text for the script running now (SCRIPT or FUNCTION KILL). */
+const char *script_busy_text(void);
 /* SHUTDOWN while a script is busy: without NOSAVE it is refused with BUSY
  * (returns -1, reply sent); with NOSAVE the script is stopped and its
  * writes are dropped (returns 0). */

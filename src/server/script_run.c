@@ -72,6 +72,11 @@ static const char *busy_text(int eval)
                   "SHUTDOWN NOSAVE.";
 }
 
+const char *script_busy_text(void)
+{
+    return busy_text(cur ? cur->eval : 1);
+}
+
 void script_reply_busy(client *c)
 {
     add_reply_error(c, busy_text(cur ? cur->eval : 1));

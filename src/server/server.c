@@ -57,7 +57,7 @@ ks_ctx *client_ks(client *c)
 {
     server.ctx.ks = server.ks;
     server.ctx.batch = server.batch;
-    server.ctx.db = c->db;
+    server.ctx.db = dbmap_stored(c->db); /* DBM2 */
     server.ctx.now_ms = server_now_ms();
     return &server.ctx;
 }
@@ -157,9 +157,11 @@ void server_call(client *c, const struct command *cmd)
     /* A script is shown before the commands it runs (Redis's evalCommand). */
     if ((cmd->flags & CMD_SCRIPT) && monitor_clients)
         monitor_feed(c, NULL, c->db, c->argc, c->argv);
+    tracking_call_begin(c);
     int64_t start = mono_us(); /* the one timing pair of a command */
     cmd->proc(c);
     int64_t dur = mono_us() - start;
+    tracking_call_end(c, cmd);
     key_access_touch_args(c);
     p->executing--;
     if (savepoint) {
@@ -190,6 +192,12 @@ static int reject(client *c, const struct command *cmd, const char *msg)
 {
     flag_transaction(c);
     stats_rejected_request(c, cmd);
+    if (cmd && cmd->proc == cmd_exec) { /* Redis's execCommandAbort */
+        server_discard_multi(c);
+        server_unwatch_all(c);
+        add_reply_error_fmt(c, "EXECABORT Transaction discarded because of: %s", msg);
+        return 0;
+    }
     add_reply_error(c, msg);
     return 0;
 }
@@ -279,12 +287,15 @@ void server_write_batch(client *c, const reply_mark *mark)
     }
 }
 
-/* DEBUG (enable-debug-command) and MODULE (enable-module-command) are
- * refused unless the setting is yes, or local and c is on the loopback
- * interface, as Redis 7. Returns 1 after replying the refusal. */
+/* DEBUG (enable-debug-command) and MODULE LOAD/LOADEX/UNLOAD
+ * (enable-module-command) are refused unless the setting is yes, or local
+ * and c is on the loopback interface, as Redis 7's CMD_PROTECTED. cmd is
+ * the resolved subcommand. Returns 1 after replying the refusal. */
 static int refuse_protected_command(client *c, const struct command *cmd)
 {
-    int is_debug = !strcmp(cmd->name, "debug"), is_module = !strcmp(cmd->name, "module");
+    int is_debug = !strcmp(cmd->name, "debug");
+    int is_module = !strcmp(cmd->name, "module|load") || !strcmp(cmd->name, "module|loadex") ||
+                    !strcmp(cmd->name, "module|unload");
     if (!is_debug && !is_module) return 0;
     int setting = is_debug ? cfg.enable_debug_cmd : cfg.enable_module_cmd;
     if (setting == PROTECTED_YES || (setting == PROTECTED_LOCAL && client_is_local(c))) return 0;
@@ -318,7 +329,7 @@ static __attribute__((noinline)) int admit_checks(client *c, const struct comman
         snprintf(msg, sizeof(msg), "wrong number of arguments for '%s' command", real->name);
         return reject(c, cmd, msg);
     }
-    if (refuse_protected_command(c, cmd)) {
+    if (refuse_protected_command(c, real)) {
         flag_transaction(c);
         stats_rejected(cmd);
         return 0;
@@ -352,12 +363,8 @@ static __attribute__((noinline)) int admit_checks(client *c, const struct comman
     if (refuse_when_disk_fails(c, cmd)) return 0; /* S3, in Redis's order */
     const char *why = repl_write_refusal(c, cmd); /* READONLY, NOREPLICAS */
     if (why) return reject(c, cmd, why);
-    if (script_timedout() && !(cmd->flags & CMD_ALLOW_BUSY)) {
-        flag_transaction(c);
-        stats_rejected(cmd);
-        script_reply_busy(c);
-        return 0;
-    }
+    if (script_timedout() && !(cmd->flags & CMD_ALLOW_BUSY))
+        return reject(c, cmd, script_busy_text());
     return 1;
 }
 
@@ -431,6 +438,7 @@ int server_reload_layers(void)
         server_log(LL_WARNING, "Can't reload the keyspace state: %s", eng_last_error());
         return -1;
     }
+    if (dbmap_load() != 0) return -1;
     idx_shutdown();
     char *err = NULL;
     if (idx_init(server.ks, &err) != KS_OK) {
@@ -491,6 +499,7 @@ static void before_sleep(ae_loop *el)
     pause_cron();         /* clients a pause released run before the commit */
     block_before_sleep(); /* its writes, too, go out with this commit */
     repl_before_sleep();
+    tracking_before_sleep();
     server_commit(); /* N1: before any reply is written */
     networking_flush_replies();
     if (server.shutdown_asap) ae_stop(el);
@@ -544,6 +553,8 @@ static int server_cron(ae_loop *el, long long id, void *data)
         server.cmd_time_ms = 0;
         pause_cron();
         repl_cron();
+        migrate_cron();
+        tracking_cron();
         networking_clients_cron();
         uint64_t dt = (uint64_t)(now - (int64_t)server.stat_ops_sample_ms);
         if (dt >= 1000) {

@@ -229,9 +229,55 @@ struct client {
 };
 
 /* The keyspace context of the running command: the keyspace, the pending
- * batch (one per command, or one per EXEC) and c->db. Valid during the
- * handler only. */
+ * batch (one per command, or one per EXEC) and c->db's stored db (DBM2).
+ * Valid during the handler only. */
 ks_ctx *client_ks(client *c);
+
+/* ---- Client-side caching (tracking.c, Invariants TR1-TR2) ----------- */
+/* Around every command server_call runs (nested too) and every serve of
+ * a blocked client (cmd NULL): the keys a tracking client read are
+ * remembered, invalidations for the running client wait for its reply. */
+void tracking_call_begin(client *c);
+void tracking_call_end(client *c, const struct command *cmd);
+/* The keyspace changed key (touch hook) / a database was flushed. */
+void tracking_key_changed(const char *key, size_t klen);
+void tracking_flushed(void);
+void tracking_before_sleep(void); /* BCAST messages */
+void tracking_cron(void);         /* TR2 after tracking-table-max-keys shrinks */
+void tracking_client_off(client *c);
+void tracking_command(client *c); /* CLIENT TRACKING */
+void tracking_caching(client *c); /* CLIENT CACHING */
+void tracking_getredir(client *c);
+void tracking_info(client *c); /* CLIENT TRACKINGINFO */
+/* Writes CLIENT LIST's tracking flags into out (at most 3); returns how many. */
+int tracking_client_flags(const client *c, char *out);
+uint64_t tracking_client_count(void);
+void tracking_info_stats(uint64_t *keys, uint64_t *items, uint64_t *prefixes);
+
+/* ---- MIGRATE (cmd_migrate.c) ------------------------------------------ */
+/* Connections kept to MIGRATE targets (INFO migrate_cached_sockets); the
+ * cron closes those unused for ten seconds. Command thread only. */
+long migrate_cached_sockets(void);
+void migrate_cron(void);
+
+/* ---- Logical and stored databases (dbmap.c, Invariants DBM1-DBM2) ----- */
+/* The stored db the layers below use for logical db (what SELECT names),
+ * and back. Command thread only. */
+extern unsigned char dbmap_to_stored[KS_DATABASES], dbmap_to_logical[KS_DATABASES];
+static inline int dbmap_stored(int logical)
+{
+    return (unsigned)logical < KS_DATABASES ? dbmap_to_stored[logical] : logical;
+}
+static inline int dbmap_logical(int stored)
+{
+    return (unsigned)stored < KS_DATABASES ? dbmap_to_logical[stored] : stored;
+}
+/* Reads the map from its server record (identity when absent); -1 after
+ * logging when the record cannot be read or is damaged. */
+int dbmap_load(void);
+/* SWAPDB: exchanges logical dbs a and b, writing the new map into
+ * ctx->batch. REQUIRES: 0 <= a, b < KS_DATABASES. */
+ks_status dbmap_swap(ks_ctx *ctx, int a, int b);
 
 /* ---- Replies ------------------------------------------------------------ */
 /* All append to c's output buffer; nothing is written to the socket until
@@ -339,6 +385,10 @@ void server_touch_db(int db); /* -1: every db */
  * _end dirties their watchers when flushed is non-zero (cmd_multi.c). */
 void server_watch_flush_begin(const ks_ctx *ctx, int db);
 void server_watch_flush_end(int flushed);
+/* SWAPDB a b, before the swap: dirties the watchers of every watched key
+ * of a or b that is live in a or in b (Redis's touchAllWatchedKeysInDb:
+ * a key stale or absent on both sides is no change). */
+void server_watch_swap(int a, int b);
 
 /* ---- Keyspace notifications (notify.c) ---------------------------------
  * The one API every command calls after it changed a key, as Redis's
@@ -621,7 +671,8 @@ struct client_private {
     int obuf_class;            /* CLIENT_CLASS_*: which client-output-buffer-limit applies */
     int64_t obuf_soft_since_s; /* when the soft limit was first exceeded; 0: it is not */
     struct tls_conn *tls;      /* a TLS connection (tls.h), or NULL */
-    int tls_handshaking;       /* the TLS handshake is not done: no request is read yet */
+    struct client_tracking *tracking; /* CLIENT TRACKING on (tracking.c), or NULL */
+    int tls_handshaking;              /* the TLS handshake is not done: no request is read yet */
 };
 
 /* The server's global state. Touched only by the command thread. */
@@ -800,6 +851,9 @@ void stats_rejected(const struct command *cmd);
 /* As stats_rejected for c's request: a container's known subcommand
  * ("client|kill") is counted under its own name, as Redis's rejectCommand. */
 void stats_rejected_request(client *c, const struct command *cmd);
+/* A blocked cmd of c was served with an error reply (XREADGROUP after
+ * XGROUP DESTROY): failed_calls, as Redis's updateStatsOnUnblock. */
+void stats_failed_when_served(client *c, const struct command *cmd);
 /* One error reply with code (e.g. "ERR", "WRONGTYPE"). */
 void stats_error_code(const char *code, size_t n);
 void stats_reset(void); /* CONFIG RESETSTAT */

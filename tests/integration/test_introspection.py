@@ -91,6 +91,51 @@ def slowlog_threshold_and_max_len(srv):
         [b"slowlog-log-slower-than", b"0", b"slowlog-max-len", b"0"]
 
 
+@test
+def slowlog_logs_a_blocked_command_when_it_is_served_as_redis(srv):
+    ref = ref_server()
+    try:
+        logs = []
+        for port in (srv.port, ref.port):
+            c, w = RawConn(port), RawConn(port)
+            c.command("CONFIG", "SET", "slowlog-log-slower-than", "0")
+            c.command("DEL", "l", "z")
+            w.send(RawConn.encode("BLPOP", "l", "0"))
+            deadline = time.time() + 5
+            while b"blocked_clients:1" not in c.command("INFO", "clients"):
+                assert time.time() < deadline
+                time.sleep(0.01)
+            c.command("SLOWLOG", "RESET")
+            c.command("MULTI")
+            c.command("LPUSH", "l", "foo")
+            c.command("EXEC")
+            assert w.read_reply() == [b"l", b"foo"]
+            w.send(RawConn.encode("BLPOP", "z", "0.05"))  # a timeout is no serve: not logged
+            assert w.read_reply() is None
+            logs.append([e[3] for e in c.command("SLOWLOG", "GET", "-1")])
+        assert logs[0] == logs[1], "strata %r\nredis  %r" % tuple(logs)
+        assert logs[0][0] == [b"BLPOP", b"l", b"0"], logs[0]
+    finally:
+        ref.close()
+
+
+@test
+def a_blocked_command_served_an_error_counts_as_failed(srv):
+    c, w = RawConn(srv.port), RawConn(srv.port)
+    c.command("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    c.command("CONFIG", "RESETSTAT")
+    w.send(RawConn.encode("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">"))
+    deadline = time.time() + 5
+    while b"blocked_clients:1" not in c.command("INFO", "clients"):
+        assert time.time() < deadline
+        time.sleep(0.01)
+    c.command("XGROUP", "DESTROY", "s", "g")
+    e = w.read_reply()
+    assert isinstance(e, RespError) and str(e).startswith("NOGROUP"), e
+    stats = c.command("INFO", "commandstats").decode()
+    assert re.search(r"cmdstat_xreadgroup:calls=1,.*,rejected_calls=0,failed_calls=1", stats), stats
+
+
 # ---- LATENCY -----------------------------------------------------------------------
 
 @test
