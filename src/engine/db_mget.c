@@ -15,8 +15,8 @@
  *     levels are walked file by file in order and keys that share a data
  *     block find it pinned by the key before them (sst_reader_get_pinned);
  *  4. values are never copied: memtable values live in the pinned
- *     memtables, table values in pinned blocks, row cache answers (already
- *     copies) are kept until the next call.
+ *     memtables, table values in pinned blocks, row cache answers in
+ *     pinned rows (row_cache_get_pinned), all released by the next call.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +41,8 @@ struct eng_mget {
     size_t npend;
     superversion *sv;
     sst_pins pins;
-    char **owned; /* row cache copies handed out */
+    row_cache *rc;   /* the row cache the pins below belong to */
+    row_pin **owned; /* row cache rows handed out */
     size_t nowned, owned_cap;
 };
 
@@ -55,7 +56,7 @@ static void mget_release(eng_mget *m)
 {
     sst_pins_release(&m->pins);
     for (size_t i = 0; i < m->nowned; i++)
-        free(m->owned[i]);
+        row_cache_unpin(m->rc, m->owned[i]);
     m->nowned = 0;
     if (m->sv) sv_unref(m->sv);
     m->sv = NULL;
@@ -88,11 +89,12 @@ eng_status eng_mget_value(const eng_mget *m, size_t i, const char **val, size_t 
     return x->st;
 }
 
-static int own(eng_mget *m, char *p)
+static int own(eng_mget *m, row_cache *rc, row_pin *p)
 {
+    m->rc = rc; /* one row cache per db (its version set) */
     if (m->nowned == m->owned_cap) {
         size_t cap = m->owned_cap ? 2 * m->owned_cap : 16;
-        char **o = realloc(m->owned, cap * sizeof(*o));
+        row_pin **o = realloc(m->owned, cap * sizeof(*o));
         if (!o) return -1;
         m->owned = o;
         m->owned_cap = cap;
@@ -167,16 +169,21 @@ static int table_lookup(eng_mget *m, file_meta *f, sst_reader *r, mg_item *x, ui
     row_cache *rc = f->vs ? f->vs->row_cache : NULL;
     int type;
     uint64_t fseq;
-    char *copy = NULL;
-    size_t cl = 0;
-    if (row_cache_get(rc, f->number, x->hash, x->key, seq, &type, &fseq, &copy, &cl)) { /* RC2 */
-        if (type == ROW_ABSENT) return 0;
-        if (copy && own(m, copy)) {
-            free(copy);
+    const char *rv = NULL;
+    size_t rl = 0;
+    row_pin *pin = NULL;
+    if (row_cache_get_pinned(rc, f->number, x->hash, x->key, seq, &type, &fseq, &rv, &rl,
+                             &pin)) { /* RC2 */
+        if (type == ROW_ABSENT) {
+            row_cache_unpin(rc, pin);
+            return 0;
+        }
+        if (own(m, rc, pin)) {
+            row_cache_unpin(rc, pin);
             answer(x, ENG_NOMEM, NULL, 0);
             return 1;
         }
-        found(m, x, type, fseq, seq, copy, cl);
+        found(m, x, type, fseq, seq, rv, rl);
         return 1;
     }
     slice v = {NULL, 0};

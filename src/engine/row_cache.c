@@ -123,10 +123,10 @@ static int row_answer(const row_entry *e, int *type, uint64_t *found_seq, char *
     return 1;
 }
 
-int row_cache_get(row_cache *rc, uint64_t file, uint64_t hash, slice key, uint64_t seq, int *type,
-                  uint64_t *found_seq, char **val, size_t *vlen)
+/* The handle of (file, key) when its row answers a lookup at seq (RC2). */
+static cache_handle *lookup_row(row_cache *rc, uint64_t file, uint64_t hash, slice key,
+                                uint64_t seq)
 {
-    if (!rc) return 0;
     /* A row is inserted only once its doorkeeper bit is set, so a clear
      * bit means a miss almost always (the bitmap may have been cleared
      * since): skip the probe, which costs a lock and a few cache misses,
@@ -134,17 +134,45 @@ int row_cache_get(row_cache *rc, uint64_t file, uint64_t hash, slice key, uint64
     uint64_t bit, *w = door_word(rc, file, hash, &bit);
     cache_handle *h = NULL;
     if (__atomic_load_n(w, __ATOMIC_RELAXED) & bit) h = cache_lookup(rc->c, file, hash);
-    if (!h) {
-        count(&rc->misses);
-        return 0;
-    }
+    if (!h) return NULL;
     const row_entry *e = cache_value(h);
     int ok = e->klen == key.size && (key.size == 0 || memcmp(e->data, key.data, key.size) == 0);
-    ok = ok && (e->type == ROW_ABSENT || e->seq <= seq); /* RC2 */
-    ok = ok && row_answer(e, type, found_seq, val, vlen);
+    if (ok && (e->type == ROW_ABSENT || e->seq <= seq)) return h; /* RC2 */
     cache_release(rc->c, h);
+    return NULL;
+}
+
+int row_cache_get(row_cache *rc, uint64_t file, uint64_t hash, slice key, uint64_t seq, int *type,
+                  uint64_t *found_seq, char **val, size_t *vlen)
+{
+    if (!rc) return 0;
+    cache_handle *h = lookup_row(rc, file, hash, key, seq);
+    int ok = h && row_answer(cache_value(h), type, found_seq, val, vlen);
+    if (h) cache_release(rc->c, h);
     count(ok ? &rc->hits : &rc->misses);
     return ok;
+}
+
+int row_cache_get_pinned(row_cache *rc, uint64_t file, uint64_t hash, slice key, uint64_t seq,
+                         int *type, uint64_t *found_seq, const char **val, size_t *vlen,
+                         row_pin **pin)
+{
+    if (!rc) return 0;
+    cache_handle *h = lookup_row(rc, file, hash, key, seq);
+    count(h ? &rc->hits : &rc->misses);
+    if (!h) return 0;
+    const row_entry *e = cache_value(h);
+    *type = e->type;
+    *found_seq = e->seq;
+    *val = e->type == ENG_TYPE_VALUE ? e->data + e->klen : NULL;
+    *vlen = e->type == ENG_TYPE_VALUE ? e->vlen : 0;
+    *pin = (row_pin *)h;
+    return 1;
+}
+
+void row_cache_unpin(row_cache *rc, row_pin *pin)
+{
+    if (rc && pin) cache_release(rc->c, (cache_handle *)pin);
 }
 
 void row_cache_put(row_cache *rc, uint64_t file, uint64_t hash, slice key, int type, uint64_t seq,

@@ -54,6 +54,17 @@ void row_cache_free(row_cache *rc); /* REQUIRES: no call in progress */
 int row_cache_get(row_cache *rc, uint64_t file, uint64_t hash, slice key, uint64_t seq, int *type,
                   uint64_t *found_seq, char **val, size_t *vlen);
 
+/* As row_cache_get, but a value is not copied: *val points into the
+ * cached row, which stays valid until row_cache_unpin(rc, *pin) (the
+ * entry may be evicted or its table deleted meanwhile; the row lives on
+ * under the pin). *pin is set only when 1 is returned. For a reader of many
+ * rows at once (eng_multi_get) this saves a malloc, a copy and a free per
+ * hit. */
+typedef struct row_pin row_pin;
+int row_cache_get_pinned(row_cache *rc, uint64_t file, uint64_t hash, slice key, uint64_t seq,
+                         int *type, uint64_t *found_seq, const char **val, size_t *vlen,
+                         row_pin **pin);
+void row_cache_unpin(row_cache *rc, row_pin *pin);
 /* Records the answer of table `file` for key (RC1: REQUIRES the lookup was
  * made at a sequence >= the table's largest_seq). type as above; seq and
  * val are ignored for ROW_ABSENT, val for a deletion. Copies what it keeps.

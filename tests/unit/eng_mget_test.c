@@ -138,6 +138,56 @@ TEST(MultiGetMatchesGetsThroughTheRowCache)
     run(1 << 20);
 }
 
+/* Rows answered from the row cache are pinned, not copied: reading other
+ * rows afterwards evicts them from the (small) row cache, and the values
+ * of the first call must survive until its next call. */
+static void row_value(char *v, size_t cap, unsigned i)
+{
+    int n = snprintf(v, cap, "row-value-%u-", i);
+    memset(v + n, 'a' + (char)(i % 26), cap - 1 - (size_t)n);
+    v[cap - 1] = 0;
+}
+
+TEST(RowCacheAnswersStayValidWhileEvicted)
+{
+    eng_options o;
+    eng_options_init(&o);
+    o.row_cache_size = 1 << 20; /* about 240 rows of 4 KB */
+    eng_db *db;
+    CHECK(eng_open(test_tmpdir(), &o, &db) == ENG_OK);
+    enum { NA = 100, NB = 1000 };
+    static char kb[NA + NB][32];
+    const char *keys[NA + NB];
+    size_t kl[NA + NB];
+    char v[4000];
+    for (unsigned i = 0; i < NA + NB; i++) {
+        kl[i] = key_of(kb[i], i);
+        keys[i] = kb[i];
+        row_value(v, sizeof v, i);
+        put(db, kb[i], v);
+    }
+    CHECK(eng_flush(db) == ENG_OK);
+    eng_mget *m = eng_mget_new();
+    eng_mget *other = eng_mget_new();
+    eng_stats st;
+    for (int round = 0; round < 3; round++) /* admitted at the second put, hit at the third */
+        CHECK(eng_multi_get(db, NULL, NULL, NA, keys, kl, m) == ENG_OK);
+    eng_get_stats(db, &st);
+    CHECK(st.row_cache_hits >= NA);
+    for (int round = 0; round < 2; round++) /* fill the cache with the other rows */
+        CHECK(eng_multi_get(db, NULL, NULL, NB, keys + NA, kl + NA, other) == ENG_OK);
+    for (unsigned i = 0; i < NA; i++) {
+        const char *got;
+        size_t gl;
+        CHECK(eng_mget_value(m, i, &got, &gl) == ENG_OK);
+        row_value(v, sizeof v, i);
+        CHECK_MSG(gl == strlen(v) && !memcmp(got, v, gl), "key %u: %.20s", i, got);
+    }
+    eng_mget_free(other);
+    eng_mget_free(m);
+    CHECK(eng_close(db) == ENG_OK);
+}
+
 TEST(ValuesStayValidUntilTheNextCall)
 {
     eng_options o;

@@ -141,19 +141,71 @@ static void phase_tables(FILE *f, const rn_result *res, int n)
         const rn_result *r = &res[i];
         if (r->status == RN_SKIPPED) continue;
         fprintf(f,
-                "### %s\n\n| Phase | Operations | Time | Throughput | Checksum |\n"
-                "|---|---:|---:|---:|---|\n",
+                "### %s\n\n| Phase | Operations | Time | Throughput | Bench CPU | Server CPU | "
+                "Checksum |\n|---|---:|---:|---:|---:|---:|---|\n",
                 r->title);
         for (int p = 0; p < RN_NPHASES && r->ph[p].done; p++) {
-            char o[32], t[40], th[32], hex[17];
+            char o[32], t[40], th[32], hex[17], bc[40], sc[40];
             num(r->ph[p].ops, o, sizeof(o));
             num((int64_t)tput(&r->ph[p]), th, sizeof(th));
             wl_sum_hex(r->ph[p].sum, hex);
-            fprintf(f, "| %s | %s | %s | %s/s | `%s`%s |\n", rn_phase_names[p], o,
-                    ms(r->ph[p].ns, t, sizeof(t)), th, hex, r->ph[p].mismatch ? " MISMATCH" : "");
+            fprintf(f, "| %s | %s | %s | %s/s | %s | %s | `%s`%s |\n", rn_phase_names[p], o,
+                    ms(r->ph[p].ns, t, sizeof(t)), th, ms(r->ph[p].bench_cpu_ns, bc, sizeof(bc)),
+                    ms(r->ph[p].server_cpu_ns, sc, sizeof(sc)), hex,
+                    r->ph[p].mismatch ? " MISMATCH" : "");
         }
         fprintf(f, "\n");
     }
+}
+
+/* CPU microseconds per operation of phase p (benchmark process plus
+ * server), or -1. */
+static double cpu_per_op(const rn_phase *p)
+{
+    if (!p->done || p->ops <= 0 || p->bench_cpu_ns < 0) return -1;
+    int64_t ns = p->bench_cpu_ns + (p->server_cpu_ns > 0 ? p->server_cpu_ns : 0);
+    return (double)ns / 1000.0 / (double)p->ops;
+}
+
+/* Phases by engine in CPU time per operation, and each engine's
+ * throughput and CPU ratio against the first completed engine. */
+static void cpu_table(FILE *f, const rn_result *res, int n)
+{
+    int base = -1;
+    for (int i = 0; i < n && base < 0; i++)
+        if (res[i].status != RN_SKIPPED && res[i].ph[0].done) base = i;
+    if (base < 0) return;
+    fprintf(f, "## CPU Per Operation\n\nBenchmark process plus server, in microseconds per "
+               "operation; `x` columns are the first engine's advantage over the engine "
+               "(its CPU per operation divided by the first engine's; wall-clock "
+               "throughput ratio in brackets).\n\n| Phase |");
+    for (int i = 0; i < n; i++)
+        if (res[i].status != RN_SKIPPED) fprintf(f, " %s |", res[i].title);
+    for (int i = 0; i < n; i++)
+        if (res[i].status != RN_SKIPPED && i != base) fprintf(f, " %s x |", res[i].title);
+    fprintf(f, "\n|---|");
+    for (int i = 0; i < n; i++)
+        if (res[i].status != RN_SKIPPED) fprintf(f, "---:|%s", i != base ? "---:|" : "");
+    fprintf(f, "\n");
+    for (int p = 0; p < RN_NPHASES; p++) {
+        fprintf(f, "| %s |", rn_phase_names[p]);
+        for (int i = 0; i < n; i++) {
+            if (res[i].status == RN_SKIPPED) continue;
+            double c = cpu_per_op(&res[i].ph[p]);
+            c < 0 ? fprintf(f, " n/a |") : fprintf(f, " %.1f |", c);
+        }
+        double cb = cpu_per_op(&res[base].ph[p]), tb = tput(&res[base].ph[p]);
+        for (int i = 0; i < n; i++) {
+            if (res[i].status == RN_SKIPPED || i == base) continue;
+            double c = cpu_per_op(&res[i].ph[p]), t = tput(&res[i].ph[p]);
+            if (cb > 0 && c > 0 && tb > 0 && t > 0)
+                fprintf(f, " %.2f (%.2f) |", c / cb, tb / t);
+            else
+                fprintf(f, " n/a |");
+        }
+        fprintf(f, "\n");
+    }
+    fprintf(f, "\n");
 }
 
 static void configuration(FILE *f, const rn_config *cfg)
@@ -311,6 +363,7 @@ int rp_write(const char *dir, const rn_config *cfg, const rn_result *res, int n,
             "- Bench peak memory is the benchmark process's (one process per engine); server "
             "peak memory is VmHWM of the server process, before its restart for the reopen.\n\n");
     readiness(f, res, n);
+    cpu_table(f, res, n);
     phase_tables(f, res, n);
     configuration(f, cfg);
     environment(f);

@@ -86,8 +86,11 @@ static void report_phase(rn_result *res, const char *const *vec, int i)
     fmt_num(p->ops, ops, sizeof(ops));
     fmt_num(p->ns / 1000000, ms, sizeof(ms));
     fmt_num(p->ns > 0 ? (int64_t)((double)p->ops * 1e9 / (double)p->ns) : 0, tput, sizeof(tput));
-    printf("  %-8s %-38s %11s ops %9s ms %11s/s  %s%s\n", res->name, rn_phase_names[i], ops, ms,
-           tput, hex, verdict);
+    double cpu_us = (double)(p->bench_cpu_ns > 0 ? p->bench_cpu_ns : 0) +
+                    (double)(p->server_cpu_ns > 0 ? p->server_cpu_ns : 0);
+    cpu_us = p->ops > 0 ? cpu_us / 1000.0 / (double)p->ops : 0;
+    printf("  %-8s %-38s %11s ops %9s ms %11s/s %8.1f cpu-us/op  %s%s\n", res->name,
+           rn_phase_names[i], ops, ms, tput, cpu_us, hex, verdict);
     if (p->mismatch)
         fprintf(stderr, "strata-bench: %s: checksum mismatch in phase '%s': got %s, expected %s\n",
                 res->name, rn_phase_names[i], hex, vec[i]);
@@ -142,6 +145,8 @@ static int all_phases(const drv_ops *ops, drv_engine *e, ph_set *set, rn_result 
             if (src) return -1;
         }
         rn_phase *p = &res->ph[i];
+        pid_t spid = ops->server_pid(e);
+        int64_t c0 = util_cpu_ns(0), s0 = spid > 0 ? util_cpu_ns(spid) : -1;
         int64_t t0 = util_now_ns();
         if (ph_run(set, i, &p->sum, &p->ops, err, cap)) {
             char msg[512];
@@ -150,6 +155,9 @@ static int all_phases(const drv_ops *ops, drv_engine *e, ph_set *set, rn_result 
             return -1;
         }
         p->ns = util_now_ns() - t0;
+        int64_t c1 = util_cpu_ns(0), s1 = s0 >= 0 ? util_cpu_ns(spid) : -1;
+        p->bench_cpu_ns = c0 >= 0 && c1 >= 0 ? c1 - c0 : -1;
+        p->server_cpu_ns = s0 >= 0 && s1 >= 0 ? s1 - s0 : -1;
         p->done = 1;
         res->phase_ns += p->ns;
         report_phase(res, vec, i);

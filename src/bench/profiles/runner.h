@@ -29,6 +29,12 @@ typedef enum { RN_COMPLETED, RN_SKIPPED, RN_FAILED } rn_status;
 typedef struct rn_phase {
     int64_t ops;
     int64_t ns;
+    /* CPU time the phase cost: the benchmark process (its workers; for an
+     * embedded engine also the engine's own threads) and the server (-1:
+     * embedded or unknown). On a shared machine these are the comparable
+     * figures; wall time depends on how many threads each engine has
+     * runnable against the other load. */
+    int64_t bench_cpu_ns, server_cpu_ns;
     uint64_t sum;
     int done;
     int mismatch; /* checksum differs from the test vector */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -173,6 +174,30 @@ int64_t util_vmhwm(pid_t pid)
         if (!strncmp(line, "VmHWM:", 6)) kb = strtoll(line + 6, NULL, 10);
     fclose(f);
     return kb < 0 ? -1 : kb * 1024;
+}
+
+int64_t util_cpu_ns(pid_t pid)
+{
+    if (pid == 0) {
+        struct rusage ru;
+        if (getrusage(RUSAGE_SELF, &ru) != 0) return -1;
+        return ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000 +
+               ((int64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
+    }
+    char path[64], line[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    size_t n = fread(line, 1, sizeof(line) - 1, f);
+    fclose(f);
+    line[n] = 0;
+    /* after "pid (comm) ": state is field 3, utime 14 and stime 15 */
+    char *p = strrchr(line, ')');
+    unsigned long long ut, st;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+        return -1;
+    long hz = sysconf(_SC_CLK_TCK);
+    return (int64_t)((ut + st) * (1000000000.0 / (double)(hz > 0 ? hz : 100)));
 }
 
 void util_exe_sibling(const char *name, char *out, size_t cap)

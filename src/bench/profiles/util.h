@@ -59,6 +59,10 @@ int util_stop(pid_t pid, int timeout_ms);
 /* Peak resident memory (VmHWM) of pid in bytes, or -1. */
 int64_t util_vmhwm(pid_t pid);
 
+/* CPU time (user + system, every thread) of process pid, in ns; pid 0 is
+ * this process (getrusage). -1 when unknown. */
+int64_t util_cpu_ns(pid_t pid);
+
 /* Path of a program next to the running executable (or "" if unknown). */
 void util_exe_sibling(const char *name, char *out, size_t cap);
 
