@@ -65,9 +65,9 @@ static inline const char *test_tmpdir(void)
 
 static inline int test_main(int argc, char **argv)
 {
-    int passed = 0, failed = 0;
+    volatile int passed = 0, failed = 0; /* live across the longjmp of a failed check */
     const char *filter = argc > 1 ? argv[1] : NULL;
-    for (int i = 0; i < test_count; i++) {
+    for (volatile int i = 0; i < test_count; i++) {
         if (filter && !strstr(test_cases[i].name, filter)) continue;
         const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
         /* mkdtemp's template: the name ends in six 'X' it replaces. */
