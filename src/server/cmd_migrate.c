@@ -179,42 +179,15 @@ static int sync_readline(int fd, char *buf, size_t cap, long timeout)
 
 /* ---- The request ------------------------------------------------------- */
 
-typedef struct mbuf {
-    char *p;
-    size_t n, cap;
-} mbuf;
-
-static void mb_put(mbuf *b, const void *p, size_t n)
+/* The request is built in an sbuf (server.h): RESP bulk strings. */
+static void mb_bulk(sbuf *b, const char *p, size_t n)
 {
-    if (b->n + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->n + n)
-            cap *= 2;
-        char *q = realloc(b->p, cap);
-        if (!q) abort(); /* as every allocation failure of the server */
-        b->p = q, b->cap = cap;
-    }
-    memcpy(b->p + b->n, p, n);
-    b->n += n;
+    sb_printf(b, "$%zu\r\n", n);
+    sb_put(b, p, n);
+    sb_put(b, "\r\n", 2);
 }
 
-static void mb_bulk(mbuf *b, const char *p, size_t n)
-{
-    char h[32];
-    int hl = snprintf(h, sizeof(h), "$%zu\r\n", n);
-    mb_put(b, h, (size_t)hl);
-    mb_put(b, p, n);
-    mb_put(b, "\r\n", 2);
-}
-
-static void mb_count(mbuf *b, int n)
-{
-    char h[32];
-    int hl = snprintf(h, sizeof(h), "*%d\r\n", n);
-    mb_put(b, h, (size_t)hl);
-}
-
-static void mb_ll(mbuf *b, long long v)
+static void mb_ll(sbuf *b, long long v)
 {
     char t[32];
     int tl = snprintf(t, sizeof(t), "%lld", v);
@@ -268,7 +241,7 @@ static int parse(client *c, mig_opts *o)
 
 /* Appends RESTORE for each live key of keys[0..n) and compacts keys to
  * those sent; returns how many, or -1 after replying a keyspace error. */
-static int add_restores(client *c, const mig_opts *o, mbuf *b, const arg **keys, int n)
+static int add_restores(client *c, const mig_opts *o, sbuf *b, const arg **keys, int n)
 {
     int sent = 0;
     for (int j = 0; j < n; j++) {
@@ -289,7 +262,7 @@ static int add_restores(client *c, const mig_opts *o, mbuf *b, const arg **keys,
             add_reply_ks_error(c, st, ks);
             return -1;
         }
-        mb_count(b, o->replace ? 5 : 4);
+        sb_printf(b, "*%d\r\n", o->replace ? 5 : 4);
         mb_bulk(b, "RESTORE", 7);
         mb_bulk(b, keys[j]->ptr, keys[j]->len);
         mb_ll(b, ttl);
@@ -316,18 +289,18 @@ static int live_keys(client *c, const arg **keys, int n)
 
 /* The request: AUTH and SELECT when needed, then the RESTOREs. Returns the
  * number of keys sent (keys compacted), or -1 after replying. */
-static int build_request(client *c, const mig_opts *o, mig_sock *s, mbuf *b, const arg **keys,
+static int build_request(client *c, const mig_opts *o, mig_sock *s, sbuf *b, const arg **keys,
                          int n, int *select)
 {
     if (o->pass) {
-        mb_count(b, o->user ? 3 : 2);
+        sb_printf(b, "*%d\r\n", o->user ? 3 : 2);
         mb_bulk(b, "AUTH", 4);
         if (o->user) mb_bulk(b, o->user->ptr, o->user->len);
         mb_bulk(b, o->pass->ptr, o->pass->len);
     }
     *select = s->last_db != o->db;
     if (*select) {
-        mb_count(b, 2);
+        sb_printf(b, "*%d\r\n", 2);
         mb_bulk(b, "SELECT", 6);
         mb_ll(b, o->db);
     }
@@ -372,8 +345,8 @@ void cmd_migrate(client *c)
     mig_opts o;
     if (parse(c, &o) < 0) return;
     const arg **keys = malloc(sizeof(*keys) * (size_t)(o.nkeys ? o.nkeys : 1));
-    mbuf b = {0};
-    if (!keys) abort();
+    sbuf b = {malloc(4096), 0, 4096}; /* sb_printf writes at p + len: never NULL */
+    if (!keys || !b.p) abort();
     for (int j = 0; j < o.nkeys; j++)
         keys[j] = &c->argv[o.first_key + j];
     int n = live_keys(c, keys, o.nkeys), may_retry = 1, write_error, select, acked;
@@ -384,10 +357,10 @@ void cmd_migrate(client *c)
     for (;;) {
         mig_sock *s = get_socket(c, &c->argv[1], &c->argv[2], (long)o.timeout);
         if (!s) goto done;
-        b.n = 0;
+        b.len = 0;
         n = build_request(c, &o, s, &b, keys, n, &select);
         if (n < 0) goto done;
-        write_error = sync_write(s->fd, b.p, b.n, (long)o.timeout) < 0;
+        write_error = sync_write(s->fd, b.p, b.len, (long)o.timeout) < 0;
         int rc = write_error ? -1 : read_replies(c, &o, s, keys, n, select, &acked);
         int saved = errno;
         if (rc == 0) {

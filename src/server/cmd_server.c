@@ -381,6 +381,17 @@ void sb_printf(sbuf *b, const char *fmt, ...)
     }
 }
 
+void sb_put(sbuf *b, const void *p, size_t n)
+{
+    if (b->len + n > b->cap) {
+        b->cap = (b->len + n) * 2 + 64;
+        b->p = realloc(b->p, b->cap);
+        if (!b->p) abort();
+    }
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+}
+
 /* Starts a section; sections are separated by a blank line, as Redis. */
 void sb_section(sbuf *b, const char *title)
 {

@@ -850,6 +850,7 @@ typedef struct sbuf {
     size_t len, cap;
 } sbuf;
 void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_put(sbuf *b, const void *p, size_t n); /* appends n bytes, any bytes */
 void sb_section(sbuf *b, const char *title);
 
 /* cmdstats.c: per-command and per-error statistics (INFO commandstats,
