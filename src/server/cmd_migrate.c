@@ -239,25 +239,21 @@ static int parse(client *c, mig_opts *o)
     return 0;
 }
 
-/* Appends RESTORE for each live key of keys[0..n) and compacts keys to
- * those sent; returns how many, or -1 after replying a keyspace error. */
-static int add_restores(client *c, const mig_opts *o, sbuf *b, const arg **keys, int n)
+/* Appends RESTORE for each of keys[0..n) (live, expiring at when[j]: see
+ * live_keys; the command's clock stands still, so they still are).
+ * Returns n, or -1 after replying a keyspace error. */
+static int add_restores(client *c, const mig_opts *o, sbuf *b, const arg **keys,
+                        const int64_t *when, int n)
 {
-    int sent = 0;
     for (int j = 0; j < n; j++) {
         ks_ctx *ks = client_ks(c);
-        int64_t when = 0;
-        ks_status st = ks_expire_get(ks, keys[j]->ptr, keys[j]->len, &when);
-        if (st == KS_NOTFOUND) continue; /* expired since the lookup */
         long long ttl = 0;
-        if (st == KS_OK && when) {
-            ttl = when - server_now_ms();
-            if (ttl < 0) continue;
+        if (when[j]) {
+            ttl = when[j] - server_now_ms();
             if (ttl < 1) ttl = 1;
         }
         ks_val v;
-        if (st == KS_OK) st = ks_dump(ks, keys[j]->ptr, keys[j]->len, &v);
-        if (st == KS_NOTFOUND) continue;
+        ks_status st = ks_dump(ks, keys[j]->ptr, keys[j]->len, &v);
         if (st != KS_OK) {
             add_reply_ks_error(c, st, ks);
             return -1;
@@ -269,28 +265,31 @@ static int add_restores(client *c, const mig_opts *o, sbuf *b, const arg **keys,
         mb_bulk(b, v.p, v.n);
         if (o->replace) mb_bulk(b, "REPLACE", 7);
         ks_val_free(&v);
-        keys[sent++] = keys[j];
     }
-    return sent;
+    return n;
 }
 
-/* The keys of keys[0..n) that exist (the others are left out, as Redis);
- * returns how many, compacted at the front. */
-static int live_keys(client *c, const arg **keys, int n)
+/* The keys of keys[0..n) that exist (the others are left out, as Redis),
+ * compacted at the front with their expiry (0: none) in when; returns
+ * how many. A key that cannot be read counts as absent here and fails in
+ * add_restores' DUMP. */
+static int live_keys(client *c, const arg **keys, int64_t *when, int n)
 {
     int live = 0;
     for (int j = 0; j < n; j++) {
-        ks_type t = KS_NONE;
-        if (ks_type_of(client_ks(c), keys[j]->ptr, keys[j]->len, &t) == KS_OK && t != KS_NONE)
-            keys[live++] = keys[j];
+        int64_t w = 0;
+        ks_status st = ks_expire_get(client_ks(c), keys[j]->ptr, keys[j]->len, &w);
+        if (st == KS_NOTFOUND) continue;
+        when[live] = st == KS_OK ? w : 0;
+        keys[live++] = keys[j];
     }
     return live;
 }
 
 /* The request: AUTH and SELECT when needed, then the RESTOREs. Returns the
- * number of keys sent (keys compacted), or -1 after replying. */
+ * number of keys sent (all n), or -1 after replying. */
 static int build_request(client *c, const mig_opts *o, mig_sock *s, sbuf *b, const arg **keys,
-                         int n, int *select)
+                         const int64_t *when, int n, int *select)
 {
     if (o->pass) {
         sb_printf(b, "*%d\r\n", o->user ? 3 : 2);
@@ -304,7 +303,7 @@ static int build_request(client *c, const mig_opts *o, mig_sock *s, sbuf *b, con
         mb_bulk(b, "SELECT", 6);
         mb_ll(b, o->db);
     }
-    return add_restores(c, o, b, keys, n);
+    return add_restores(c, o, b, keys, when, n);
 }
 
 /* Reads the replies of the request, deleting each key the target took
@@ -345,11 +344,12 @@ void cmd_migrate(client *c)
     mig_opts o;
     if (parse(c, &o) < 0) return;
     const arg **keys = malloc(sizeof(*keys) * (size_t)(o.nkeys ? o.nkeys : 1));
+    int64_t *when = malloc(sizeof(*when) * (size_t)(o.nkeys ? o.nkeys : 1));
     sbuf b = {malloc(4096), 0, 4096}; /* sb_printf writes at p + len: never NULL */
-    if (!keys || !b.p) abort();
+    if (!keys || !when || !b.p) abort();
     for (int j = 0; j < o.nkeys; j++)
         keys[j] = &c->argv[o.first_key + j];
-    int n = live_keys(c, keys, o.nkeys), may_retry = 1, write_error, select, acked;
+    int n = live_keys(c, keys, when, o.nkeys), may_retry = 1, write_error, select, acked;
     if (n == 0) {
         add_reply_status(c, "NOKEY");
         goto done;
@@ -358,7 +358,7 @@ void cmd_migrate(client *c)
         mig_sock *s = get_socket(c, &c->argv[1], &c->argv[2], (long)o.timeout);
         if (!s) goto done;
         b.len = 0;
-        n = build_request(c, &o, s, &b, keys, n, &select);
+        n = build_request(c, &o, s, &b, keys, when, n, &select);
         if (n < 0) goto done;
         write_error = sync_write(s->fd, b.p, b.len, (long)o.timeout) < 0;
         int rc = write_error ? -1 : read_replies(c, &o, s, keys, n, select, &acked);
@@ -378,5 +378,6 @@ void cmd_migrate(client *c)
                         write_error ? "writing" : "reading");
 done:
     free(keys);
+    free(when);
     free(b.p);
 }
