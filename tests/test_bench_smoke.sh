@@ -16,6 +16,15 @@ trap 'rm -rf "$out"' EXIT
 num='[0-9]+(\.[0-9]+)?'
 
 # check name file regex: PASS when the last line of file matches.
+# exited_ok <test> <status> <output file>: 0 when the run exited 0, else
+# prints the failure with the output's tail.
+exited_ok() {
+  [ "$2" -eq 0 ] && return 0
+  echo "FAIL $1: exit status $2"
+  tail -n 8 "$3" | sed 's/^/    /'
+  return 1
+}
+
 check_last() {
   local last
   last=$(tail -n 1 "$2")
@@ -30,13 +39,9 @@ check_last() {
 # EngineBenchPrintsRatioLine: both engines run every operation, the reads
 # find exactly the keys written, and the ratio line comes last.
 timeout 60 "$BENCH" engine --num 20000 --dir "$out/engine" >"$out/engine.txt" 2>&1
-rc=$?
-if [ $rc -eq 0 ]; then
+if exited_ok EngineBenchPrintsRatioLine $? "$out/engine.txt"; then
   check_last EngineBenchPrintsRatioLine "$out/engine.txt" \
     "^engine/rocksdb ratios: fillrandom=$num readrandom=$num seekrandom=$num space=$num\$"
-else
-  echo "FAIL EngineBenchPrintsRatioLine: exit status $rc"
-  tail -n 8 "$out/engine.txt" | sed 's/^/    /'
 fi
 
 # EngineBenchLeavesNoFiles: the dbs it made under --dir are removed.
@@ -80,11 +85,7 @@ done
 # IDX.RANGE of every shape; the top-reputation query must return 100 entries
 # per query (2000 profiles all carry a reputation), keys and HASHES alike.
 timeout 60 "$BENCH" index --num 2000 >"$out/index.txt" 2>&1
-rc=$?
-if [ $rc -ne 0 ]; then
-  echo "FAIL IndexBenchPrintsRatioLine: exit status $rc"
-  tail -n 8 "$out/index.txt" | sed 's/^/    /'
-else
+if exited_ok IndexBenchPrintsRatioLine $? "$out/index.txt"; then
   check_last IndexBenchPrintsRatioLine "$out/index.txt" \
     "^indexed/plain ratios: cpu_per_write=$num throughput=$num\$"
   tops=$(grep -cE '^idx\.range reputation top (keys|HASHES) +[0-9]+ +[0-9.]+ +[0-9.]+ +100\.0$' \
@@ -101,21 +102,13 @@ fi
 # strata milliseconds per ZPOPMIN today, see README "Measured results").
 BENCH_N=5000 BENCH_TIMEOUT=60 BENCH_TESTS="set get incr hset mset sadd spop evalsha setbit pfadd publish lpush rpush lpop rpop lrange_100 xadd" \
   timeout 180 src/bench/bench-redis.sh >"$out/redis.txt" 2>&1
-rc=$?
-if [ $rc -ne 0 ]; then
-  echo "FAIL BenchRedisPrintsRatios: exit status $rc"
-  tail -n 8 "$out/redis.txt" | sed 's/^/    /'
-else
+if exited_ok BenchRedisPrintsRatios $? "$out/redis.txt"; then
   check_last BenchRedisPrintsRatios "$out/redis.txt" \
     "^strata/redis ratios: set=$num get=$num incr=$num hset=$num mset=$num sadd=$num spop=$num evalsha=$num setbit=$num pfadd=$num publish=$num lpush=$num rpush=$num lpop=$num rpop=$num lrange_100=$num xadd=$num\$"
 fi
 BENCH_N=2000 BENCH_TIMEOUT=60 BENCH_TESTS="zadd zpopmin geoadd" timeout 120 src/bench/bench-redis.sh \
   >"$out/redis-z.txt" 2>&1
-rc=$?
-if [ $rc -ne 0 ]; then
-  echo "FAIL BenchRedisPrintsSortedSetRatios: exit status $rc"
-  tail -n 8 "$out/redis-z.txt" | sed 's/^/    /'
-else
+if exited_ok BenchRedisPrintsSortedSetRatios $? "$out/redis-z.txt"; then
   check_last BenchRedisPrintsSortedSetRatios "$out/redis-z.txt" \
     "^strata/redis ratios: zadd=$num zpopmin=$num geoadd=$num\$"
 fi
