@@ -49,6 +49,10 @@ void repl_cron(void);
  * NOREPLICAS with min-replicas-to-write. Returns the error text, or NULL
  * when cmd (with c's MULTI queue for EXEC) may write. */
 const char *repl_write_refusal(client *c, const struct command *cmd);
+/* The same checks for a write of any kind: a script that may write (no
+ * no-writes flag) is refused with them before it runs, as Redis's
+ * scriptPrepareForRun. */
+const char *repl_any_write_refusal(void);
 /* replica-serve-stale-data no: 1 when cmd (its subcommand; with c's
  * MULTI queue for EXEC) is not flagged stale and must get MASTERDOWN, the
  * link to the primary being down. */

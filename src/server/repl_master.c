@@ -518,7 +518,11 @@ const char *repl_write_refusal(client *c, const struct command *cmd)
     if (!writes && cmd->proc == cmd_exec && (c->flags & CLIENT_MULTI))
         for (int i = 0; i < c->priv->mq_len && !writes; i++)
             writes = (c->priv->mq[i].cmd->flags & CMD_WRITE) != 0;
-    if (!writes) return NULL;
+    return writes ? repl_any_write_refusal() : NULL;
+}
+
+const char *repl_any_write_refusal(void)
+{
     if (repl.is_replica)
         return cfg.replica_read_only ? "READONLY You can't write against a read only replica."
                                      : NULL;

@@ -124,6 +124,13 @@ int script_run_begin(script_run *r, client *caller, const char *name, int flags,
         add_reply_error(caller, "Can not execute a script with write flag using *_ro command.");
         return -1;
     }
+    if (!compat && !(flags & SCRIPT_FLAG_NO_WRITES)) {
+        const char *why = repl_any_write_refusal(); /* READONLY, NOREPLICAS */
+        if (why) {
+            add_reply_error(caller, why);
+            return -1;
+        }
+    }
     memset(r, 0, sizeof(*r));
     r->caller = caller;
     r->name = name;
@@ -302,18 +309,23 @@ static int build_argv(lua_State *L, int argc)
 }
 
 /* Why the command cannot run from this script, or NULL. */
-static const char *call_refusal(script_run *r, const struct command *cmd, int argc)
+static const char *call_refusal(script_run *r, const struct command *cmd, int argc, const arg *argv)
 {
     if (!cmd || !cmd->proc) return "Unknown Redis command called from script";
     if ((cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity)
         return "Wrong number of args calling Redis command from script";
-    if (cmd->flags & CMD_NOSCRIPT) return "This Redis command is not allowed from script";
+    int bad_sub; /* a subcommand's own flags count (CLUSTER RESET is noscript) */
+    const struct command *real = command_resolve(cmd, argc, argv, &bad_sub);
+    if ((cmd->flags | real->flags) & CMD_NOSCRIPT)
+        return "This Redis command is not allowed from script";
     /* PUBLISH and the like may replicate: as writes for this (Redis). */
     if (r->readonly && (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)))
         return "Write commands are not allowed from read-only scripts.";
-    if ((cmd->flags & CMD_WRITE) && repl.is_replica && cfg.replica_read_only)
-        return "READONLY You can't write against a read only replica."; /* R1 */
-    return NULL;
+    const char *why = (cmd->flags & CMD_WRITE) ? repl_any_write_refusal() : NULL; /* R1 */
+    if (!why) return NULL;
+    static char coded[128]; /* its own code (READONLY, NOREPLICAS), not ERR */
+    snprintf(coded, sizeof(coded), "-%s", why);
+    return coded;
 }
 
 /* Pushes the reply the script client holds as a Lua value and empties the
@@ -368,7 +380,7 @@ static int redis_call(lua_State *L, int raise)
         return raise ? lua_error(L) : 1;
     }
     const struct command *cmd = command_lookup(call_argv[0].ptr, call_argv[0].len);
-    const char *why = call_refusal(r, cmd, argc);
+    const char *why = call_refusal(r, cmd, argc, call_argv);
     if (why) {
         script_push_error(L, why);
         return raise ? lua_error(L) : 1;

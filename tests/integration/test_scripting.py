@@ -373,5 +373,31 @@ for _name, _cases in (("conversions", CONVERSIONS), ("error_paths_and_sandbox", 
         test(_fn)
 
 
+@test
+def scripts_that_may_write_get_noreplicas_and_noscript_subcommands_are_refused_as_redis(srv):
+    """min-replicas-to-write unmet: a script with a shebang and no no-writes
+    flag is refused before it runs, a legacy one when it calls a write, a
+    read-only one runs; CLUSTER RESET (a noscript subcommand) is refused."""
+    ref = RealRedis()
+    try:
+        script = [("SET", "x", "v"), ("CONFIG", "SET", "min-replicas-to-write", "1"),
+                  ("EVAL", "#!lua flags=no-writes\nreturn redis.call('get','x')", "1", "x"),
+                  ("EVAL", "return redis.call('get','x')", "1", "x"),
+                  ("EVAL", "#!lua\nreturn redis.call('get','x')", "1", "x"),
+                  ("EVAL", "return redis.call('set','x','1')", "1", "x"),
+                  ("CONFIG", "SET", "min-replicas-to-write", "0"),
+                  ("EVAL", "return redis.pcall('cluster','reset','hard')", "0")]
+        for port in (srv.port, ref.port):
+            c = RawConn(port)
+            got = [c.command(*cmd) for cmd in script]
+            if port == srv.port:
+                ours = got
+        theirs = got
+        norm = [str(x).split(" script:")[0] for x in ours], [str(x).split(" script:")[0] for x in theirs]
+        assert norm[0] == norm[1], norm
+    finally:
+        ref.close()
+
+
 if __name__ == "__main__":
     main()
