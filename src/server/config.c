@@ -261,7 +261,7 @@ static const config_row config_table[] = {
     {"tcp-keepalive", T_INT, 0, &cfg.tcp_keepalive, "300", 0, INT_MAX, NULL, NULL},
     {"tcp-backlog", T_INT, F_IMMUTABLE | F_REDIS_IMMUTABLE, &cfg.tcp_backlog, "511", 0, INT_MAX,
      NULL, NULL},
-    {"cache-size", T_MEM, F_IMMUTABLE, &cfg.cache_size, "256mb", 0, LLONG_MAX, NULL, NULL},
+    {"cache-size", T_MEM, F_IMMUTABLE, &cfg.cache_size, "192mb", 0, LLONG_MAX, NULL, NULL},
     {"row-cache-size", T_MEM, F_IMMUTABLE, &cfg.row_cache_size, "64mb", 0, LLONG_MAX, NULL, NULL},
     {"write-buffer-size", T_MEM, F_IMMUTABLE, &cfg.write_buffer_size, "64mb", 64 * 1024, LLONG_MAX,
      NULL, NULL},
