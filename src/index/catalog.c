@@ -450,14 +450,23 @@ int idx_def_active_for(const idx_def *d, const char *key, size_t klen)
     return idx_def_prefix_match(d, key, klen) && idx_def_cursor_covers(d, key, klen);
 }
 
-const ks_field *idx_find_field(const ks_field *f, size_t n, const idx_field *want)
+static int field_is(const ks_field *f, const idx_field *want)
 {
     /* The first byte before memcmp: field names of a hash mostly differ
-     * there, and this runs for every schema field of every index. */
+     * there. Schema field names are never empty (idx_def_check). */
+    return f->fl == want->len && f->f[0] == want->name[0] &&
+           memcmp(f->f, want->name, want->len) == 0;
+}
+
+const ks_field *idx_find_field(const ks_field *f, size_t n, const idx_field *want)
+{
+    size_t h = want->hint;
+    if (h < n && field_is(&f[h], want)) return &f[h];
     for (size_t i = 0; i < n; i++)
-        if (f[i].fl == want->len && (!want->len || f[i].f[0] == want->name[0]) &&
-            memcmp(f[i].f, want->name, want->len) == 0)
+        if (field_is(&f[i], want)) {
+            ((idx_field *)want)->hint = i; /* a hint, not part of the definition */
             return &f[i];
+        }
     return NULL;
 }
 

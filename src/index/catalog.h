@@ -41,6 +41,10 @@ typedef struct idx_field {
     size_t len;
     int numeric; /* NUMERIC, else TAG */
     int desc;
+    /* Where idx_find_field found the field last, tried first: the hashes
+     * of one key family are mostly written with their fields in one order.
+     * A hint only (any value is safe); command thread. */
+    size_t hint;
 } idx_field;
 
 typedef struct idx_def {
@@ -150,7 +154,8 @@ int idx_entry_key(const idx_def *d, const char *key, size_t klen, const ks_field
  * other than 1, b is as it was. */
 int idx_entry_key_append(const idx_def *d, const char *key, size_t klen, const ks_field *f,
                          size_t n, idx_buf *b, size_t *bad_field);
-/* The pair of f (n pairs) named as schema field want, or NULL. */
+/* The pair of f (n pairs) named as schema field want, or NULL. Updates
+ * want->hint (command thread). */
 const ks_field *idx_find_field(const ks_field *f, size_t n, const idx_field *want);
 /* Builds the entry value (expiry, plus the hash key for UNIQUE) into b. */
 void idx_entry_value(const idx_def *d, const char *key, size_t klen, int64_t expire_ms, idx_buf *b);
