@@ -436,9 +436,8 @@ ks_status idx_catalog_next_id(ks_ctx *ctx, uint32_t *id)
     return KS_OK;
 }
 
-int idx_def_active_for(const idx_def *d, const char *key, size_t klen)
+int idx_def_cursor_covers(const idx_def *d, const char *key, size_t klen)
 {
-    if (!idx_def_prefix_match(d, key, klen)) return 0;
     if (!d->building) return 1;
     if (!d->has_cursor) return 0;
     size_t n = klen < d->clen ? klen : d->clen;
@@ -446,22 +445,40 @@ int idx_def_active_for(const idx_def *d, const char *key, size_t klen)
     return c < 0 || (c == 0 && klen <= d->clen);
 }
 
-static const ks_field *find_field(const ks_field *f, size_t n, const idx_field *want)
+int idx_def_active_for(const idx_def *d, const char *key, size_t klen)
 {
+    return idx_def_prefix_match(d, key, klen) && idx_def_cursor_covers(d, key, klen);
+}
+
+static int field_is(const ks_field *f, const idx_field *want)
+{
+    /* The first byte before memcmp: field names of a hash mostly differ
+     * there. Schema field names are never empty (idx_def_check). */
+    return f->fl == want->len && f->f[0] == want->name[0] &&
+           memcmp(f->f, want->name, want->len) == 0;
+}
+
+const ks_field *idx_find_field(const ks_field *f, size_t n, const idx_field *want)
+{
+    size_t h = want->hint;
+    if (h < n && field_is(&f[h], want)) return &f[h];
     for (size_t i = 0; i < n; i++)
-        if (f[i].fl == want->len && memcmp(f[i].f, want->name, want->len) == 0) return &f[i];
+        if (field_is(&f[i], want)) {
+            ((idx_field *)want)->hint = i; /* a hint, not part of the definition */
+            return &f[i];
+        }
     return NULL;
 }
 
-int idx_entry_key(const idx_def *d, const char *key, size_t klen, const ks_field *f, size_t n,
-                  idx_buf *b, size_t *bad_field)
+int idx_entry_key_append(const idx_def *d, const char *key, size_t klen, const ks_field *f,
+                         size_t n, idx_buf *b, size_t *bad_field)
 {
-    b->len = 0;
+    size_t start = b->len;
     idx_key_entry_prefix(b, d->id);
     int covered = 1;
     for (size_t i = 0; i < d->nfields; i++) {
         const idx_field *fd = &d->fields[i];
-        const ks_field *v = find_field(f, n, fd);
+        const ks_field *v = idx_find_field(f, n, fd);
         if (!v) {
             covered = 0;
             continue; /* keep going: a later NUMERIC field may still be invalid */
@@ -470,6 +487,7 @@ int idx_entry_key(const idx_def *d, const char *key, size_t klen, const ks_field
             double x;
             if (idx_parse_num(v->v, v->vl, &x) != 0) {
                 *bad_field = i;
+                b->len = start;
                 return -1;
             }
             if (covered) idx_key_put_num(b, x, fd->desc);
@@ -477,9 +495,19 @@ int idx_entry_key(const idx_def *d, const char *key, size_t klen, const ks_field
             idx_key_put_tag(b, v->v, v->vl, fd->desc);
         }
     }
-    if (!covered) return 0;
+    if (!covered) {
+        b->len = start;
+        return 0;
+    }
     if (!d->unique) idx_buf_append(b, key, klen);
     return 1;
+}
+
+int idx_entry_key(const idx_def *d, const char *key, size_t klen, const ks_field *f, size_t n,
+                  idx_buf *b, size_t *bad_field)
+{
+    b->len = 0;
+    return idx_entry_key_append(d, key, klen, f, n, b, bad_field);
 }
 
 void idx_entry_value(const idx_def *d, const char *key, size_t klen, int64_t expire_ms, idx_buf *b)

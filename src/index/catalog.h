@@ -41,6 +41,10 @@ typedef struct idx_field {
     size_t len;
     int numeric; /* NUMERIC, else TAG */
     int desc;
+    /* Where idx_find_field found the field last, tried first: the hashes
+     * of one key family are mostly written with their fields in one order.
+     * A hint only (any value is safe); command thread. */
+    size_t hint;
 } idx_field;
 
 typedef struct idx_def {
@@ -134,6 +138,9 @@ ks_status idx_catalog_next_id(ks_ctx *ctx, uint32_t *id);
 
 /* Does d cover key (prefix and build cursor; fields are checked later)? */
 int idx_def_active_for(const idx_def *d, const char *key, size_t klen);
+/* The build-cursor half of idx_def_active_for, for a key whose prefix is
+ * known to match: 1 when d is ready or key <= its cursor (C3). */
+int idx_def_cursor_covers(const idx_def *d, const char *key, size_t klen);
 /* Does key start with d's prefix (any of an FT index's prefixes)? ft_def.c */
 int idx_def_prefix_match(const idx_def *d, const char *key, size_t klen);
 
@@ -143,6 +150,13 @@ int idx_def_prefix_match(const idx_def *d, const char *key, size_t klen);
  * its index in d->fields). */
 int idx_entry_key(const idx_def *d, const char *key, size_t klen, const ks_field *f, size_t n,
                   idx_buf *b, size_t *bad_field);
+/* idx_entry_key appending to b instead of clearing it first; on a return
+ * other than 1, b is as it was. */
+int idx_entry_key_append(const idx_def *d, const char *key, size_t klen, const ks_field *f,
+                         size_t n, idx_buf *b, size_t *bad_field);
+/* The pair of f (n pairs) named as schema field want, or NULL. Updates
+ * want->hint (command thread). */
+const ks_field *idx_find_field(const ks_field *f, size_t n, const idx_field *want);
 /* Builds the entry value (expiry, plus the hash key for UNIQUE) into b. */
 void idx_entry_value(const idx_def *d, const char *key, size_t klen, int64_t expire_ms, idx_buf *b);
 /* Extracts the hash key from a stored entry (key, value) of d. Returns 0 and

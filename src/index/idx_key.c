@@ -55,8 +55,8 @@ void idx_buf_free(idx_buf *b)
 
 void idx_put_u32(char *p, uint32_t v)
 {
-    for (int i = 3; i >= 0; i--, v >>= 8)
-        p[i] = (char)(v & 0xFF);
+    v = __builtin_bswap32(v); /* big-endian on the little-endian hosts we build for */
+    memcpy(p, &v, 4);
 }
 
 uint32_t idx_get_u32(const char *p)
@@ -67,8 +67,8 @@ uint32_t idx_get_u32(const char *p)
 
 void idx_put_u64(char *p, uint64_t v)
 {
-    for (int i = 7; i >= 0; i--, v >>= 8)
-        p[i] = (char)(v & 0xFF);
+    v = __builtin_bswap64(v);
+    memcpy(p, &v, 8);
 }
 
 uint64_t idx_get_u64(const char *p)

@@ -22,15 +22,18 @@
 #include "index/index.h"
 
 /* What the hook plans for one index, between validation and writing.
- * Offsets point into hook_keys, which grows across calls and is reused. */
+ * Offsets point into hook_keys, which grows across calls and is reused:
+ * every entry key of a call is built there in place, with no allocation
+ * once warm. */
 typedef struct plan {
     idx_def *d;
     size_t old_off, old_len, new_off, new_len;
     int has_old, has_new;
-    int same; /* old and new entry keys are equal */
+    int same;      /* old and new entry keys are equal */
+    int unchanged; /* no schema field changed: same, and neither key built yet */
 } plan;
 
-static idx_buf hook_keys, hook_tmp, hook_val;
+static idx_buf hook_keys, hook_val;
 static plan *plans;
 static size_t plans_cap;
 
@@ -39,27 +42,48 @@ int idx_expired(int64_t expire_ms, int64_t now_ms)
     return expire_ms > 0 && expire_ms <= now_ms;
 }
 
+/* The prefix match of one call, kept for the definitions that follow with
+ * the same prefix (the usual case: every index of a key family shares its
+ * prefix), so a key is compared with each distinct prefix once. */
+typedef struct prefix_memo {
+    const char *p;
+    size_t n;
+    int match;
+} prefix_memo;
+
+static int memo_match(prefix_memo *m, const idx_def *d, const char *key, size_t klen)
+{
+    if (d->ft) return idx_def_prefix_match(d, key, klen); /* several prefixes */
+    if (!m->p || m->n != d->plen || (m->p != d->prefix && memcmp(m->p, d->prefix, d->plen) != 0)) {
+        m->p = d->prefix;
+        m->n = d->plen;
+        m->match = klen >= d->plen && memcmp(key, d->prefix, d->plen) == 0;
+    }
+    return m->match;
+}
+
 int idx_wants(void *hctx, int db, const char *key, size_t klen)
 {
     (void)hctx;
     if (db < 0 || db >= KS_DATABASES || !idx_g.dbs_with_index[db]) return 0;
+    prefix_memo memo = {0};
     for (size_t i = 0; i < idx_g.ndefs; i++) {
         const idx_def *d = idx_g.defs[i];
-        if (d->db == db && idx_def_prefix_match(d, key, klen)) return 1;
+        if (d->db == db && memo_match(&memo, d, key, klen)) return 1;
     }
     return 0;
 }
 
 /* Appends the entry key of (key, f) for d to hook_keys; returns as
- * idx_entry_key. */
+ * idx_entry_key (hook_keys is left as it was unless it returns 1). */
 static int plan_key(idx_def *d, const char *key, size_t klen, const ks_field *f, size_t n,
                     size_t *off, size_t *len, size_t *bad)
 {
-    int r = idx_entry_key(d, key, klen, f, n, &hook_tmp, bad);
+    size_t at = hook_keys.len;
+    int r = idx_entry_key_append(d, key, klen, f, n, &hook_keys, bad);
     if (r == 1) {
-        *off = hook_keys.len;
-        *len = hook_tmp.len;
-        idx_buf_append(&hook_keys, hook_tmp.data, hook_tmp.len);
+        *off = at;
+        *len = hook_keys.len - at;
     }
     return r;
 }
@@ -79,28 +103,52 @@ ks_status idx_unique_holder(ks_ctx *ctx, const char *ek, size_t ekl, const char 
     return KS_OK;
 }
 
+/* Do the old and the new content agree on every schema field of d (both
+ * absent, or the same bytes)? Then d's entry key is the same before and
+ * after, whatever the other fields did, and needs no encoding to know it. */
+static int schema_unchanged(const idx_def *d, const ks_field *old_f, size_t old_n,
+                            const ks_field *new_f, size_t new_n)
+{
+    for (size_t i = 0; i < d->nfields; i++) {
+        const ks_field *a = idx_find_field(old_f, old_n, &d->fields[i]);
+        const ks_field *b = idx_find_field(new_f, new_n, &d->fields[i]);
+        if (!a != !b) return 0;
+        if (a && (a->vl != b->vl || (a->v != b->v && memcmp(a->v, b->v, a->vl) != 0))) return 0;
+    }
+    return 1;
+}
+
 static ks_status plan_one(ks_ctx *ctx, plan *p, const char *key, size_t klen, const ks_field *old_f,
                           size_t old_n, int had_old, const ks_field *new_f, size_t new_n,
                           int has_new)
 {
     idx_def *d = p->d;
     size_t bad = 0;
+    /* The prefix matched (the caller checked); what is left of "active" is
+     * the build cursor (C3). */
+    int active = idx_def_cursor_covers(d, key, klen);
+    if (had_old && has_new && active && schema_unchanged(d, old_f, old_n, new_f, new_n)) {
+        /* Both contents give the same key, or both none; a NUMERIC value
+         * that is not a number was refused when it was written (C3), so the
+         * new content cannot be refused now either. */
+        p->unchanged = 1;
+        return KS_OK;
+    }
     if (has_new) {
         int r = plan_key(d, key, klen, new_f, new_n, &p->new_off, &p->new_len, &bad);
         if (r < 0)
             return idx_fail(ctx, "ERR field '%s' of index '%s' is NUMERIC: value is not a number",
                             idx_printable(d->fields[bad].name, d->fields[bad].len, 0),
                             idx_printable(d->name, d->nlen, 1));
-        p->has_new = r == 1 && idx_def_active_for(d, key, klen);
+        p->has_new = r == 1 && active;
     }
-    if (had_old && idx_def_active_for(d, key, klen)) {
+    if (had_old && active) {
         /* An old value that is not a number cannot have an entry (C3). */
         p->has_old = plan_key(d, key, klen, old_f, old_n, &p->old_off, &p->old_len, &bad) == 1;
     }
-    if (!p->has_new || !d->unique) return KS_OK;
-    if (p->has_old && p->old_len == p->new_len &&
-        memcmp(hook_keys.data + p->old_off, hook_keys.data + p->new_off, p->new_len) == 0)
-        return KS_OK;
+    p->same = p->has_old && p->has_new && p->old_len == p->new_len &&
+              memcmp(hook_keys.data + p->old_off, hook_keys.data + p->new_off, p->new_len) == 0;
+    if (!p->has_new || !d->unique || p->same) return KS_OK;
     char *val = NULL;
     size_t vlen = 0;
     int held = 0;
@@ -133,6 +181,34 @@ static void delete_old(ks_ctx *ctx, const plan *p, const char *key, size_t klen)
     eng_batch_delete(ctx->batch, ek, p->old_len);
 }
 
+/* Plans every IDX index of ctx->db whose prefix matches key into plans[];
+ * sets *np and *any_ft (an FT index matches too). */
+static ks_status plan_all(ks_ctx *ctx, const char *key, size_t klen, const ks_field *old_f,
+                          size_t old_n, int had_old, const ks_field *new_f, size_t new_n,
+                          int has_new, size_t *np, int *any_ft)
+{
+    prefix_memo memo = {0};
+    for (size_t i = 0; i < idx_g.ndefs; i++) {
+        idx_def *d = idx_g.defs[i];
+        if (d->db != ctx->db || !memo_match(&memo, d, key, klen)) continue;
+        if (d->ft) { /* FT indexes never reject: written after the checks */
+            *any_ft = 1;
+            continue;
+        }
+        if (*np == plans_cap) {
+            plans_cap = plans_cap ? plans_cap * 2 : 8;
+            plans = realloc(plans, plans_cap * sizeof(*plans));
+            if (!plans) abort();
+        }
+        plan *p = &plans[(*np)++];
+        memset(p, 0, sizeof(*p));
+        p->d = d;
+        ks_status st = plan_one(ctx, p, key, klen, old_f, old_n, had_old, new_f, new_n, has_new);
+        if (st != KS_OK) return st;
+    }
+    return KS_OK;
+}
+
 ks_status idx_hash_hook(void *hctx, ks_ctx *ctx, const char *key, size_t klen,
                         const ks_field *old_f, size_t old_n, int had_old, const ks_field *new_f,
                         size_t new_n, int has_new, int64_t new_expire_ms)
@@ -141,46 +217,41 @@ ks_status idx_hash_hook(void *hctx, ks_ctx *ctx, const char *key, size_t klen,
     size_t np = 0;
     int any_ft = 0;
     hook_keys.len = 0;
-    for (size_t i = 0; i < idx_g.ndefs; i++) {
-        idx_def *d = idx_g.defs[i];
-        if (d->db != ctx->db || !idx_def_prefix_match(d, key, klen)) continue;
-        if (d->ft) { /* FT indexes never reject: written after the checks */
-            any_ft = 1;
-            continue;
-        }
-        if (np == plans_cap) {
-            plans_cap = plans_cap ? plans_cap * 2 : 8;
-            plans = realloc(plans, plans_cap * sizeof(*plans));
-            if (!plans) abort();
-        }
-        plan *p = &plans[np++];
-        memset(p, 0, sizeof(*p));
-        p->d = d;
-        ks_status st = plan_one(ctx, p, key, klen, old_f, old_n, had_old, new_f, new_n, has_new);
-        if (st != KS_OK) return st;
-    }
+    ks_status st =
+        plan_all(ctx, key, klen, old_f, old_n, had_old, new_f, new_n, has_new, &np, &any_ft);
+    if (st != KS_OK) return st;
     /* An entry whose key did not change is rewritten only if the hash's
      * expiry changed (EXPIRE, PERSIST, RENAME or COPY over it): one read of
      * the old expiry saves a put per unchanged index on an update. */
     int64_t old_exp = -1;
-    for (size_t i = 0; i < np; i++) {
-        plan *p = &plans[i];
-        p->same = p->has_old && p->has_new && p->old_len == p->new_len &&
-                  memcmp(hook_keys.data + p->old_off, hook_keys.data + p->new_off, p->new_len) == 0;
-        if (p->same && old_exp == -1 && ks_expire_get(ctx, key, klen, &old_exp) != KS_OK) {
+    for (size_t i = 0; i < np && old_exp == -1; i++) {
+        const plan *p = &plans[i];
+        if ((p->same || p->unchanged) && ks_expire_get(ctx, key, klen, &old_exp) != KS_OK) {
             ks_ctx_reset(ctx);
             old_exp = -2; /* unknown: rewrite */
         }
     }
+    int value_for = -1; /* hook_val holds the value of: 0 a non-UNIQUE index (the
+                           expiry alone, the same for all of them), 1 a UNIQUE one */
     for (size_t i = 0; i < np; i++) {
-        const plan *p = &plans[i];
+        plan *p = &plans[i];
+        if (p->unchanged) {
+            size_t bad = 0;
+            if (old_exp == new_expire_ms) continue; /* nothing to write */
+            /* The entry stays and its value carries the expiry: rewrite it. */
+            if (plan_key(p->d, key, klen, new_f, new_n, &p->new_off, &p->new_len, &bad) != 1)
+                continue; /* the hash has no entry in d, before or after */
+            p->has_old = p->has_new = p->same = 1;
+        }
         if (p->has_old || p->has_new) p->d->gen++;
         if (p->has_old && !p->same) delete_old(ctx, p, key, klen);
-        if (p->has_new && !(p->same && old_exp == new_expire_ms)) {
+        if (!p->has_new || (p->same && old_exp == new_expire_ms)) continue;
+        if (p->d->unique || value_for != 0) {
             idx_entry_value(p->d, key, klen, new_expire_ms, &hook_val);
-            eng_batch_put(ctx->batch, hook_keys.data + p->new_off, p->new_len, hook_val.data,
-                          hook_val.len);
+            value_for = p->d->unique;
         }
+        eng_batch_put(ctx->batch, hook_keys.data + p->new_off, p->new_len, hook_val.data,
+                      hook_val.len);
     }
     if (any_ft)
         return ft_hash_hook(ctx, key, klen, old_f, old_n, had_old, new_f, new_n, has_new,
@@ -222,7 +293,6 @@ int idx_entry_filter(const char *key, size_t klen, const char *val, size_t vlen,
 void idx_maintain_free(void)
 {
     idx_buf_free(&hook_keys);
-    idx_buf_free(&hook_tmp);
     idx_buf_free(&hook_val);
     free(plans);
     plans = NULL;

@@ -197,6 +197,9 @@ ks_status ks_hash_store(ks_write *w, const ks_field *f, size_t n, int64_t expire
     if (n == 0) return w->m.stored != KS_NONE ? ks_write_del(w) : KS_OK;
     if ((long long)n > c->ks->limits.hash_max_listpack_entries) enc = 1;
     ks_value v = {KS_HASH, 0, enc, expire, NULL, 0, NULL, 0};
+    w->new_f = f; /* the index hook's new content (KS1), packed or big */
+    w->new_n = n;
+    w->new_known = 1;
     if (ks_hash_fits_packed(c, f, n, &size)) {
         /* The fields point into engine buffers or arguments, never into
          * the scratch buffer, so building there is safe. */

@@ -126,6 +126,12 @@ typedef struct ks_write {
     int moved;   /* m's members now belong to another key (RENAME) */
     size_t mark; /* batch ops when old was loaded */
     ks_fvec old;
+    /* The new content of the next ks_write_put, when its caller has it as
+     * pairs (ks_hash_store): the hook takes it instead of parsing back
+     * what was just encoded. Borrowed; cleared by that put. */
+    const ks_field *new_f;
+    size_t new_n;
+    int new_known;
 } ks_write;
 
 /* Reads key in db for a write. An expired key is deleted first (hook,

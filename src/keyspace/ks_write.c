@@ -150,6 +150,7 @@ static void write_init(ks_ctx *c, int db, const char *key, size_t klen, ks_write
     w->hooked = -1;
     w->loaded = w->moved = 0;
     w->mark = 0;
+    w->new_known = 0;
 }
 
 static ks_status write_begin_found(ks_write *w, int expect);
@@ -234,10 +235,17 @@ static ks_status put_hook(ks_write *w, const ks_value *v)
                memcmp(w->m.payload, v->p1, v->n1) == 0 && eng_batch_count(w->c->batch) == w->mark;
     ks_fvec cur;
     ks_fvec_init(&cur);
-    if (!same) st = nr->fields(w->c, NULL, w->db, &nm, &cur);
+    int borrowed = !same && w->new_known; /* the caller's pairs: what v encodes */
+    if (borrowed) {
+        cur.v = (ks_field *)w->new_f;
+        cur.n = w->new_n;
+    } else if (!same) {
+        st = nr->fields(w->c, NULL, w->db, &nm, &cur);
+    }
     if (st == KS_OK)
         st = hook_call(w->c, w->db, w->key, w->klen, w->loaded ? &w->old : NULL, had,
                        same ? &w->old : &cur, 1, v->expire);
+    if (borrowed) ks_fvec_init(&cur); /* not ours to free */
     ks_fvec_free(&cur);
     return st;
 }
@@ -249,6 +257,7 @@ ks_status ks_write_put(ks_write *w, const ks_value *v)
     int had = old->stored != KS_NONE;
     if (v->expire && v->expire <= c->now_ms) return had ? ks_write_del(w) : KS_OK;
     ks_status st = put_hook(w, v);
+    w->new_known = 0;
     if (st != KS_OK) return st;
 
     size_t vl = 1 + (v->expire ? 8 : 0) + v->n1 + v->n2;

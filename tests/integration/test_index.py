@@ -607,6 +607,35 @@ def pytest_raises(fn):
 
 
 @test
+def ttl_change_rewrites_entries_whose_fields_did_not_change(srv):
+    # The hook skips encoding an index none of whose fields changed; the
+    # entry's value still carries the hash's expiry and must follow it.
+    r = srv.client()
+    create_indexes(r)
+    r.hset("u:1", mapping={"email": "a@x", "country": "US", "status": "active", "score": "1",
+                           "name": "n1"})
+    r.hset("u:1", "bio", "hello")  # no schema field changed
+    assert r.execute_command("IDX.RANGE", "cs", "EQ", "US", "active") == [b"u:1"]
+    r.expire("u:1", 1000)
+    assert r.execute_command("IDX.CHECK") == []
+    r.hset("u:1", "bio", "again")  # unchanged fields, the TTL kept
+    assert r.execute_command("IDX.CHECK") == []
+    r.persist("u:1")
+    assert r.execute_command("IDX.CHECK") == []
+    r.hset("u:1", mapping={"bio": "x", "score": "2"})  # one index changes, the others not
+    assert r.execute_command("IDX.RANGE", "top", "LIMIT", 0, 1) == [b"u:1"]
+    assert r.execute_command("IDX.RANGE", "cs", "EQ", "US", "active", 2) == [b"u:1"]
+    assert r.execute_command("IDX.RANGE", "cs", "EQ", "US", "active", 1) == []
+    r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    r.pexpire("u:1", 30)
+    r.hset("u:1", "bio", "y")
+    time.sleep(0.08)
+    assert r.execute_command("IDX.RANGE", "email", "EQ", "a@x") == []
+    assert r.execute_command("IDX.RANGE", "cs") == []
+    assert r.execute_command("IDX.CHECK") == []
+
+
+@test
 def resp3_hashes_reply_is_a_map(srv):
     r = srv.client()
     create_indexes(r)
