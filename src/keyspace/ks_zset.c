@@ -87,13 +87,17 @@ static char *zmvec_alloc(ks_zmvec *v, size_t n)
         }
         return p;
     }
-    if (n > v->left) {
-        char *p = malloc(ZMVEC_CHUNK);
+    if (n > v->left) { /* chunks grow from 512 bytes: a pop of one member mallocs little */
+        size_t size = v->size ? v->size * 2 : 512;
+        if (size > ZMVEC_CHUNK) size = ZMVEC_CHUNK;
+        while (size < n)
+            size *= 2;
+        char *p = malloc(size);
         if (!p) return NULL;
         v->chunks[v->nchunks++] = p;
-        v->left = ZMVEC_CHUNK;
+        v->size = v->left = size;
     }
-    char *p = v->chunks[v->nchunks - 1] + (ZMVEC_CHUNK - v->left);
+    char *p = v->chunks[v->nchunks - 1] + (v->size - v->left);
     v->left -= n;
     return p;
 }

@@ -122,7 +122,8 @@ typedef struct ks_zmvec {
     size_t n, cap;
     char **chunks;
     size_t nchunks, capchunks;
-    size_t left; /* free bytes at the end of the newest chunk */
+    size_t size; /* bytes of the newest chunk of members */
+    size_t left; /* free bytes at its end */
 } ks_zmvec;
 
 void ks_zmvec_init(ks_zmvec *v);

@@ -136,6 +136,7 @@ static int dcmp(const void *a, const void *b)
  * (zero sums dropped). */
 static size_t deltas_net(ks_zdelta *d, size_t n)
 {
+    if (n < 2) return n && (d[0].dcount || d[0].dchildren) ? n : 0;
     qsort(d, n, sizeof(*d), dcmp);
     size_t out = 0;
     for (size_t i = 0; i < n;) {
