@@ -834,18 +834,22 @@ static ks_status take_one(void *arg, const char *k, size_t kl, int64_t d)
     return ks_zw_add_delta(arg, k, kl, d);
 }
 
-/* Moves z's log entries into its deltas and deletes them (the log is
- * empty after). */
-static ks_status log_take(ks_zw *z)
+/* Adds z's log entries to its deltas. */
+static ks_status log_load(ks_zw *z)
 {
-    int db = z->w->db;
-    ks_status st = log_read(z->c, db, z->version, z->logfirst, z->logend, take_one, z);
-    for (; st == KS_OK && z->logfirst < z->logend; z->logfirst++) {
+    return log_read(z->c, z->w->db, z->version, z->logfirst, z->logend, take_one, z);
+}
+
+/* Deletes z's log entries: the log is empty after. Called once the
+ * command's iterators are done: deletes put in the batch before them
+ * would make each iterator index them first. */
+static void log_drop(ks_zw *z)
+{
+    for (; z->logfirst < z->logend; z->logfirst++) {
         char k[9];
         log_sfx(k, z->logfirst);
-        ks_member_del(z->c, db, z->version, k, 9);
+        ks_member_del(z->c, z->w->db, z->version, k, 9);
     }
-    return st;
 }
 
 /* 1 when z's netted deltas can wait in the log. */
@@ -866,22 +870,21 @@ ks_status ks_zrank_apply(ks_zw *z, int final)
         if (final && log_fits(z)) {
             log_append(z);
             z->nd = 0;
-        } else if ((st = log_take(z)) == KS_OK) {
+        } else if ((st = log_load(z)) == KS_OK) {
             z->nd = deltas_net(z->d, z->nd);
             /* Many changes: one walk of the order costs less than the seeks. */
             if ((uint64_t)z->nd * 8 > z->count)
                 z->rebuild = 1;
             else
                 st = incremental(z->c, z->w->db, z->version, &z->height, z->d, z->nd);
+            if (st == KS_OK) log_drop(z); /* a rebuild to come counts them afresh */
         }
     }
     z->nd = 0;
     ks_fvec_free(&z->keys);
     if (st == KS_OK && z->rebuild && final) {
-        st = log_take(z); /* the rebuild counts the order entries themselves */
-        z->nd = 0;
-        ks_fvec_free(&z->keys);
-        if (st == KS_OK) st = ks_zrank_rebuild(z->c, z->w->db, z->version, &z->height);
+        st = ks_zrank_rebuild(z->c, z->w->db, z->version, &z->height);
+        if (st == KS_OK) log_drop(z);
         z->rebuild = 0;
     }
     return st;
