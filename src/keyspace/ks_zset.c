@@ -9,17 +9,20 @@
  * On-disk format (ENCODING.md, "Sorted sets (type 5)"):
  *   packed body: varint(n) { varint(mlen) member score:be64 }*n, in
  *                (score, member) order, scores as IEEE-754 bits
- *   big body:    version le64, count le64, height u8, removed le64 (members
- *                removed or moved under this version: their tombstones slow
- *                the seeks that cross them, so past count + 1024 the zset
- *                is rewritten under a new version), then optionally the
- *                floor (<= 64 bytes no live order key is below: pops from
- *                the front raise it, so reads of the front seek past
- *                their tombstones)
+ *   big body:    version le64, count le64, height u8 (0x80: the rank log
+ *                bounds follow removed), removed le64 (members removed or
+ *                moved under this version: their tombstones slow the seeks
+ *                that cross them, so past count + 1024 the zset is
+ *                rewritten under a new version), [logfirst le64 logend
+ *                le64: the rank changes not yet in the rank blocks], then
+ *                optionally the floor (<= 64 bytes no live order key is
+ *                below: pops from the front raise it, so reads of the
+ *                front seek past their tombstones)
  *   big entries: 'd' db be64(version) then
  *                0x00 member               -> score:be64 (exact bits)
  *                0x01 skey:be64 member     -> "" | "-" (the score is -0)
  *                0x02 level:u8 start       -> count:le64 children:le64
+ *                0x03 seq:be64             -> d:i8 orderkey (rank log, KS-Z4)
  * skey is the order-preserving form of the score (IDX NUMERIC's), so the
  * order entries sort as Redis orders a zset. ENC (0x20) = Redis's skiplist
  * encoding, sticky. Packed while count <= zset-max-listpack-entries and the
@@ -84,13 +87,17 @@ static char *zmvec_alloc(ks_zmvec *v, size_t n)
         }
         return p;
     }
-    if (n > v->left) {
-        char *p = malloc(ZMVEC_CHUNK);
+    if (n > v->left) { /* chunks grow from 512 bytes: a pop of one member mallocs little */
+        size_t size = v->size ? v->size * 2 : 512;
+        if (size > ZMVEC_CHUNK) size = ZMVEC_CHUNK;
+        while (size < n)
+            size *= 2;
+        char *p = malloc(size);
         if (!p) return NULL;
         v->chunks[v->nchunks++] = p;
-        v->left = ZMVEC_CHUNK;
+        v->size = v->left = size;
     }
-    char *p = v->chunks[v->nchunks - 1] + (ZMVEC_CHUNK - v->left);
+    char *p = v->chunks[v->nchunks - 1] + (v->size - v->left);
     v->left -= n;
     return p;
 }
@@ -295,17 +302,40 @@ static ks_status packed_put(ks_write *w, const ks_zmember *it, size_t n, int enc
     return ks_write_put(w, &v);
 }
 
-/* floor: floorl (<= KS_ZFLOOR_MAX) bytes, none when 0. */
-static ks_status big_put(ks_write *w, uint64_t version, uint64_t count, int height,
-                         uint64_t removed, int enc, int64_t expire, const char *floor,
-                         size_t floorl)
+int ks_zext_parse(const char *ext, size_t n, ks_zext *e)
 {
-    char body[KS_BIG_BODY_MAX], ext[KS_ZEXT_LEN + KS_ZFLOOR_MAX];
-    ext[0] = (char)height;
-    ks_put_le64(ext + 1, removed);
-    if (floorl) memcpy(ext + KS_ZEXT_LEN, floor, floorl);
+    if (n < KS_ZEXT_LEN) return -1;
+    int haslog = ((unsigned char)ext[0] & KS_ZEXT_HASLOG) != 0;
+    size_t fixed = haslog ? KS_ZEXT_LOGLEN : KS_ZEXT_LEN;
+    e->height = (unsigned char)ext[0] & ~KS_ZEXT_HASLOG;
+    if (n < fixed || n > fixed + KS_ZFLOOR_MAX || e->height < 1 || e->height > KS_ZRANK_MAX_HEIGHT)
+        return -1;
+    e->removed = ks_get_le64(ext + 1);
+    e->logfirst = haslog ? ks_get_le64(ext + KS_ZEXT_LEN) : 0;
+    e->logend = haslog ? ks_get_le64(ext + KS_ZEXT_LEN + 8) : 0;
+    if (e->logfirst > e->logend) return -1;
+    e->floor = ext + fixed;
+    e->floorl = n - fixed;
+    return 0;
+}
+
+/* e->floorl (<= KS_ZFLOOR_MAX) bytes of floor, none when 0; the log
+ * fields only once the version has used its log (older records stay
+ * readable by the format without them). */
+static ks_status big_put(ks_write *w, uint64_t version, uint64_t count, const ks_zext *e, int enc,
+                         int64_t expire)
+{
+    char body[KS_BIG_BODY_MAX], ext[KS_ZEXT_LOGLEN + KS_ZFLOOR_MAX];
+    size_t fixed = e->logend ? KS_ZEXT_LOGLEN : KS_ZEXT_LEN;
+    ext[0] = (char)(e->height | (e->logend ? KS_ZEXT_HASLOG : 0));
+    ks_put_le64(ext + 1, e->removed);
+    if (e->logend) {
+        ks_put_le64(ext + KS_ZEXT_LEN, e->logfirst);
+        ks_put_le64(ext + KS_ZEXT_LEN + 8, e->logend);
+    }
+    if (e->floorl) memcpy(ext + fixed, e->floor, e->floorl);
     ks_value v = {KS_ZSET, 1, enc, expire, NULL, 0, NULL, 0};
-    ks_big_body(&v, body, version, count, ext, KS_ZEXT_LEN + floorl);
+    ks_big_body(&v, body, version, count, ext, fixed + e->floorl);
     return ks_write_put(w, &v);
 }
 
@@ -341,11 +371,8 @@ static int zset_count(const ks_meta *m, uint64_t *n)
 
 static int zset_check(const ks_meta *m)
 {
-    if (!m->big) return 0;
-    return m->extlen >= KS_ZEXT_LEN && m->extlen <= KS_ZEXT_LEN + KS_ZFLOOR_MAX && m->ext[0] >= 1 &&
-                   m->ext[0] <= KS_ZRANK_MAX_HEIGHT
-               ? 0
-               : -1;
+    ks_zext e;
+    return m->big ? ks_zext_parse(m->ext, m->extlen, &e) : 0;
 }
 
 /* ks_copy_generic copies every entry (member, order, rank blocks) under a
@@ -382,12 +409,17 @@ ks_status ks_zview_of(ks_ctx *c, const ks_meta *m, ks_zview *v)
     v->height = 0;
     v->floor = NULL;
     v->floorl = 0;
+    v->logfirst = v->logend = 0;
     if (m->type == KS_NONE) return KS_OK;
     if (m->big) {
+        ks_zext e;
+        if (ks_zext_parse(m->ext, m->extlen, &e) != 0) return ks_corrupt(c, "zset encoding");
         v->n = m->count;
-        v->height = (unsigned char)m->ext[0];
-        v->floor = m->ext + KS_ZEXT_LEN;
-        v->floorl = m->extlen - KS_ZEXT_LEN;
+        v->height = e.height;
+        v->floor = e.floor;
+        v->floorl = e.floorl;
+        v->logfirst = e.logfirst;
+        v->logend = e.logend;
         return KS_OK;
     }
     if (ks_zpacked_parse(m->payload, m->plen, &v->items, &v->n) != 0)
@@ -489,12 +521,16 @@ ks_status ks_zw_open(ks_zw *z, ks_write *w)
     z->enc = m->enc;
     if (m->big) {
         z->big = 1;
+        ks_zext e;
+        if (ks_zext_parse(m->ext, m->extlen, &e) != 0) return ks_corrupt(w->c, "zset encoding");
         z->version = m->version;
         z->count = m->count;
-        z->height = (unsigned char)m->ext[0];
-        z->removed = ks_get_le64(m->ext + 1);
-        z->floorl = m->extlen - KS_ZEXT_LEN;
-        memcpy(z->floor, m->ext + KS_ZEXT_LEN, z->floorl);
+        z->height = e.height;
+        z->removed = e.removed;
+        z->logfirst = e.logfirst;
+        z->logend = e.logend;
+        z->floorl = e.floorl;
+        memcpy(z->floor, e.floor, z->floorl);
         return KS_OK;
     }
     if (ks_zpacked_parse(m->payload, m->plen, &z->items, &z->n) != 0)
@@ -517,9 +553,8 @@ void ks_zw_abort(ks_zw *z)
  * keeps the memory of one command's changes bounded. */
 #define ZW_DELTA_CHUNK 4096
 
-static ks_status push_delta(ks_zw *z, double score, const char *m, size_t ml, int d)
+ks_status ks_zw_add_delta(ks_zw *z, const char *key, size_t kl, int64_t d)
 {
-    if (z->rebuild) return KS_OK;
     if (z->nd == z->capd) {
         size_t cap = z->capd ? z->capd * 2 : 16;
         ks_zdelta *nd = realloc(z->d, cap * sizeof(*nd));
@@ -527,15 +562,21 @@ static ks_status push_delta(ks_zw *z, double score, const char *m, size_t ml, in
         z->d = nd;
         z->capd = cap;
     }
-    ks_ekey k;
-    ks_zorder_key(&k, score, m, ml);
-    int r = ks_fvec_push_copy(&z->keys, k.p, k.n, NULL, 0);
-    ks_ekey_free(&k);
-    if (r != 0) return ks_oom(z->c);
+    if (ks_fvec_push_copy(&z->keys, key, kl, NULL, 0) != 0) return ks_oom(z->c);
     const ks_field *f = &z->keys.v[z->keys.n - 1];
     z->d[z->nd++] = (ks_zdelta){f->f, f->fl, d, d};
-    if (z->nd >= ZW_DELTA_CHUNK) return ks_zrank_apply(z, 0);
     return KS_OK;
+}
+
+static ks_status push_delta(ks_zw *z, double score, const char *m, size_t ml, int d)
+{
+    if (z->rebuild) return KS_OK;
+    ks_ekey k;
+    ks_zorder_key(&k, score, m, ml);
+    ks_status st = ks_zw_add_delta(z, k.p, k.n, d);
+    ks_ekey_free(&k);
+    if (st == KS_OK && z->nd >= ZW_DELTA_CHUNK) return ks_zrank_apply(z, 0);
+    return st;
 }
 
 /* The packed members become big: every member under a new version, the
@@ -667,9 +708,9 @@ static ks_status store_sorted(ks_write *w, const ks_zmember *items, size_t n, in
     uint64_t version = ks_new_version(c);
     for (size_t i = 0; i < n; i++)
         entries_put(c, w->db, version, items[i].m, items[i].ml, items[i].score);
-    int height = 0;
-    ks_status st = ks_zrank_rebuild(c, w->db, version, &height);
-    return st == KS_OK ? big_put(w, version, n, height, 0, enc, expire, NULL, 0) : st;
+    ks_zext e = {0};
+    ks_status st = ks_zrank_rebuild(c, w->db, version, &e.height);
+    return st == KS_OK ? big_put(w, version, n, &e, enc, expire) : st;
 }
 
 /* Writes z's big zset again from its live members (read through the
@@ -709,9 +750,8 @@ ks_status ks_zw_close(ks_zw *z)
         st = rewrite(z);
     } else {
         st = ks_zrank_apply(z, 1);
-        if (st == KS_OK)
-            st = big_put(w, z->version, z->count, z->height, z->removed, z->enc, w->m.expire,
-                         z->floor, z->floorl);
+        ks_zext e = {z->height, z->removed, z->logfirst, z->logend, z->floor, z->floorl};
+        if (st == KS_OK) st = big_put(w, z->version, z->count, &e, z->enc, w->m.expire);
     }
 out:
     ks_zw_abort(z);

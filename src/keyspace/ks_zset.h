@@ -20,6 +20,9 @@
 #define KS_ZTAG_MEMBER 0x00 /* 0x00 member -> score:be64 (IEEE bits) */
 #define KS_ZTAG_ORDER 0x01  /* 0x01 skey:be64 member -> "" | "-" (-0) */
 #define KS_ZTAG_RANK 0x02   /* 0x02 level:u8 start -> count:le64 children:le64 */
+#define KS_ZTAG_LOG                                                                                \
+    0x03 /* 0x03 seq:be64 -> d:i8 orderkey (the rank log); 0x03 alone: its                         \
+            sentinel */
 
 /* Rank blocks: fan-out B; a block splits above 2B children and is merged
  * into its predecessor below B/4 (ENCODING.md). */
@@ -34,6 +37,13 @@ extern unsigned ks_zrank_b;
  * members were removed (or moved by a new score) under its version than it
  * has, plus this slack (ENCODING.md, "Tombstones"). */
 #define KS_ZEXT_LEN 9
+/* The height byte's flag: logfirst:le64 logend:le64 follow removed (the
+ * pending rank log, ENCODING.md "Rank log"); records without it have none. */
+#define KS_ZEXT_HASLOG 0x80
+#define KS_ZEXT_LOGLEN (KS_ZEXT_LEN + 16)
+/* Rank changes a big zset keeps in its log before a write folds them into
+ * the rank blocks (and that a rank read folds in on the fly). */
+#define KS_ZLOG_MAX (8u * ks_zrank_b)
 /* Big ext may go on with floor: a lower bound of every live order key
  * (ENCODING.md, "Floor"), at most this long (a prefix of a bound is one). */
 #define KS_ZFLOOR_MAX 64
@@ -64,6 +74,17 @@ static inline double ks_zskey_score(uint64_t k)
 {
     return ks_zdouble((k >> 63) ? k ^ 0x8000000000000000ull : ~k);
 }
+/* A big zset's ext, parsed (ENCODING.md). */
+typedef struct ks_zext {
+    int height;
+    uint64_t removed;
+    uint64_t logfirst, logend; /* the rank log's pending entries: [logfirst, logend) */
+    const char *floor;         /* every live order key is >= floor */
+    size_t floorl;
+} ks_zext;
+/* Parses ext[0..n): 0, or -1 when malformed. */
+int ks_zext_parse(const char *ext, size_t n, ks_zext *e);
+
 /* Byte order of order keys (memcmp, the shorter first on a tie). */
 static inline int ks_zkcmp(const char *a, size_t al, const char *b, size_t bl)
 {
@@ -101,7 +122,8 @@ typedef struct ks_zmvec {
     size_t n, cap;
     char **chunks;
     size_t nchunks, capchunks;
-    size_t left; /* free bytes at the end of the newest chunk */
+    size_t size; /* bytes of the newest chunk of members */
+    size_t left; /* free bytes at its end */
 } ks_zmvec;
 
 void ks_zmvec_init(ks_zmvec *v);
@@ -122,6 +144,7 @@ typedef struct ks_zview {
     int height;
     const char *floor; /* big: every live order key is >= floor (in m.ext) */
     size_t floorl;
+    uint64_t logfirst, logend; /* big: the pending rank log */
     int own;
 } ks_zview;
 /* Reads key of c->db as a zset: KS_OK, KS_NOTFOUND (nothing to close),
@@ -160,7 +183,8 @@ typedef struct ks_zw {
     ks_ctx *c;
     int big, enc, height;
     uint64_t version, count, removed;
-    ks_zmember *items; /* packed: the members, unordered while changing */
+    uint64_t logfirst, logend; /* big: the pending rank log */
+    ks_zmember *items;         /* packed: the members, unordered while changing */
     size_t n, cap;
     ks_fvec keys; /* big: the order keys of the pending deltas */
     ks_zdelta *d; /* big: pending rank changes */
@@ -187,6 +211,9 @@ void ks_zw_raise_floor(ks_zw *z, double score, const char *m, size_t ml);
 ks_status ks_zw_close(ks_zw *z);
 void ks_zw_abort(ks_zw *z);
 
+/* Queues the rank change d of order key (copied) for the close. */
+ks_status ks_zw_add_delta(ks_zw *z, const char *key, size_t kl, int64_t d);
+
 /* Replaces w's key by the zset items[0..n) (sorted, distinct), dropping any
  * TTL, with Redis's encoding rule for a command's destination (listpack
  * when n <= zset-max-listpack-entries and no member is longer than
@@ -196,8 +223,11 @@ ks_status ks_zstore_items(ks_write *w, const ks_zmember *items, size_t n);
 /* ---- Rank blocks (ks_zset_rank.c) -------------------------------------------- */
 
 /* Applies the pending deltas of z to the rank blocks, updating z->height
- * (order entries must be final for them). Many changes at once rebuild
- * the blocks instead: at once when final, else at the close (z->rebuild). */
+ * (order entries must be final for them). Final and few (the log's
+ * entries and these within KS_ZLOG_MAX): appends them to the rank log
+ * instead (z->logend). Otherwise folds the log in with them and empties
+ * it. Many changes at once rebuild the blocks instead: at once when final,
+ * else at the close (z->rebuild). */
 ks_status ks_zrank_apply(ks_zw *z, int final);
 /* Rebuilds every rank block of (db, version) from its order entries;
  * *height gets the new height. */

@@ -6,6 +6,7 @@
  * On-disk format (ENCODING.md, "Sorted sets (type 5)"): under the zset's
  * version,
  *   0x02 level:u8 start -> count:le64 children:le64
+ *   0x03 seq:be64 -> d:i8 orderkey          (the rank log; 0x03 alone: sentinel)
  * where start is an order key (skey:be64 member, the order entry's suffix
  * without its 0x01 tag), empty for the first block of a level. The blocks
  * of a level partition the order into [start_i, start_i+1); count is the
@@ -21,8 +22,10 @@
  *   parent, adding the counts of those that end before x, descend into the
  *   one that holds x; at level 1 walk its order entries up to x.
  * - seek(r): the same descent choosing by the running sum of counts.
+ * - log: a command's few order-entry changes wait in the rank log (KS-Z4,
+ *   below) until more than KS_ZLOG_MAX are pending; rank reads add them.
  * - apply: a command's order-entry changes (+1/-1 per order key, sorted)
- *   are added to the blocks that hold them, level by level; a block above
+ *   with the log's are added to the blocks that hold them, level by level; a block above
  *   2B children splits into pieces of about B (one walk of its children),
  *   one below B/4 that is not its parent's first child is merged into its
  *   predecessor when they fit in 2B; each new or removed start is a
@@ -109,15 +112,162 @@ static ks_status corrupt(ks_ctx *c)
     return ks_corrupt(c, "zset rank blocks");
 }
 
+/* ---- The rank log ----------------------------------------------------------------
+ * A write that changes few order entries does not touch the blocks: it
+ * appends its changes (+1/-1 per order key) as log entries
+ * 0x03 seq:be64 -> d:i8 orderkey, seq from the ext's logend up. Each log
+ * key is written once and deleted once, so the log, unlike a block every
+ * write rewrites, never piles up versions of one key that seeks step
+ * over. Once more than KS_ZLOG_MAX changes would be pending, the write
+ * folds them all into the blocks (sorted, in one pass) and deletes the
+ * entries; logfirst moves past them, so reads seek beyond their
+ * tombstones. The entry 0x03 alone, written with the first log entry of a
+ * version and never deleted, stops a walk off the top level's last block
+ * before those tombstones. Rank reads add the pending changes to the
+ * counts they use (KS-Z4). */
+
+static int dcmp(const void *a, const void *b)
+{
+    const ks_zdelta *x = a, *y = b;
+    return kcmp(x->k, x->kl, y->k, y->kl);
+}
+
+/* Sorts deltas and sums those of the same key; returns the new count
+ * (zero sums dropped). */
+static size_t deltas_net(ks_zdelta *d, size_t n)
+{
+    if (n < 2) return n && (d[0].dcount || d[0].dchildren) ? n : 0;
+    qsort(d, n, sizeof(*d), dcmp);
+    size_t out = 0;
+    for (size_t i = 0; i < n;) {
+        ks_zdelta s = d[i++];
+        while (i < n && kcmp(d[i].k, d[i].kl, s.k, s.kl) == 0) {
+            s.dcount += d[i].dcount;
+            s.dchildren += d[i].dchildren;
+            i++;
+        }
+        if (s.dcount || s.dchildren) d[out++] = s;
+    }
+    return out;
+}
+
+static void log_sfx(char *k, uint64_t seq)
+{
+    k[0] = KS_ZTAG_LOG;
+    ks_put_be64(k + 1, seq);
+}
+
+/* Calls fn(arg, key, kl, d) for the log entries [first, end) of (db,
+ * version), in order; corrupt when one is missing or malformed. */
+typedef ks_status (*log_fn)(void *arg, const char *k, size_t kl, int64_t d);
+static ks_status log_read(ks_ctx *c, int db, uint64_t version, uint64_t first, uint64_t end,
+                          log_fn fn, void *arg)
+{
+    ks_miter mi;
+    ks_status st = KS_OK;
+    char k[9];
+    uint64_t seq = first;
+    log_sfx(k, first);
+    ks_miter_open(&mi, c, NULL, db, version);
+    for (ks_miter_seek(&mi, k, 9); st == KS_OK && seq < end; ks_miter_next(&mi), seq++) {
+        size_t sn, vn;
+        const char *sx = ks_miter_valid(&mi) ? ks_miter_suffix(&mi, &sn) : NULL;
+        const char *v = sx ? ks_miter_value(&mi, &vn) : NULL;
+        if (!sx || sn != 9 || sx[0] != KS_ZTAG_LOG || ks_get_be64(sx + 1) != seq || vn < 1 ||
+            v[0] == 0)
+            st = corrupt(c);
+        else
+            st = fn(arg, v + 1, vn - 1, (signed char)v[0]);
+    }
+    ks_status cst = ks_miter_close(&mi, c);
+    return st != KS_OK ? st : cst;
+}
+
+/* The pending changes of a view, sorted and netted, with prefix sums. */
+typedef struct zpend {
+    ks_zdelta *d;
+    int64_t *pre; /* pre[i] = sum of d[0..i).dcount */
+    size_t n, cap;
+    ks_fvec own;
+    ks_ctx *c;
+} zpend;
+
+static ks_status pend_push(void *arg, const char *k, size_t kl, int64_t d)
+{
+    zpend *p = arg;
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 64;
+        ks_zdelta *nd = realloc(p->d, cap * sizeof(*nd));
+        if (!nd) return ks_oom(p->c);
+        p->d = nd;
+        p->cap = cap;
+    }
+    if (ks_fvec_push_copy(&p->own, k, kl, NULL, 0) != 0) return ks_oom(p->c);
+    const ks_field *f = &p->own.v[p->own.n - 1];
+    p->d[p->n++] = (ks_zdelta){f->f, f->fl, d, d};
+    return KS_OK;
+}
+
+static void pend_free(zpend *p)
+{
+    free(p->d);
+    free(p->pre);
+    ks_fvec_free(&p->own);
+    p->d = NULL;
+    p->pre = NULL;
+    p->n = p->cap = 0;
+}
+
+/* Loads v's pending log (p->n == 0 when it is empty). pend_free after. */
+static ks_status pend_load(ks_ctx *c, const ks_zview *v, zpend *p)
+{
+    memset(p, 0, sizeof(*p));
+    ks_fvec_init(&p->own);
+    p->c = c;
+    if (v->logend == v->logfirst) return KS_OK;
+    ks_status st = log_read(c, c->db, v->m.version, v->logfirst, v->logend, pend_push, p);
+    if (st != KS_OK) return st;
+    p->n = deltas_net(p->d, p->n);
+    p->pre = malloc((p->n + 1) * sizeof(*p->pre));
+    if (!p->pre) return ks_oom(c);
+    p->pre[0] = 0;
+    for (size_t i = 0; i < p->n; i++)
+        p->pre[i + 1] = p->pre[i] + p->d[i].dcount;
+    return KS_OK;
+}
+
+/* The index of the first pending change whose key is >= k. */
+static size_t pend_lb(const zpend *p, const char *k, size_t kl)
+{
+    size_t lo = 0, hi = p->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (kcmp(p->d[mid].k, p->d[mid].kl, k, kl) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The net pending change of the order keys in [lo, hi) (hi NULL: no end). */
+static int64_t pend_sum(const zpend *p, const char *lo, size_t ll, const char *hi, size_t hl)
+{
+    if (!p || p->n == 0) return 0;
+    size_t b = hi ? pend_lb(p, hi, hl) : p->n;
+    return p->pre[b] - p->pre[pend_lb(p, lo, ll)];
+}
+
 /* ---- Reading: rank and seek ---------------------------------------------------- */
 
 /* The descent both reads share: from the top, within the parent range
  * that starts at lo, walk the blocks of each level. By key: stop at the
  * last block starting at or before key, adding the counts passed to *r.
  * By rank: stop at the block where the remaining rank *r falls, taking
- * the counts passed off it. lo ends as the chosen level-1 block's start. */
+ * the counts passed off it. lo ends as the chosen level-1 block's start.
+ * p: the pending log changes, which a block's count lacks (KS-Z4). */
 static ks_status descend(ks_ctx *c, const ks_zview *v, ks_miter *mi, int by_rank, const char *key,
-                         size_t kl, uint64_t *r, ks_ekey *lo)
+                         size_t kl, const zpend *p, uint64_t *r, ks_ekey *lo)
 {
     uint64_t acc = 0;
     ks_zbuf_init(lo);
@@ -129,22 +279,26 @@ static ks_status descend(ks_ctx *c, const ks_zview *v, ks_miter *mi, int by_rank
         if (blk_at(mi, level, &s, &sl, &cnt, &ch) != 1 || kcmp(s, sl, lo->p, lo->n) != 0)
             return corrupt(c);
         for (;;) {
-            if (by_rank && *r < cnt) break;
+            if (by_rank && !p->n && *r < cnt) break;
             ks_miter_next(mi);
             int nx = blk_at(mi, level, &s, &sl, &ncnt, &ch);
             if (nx < 0) return corrupt(c);
-            if (!by_rank && (nx == 0 || kcmp(s, sl, key, kl) > 0)) break;
-            if (nx == 0) return corrupt(c);
-            if (by_rank)
-                *r -= cnt;
-            else
+            if (by_rank) {
+                int64_t t = (int64_t)cnt + pend_sum(p, lo->p, lo->n, nx ? s : NULL, sl);
+                if (t < 0) return corrupt(c);
+                if (*r < (uint64_t)t) break;
+                if (nx == 0) return corrupt(c);
+                *r -= (uint64_t)t;
+            } else {
+                if (nx == 0 || kcmp(s, sl, key, kl) > 0) break;
                 acc += cnt;
+            }
             lo->n = 0;
             ks_ekey_append(lo, s, sl);
             cnt = ncnt;
         }
     }
-    if (!by_rank) *r = acc;
+    if (!by_rank) *r = acc + (uint64_t)pend_sum(p, "", 0, lo->p, lo->n);
     return KS_OK;
 }
 
@@ -152,9 +306,12 @@ ks_status ks_zrank_of(ks_ctx *c, const ks_zview *v, const char *key, size_t kl, 
 {
     ks_miter mi;
     ks_ekey lo;
+    zpend p;
     uint64_t r = 0;
+    ks_status st = pend_load(c, v, &p);
+    ks_zbuf_init(&lo);
     ks_miter_open(&mi, c, NULL, c->db, v->m.version);
-    ks_status st = descend(c, v, &mi, 0, key, kl, &r, &lo);
+    if (st == KS_OK) st = descend(c, v, &mi, 0, key, kl, &p, &r, &lo);
     if (st == KS_OK) {
         const char *k;
         size_t n;
@@ -163,6 +320,7 @@ ks_status ks_zrank_of(ks_ctx *c, const ks_zview *v, const char *key, size_t kl, 
             r++;
     }
     ks_ekey_free(&lo);
+    pend_free(&p);
     ks_status cst = ks_miter_close(&mi, c);
     *rank = r;
     return st != KS_OK ? st : cst;
@@ -171,13 +329,16 @@ ks_status ks_zrank_of(ks_ctx *c, const ks_zview *v, const char *key, size_t kl, 
 ks_status ks_zrank_seek(ks_ctx *c, const ks_zview *v, ks_miter *mi, uint64_t r)
 {
     ks_ekey lo;
+    zpend p;
     if (r < KS_ZRANK_MAX) { /* near the front a walk is cheaper than the descent */
         ks_zorder_seek_from(mi, v, "", 0);
         for (; r && ks_zorder_valid(mi); r--)
             ks_miter_next(mi);
         return ks_zorder_valid(mi) ? KS_OK : corrupt(c);
     }
-    ks_status st = descend(c, v, mi, 1, NULL, 0, &r, &lo);
+    ks_status st = pend_load(c, v, &p);
+    ks_zbuf_init(&lo);
+    if (st == KS_OK) st = descend(c, v, mi, 1, NULL, 0, &p, &r, &lo);
     if (st == KS_OK) {
         ks_zorder_seek_from(mi, v, lo.p, lo.n);
         for (; r && ks_zorder_valid(mi); r--)
@@ -185,6 +346,7 @@ ks_status ks_zrank_seek(ks_ctx *c, const ks_zview *v, ks_miter *mi, uint64_t r)
         if (!ks_zorder_valid(mi)) st = corrupt(c);
     }
     ks_ekey_free(&lo);
+    pend_free(&p);
     return st;
 }
 
@@ -322,30 +484,6 @@ typedef struct zblk {
     int lazy_next; /* next not read yet (split reads it: next_start) */
     blist pieces;  /* split: the new blocks after it */
 } zblk;
-
-static int dcmp(const void *a, const void *b)
-{
-    const ks_zdelta *x = a, *y = b;
-    return kcmp(x->k, x->kl, y->k, y->kl);
-}
-
-/* Sorts deltas and sums those of the same key; returns the new count
- * (zero sums dropped). */
-static size_t deltas_net(ks_zdelta *d, size_t n)
-{
-    qsort(d, n, sizeof(*d), dcmp);
-    size_t out = 0;
-    for (size_t i = 0; i < n;) {
-        ks_zdelta s = d[i++];
-        while (i < n && kcmp(d[i].k, d[i].kl, s.k, s.kl) == 0) {
-            s.dcount += d[i].dcount;
-            s.dchildren += d[i].dchildren;
-            i++;
-        }
-        if (s.dcount || s.dchildren) d[out++] = s;
-    }
-    return out;
-}
 
 static ks_status copy_into(ks_ctx *c, ks_fvec *own, const char *p, size_t n, const char **out)
 {
@@ -674,21 +812,79 @@ static ks_status incremental(ks_ctx *c, int db, uint64_t version, int *height, k
     return st;
 }
 
+/* Appends z's netted deltas (each within an i8) to its log. */
+static void log_append(ks_zw *z)
+{
+    int db = z->w->db;
+    if (z->logend == 0) ks_member_put(z->c, db, z->version, (const char[]){KS_ZTAG_LOG}, 1, "", 0);
+    for (size_t i = 0; i < z->nd; i++) {
+        char k[9], d = (char)(signed char)z->d[i].dcount;
+        ks_ekey v;
+        ks_zbuf_init(&v);
+        ks_ekey_append(&v, &d, 1);
+        ks_ekey_append(&v, z->d[i].k, z->d[i].kl);
+        log_sfx(k, z->logend++);
+        ks_member_put(z->c, db, z->version, k, 9, v.p, v.n);
+        ks_ekey_free(&v);
+    }
+}
+
+static ks_status take_one(void *arg, const char *k, size_t kl, int64_t d)
+{
+    return ks_zw_add_delta(arg, k, kl, d);
+}
+
+/* Adds z's log entries to its deltas. */
+static ks_status log_load(ks_zw *z)
+{
+    return log_read(z->c, z->w->db, z->version, z->logfirst, z->logend, take_one, z);
+}
+
+/* Deletes z's log entries: the log is empty after. Called once the
+ * command's iterators are done: deletes put in the batch before them
+ * would make each iterator index them first. */
+static void log_drop(ks_zw *z)
+{
+    for (; z->logfirst < z->logend; z->logfirst++) {
+        char k[9];
+        log_sfx(k, z->logfirst);
+        ks_member_del(z->c, z->w->db, z->version, k, 9);
+    }
+}
+
+/* 1 when z's netted deltas can wait in the log. */
+static int log_fits(const ks_zw *z)
+{
+    if (z->logend - z->logfirst + z->nd > KS_ZLOG_MAX) return 0;
+    for (size_t i = 0; i < z->nd; i++)
+        if (z->d[i].dcount < -127 || z->d[i].dcount > 127 || z->d[i].dcount != z->d[i].dchildren)
+            return 0;
+    return 1;
+}
+
 ks_status ks_zrank_apply(ks_zw *z, int final)
 {
     ks_status st = KS_OK;
     if (!z->rebuild && z->nd) {
         z->nd = deltas_net(z->d, z->nd);
-        /* Many changes: one walk of the order costs less than the seeks. */
-        if ((uint64_t)z->nd * 8 > z->count)
-            z->rebuild = 1;
-        else
-            st = incremental(z->c, z->w->db, z->version, &z->height, z->d, z->nd);
+        if (final && log_fits(z)) {
+            log_append(z);
+            z->nd = 0;
+        } else if ((st = log_load(z)) == KS_OK) {
+            z->nd = deltas_net(z->d, z->nd);
+            /* Many changes: one walk of the order costs less than the seeks. */
+            if ((uint64_t)z->nd * 8 > z->count)
+                z->rebuild = 1;
+            else
+                st = incremental(z->c, z->w->db, z->version, &z->height, z->d, z->nd);
+            if (st == KS_OK) log_drop(z); /* a rebuild to come counts them afresh */
+        }
     }
     z->nd = 0;
     ks_fvec_free(&z->keys);
     if (st == KS_OK && z->rebuild && final) {
         st = ks_zrank_rebuild(z->c, z->w->db, z->version, &z->height);
+        if (st == KS_OK) log_drop(z);
         z->rebuild = 0;
     }
     return st;
@@ -696,8 +892,10 @@ ks_status ks_zrank_apply(ks_zw *z, int final)
 
 /* ---- The invariant checker ------------------------------------------------------------ */
 
+/* KS-Z2 and KS-Z3 with the pending log p added to the level-1 counts
+ * (KS-Z4); the levels above sum the counts below them as stored. */
 static const char *check_levels(ks_ctx *c, const ks_zview *v, ks_miter *mi, blist *lv, size_t nlv,
-                                ks_fvec *own, const blist *order)
+                                ks_fvec *own, const blist *order, const zpend *p)
 {
     for (int level = 1; level <= v->height; level++) {
         const char *s;
@@ -728,12 +926,19 @@ static const char *check_levels(ks_ctx *c, const ks_zview *v, ks_miter *mi, blis
                 sum += lower->count[j];
                 n++, j++;
             }
-            if (l->children[i] != n) return "KS-Z2: children differ from the entries below";
-            if (l->count[i] != sum) return "KS-Z2: count differs from the entries below";
-            if (n > KS_ZRANK_MAX) return "KS-Z3: a block has more than 2B children";
-            total += sum;
+            int64_t pd = 0;
+            if (level == 1)
+                pd = pend_sum(p, l->start[i], l->sl[i], i + 1 < l->n ? l->start[i + 1] : NULL,
+                              i + 1 < l->n ? l->sl[i + 1] : 0);
+            if ((int64_t)l->children[i] + pd != (int64_t)n)
+                return "KS-Z2: children differ from the entries below";
+            if ((int64_t)l->count[i] + pd != (int64_t)sum)
+                return "KS-Z2: count differs from the entries below";
+            if (l->children[i] > KS_ZRANK_MAX) return "KS-Z3: a block has more than 2B children";
+            total += l->count[i];
         }
-        if (total != v->n) return "KS-Z2: the counts of a level do not sum to ZCARD";
+        if ((int64_t)total + pend_sum(p, "", 0, NULL, 0) != (int64_t)v->n)
+            return "KS-Z2: the counts of a level do not sum to ZCARD";
     }
     if (lv[v->height].n > KS_ZRANK_MAX) return "KS-Z3: the top level has more than 2B blocks";
     (void)nlv;
@@ -780,7 +985,16 @@ static const char *check_big(ks_ctx *c, const ks_zview *v, ks_miter *mi)
     }
     if (!why && (members != order.n || order.n != v->n))
         why = "KS-Z1: member entries, order entries and ZCARD differ";
-    if (!why) why = check_levels(c, v, mi, lv, KS_ZRANK_MAX_HEIGHT + 1, &own, &order);
+    if (!why) {
+        zpend p;
+        if (pend_load(c, v, &p) != KS_OK)
+            why = "KS-Z4: a malformed or missing log entry";
+        else if (v->logend - v->logfirst > KS_ZLOG_MAX)
+            why = "KS-Z4: the log is longer than KS_ZLOG_MAX";
+        else
+            why = check_levels(c, v, mi, lv, KS_ZRANK_MAX_HEIGHT + 1, &own, &order, &p);
+        pend_free(&p);
+    }
     if (!why) {
         const char *s;
         size_t sl;

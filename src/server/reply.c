@@ -461,6 +461,11 @@ static int fmt_double(char *buf, size_t cap, double d)
 {
     if (isinf(d)) return snprintf(buf, cap, "%s", d > 0 ? "inf" : "-inf");
     if (isnan(d)) return snprintf(buf, cap, "nan");
+    /* An integral value below 2^53 (not -0) prints as %.17g prints it, its
+     * digits (the common case of zset scores), without snprintf's cost. */
+    if (d > -9007199254740992.0 && d < 9007199254740992.0 && d == (double)(long long)d &&
+        !(d == 0 && signbit(d)))
+        return (int)fmt_ll(buf, (long long)d);
     return snprintf(buf, cap, "%.17g", d);
 }
 
