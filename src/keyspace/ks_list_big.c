@@ -128,12 +128,16 @@ static int outline(const litem *it)
 
 /* Steps over the entry at p (its varint in *e); the end of it, or NULL
  * when it is malformed. */
-static const char *entry_next(const char *p, const char *end, uint64_t *e)
+static inline __attribute__((always_inline)) const char *entry_next(const char *p, const char *end,
+                                                                    uint64_t *e)
 {
-    if (p < end && (unsigned char)*p < 0x80)
-        *e = (unsigned char)*p++;
-    else if (!(p = ks_get_varint(p, end, e)))
-        return NULL;
+    if (p < end && (unsigned char)*p < 0x80) { /* one byte: len < 64, the usual case */
+        unsigned b = (unsigned char)*p++;
+        *e = b;
+        if (b == 1) return p;
+        return !(b & 1) && (b >> 1) <= (size_t)(end - p) ? p + (b >> 1) : NULL;
+    }
+    if (!(p = ks_get_varint(p, end, e))) return NULL;
     if (*e == 1) return p;
     if ((*e & 1) || *e / 2 > KS_LIST_INLINE || *e / 2 > (uint64_t)(end - p)) return NULL;
     return p + *e / 2;
@@ -143,8 +147,9 @@ static const char *entry_next(const char *p, const char *end, uint64_t *e)
  * the positions inside the list). With a header, the value's entries run
  * from its position on, covering the live ones, and may go on past them
  * (dead entries of earlier pops, checked but not returned); without one
- * they are exactly the live ones. 0, or -1. */
-static int chunk_decode(lchunk *ch, const char *v, size_t vl)
+ * they are exactly the live ones. Only eoff[0] and eoff[n] unless full
+ * (a push copies the live entries as one run). 0, or -1. */
+static int chunk_decode_as(lchunk *ch, const char *v, size_t vl, int full)
 {
     const char *p = v, *end = v + vl;
     uint64_t pos = ch->first, last = (ch->c << CHUNK_SHIFT) + (CHUNK_N - 1), e;
@@ -158,9 +163,11 @@ static int chunk_decode(lchunk *ch, const char *v, size_t vl)
         for (; pos < ch->first; pos++) /* dead: popped from the head */
             if (!(p = entry_next(p, end, &e))) return -1;
     }
+    ch->eoff[0] = (size_t)(p - v);
     for (size_t i = 0; i < ch->n; i++, pos++) {
-        ch->eoff[i] = (size_t)(p - v);
+        if (full) ch->eoff[i] = (size_t)(p - v);
         if (!(p = entry_next(p, end, &e))) return -1;
+        if (!full) continue;
         if (e == 1) {
             ch->it[i] = (litem){NULL, 0, 1, pos};
             ch->mask |= bit(pos);
@@ -175,8 +182,32 @@ static int chunk_decode(lchunk *ch, const char *v, size_t vl)
     return 0;
 }
 
-/* Reads chunk ci with one get (out-of-line values not loaded). */
-static ks_status chunk_get(ks_ctx *c, int db, const lview *lv, uint64_t ci, lchunk *ch)
+static int chunk_decode(lchunk *ch, const char *v, size_t vl)
+{
+    return chunk_decode_as(ch, v, vl, 1);
+}
+
+/* The entry at position pos in chunk ci's value v, when v has a header
+ * (only the entries before it are stepped over, not decoded): 0, or -1
+ * (no header, or malformed: chunk_decode then says which). */
+static int chunk_entry_at(uint64_t ci, const char *v, size_t vl, uint64_t pos, litem *it)
+{
+    if (!vl || (unsigned char)v[0] < 3 || !(v[0] & 1) ||
+        (unsigned char)v[0] > 3 + 2 * (CHUNK_N - 1))
+        return -1;
+    uint64_t at = (ci << CHUNK_SHIFT) + (((unsigned char)v[0] - 3) >> 1), e;
+    const char *p = v + 1, *end = v + vl;
+    if (at > pos) return -1;
+    for (; at < pos; at++)
+        if (!(p = entry_next(p, end, &e))) return -1;
+    if (!(p = entry_next(p, end, &e))) return -1;
+    *it = e == 1 ? (litem){NULL, 0, 1, pos} : (litem){p - e / 2, (size_t)(e / 2), 0, 0};
+    return 0;
+}
+
+/* Reads chunk ci with one get (out-of-line values not loaded; full 0:
+ * only the bounds of its live entries, see chunk_decode_as). */
+static ks_status chunk_get_as(ks_ctx *c, int db, const lview *lv, uint64_t ci, lchunk *ch, int full)
 {
     ch->raw = NULL;
     ch->c = ci;
@@ -189,12 +220,17 @@ static ks_status chunk_get(ks_ctx *c, int db, const lview *lv, uint64_t ci, lchu
     eng_status es = ks_member_get(c, NULL, db, lv->version, s, 8, &ch->raw, &vl);
     if (es == ENG_NOTFOUND) return ks_corrupt(c, "list chunk");
     if (es != ENG_OK) return ks_engine_err(c, es, "list read");
-    if (chunk_decode(ch, ch->raw, vl) != 0) {
+    if (chunk_decode_as(ch, ch->raw, vl, full) != 0) {
         eng_free(ch->raw);
         ch->raw = NULL;
         return ks_corrupt(c, "list chunk");
     }
     return KS_OK;
+}
+
+static ks_status chunk_get(ks_ctx *c, int db, const lview *lv, uint64_t ci, lchunk *ch)
+{
+    return chunk_get_as(c, db, lv, ci, ch, 1);
 }
 
 static void chunk_free(lchunk *ch)
@@ -702,7 +738,7 @@ ks_status lbig_push(lst *l, int where, const ks_field *items, size_t n)
      * its old entries are copied as they are, before or after the new. */
     lchunk ch = {0};
     int partial = ((head ? h : tail) & (CHUNK_N - 1)) != 0;
-    ks_status st = partial ? chunk_get(c, db, lv, chunk_of(head ? h : tail - 1), &ch) : KS_OK;
+    ks_status st = partial ? chunk_get_as(c, db, lv, chunk_of(head ? h : tail - 1), &ch, 0) : KS_OK;
     if (st != KS_OK) return st;
     char buf[CHUNK_BYTES], *p = buf + 1; /* buf[0]: the header */
     uint64_t p0 = head ? h - n : tail, first = p0;
@@ -748,12 +784,59 @@ static ks_status take_item(ks_ctx *c, int db, uint64_t version, const litem *it,
     return ks_fvec_push(out, v, vn, NULL, 0) == 0 ? KS_OK : ks_oom(c);
 }
 
+/* lbig_pop of one item that leaves the list non-empty, from a chunk with
+ * a header: only that entry is found, and nothing is written but the
+ * chunk's delete when it empties and the item's slot delete. *done 0: the
+ * chunk has no header, nothing was done (lbig_pop's loop rewrites it). */
+static ks_status pop_one(lst *l, int head, ks_fvec *out, int *done)
+{
+    ks_ctx *c = l->w.c;
+    lview *lv = &l->v;
+    int db = l->w.db;
+    uint64_t pos = head ? lv->head : lv->head + lv->n - 1, ci = chunk_of(pos), first;
+    size_t live = chunk_span(lv, ci, &first);
+    char s[9], *raw;
+    size_t vl;
+    litem it;
+    *done = 0;
+    chunk_sfx(s, ci);
+    eng_status es = ks_member_get(c, NULL, db, lv->version, s, 8, &raw, &vl);
+    if (es == ENG_NOTFOUND) return ks_corrupt(c, "list chunk");
+    if (es != ENG_OK) return ks_engine_err(c, es, "list read");
+    if (chunk_entry_at(ci, raw, vl, pos, &it) != 0) {
+        eng_free(raw);
+        return KS_OK;
+    }
+    int keep = 0;
+    ks_status st = take_item(c, db, lv->version, &it, out, &keep);
+    if (keep && st == KS_OK && ks_fvec_adopt(out, raw) == 0)
+        raw = NULL;
+    else if (keep && st == KS_OK)
+        st = ks_oom(c);
+    if (raw) eng_free(raw);
+    if (st != KS_OK) return st;
+    if (live == 1) chunk_raw_put(c, db, lv->version, ci, NULL, 0);
+    if (it.stored) {
+        slot_sfx(s, pos);
+        ks_member_del(c, db, lv->version, s, 9);
+    }
+    if (head) lv->head++;
+    lv->n--;
+    *done = 1;
+    return KS_OK;
+}
+
 ks_status lbig_pop(lst *l, int where, uint64_t k, ks_fvec *out)
 {
     ks_ctx *c = l->w.c;
     lview *lv = &l->v;
     int db = l->w.db, head = where == KS_LIST_HEAD;
     int all = k == lv->n; /* the key's delete drops the members */
+    if (k == 1 && !all) {
+        int done;
+        ks_status st = pop_one(l, head, out, &done);
+        if (st != KS_OK || done) return st;
+    }
     uint64_t left = k, ci = chunk_of(head ? lv->head : lv->head + lv->n - 1), c0 = ci;
     uint64_t emptied = 0;
     ks_status st = KS_OK;
