@@ -14,9 +14,11 @@
 # 10000), turns it off and stops the server. Every run uses -c 50 -P 16
 # and the test's -r. So that every measured request does the work it does
 # in bench-redis.sh, the fill gives the consuming tests enough to consume:
-# lpop and rpop first LPUSH WARM + N + 1000 items onto mylist, spop first
-# runs SADD myset element:__rand_int__ 3 x (WARM + N) times (about
-# 2.7 x (WARM + N) distinct members), lrange_100 first pushes 10000 items
+# lpop and rpop first LPUSH WARM + N + 1000 items onto mylist; spop first
+# adds exactly WARM + N members element:<12 digits> to myset (the shape of
+# sadd's), so that the measured pops take the set down to empty as
+# bench-redis.sh's do (spop pops everything sadd added), each of strata's
+# rewrites of a set popped down to half included; lrange_100 first pushes 10000 items
 # and then measures only its LRANGE mylist 0 99 (redis-benchmark's own
 # lrange_100 pushes inside the run), publish has one subscriber reading
 # everything, evalsha loads its script. Prints
@@ -62,7 +64,18 @@ fill() {
   local _
   case "$2" in
   lpop | rpop) bench "$1" lpush $((WARM + $3 + 1000)) ;;
-  spop) bench "$1" sadd $((3 * (WARM + $3))) ;;
+  spop)
+    /usr/bin/python3 - "$1" $((WARM + $3)) <<'PYEOF'
+import sys, redis
+r = redis.Redis(port=int(sys.argv[1]))
+p = r.pipeline(transaction=False)
+for i in range(int(sys.argv[2])):
+    p.sadd("myset", "element:%012d" % (i * 7919 % 1000000007))
+    if i % 1000 == 999:
+        p.execute()
+p.execute()
+PYEOF
+    ;;
   lrange_100) bench "$1" lpush 10000 ;;
   publish)
     redis-cli -p "$1" subscribe bench >/dev/null 2>&1 &
