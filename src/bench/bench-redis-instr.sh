@@ -116,9 +116,12 @@ run() {
   wait "$vpid" 2>/dev/null
   vpid=""
   rm -rf "$dir" "$dir.log"
-  # Ir, and with CACHE=1 ILmr + DLmr + DLmw (columns 3, 6 and 9).
-  callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ {
-    gsub(",", ""); gsub(/\([^)]*\)/, ""); $0 = $0; print $1, (NF >= 10 ? $3 + $6 + $9 : 0) }'
+  # Ir, and with CACHE=1 ILmr + DLmr + DLmw (columns named by the header line).
+  callgrind_annotate "$out" 2>/dev/null | awk '
+    /^Ir / && !hdr { for (i = 1; i <= NF; i++) col[$i] = i; hdr = 1 }
+    /PROGRAM TOTALS/ {
+      gsub(",", ""); gsub(/\([^)]*\)/, ""); $0 = $0
+      print $1, ("DLmw" in col ? $col["ILmr"] + $col["DLmr"] + $col["DLmw"] : 0) }'
 }
 
 printf '%-10s %14s %14s %8s' test "strata Ir/req" "redis Ir/req" ratio
