@@ -41,6 +41,8 @@ void eng_options_init(eng_options *o)
     o->row_cache_size = 0;
     o->block_size = 4096;
     o->compression_level = 1;
+    o->bottom_compression_level = 6;
+    o->dict_size = 8u << 10;
     o->bloom_bits_per_key = 10;
     o->sync_mode = ENG_SYNC_EVERYSEC;
     o->create_if_missing = 1;

@@ -77,6 +77,10 @@ typedef struct eng_options {
     size_t row_cache_size;         /* row cache bytes for point lookups (row_cache.h); 0 = off */
     size_t block_size;             /* target uncompressed data block size; 4096 */
     int compression_level;         /* zstd level; 0 turns compression off; 1 */
+    int bottom_compression_level;  /* zstd level of a manual compaction's output into the
+                                      bottom level (compaction.c, C6); 0 = compression_level; 6 */
+    size_t dict_size;              /* zstd dictionary trained per bottom-level table
+                                      (table_format.md); 0 = none; 8 KiB */
     int bloom_bits_per_key;        /* 0 disables bloom filters; 10 */
     int sync_mode;                 /* ENG_SYNC_*; ENG_SYNC_EVERYSEC */
     int create_if_missing;         /* 1 */

@@ -22,6 +22,10 @@ typedef struct sst_options {
     int compression_level;  /* zstd level; 0 = store blocks raw */
     int bloom_bits_per_key; /* 0 = no filter */
     uint64_t file_number;   /* recorded in the properties (its identity); 0 = none */
+    /* Largest zstd dictionary to train from the table's first data blocks
+     * (format version 2, table_format.md); 0 = none (version 1). Only with
+     * compression_level != 0. */
+    size_t dict_size;
 } sst_options;
 
 /* Facts about a finished table, recorded in the manifest. */
@@ -157,6 +161,8 @@ uint64_t sst_reader_file_size(const sst_reader *r);
 typedef struct sst_props {
     uint64_t file_number; /* 0: not recorded (tables written before it was) */
     uint64_t entries, range_deletions, smallest_seq, largest_seq, data_blocks;
+    uint64_t dict_offset, dict_size; /* the dictionary block's handle (version 2) */
+    uint32_t format_version;         /* the footer's */
 } sst_props;
 void sst_reader_props(const sst_reader *r, sst_props *out);
 /* Lookups answered "absent" by the bloom filter alone. */

@@ -2,12 +2,13 @@
  * table_builder.c -- writes a sorted table file (table.h). The format, in
  * full in table_format.md; constants in table_format.h:
  *
- *   file       = data_block* range_del_block filter_block properties_block
- *                index_block footer
+ *   file       = data_block* range_del_block filter_block [dictionary_block]
+ *                properties_block index_block footer
  *   block      = contents type:u8 checksum:fixed32
  *                type 0: contents are the block itself; type 1: one zstd
  *                frame, magicless (no 4-byte magic), with its content size,
- *                that inflates to the block.
+ *                that inflates to the block; type 2: the same, compressed
+ *                with the table's dictionary (version 2 only).
  *                checksum = low 32 bits of XXH3-64 over contents and type.
  *   data block = block of (internal key -> value), keys in Invariant K1
  *                order, prefix-compressed, a restart every 16 keys
@@ -18,8 +19,11 @@
  *   index      = block of (separator -> offset:varint64 size:varint64), one
  *                entry per data block, restart at every key; separator is
  *                >= the block's last key and < the next block's first key
+ *   dictionary = a zstd dictionary (ZDICT format), named by the properties
+ *                strata.dictionary.offset / .size; only in version 2
  *   footer     = (offset:fixed64 size:fixed64) for range_del, filter,
- *                properties and index; version:fixed32 = 1;
+ *                properties and index; version:fixed32 = 1, 2 with a
+ *                dictionary;
  *                checksum:fixed32 over the 68 bytes before it;
  *                magic:fixed64 = SST_MAGIC                      (80 bytes)
  *
@@ -29,7 +33,12 @@
  * file in large writes. Its index entry waits for the next key so that the
  * separator can be shortened between the two (LevelDB's
  * FindShortestSeparator). User-key hashes are collected for the filter,
- * range deletions are kept and sorted at finish.
+ * range deletions are kept and sorted at finish. With a dictionary size
+ * (sst_options.dict_size), the first data blocks are held back raw until
+ * SST_DICT_SAMPLE_BYTES of them (or the end of the table), a dictionary is
+ * trained from them (ZDICT_trainFromBuffer, one sample per block), and they
+ * and every later data block are compressed with it (ZSTD_CDict); their
+ * index entries are added once their handles are known.
  *
  * One builder belongs to one thread at a time. The zstd compression context
  * is per thread and reused across builders.
@@ -45,6 +54,7 @@
 #include <unistd.h>
 /* for ZSTD_c_format: blocks are magicless frames (table_format.md) */
 #define ZSTD_STATIC_LINKING_ONLY
+#include <zdict.h>
 #include <zstd.h>
 
 #include "block_builder.h"
@@ -54,6 +64,14 @@
 #include "table_format.h"
 
 #define SST_WRITE_BUFFER (256u << 10)
+
+/* A data block held back, raw, until the dictionary is trained. */
+typedef struct held_block {
+    char *data;
+    size_t len;
+    buf sep; /* its index separator, once the next key is known */
+    int has_sep;
+} held_block;
 
 typedef struct range_del {
     char *start, *end;
@@ -79,6 +97,15 @@ struct sst_builder {
     size_t nrdels, rdels_cap;
     uint64_t entries, data_blocks, raw_key_size, raw_value_size;
     uint64_t smallest_seq, largest_seq;
+    /* The dictionary (o.dict_size > 0): while collecting, finished data
+     * blocks wait in held (held_bytes raw) and have no handle yet; then
+     * dict/cdict, or nothing when training failed. */
+    int collecting;
+    held_block *held;
+    size_t nheld, held_cap, held_bytes;
+    char *dict;
+    size_t dict_len;
+    ZSTD_CDict *cdict;
 };
 
 /* ---- per-thread zstd compression context ------------------------------- */
@@ -106,6 +133,7 @@ static ZSTD_CCtx *thread_cctx(void)
         ZSTD_CCtx_setParameter(tls_cctx, ZSTD_c_format, ZSTD_f_zstd1_magicless);
         ZSTD_CCtx_setParameter(tls_cctx, ZSTD_c_contentSizeFlag, 1);
         ZSTD_CCtx_setParameter(tls_cctx, ZSTD_c_checksumFlag, 0); /* the trailer has one */
+        ZSTD_CCtx_setParameter(tls_cctx, ZSTD_c_dictIDFlag, 0);   /* one dictionary per table */
         pthread_setspecific(cctx_key, tls_cctx);                  /* freed when the thread exits */
     }
     return tls_cctx;
@@ -121,20 +149,25 @@ static eng_status flush_out(sst_builder *b)
     return b->status;
 }
 
+enum { STORE_RAW, STORE_COMPRESSED, STORE_DATA /* with the dictionary, if any */ };
+
 /* Appends contents as a block (compressed when allowed and worth it) and
  * sets *h to where it lies. */
-static eng_status write_block(sst_builder *b, slice contents, int may_compress, sst_handle *h)
+static eng_status write_block(sst_builder *b, slice contents, int how, sst_handle *h)
 {
     char type = SST_COMPRESSION_NONE;
-    if (may_compress && b->o.compression_level != 0 && contents.size >= 64) {
+    if (how != STORE_RAW && b->o.compression_level != 0 && contents.size >= 64) {
         size_t bound = ZSTD_compressBound(contents.size);
         b->scratch.len = 0;
         buf_reserve(&b->scratch, bound);
         ZSTD_CCtx *cctx = thread_cctx();
+        ZSTD_CDict *cd = how == STORE_DATA ? b->cdict : NULL;
         ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, b->o.compression_level);
+        ZSTD_CCtx_refCDict(cctx, cd); /* NULL: no dictionary (the context is shared) */
         size_t n = ZSTD_compress2(cctx, b->scratch.data, bound, contents.data, contents.size);
+        if (cd) ZSTD_CCtx_refCDict(cctx, NULL);
         if (!ZSTD_isError(n) && n < contents.size - contents.size / 8) {
-            type = SST_COMPRESSION_ZSTD;
+            type = cd ? SST_COMPRESSION_ZSTD_DICT : SST_COMPRESSION_ZSTD;
             contents = slice_make(b->scratch.data, n);
         }
     }
@@ -149,11 +182,90 @@ static eng_status write_block(sst_builder *b, slice contents, int may_compress, 
     return b->status;
 }
 
+static void add_pending_index(sst_builder *b, const slice *next);
+static void index_key(buf *out, slice last, const slice *next);
+
+/* Trains the dictionary from the held blocks (none when there are too few
+ * or zstd cannot), then writes them and their index entries; the last one's
+ * entry waits for the next key as usual. Ends collecting. */
+static eng_status write_held(sst_builder *b)
+{
+    b->collecting = 0;
+    size_t *sizes = malloc((b->nheld + 1) * sizeof(size_t));
+    char *samples = malloc(b->held_bytes + 1);
+    char *dict = malloc(b->o.dict_size);
+    if (!sizes || !samples || !dict) abort();
+    size_t off = 0;
+    for (size_t i = 0; i < b->nheld; i++) {
+        memcpy(samples + off, b->held[i].data, b->held[i].len);
+        sizes[i] = b->held[i].len;
+        off += b->held[i].len;
+    }
+    /* a dictionary needs many samples, several times its size */
+    if (b->nheld >= 16 && b->held_bytes >= 8 * b->o.dict_size) {
+        size_t n = ZDICT_trainFromBuffer(dict, b->o.dict_size, samples, sizes, (unsigned)b->nheld);
+        if (!ZDICT_isError(n) &&
+            (b->cdict = ZSTD_createCDict(dict, n, b->o.compression_level)) != NULL) {
+            b->dict = dict;
+            b->dict_len = n;
+            dict = NULL;
+        }
+    }
+    free(dict);
+    free(samples);
+    free(sizes);
+    for (size_t i = 0; i < b->nheld; i++) {
+        held_block *hb = &b->held[i];
+        sst_handle h;
+        if (write_block(b, slice_make(hb->data, hb->len), STORE_DATA, &h) == ENG_OK) {
+            if (hb->has_sep) {
+                buf hv = {0};
+                sst_handle_put(&hv, h);
+                block_builder_add(&b->index, slice_make(hb->sep.data, hb->sep.len),
+                                  slice_make(hv.data, hv.len));
+                buf_free(&hv);
+            } else {
+                b->pending_handle = h;
+                b->pending_index = 1;
+            }
+        }
+        free(hb->data);
+        buf_free(&hb->sep);
+    }
+    free(b->held);
+    b->held = NULL;
+    b->nheld = b->held_cap = b->held_bytes = 0;
+    return b->status;
+}
+
+/* Keeps a finished data block (copied) until the dictionary is trained. */
+static eng_status hold_block(sst_builder *b, slice contents)
+{
+    if (b->nheld == b->held_cap) {
+        b->held_cap = b->held_cap ? b->held_cap * 2 : 64;
+        b->held = realloc(b->held, b->held_cap * sizeof(held_block));
+        if (!b->held) abort();
+    }
+    held_block *hb = &b->held[b->nheld++];
+    memset(hb, 0, sizeof(*hb));
+    if (!(hb->data = malloc(contents.size + 1))) abort();
+    memcpy(hb->data, contents.data, contents.size);
+    hb->len = contents.size;
+    b->held_bytes += contents.size;
+    return b->held_bytes >= SST_DICT_SAMPLE_BYTES ? write_held(b) : b->status;
+}
+
 static eng_status flush_data_block(sst_builder *b)
 {
     if (block_builder_empty(&b->data)) return b->status;
     slice contents = block_builder_finish(&b->data);
-    eng_status s = write_block(b, contents, 1, &b->pending_handle);
+    if (b->collecting) {
+        eng_status s = hold_block(b, contents);
+        block_builder_reset(&b->data);
+        b->data_blocks++;
+        return s;
+    }
+    eng_status s = write_block(b, contents, STORE_DATA, &b->pending_handle);
     block_builder_reset(&b->data);
     b->pending_index = 1;
     b->data_blocks++;
@@ -232,6 +344,7 @@ eng_status sst_builder_new(const char *path, const sst_options *o, sst_builder *
     block_builder_init(&b->data, SST_RESTART_INTERVAL);
     block_builder_init(&b->index, SST_INDEX_RESTART_INTERVAL);
     b->smallest_seq = UINT64_MAX;
+    b->collecting = b->o.dict_size > 0 && b->o.compression_level != 0;
     *out = b;
     return ENG_OK;
 }
@@ -275,7 +388,13 @@ eng_status sst_builder_add(sst_builder *b, slice ikey, slice value)
     } else {
         buf_append(&b->first_key, ikey.data, ikey.size);
     }
-    if (b->pending_index) add_pending_index(b, &ikey);
+    if (b->nheld && !b->held[b->nheld - 1].has_sep) {
+        held_block *hb = &b->held[b->nheld - 1];
+        index_key(&hb->sep, last, &ikey);
+        hb->has_sep = 1;
+    } else if (b->pending_index) {
+        add_pending_index(b, &ikey);
+    }
     if (b->o.bloom_bits_per_key > 0 && new_user_key) push_hash(b, ikey_user_key(ikey));
     note_seq(b, ikey_sequence(ikey));
 
@@ -310,7 +429,7 @@ void sst_builder_add_range_del(sst_builder *b, slice start, slice end, uint64_t 
 
 uint64_t sst_builder_file_size(const sst_builder *b)
 {
-    return b->offset + block_builder_size_estimate(&b->data);
+    return b->offset + b->held_bytes / 2 + block_builder_size_estimate(&b->data);
 }
 
 uint64_t sst_builder_entries(const sst_builder *b)
@@ -324,6 +443,11 @@ static void free_builder(sst_builder *b)
         free(b->rdels[i].start), free(b->rdels[i].end);
     free(b->rdels);
     free(b->hashes);
+    for (size_t i = 0; i < b->nheld; i++)
+        free(b->held[i].data), buf_free(&b->held[i].sep);
+    free(b->held);
+    free(b->dict);
+    ZSTD_freeCDict(b->cdict);
     block_builder_free(&b->data);
     block_builder_free(&b->index);
     buf_free(&b->out);
@@ -377,7 +501,7 @@ static eng_status write_range_dels(sst_builder *b, sst_file_info *info, sst_hand
             buf_append(&info->largest, ks.data, ks.size);
         }
     }
-    eng_status s = write_block(b, block_builder_finish(&bb), 1, h);
+    eng_status s = write_block(b, block_builder_finish(&bb), STORE_COMPRESSED, h);
     buf_free(&k);
     block_builder_free(&bb);
     return s;
@@ -390,13 +514,17 @@ static void prop(block_builder *bb, buf *tmp, const char *name, uint64_t v)
     block_builder_add(bb, slice_make(name, strlen(name)), slice_make(tmp->data, tmp->len));
 }
 
-static eng_status write_properties(sst_builder *b, sst_handle *h)
+static eng_status write_properties(sst_builder *b, const sst_handle *dict_h, sst_handle *h)
 {
     block_builder bb;
     block_builder_init(&bb, SST_INDEX_RESTART_INTERVAL);
     buf tmp = {0};
     /* bytewise order of the names */
     prop(&bb, &tmp, SST_PROP_DATA_BLOCKS, b->data_blocks);
+    if (b->dict_len) {
+        prop(&bb, &tmp, SST_PROP_DICT_OFFSET, dict_h->offset);
+        prop(&bb, &tmp, SST_PROP_DICT_SIZE, dict_h->size);
+    }
     prop(&bb, &tmp, SST_PROP_ENTRIES, b->entries);
     if (b->o.file_number) prop(&bb, &tmp, SST_PROP_FILE_NUMBER, b->o.file_number);
     prop(&bb, &tmp, SST_PROP_RANGE_DELETIONS, b->nrdels);
@@ -404,7 +532,7 @@ static eng_status write_properties(sst_builder *b, sst_handle *h)
     prop(&bb, &tmp, SST_PROP_RAW_VALUE_SIZE, b->raw_value_size);
     prop(&bb, &tmp, SST_PROP_SEQ_LARGEST, b->largest_seq);
     prop(&bb, &tmp, SST_PROP_SEQ_SMALLEST, b->smallest_seq == UINT64_MAX ? 0 : b->smallest_seq);
-    eng_status s = write_block(b, block_builder_finish(&bb), 0, h);
+    eng_status s = write_block(b, block_builder_finish(&bb), STORE_RAW, h);
     buf_free(&tmp);
     block_builder_free(&bb);
     return s;
@@ -419,7 +547,7 @@ static void put_handle_fixed(char *p, sst_handle h)
 /* Everything after the last data block, up to and including the footer. */
 static eng_status write_tail(sst_builder *b, sst_file_info *info)
 {
-    sst_handle rdel_h, filter_h, props_h, index_h;
+    sst_handle rdel_h, filter_h, props_h, index_h, dict_h = {0, 0};
     if (b->pending_index) add_pending_index(b, NULL);
     if (b->entries > 0) {
         buf_append(&info->smallest, b->first_key.data, b->first_key.len);
@@ -431,18 +559,23 @@ static eng_status write_tail(sst_builder *b, sst_file_info *info)
     buf filter = {0};
     if (b->o.bloom_bits_per_key > 0)
         bloom_build(&filter, b->hashes, b->nhashes, b->o.bloom_bits_per_key);
-    s = write_block(b, slice_make(filter.data, filter.len), 0, &filter_h);
+    s = write_block(b, slice_make(filter.data, filter.len), STORE_RAW, &filter_h);
     buf_free(&filter);
     if (s != ENG_OK) return s;
-    if ((s = write_properties(b, &props_h)) != ENG_OK) return s;
-    if ((s = write_block(b, block_builder_finish(&b->index), 1, &index_h)) != ENG_OK) return s;
+    if (b->dict_len &&
+        (s = write_block(b, slice_make(b->dict, b->dict_len), STORE_RAW, &dict_h)) != ENG_OK)
+        return s;
+    if ((s = write_properties(b, &dict_h, &props_h)) != ENG_OK) return s;
+    s = write_block(b, block_builder_finish(&b->index), STORE_COMPRESSED, &index_h);
+    if (s != ENG_OK) return s;
 
     char footer[SST_FOOTER_SIZE];
     put_handle_fixed(footer, rdel_h);
     put_handle_fixed(footer + 16, filter_h);
     put_handle_fixed(footer + 32, props_h);
     put_handle_fixed(footer + 48, index_h);
-    enc_fixed32(footer + SST_FOOTER_VERSION_OFFSET, SST_FORMAT_VERSION);
+    enc_fixed32(footer + SST_FOOTER_VERSION_OFFSET,
+                b->dict_len ? SST_FORMAT_VERSION_DICT : SST_FORMAT_VERSION);
     enc_fixed32(footer + SST_FOOTER_CHECKSUM_OFFSET,
                 eng_checksum(footer, SST_FOOTER_CHECKSUM_OFFSET));
     enc_fixed64(footer + SST_FOOTER_MAGIC_OFFSET, SST_MAGIC);
@@ -457,6 +590,7 @@ eng_status sst_builder_finish(sst_builder *b, sst_file_info *info)
     memset(info, 0, sizeof(*info));
     eng_status s = b->status;
     if (s == ENG_OK) s = flush_data_block(b);
+    if (s == ENG_OK && b->collecting) s = write_held(b);
     if (s == ENG_OK) s = write_tail(b, info);
     eng_status c = env_close(b->fd, b->path);
     if (s == ENG_OK) s = c;

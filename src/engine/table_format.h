@@ -22,8 +22,12 @@
 /* The last 8 bytes of every table file (little-endian fixed64). */
 #define SST_MAGIC UINT64_C(0x3174626c61727473) /* "stralbt1" read as bytes */
 
-/* Bumped on any incompatible change; readers refuse other versions. */
+/* Bumped on any incompatible change; readers refuse other versions.
+ * Version 2 is version 1 plus a compression dictionary block and blocks of
+ * type SST_COMPRESSION_ZSTD_DICT; a table without a dictionary is still
+ * written as version 1. */
 #define SST_FORMAT_VERSION 1u
+#define SST_FORMAT_VERSION_DICT 2u
 
 /* type:u8 + checksum:fixed32 after each block's stored bytes. */
 #define SST_BLOCK_TRAILER_SIZE 5u
@@ -37,8 +41,13 @@
 /* The compression type byte of a block trailer. */
 enum {
     SST_COMPRESSION_NONE = 0,
-    SST_COMPRESSION_ZSTD = 1, /* a magicless zstd frame with its content size */
+    SST_COMPRESSION_ZSTD = 1,      /* a magicless zstd frame with its content size */
+    SST_COMPRESSION_ZSTD_DICT = 2, /* the same, compressed with the table's dictionary */
 };
+
+/* Raw data blocks a builder keeps to train its dictionary from: it trains
+ * once this much has accumulated (or at finish), then writes them. */
+#define SST_DICT_SAMPLE_BYTES (2u << 20)
 
 /* Keys between restart points in data and range-deletion blocks; the index
  * and properties blocks restart at every key so a seek is a pure binary
@@ -56,6 +65,8 @@ enum {
 
 /* Properties block keys (bytewise sorted, values varint64). */
 #define SST_PROP_DATA_BLOCKS "strata.data.blocks"
+#define SST_PROP_DICT_OFFSET "strata.dictionary.offset" /* version 2 only */
+#define SST_PROP_DICT_SIZE "strata.dictionary.size"
 #define SST_PROP_FILE_NUMBER "strata.file.number"
 #define SST_PROP_ENTRIES "strata.entries"
 #define SST_PROP_RANGE_DELETIONS "strata.range.deletions"

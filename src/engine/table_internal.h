@@ -29,6 +29,7 @@ struct sst_reader {
     uint64_t data_end; /* where the footer begins; every block lies below */
     block index;       /* owned, in memory while open */
     block range_dels;  /* owned */
+    void *ddict;       /* owned ZSTD_DDict of a version 2 table, else NULL */
     char *filter;      /* owned; filter_len 0: no filter */
     size_t filter_len;
     uint64_t entries, range_deletion_count;

@@ -5,16 +5,19 @@
  *   file       = data_block* range_del_block filter_block properties_block
  *                index_block footer
  *   block      = contents type:u8 checksum:fixed32
- *                (type 0 raw, 1 magicless zstd frame; checksum = low 32 bits of
- *                XXH3-64 over contents and type)
+ *                (type 0 raw, 1 magicless zstd frame, 2 the same with the
+ *                table's dictionary; checksum = low 32 bits of XXH3-64 over
+ *                contents and type)
  *   index      = block of (separator -> offset:varint64 size:varint64)
  *   footer     = four (offset:fixed64 size:fixed64) handles: range_del,
- *                filter, properties, index; version:fixed32 = 1;
+ *                filter, properties, index; version:fixed32 = 1, or 2
+ *                (properties name a dictionary block);
  *                checksum:fixed32 over the 68 bytes before it;
  *                magic:fixed64 = SST_MAGIC                      (80 bytes)
  *
  * Algorithm: open reads and checks the footer, then reads the index, the
- * filter, the range deletions and the properties once and keeps them.
+ * filter, the range deletions, the properties and (version 2) the
+ * dictionary, prepared as a ZSTD_DDict, once and keeps them.
  * Data blocks are read on demand with pread (no shared file offset, so
  * threads share a reader freely), their checksum verified on every read
  * from disk, inflated with a per-thread zstd context, and shared through
@@ -121,7 +124,7 @@ eng_status sst_decode_contents(const sst_reader *r, sst_handle h, const char *ra
         *len = n;
         return ENG_OK;
     }
-    if (type != SST_COMPRESSION_ZSTD) {
+    if (type != SST_COMPRESSION_ZSTD && !(type == SST_COMPRESSION_ZSTD_DICT && r->ddict)) {
         s = sst_corrupt(r, h.offset, "unknown block compression type");
         goto fail;
     }
@@ -137,7 +140,10 @@ eng_status sst_decode_contents(const sst_reader *r, sst_handle h, const char *ra
         s = env_error(ENG_NOMEM, "table %s: out of memory", r->path);
         goto fail;
     }
-    size_t got = ZSTD_decompressDCtx(thread_dctx(), plain, (size_t)full, raw, n);
+    size_t got =
+        type == SST_COMPRESSION_ZSTD
+            ? ZSTD_decompressDCtx(thread_dctx(), plain, (size_t)full, raw, n)
+            : ZSTD_decompress_usingDDict(thread_dctx(), plain, (size_t)full, raw, n, r->ddict);
     free(raw_owned);
     if (ZSTD_isError(got) || got != full) {
         free(plain);
@@ -344,8 +350,10 @@ static eng_status read_footer(sst_reader *r, sst_handle hs[4])
         return sst_corrupt(r, off + SST_FOOTER_MAGIC_OFFSET, "bad magic number (not a table file)");
     if (eng_checksum(f, SST_FOOTER_CHECKSUM_OFFSET) != dec_fixed32(f + SST_FOOTER_CHECKSUM_OFFSET))
         return sst_corrupt(r, off, "footer checksum mismatch");
-    if (dec_fixed32(f + SST_FOOTER_VERSION_OFFSET) != SST_FORMAT_VERSION)
+    uint32_t version = dec_fixed32(f + SST_FOOTER_VERSION_OFFSET);
+    if (version != SST_FORMAT_VERSION && version != SST_FORMAT_VERSION_DICT)
         return sst_corrupt(r, off + SST_FOOTER_VERSION_OFFSET, "unsupported table format version");
+    r->props.format_version = version;
     for (int i = 0; i < 4; i++) {
         hs[i].offset = dec_fixed64(f + 16 * i);
         hs[i].size = dec_fixed64(f + 16 * i + 8);
@@ -373,6 +381,8 @@ static eng_status read_properties(sst_reader *r, sst_handle h)
             size_t off;
         } known[] = {
             {SST_PROP_DATA_BLOCKS, offsetof(sst_props, data_blocks)},
+            {SST_PROP_DICT_OFFSET, offsetof(sst_props, dict_offset)},
+            {SST_PROP_DICT_SIZE, offsetof(sst_props, dict_size)},
             {SST_PROP_ENTRIES, offsetof(sst_props, entries)},
             {SST_PROP_FILE_NUMBER, offsetof(sst_props, file_number)},
             {SST_PROP_RANGE_DELETIONS, offsetof(sst_props, range_deletions)},
@@ -389,6 +399,30 @@ static eng_status read_properties(sst_reader *r, sst_handle h)
     r->range_deletion_count = r->props.range_deletions;
     block_iter_cleanup(&it);
     block_release(&b);
+    return s;
+}
+
+/* Reads the dictionary a version 2 table names in its properties: a raw
+ * block that zstd accepts as a dictionary. */
+static eng_status read_dict(sst_reader *r)
+{
+    if (r->props.format_version != SST_FORMAT_VERSION_DICT) return ENG_OK;
+    sst_handle h = {r->props.dict_offset, r->props.dict_size};
+    if (h.size == 0) return sst_corrupt(r, r->data_end, "version 2 table without a dictionary");
+    eng_status s = sst_check_handle(r, h);
+    if (s != ENG_OK) return s;
+    char *raw = malloc(h.size + SST_BLOCK_TRAILER_SIZE);
+    if (!raw) return env_error(ENG_NOMEM, "table %s: out of memory", r->path);
+    s = env_pread_all(r->fd, raw, h.size + SST_BLOCK_TRAILER_SIZE, h.offset, r->path);
+    if (s == ENG_OK && eng_checksum(raw, h.size + 1) != dec_fixed32(raw + h.size + 1))
+        s = sst_corrupt(r, h.offset, "dictionary checksum mismatch");
+    if (s == ENG_OK && raw[h.size] != SST_COMPRESSION_NONE)
+        s = sst_corrupt(r, h.offset, "compressed dictionary block");
+    /* a trained dictionary (its magic, then entropy tables zstd checks) */
+    if (s == ENG_OK &&
+        (ZSTD_getDictID_fromDict(raw, h.size) == 0 || !(r->ddict = ZSTD_createDDict(raw, h.size))))
+        s = sst_corrupt(r, h.offset, "bad compression dictionary");
+    free(raw);
     return s;
 }
 
@@ -430,6 +464,7 @@ eng_status sst_reader_open(const char *path, uint64_t file_number, block_cache *
     if (s == ENG_OK) s = read_block(r, hs[3], &r->index);
     if (s == ENG_OK) build_index_prefixes(r);
     if (s == ENG_OK) s = read_properties(r, hs[2]);
+    if (s == ENG_OK) s = read_dict(r);
     if (s == ENG_OK) s = read_block(r, hs[0], &r->range_dels);
     if (s == ENG_OK) s = check_range_dels(r, hs[0]);
     if (s == ENG_OK) s = read_contents(r, hs[1], &r->filter, &r->filter_len);
@@ -449,6 +484,7 @@ void sst_reader_close(sst_reader *r)
     free(r->ix_prefix);
     block_release(&r->range_dels);
     free(r->filter);
+    ZSTD_freeDDict(r->ddict);
     free(r->path);
     free(r);
 }

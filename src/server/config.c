@@ -261,11 +261,14 @@ static const config_row config_table[] = {
     {"tcp-keepalive", T_INT, 0, &cfg.tcp_keepalive, "300", 0, INT_MAX, NULL, NULL},
     {"tcp-backlog", T_INT, F_IMMUTABLE | F_REDIS_IMMUTABLE, &cfg.tcp_backlog, "511", 0, INT_MAX,
      NULL, NULL},
-    {"cache-size", T_MEM, F_IMMUTABLE, &cfg.cache_size, "256mb", 0, LLONG_MAX, NULL, NULL},
+    {"cache-size", T_MEM, F_IMMUTABLE, &cfg.cache_size, "192mb", 0, LLONG_MAX, NULL, NULL},
     {"row-cache-size", T_MEM, F_IMMUTABLE, &cfg.row_cache_size, "64mb", 0, LLONG_MAX, NULL, NULL},
     {"write-buffer-size", T_MEM, F_IMMUTABLE, &cfg.write_buffer_size, "64mb", 64 * 1024, LLONG_MAX,
      NULL, NULL},
     {"compression", T_INT, F_IMMUTABLE, &cfg.compression, "1", 0, 22, NULL, NULL},
+    {"bottom-compression", T_INT, F_IMMUTABLE, &cfg.bottom_compression, "6", 0, 22, NULL, NULL},
+    {"compression-dict-size", T_MEM, F_IMMUTABLE, &cfg.compression_dict_size, "8kb", 0, 1024 * 1024,
+     NULL, NULL},
     {"log-load-corrupt", T_BOOL, F_IMMUTABLE, &cfg.log_load_corrupt, "no", 0, 0, NULL, NULL},
     {"loglevel", T_ENUM, 0, &cfg.loglevel, "notice", 0, 0, loglevel_enum, NULL},
     {"logfile", T_STR, F_IMMUTABLE | F_REDIS_IMMUTABLE, &cfg.logfile, "", 0, 0, NULL, NULL},
@@ -719,12 +722,48 @@ static int startup_directive(const char *name, const char *const *argv, int argc
     return 0;
 }
 
+/* A config file's `save <seconds> <changes> ...` lines, as Redis 7.0
+ * reads them: the pairs of every line add up (the first line replaces the
+ * default; `save ""`, one argument, is an ordinary setting). Returns the value to store (malloc'd),
+ * or NULL with *err set. */
+static char *save_points(const config_row *r, const char *const *argv, int argc, char **err)
+{
+    static int lines; /* save lines of this startup so far */
+    for (int i = 0; i < argc; i++) {
+        char *end;
+        long long v = strtoll(argv[i], &end, 10);
+        if (argc % 2 || !argv[i][0] || *end || v < 0) {
+            *err = strdup("Invalid save parameters");
+            return NULL;
+        }
+    }
+    const char *old = lines++ ? *(char **)r->ptr : "";
+    size_t n = strlen(old ? old : "") + 2;
+    for (int i = 0; i < argc; i++)
+        n += strlen(argv[i]) + 1;
+    char *v = malloc(n);
+    strcpy(v, old ? old : "");
+    for (int i = 0; i < argc; i++) {
+        if (v[0]) strcat(v, " ");
+        strcat(v, argv[i]);
+    }
+    return v;
+}
+
 int config_set(const char *name, const char *const *argv, int argc, int at_startup, char **err)
 {
     const config_row *r = find_row(name);
     *err = NULL;
     int rc;
     if (at_startup && !r && startup_directive(name, argv, argc, &rc, err)) return rc;
+    if (at_startup && r && !strcasecmp(r->name, "save") && argc >= 2) {
+        char *v = save_points(r, argv, argc, err);
+        if (!v) return -1;
+        const char *one[1] = {v};
+        rc = config_set(name, one, 1, 0, err);
+        free(v);
+        return rc;
+    }
     if (r && r->type == T_OBUF) {
         /* Several arguments, or one that holds them all (CONFIG SET). */
         char **split = NULL;

@@ -29,7 +29,9 @@ typedef struct server_config {
     long long cache_size;
     long long row_cache_size;
     long long write_buffer_size;
-    int compression;      /* zstd level; 0 = off */
+    int compression;        /* zstd level; 0 = off */
+    int bottom_compression; /* zstd level of bottom-level compaction output; 0 = compression */
+    long long compression_dict_size; /* zstd dictionary per bottom-level table; 0 = none */
     int log_load_corrupt; /* start from the last good record of a log damaged in the middle */
     int loglevel;         /* LL_* */
     char *logfile;        /* "" = stdout */

@@ -182,6 +182,8 @@ int server_open_storage(void)
     o.row_cache_size = (size_t)cfg.row_cache_size;
     o.write_buffer_size = (size_t)cfg.write_buffer_size;
     o.compression_level = cfg.compression;
+    o.bottom_compression_level = cfg.bottom_compression;
+    o.dict_size = (size_t)cfg.compression_dict_size;
     o.sync_mode = cfg.appendfsync;
     o.compaction_filter = ks_compaction_filter;
     o.compaction_filter_ctx = NULL;

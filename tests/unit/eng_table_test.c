@@ -162,17 +162,21 @@ static size_t lower_bound(const ent *e, size_t n, uint32_t i, uint64_t seq)
     return lo;
 }
 
-static void round_trip(int level, block_cache *cache)
+static void round_trip_with(sst_options o, block_cache *cache, uint32_t want_version)
 {
     size_t n;
     ent *e = model(100000, &n);
     char path[300];
     path_of(path, "000007.sst");
-    sst_file_info fi = build(path, e, n, opts(level, 4096));
+    sst_file_info fi = build(path, e, n, o);
     CHECK_EQ_INT(fi.entries, n);
     sst_reader *r;
     CHECK_EQ_INT(sst_reader_open(path, 7, cache, &r), ENG_OK);
     CHECK_EQ_INT(sst_reader_file_size(r), fi.file_size);
+    sst_props p;
+    sst_reader_props(r, &p);
+    CHECK_EQ_INT(p.format_version, want_version);
+    CHECK_EQ_INT(p.dict_size > 0, want_version == SST_FORMAT_VERSION_DICT);
 
     iter *it = sst_reader_iter(r, 1);
     size_t x = 0;
@@ -219,6 +223,11 @@ static void round_trip(int level, block_cache *cache)
     sst_reader_close(r);
     sst_file_info_free(&fi);
     free(e);
+}
+
+static void round_trip(int level, block_cache *cache)
+{
+    round_trip_with(opts(level, 4096), cache, SST_FORMAT_VERSION);
 }
 
 TEST(RoundTrip100kEntriesUncompressedNoCache)
@@ -954,6 +963,121 @@ TEST(FlippedByteInAReadAheadWindowIsCorruption)
     }
     free(orig);
     sst_file_info_free(&fi);
+    free(e);
+}
+
+/* ---- tables with a compression dictionary (format version 2) ---------- */
+
+static sst_options dict_opts(size_t dict_size)
+{
+    sst_options o = {4096, 6, 10, 0, dict_size};
+    return o;
+}
+
+TEST(DictionaryTableIsVersion2AndRoundTrips)
+{
+    block_cache *c = cache_new(1 << 20);
+    round_trip_with(dict_opts(8192), c, SST_FORMAT_VERSION_DICT);
+    cache_free(c);
+    round_trip_with(dict_opts(4096), NULL, SST_FORMAT_VERSION_DICT);
+}
+
+TEST(DictionaryTableReadsAheadInCompactionScans)
+{
+    size_t n;
+    ent *e = model(30000, &n);
+    char path[300];
+    path_of(path, "dra.sst");
+    sst_file_info fi = build(path, e, n, dict_opts(8192));
+    sst_reader *r;
+    CHECK_EQ_INT(sst_reader_open(path, 1, NULL, &r), ENG_OK);
+    readahead_scan(r, e, n);
+    sst_reader_close(r);
+    sst_file_info_free(&fi);
+    free(e);
+}
+
+/* Old-format tables: no dictionary asked for, compression off, or too few
+ * blocks to train one: all stay version 1 and read as before. */
+TEST(TablesWithoutADictionaryStayVersion1)
+{
+    round_trip_with(opts(1, 4096), NULL, SST_FORMAT_VERSION);
+    sst_options off = dict_opts(8192);
+    off.compression_level = 0;
+    round_trip_with(off, NULL, SST_FORMAT_VERSION);
+    size_t n;
+    ent *e = model(40, &n); /* one block */
+    char path[300];
+    path_of(path, "tiny.sst");
+    sst_file_info fi = build(path, e, n, dict_opts(8192));
+    sst_reader *r;
+    CHECK_EQ_INT(sst_reader_open(path, 1, NULL, &r), ENG_OK);
+    sst_props p;
+    sst_reader_props(r, &p);
+    CHECK_EQ_INT(p.format_version, SST_FORMAT_VERSION);
+    sst_reader_close(r);
+    CHECK(read_all_or_detect(path, e, n, 40, 1, NULL, 1) == 0);
+    sst_file_info_free(&fi);
+    free(e);
+}
+
+/* Builds a dictionary table at path and returns its bytes, size and the
+ * dictionary block's handle. */
+static char *dict_table(const char *path, const ent *e, size_t n, size_t *size, sst_handle *dh)
+{
+    sst_file_info fi = build(path, e, n, dict_opts(8192));
+    sst_file_info_free(&fi);
+    sst_reader *r;
+    CHECK_EQ_INT(sst_reader_open(path, 1, NULL, &r), ENG_OK);
+    sst_props p;
+    sst_reader_props(r, &p);
+    sst_reader_close(r);
+    CHECK_EQ_INT(p.format_version, SST_FORMAT_VERSION_DICT);
+    dh->offset = p.dict_offset;
+    dh->size = p.dict_size;
+    CHECK(dh->size > 64);
+    return slurp(path, size);
+}
+
+TEST(DamagedDictionaryIsCorruptionAtOpen)
+{
+    size_t n, size;
+    ent *e = model(20000, &n);
+    char path[300], bad[300];
+    path_of(path, "dict.sst");
+    path_of(bad, "baddict.sst");
+    sst_handle dh;
+    char *d = dict_table(path, e, n, &size, &dh);
+    sst_reader *r;
+    /* any flipped byte of the dictionary or its trailer */
+    for (uint64_t pos = dh.offset; pos < dh.offset + dh.size + SST_BLOCK_TRAILER_SIZE;
+         pos += 1 + dh.size / 50) {
+        d[pos] ^= 0x04;
+        spit(bad, d, size);
+        d[pos] ^= 0x04;
+        CHECK_MSG(sst_reader_open(bad, 1, NULL, &r) == ENG_CORRUPTION, "flip at %llu",
+                  (unsigned long long)pos);
+        CHECK(strstr(eng_last_error(), "dictionary") || strstr(eng_last_error(), "compression"));
+    }
+    /* a checksummed block that is not a zstd dictionary */
+    char *copy = malloc(size);
+    memcpy(copy, d, size);
+    memset(copy + dh.offset, 0x5a, 16);
+    enc_fixed32(copy + dh.offset + dh.size + 1, eng_checksum(copy + dh.offset, dh.size + 1));
+    spit(bad, copy, size);
+    CHECK_EQ_INT(sst_reader_open(bad, 1, NULL, &r), ENG_CORRUPTION);
+    CHECK(strstr(eng_last_error(), "bad compression dictionary") != NULL);
+    /* version 2 without the dictionary's properties: make the footer say
+     * 1 and the dictionary-compressed blocks have no dictionary */
+    memcpy(copy, d, size);
+    char *f = copy + size - SST_FOOTER_SIZE;
+    enc_fixed32(f + SST_FOOTER_VERSION_OFFSET, SST_FORMAT_VERSION);
+    enc_fixed32(f + SST_FOOTER_CHECKSUM_OFFSET, eng_checksum(f, SST_FOOTER_CHECKSUM_OFFSET));
+    spit(bad, copy, size);
+    CHECK(read_all_or_detect(bad, e, n, 20000, 7, NULL, 1));
+    CHECK(read_all_or_detect(path, e, n, 20000, 7, NULL, 1) == 0);
+    free(copy);
+    free(d);
     free(e);
 }
 
