@@ -5,19 +5,37 @@
 #
 #   src/bench/bench-redis-instr.sh [test ...]     (default: set get incr hset mset)
 #
-# For each test and each server in turn: starts the server under
-# valgrind --tool=callgrind with instrumentation off (strata with
-# appendfsync everysec, redis-server with appendonly yes, everysec, no RDB),
-# runs redis-benchmark -t <test> -n WARM (default 20000) to fill it, turns
-# instrumentation on, runs -n N (default 50000; mset 10000), turns it off
-# and stops the server. Every run uses -r 1000000 -c 50 -P 16. Prints
+# Tests are bench-redis.sh's (its -t names and custom command lines, from
+# bench-redis-tests.sh). For each test and each server in turn: starts the
+# server under valgrind --tool=callgrind with instrumentation off (strata
+# with appendfsync everysec, redis-server with appendonly yes, everysec, no
+# RDB), fills it (below), runs the test -n WARM (default 20000) to reach a
+# steady state, turns instrumentation on, runs it -n N (default 50000; mset
+# 10000), turns it off and stops the server. Every run uses -c 50 -P 16
+# and the test's -r. So that every measured request does the work it does
+# in bench-redis.sh, the fill gives the consuming tests enough to consume:
+# lpop and rpop first LPUSH WARM + N + 1000 items onto mylist; spop first
+# adds exactly WARM + N members element:<12 digits> to myset (the shape of
+# sadd's), so that the measured pops take the set down to empty as
+# bench-redis.sh's do (spop pops everything sadd added), each of strata's
+# rewrites of a set popped down to half included; lrange_100 first pushes 10000 items
+# and then measures only its LRANGE mylist 0 99 (redis-benchmark's own
+# lrange_100 pushes inside the run), publish has one subscriber reading
+# everything, evalsha loads its script. Prints
 # instructions per request (every thread of the server) and their ratio
 # redis/strata (above 1 when strata executes fewer); the callgrind files
 # stay in $OUT (default a temporary directory, removed) for callgrind_annotate.
 #
-# Environment: STRATA_SERVER (default src/strata-server), N, WARM, OUT.
+# CACHE=1 adds callgrind's cache simulation (--cache-sim=yes, several
+# times slower) and two columns: last-level cache misses per request
+# (instruction and data, reads and writes) of each server -- the stalls
+# that instruction counts do not show (memtable and hash-table walks).
+#
+# Environment: STRATA_SERVER (default src/strata-server), N, WARM, OUT, CACHE.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
+# shellcheck source=src/bench/bench-redis-tests.sh
+. src/bench/bench-redis-tests.sh
 STRATA_SERVER=${STRATA_SERVER:-src/strata-server}
 TESTS=${*:-"set get incr hset mset"}
 WARM=${WARM:-20000}
@@ -31,44 +49,95 @@ free_port() {
   /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 vpid=""
-trap '[ -n "$vpid" ] && kill -TERM "$vpid" 2>/dev/null; [ -z "$keep" ] && rm -rf "$OUT"' EXIT
+spid=""
+trap '[ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null; [ -n "$vpid" ] && kill -TERM "$vpid" 2>/dev/null; [ -z "$keep" ] && rm -rf "$OUT"' EXIT
+
+# bench port test n: runs n requests of test (bench_what's command line).
+bench() {
+  bench_what "$1" "$2"
+  [ "$2" = lrange_100 ] && WHAT=(LRANGE mylist 0 99)
+  redis-benchmark -p "$1" -n "$3" -c 50 -P 16 -q "${WHAT[@]}" >/dev/null 2>&1
+}
+
+# fill port test n: what test needs before its warm-up and n measured requests.
+fill() {
+  local _
+  case "$2" in
+  lpop | rpop) bench "$1" lpush $((WARM + $3 + 1000)) ;;
+  spop)
+    /usr/bin/python3 - "$1" $((WARM + $3)) <<'PYEOF'
+import sys, redis
+r = redis.Redis(port=int(sys.argv[1]))
+p = r.pipeline(transaction=False)
+for i in range(int(sys.argv[2])):
+    p.sadd("myset", "element:%012d" % (i * 7919 % 1000000007))
+    if i % 1000 == 999:
+        p.execute()
+p.execute()
+PYEOF
+    ;;
+  lrange_100) bench "$1" lpush 10000 ;;
+  publish)
+    redis-cli -p "$1" subscribe bench >/dev/null 2>&1 &
+    spid=$!
+    for _ in $(seq 100); do
+      [ "$(redis-cli -p "$1" pubsub numsub bench | tail -1)" = 1 ] && break
+      sleep 0.1
+    done
+    ;;
+  esac
+}
 
 # run <name> <test> <n>: prints the instructions of n requests.
 run() {
   local port dir out=$OUT/$1-$2.cg
   port=$(free_port)
   dir=$(mktemp -d)
+  local sim=()
+  [ "${CACHE:-0}" = 1 ] && sim=(--cache-sim=yes)
   if [ "$1" = strata ]; then
-    valgrind --tool=callgrind --callgrind-out-file="$out" --instr-atstart=no \
+    valgrind --tool=callgrind "${sim[@]}" --callgrind-out-file="$out" --instr-atstart=no \
       "$STRATA_SERVER" --port "$port" --dir "$dir" --appendfsync everysec >"$dir.log" 2>&1 &
   else
-    valgrind --tool=callgrind --callgrind-out-file="$out" --instr-atstart=no \
+    valgrind --tool=callgrind "${sim[@]}" --callgrind-out-file="$out" --instr-atstart=no \
       redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --appendonly yes \
       --appendfsync everysec --save "" >"$dir.log" 2>&1 &
   fi
   vpid=$!
   for _ in $(seq 600); do [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && break; sleep 0.2; done
-  redis-benchmark -p "$port" -t "$2" -n "$WARM" -r 1000000 -c 50 -P 16 -q >/dev/null 2>&1
+  fill "$port" "$2" "$3"
+  bench "$port" "$2" "$WARM"
   callgrind_control -i on "$vpid" >/dev/null 2>&1
-  redis-benchmark -p "$port" -t "$2" -n "$3" -r 1000000 -c 50 -P 16 -q >/dev/null 2>&1
+  bench "$port" "$2" "$3"
   callgrind_control -i off "$vpid" >/dev/null 2>&1
+  [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
+  spid=""
   kill -TERM "$vpid"
   wait "$vpid" 2>/dev/null
   vpid=""
   rm -rf "$dir" "$dir.log"
-  callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'
+  # Ir, and with CACHE=1 ILmr + DLmr + DLmw (columns named by the header line).
+  callgrind_annotate "$out" 2>/dev/null | awk '
+    /^Ir / && !hdr { for (i = 1; i <= NF; i++) col[$i] = i; hdr = 1 }
+    /PROGRAM TOTALS/ {
+      gsub(",", ""); gsub(/\([^)]*\)/, ""); $0 = $0
+      print $1, ("DLmw" in col ? $col["ILmr"] + $col["DLmr"] + $col["DLmw"] : 0) }'
 }
 
-printf '%-6s %14s %14s %8s\n' test "strata Ir/req" "redis Ir/req" ratio
+printf '%-10s %14s %14s %8s' test "strata Ir/req" "redis Ir/req" ratio
+[ "${CACHE:-0}" = 1 ] && printf ' %12s %12s' "strata LL/req" "redis LL/req"
+echo
 line="redis/strata instruction ratios:"
 for t in $TESTS; do
   n=${N:-50000}
   [ "$t" = mset ] && n=${N:-10000}
-  s=$(run strata "$t" "$n")
-  r=$(run redis "$t" "$n")
+  read -r s sm < <(run strata "$t" "$n")
+  read -r r rm < <(run redis "$t" "$n")
   ratio=$(awk -v s="$s" -v r="$r" 'BEGIN { printf "%.2f", r / s }')
   awk -v t="$t" -v s="$s" -v r="$r" -v n="$n" -v q="$ratio" \
-    'BEGIN { printf "%-6s %14d %14d %8s\n", t, s / n, r / n, q }'
+    'BEGIN { printf "%-10s %14d %14d %8s", t, s / n, r / n, q }'
+  [ "${CACHE:-0}" = 1 ] && awk -v s="$sm" -v r="$rm" -v n="$n" 'BEGIN { printf " %12.1f %12.1f", s / n, r / n }'
+  echo
   line="$line $t=$ratio"
 done
 echo "$line"

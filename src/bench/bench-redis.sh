@@ -69,18 +69,18 @@
 # (the tests to run, default all of the above).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
+# shellcheck source=src/bench/bench-redis-tests.sh
+. src/bench/bench-redis-tests.sh
 BINDIR=${BINDIR:-src}
 STRATA_SERVER=${STRATA_SERVER:-$BINDIR/strata-server}
 N=${BENCH_N:-1000000}
 TIMEOUT=${BENCH_TIMEOUT:-900}
 TESTS=${BENCH_TESTS:-"set get incr hset mset sadd spop evalsha setbit pfadd publish lpush rpush lpop rpop lrange_100 zadd zpopmin geoadd xadd"}
-INCR_SCRIPT="return redis.call('incr', KEYS[1])"
 CLIENTS=50
 PIPELINE=16
 FSYNC=everysec
 RUNS=1
 PY=/usr/bin/python3
-HGETALL_KEYS=100000
 
 die() { echo "bench-redis: $*" >&2; exit 1; }
 
@@ -177,21 +177,9 @@ PYEOF
 # (timeout puts redis-benchmark in a process group of its own; cleanup stops
 # it).
 run_bench() {
-  local what=(-t "$2" -r 1000000) sha
-  case "$2" in
-  evalsha)
-    sha=$(redis-cli -p "$1" script load "$INCR_SCRIPT") || sha=none
-    what=(-r 1000000 evalsha "$sha" 1 "counter:__rand_int__")
-    ;;
-  setbit) what=(-r 1000000 SETBIT "bits:__rand_int__" 1000 1) ;;
-  pfadd) what=(-r 10000 PFADD "hll:__rand_int__" __rand_int__) ;;
-  hgetall) what=(-r "$HGETALL_KEYS" hgetall "h:__rand_int__") ;;
-  geoadd) what=(-r 1000000 GEOADD geo "13.__rand_int__" "38.__rand_int__" "m:__rand_int__") ;;
-  xadd) what=(-r 1000 XADD "stream:__rand_int__" "*" f v) ;;
-  publish) what=(publish bench msg) ;;
-  esac
+  bench_what "$1" "$2"
   timeout "$TIMEOUT" redis-benchmark -p "$1" -n "$N" -c "$CLIENTS" -P "$PIPELINE" -q --csv \
-    "${what[@]}" >"$tmp/bench.csv" 2>>"$tmp/benchmark.err" &
+    "${WHAT[@]}" >"$tmp/bench.csv" 2>>"$tmp/benchmark.err" &
   bench_pid=$!
   wait "$bench_pid"
   bench_pid=""

@@ -4,16 +4,23 @@
  * KS_LIST_INLINE bytes out of line in a slot key of their own.
  *
  * On-disk format (ENCODING.md, "Lists"):
- *   'd' db be64(version) be64(c)        -> entries of positions 32c..32c+31
+ *   'd' db be64(version) be64(c)        -> [varint(3 + 2*s)] entries: from
+ *                                          position 32c+s (header) or, without
+ *                                          one, of positions 32c..32c+31
  *                                          inside [head, head+count)
  *   'd' db be64(version) be64(c) u8(s)  -> the out-of-line item at 32c+s
  *   entries: varint(2*len) bytes (inline) | varint(1) (in its slot)
  * KS-L1 (ENCODING.md): exactly the chunks of the list's positions, each
- * with one entry per position, a slot per out-of-line entry.
+ * with one entry per position (a chunk with a header may hold more at
+ * either end: popped ones), a slot per live out-of-line entry.
  *
  * Algorithms. The ends of the list are read and rewritten a chunk at a
- * time: a push or pop reads the chunk at that end (one get) and writes it
- * back (one put; none read when the end is on a chunk boundary). A chunk
+ * time: a push reads the chunk at that end (one get) and writes it back
+ * (one put; none read when the end is on a chunk boundary). A pop reads
+ * the chunk and leaves it as it is: the record's new head and count say
+ * which of its entries are still live, the header says where its entries
+ * start (only a chunk without one, written before headers existed, is
+ * rewritten once with one, or deleted when the pop empties it). A chunk
  * rewritten with its items at the same positions keeps their slots as they
  * are (litem.stored/at), so only moved or new out-of-line items are
  * written. LINSERT and LREM move the shorter side of the change: a
@@ -98,43 +105,109 @@ typedef struct lchunk {
     uint64_t c, first;
     size_t n;
     uint64_t mask; /* the slots it has */
+    int hdr;       /* the value starts with a header (dead entries allowed) */
     litem it[CHUNK_N];
     size_t off[CHUNK_N];      /* read_chunk: values as offsets into its buffer */
     size_t eoff[CHUNK_N + 1]; /* where each entry starts in the value; eoff[n]: its length */
 } lchunk;
 
-#define CHUNK_BYTES (CHUNK_N * (KS_LIST_INLINE + 2)) /* the longest chunk value */
+#define CHUNK_BYTES (1 + CHUNK_N * (KS_LIST_INLINE + 2)) /* the longest chunk value */
+
+/* The header of a chunk value whose first entry is at position first: one
+ * byte, 3 + 2 * (first % 32), odd and >= 3 where an entry's varint is 1 or
+ * even (so a value without one, of an older writer, is told apart). */
+static char chunk_hdr(uint64_t first)
+{
+    return (char)(3 + 2 * (first & (CHUNK_N - 1)));
+}
 
 static int outline(const litem *it)
 {
     return it->stored || it->n > KS_LIST_INLINE;
 }
 
-/* Decodes ch's entries from v (ch->first and ch->n set). 0, or -1. */
-static int chunk_decode(lchunk *ch, const char *v, size_t vl)
+/* Steps over the entry at p (its varint in *e); the end of it, or NULL
+ * when it is malformed. */
+static inline __attribute__((always_inline)) const char *entry_next(const char *p, const char *end,
+                                                                    uint64_t *e)
 {
-    const char *p = v, *end = v + vl;
-    ch->mask = 0;
-    for (size_t i = 0; i < ch->n; i++) {
-        uint64_t e;
-        ch->eoff[i] = (size_t)(p - v);
-        if (!(p = ks_get_varint(p, end, &e))) return -1;
-        if (e == 1) {
-            ch->it[i] = (litem){NULL, 0, 1, ch->first + i};
-            ch->mask |= bit(ch->first + i);
-        } else if ((e & 1) || e / 2 > KS_LIST_INLINE || e / 2 > (uint64_t)(end - p)) {
-            return -1;
-        } else {
-            ch->it[i] = (litem){p, (size_t)(e / 2), 0, 0};
-            p += e / 2;
-        }
+    if (p < end && (unsigned char)*p < 0x80) { /* one byte: len < 64, the usual case */
+        unsigned b = (unsigned char)*p++;
+        *e = b;
+        if (b == 1) return p;
+        return !(b & 1) && (b >> 1) <= (size_t)(end - p) ? p + (b >> 1) : NULL;
     }
-    ch->eoff[ch->n] = vl;
-    return p == end && vl <= CHUNK_BYTES ? 0 : -1;
+    if (!(p = ks_get_varint(p, end, e))) return NULL;
+    if (*e == 1) return p;
+    if ((*e & 1) || *e / 2 > KS_LIST_INLINE || *e / 2 > (uint64_t)(end - p)) return NULL;
+    return p + *e / 2;
 }
 
-/* Reads chunk ci with one get (out-of-line values not loaded). */
-static ks_status chunk_get(ks_ctx *c, int db, const lview *lv, uint64_t ci, lchunk *ch)
+/* Decodes the live entries of ch from v (ch->c, ch->first and ch->n set:
+ * the positions inside the list). With a header, the value's entries run
+ * from its position on, covering the live ones, and may go on past them
+ * (dead entries of earlier pops, checked but not returned); without one
+ * they are exactly the live ones. Only eoff[0] and eoff[n] unless full
+ * (a push copies the live entries as one run). 0, or -1. */
+static int chunk_decode_as(lchunk *ch, const char *v, size_t vl, int full)
+{
+    const char *p = v, *end = v + vl;
+    uint64_t pos = ch->first, last = (ch->c << CHUNK_SHIFT) + (CHUNK_N - 1), e;
+    ch->mask = 0;
+    ch->hdr = vl > 0 && (unsigned char)v[0] >= 3 && (v[0] & 1);
+    if (vl > CHUNK_BYTES || ch->first + ch->n - 1 > last) return -1;
+    if (ch->hdr) {
+        if ((unsigned char)v[0] > 3 + 2 * (CHUNK_N - 1)) return -1;
+        pos = (ch->c << CHUNK_SHIFT) + (((unsigned char)*p++ - 3) >> 1);
+        if (pos > ch->first) return -1;
+        for (; pos < ch->first; pos++) /* dead: popped from the head */
+            if (!(p = entry_next(p, end, &e))) return -1;
+    }
+    ch->eoff[0] = (size_t)(p - v);
+    for (size_t i = 0; i < ch->n; i++, pos++) {
+        if (full) ch->eoff[i] = (size_t)(p - v);
+        if (!(p = entry_next(p, end, &e))) return -1;
+        if (!full) continue;
+        if (e == 1) {
+            ch->it[i] = (litem){NULL, 0, 1, pos};
+            ch->mask |= bit(pos);
+        } else {
+            ch->it[i] = (litem){p - e / 2, (size_t)(e / 2), 0, 0};
+        }
+    }
+    ch->eoff[ch->n] = (size_t)(p - v);
+    if (!ch->hdr) return p == end ? 0 : -1;
+    for (; p < end; pos++) /* dead: popped from the tail */
+        if (pos > last || !(p = entry_next(p, end, &e))) return -1;
+    return 0;
+}
+
+static int chunk_decode(lchunk *ch, const char *v, size_t vl)
+{
+    return chunk_decode_as(ch, v, vl, 1);
+}
+
+/* The entry at position pos in chunk ci's value v, when v has a header
+ * (only the entries before it are stepped over, not decoded): 0, or -1
+ * (no header, or malformed: chunk_decode then says which). */
+static int chunk_entry_at(uint64_t ci, const char *v, size_t vl, uint64_t pos, litem *it)
+{
+    if (!vl || (unsigned char)v[0] < 3 || !(v[0] & 1) ||
+        (unsigned char)v[0] > 3 + 2 * (CHUNK_N - 1))
+        return -1;
+    uint64_t at = (ci << CHUNK_SHIFT) + (((unsigned char)v[0] - 3) >> 1), e;
+    const char *p = v + 1, *end = v + vl;
+    if (at > pos) return -1;
+    for (; at < pos; at++)
+        if (!(p = entry_next(p, end, &e))) return -1;
+    if (!(p = entry_next(p, end, &e))) return -1;
+    *it = e == 1 ? (litem){NULL, 0, 1, pos} : (litem){p - e / 2, (size_t)(e / 2), 0, 0};
+    return 0;
+}
+
+/* Reads chunk ci with one get (out-of-line values not loaded; full 0:
+ * only the bounds of its live entries, see chunk_decode_as). */
+static ks_status chunk_get_as(ks_ctx *c, int db, const lview *lv, uint64_t ci, lchunk *ch, int full)
 {
     ch->raw = NULL;
     ch->c = ci;
@@ -147,12 +220,17 @@ static ks_status chunk_get(ks_ctx *c, int db, const lview *lv, uint64_t ci, lchu
     eng_status es = ks_member_get(c, NULL, db, lv->version, s, 8, &ch->raw, &vl);
     if (es == ENG_NOTFOUND) return ks_corrupt(c, "list chunk");
     if (es != ENG_OK) return ks_engine_err(c, es, "list read");
-    if (chunk_decode(ch, ch->raw, vl) != 0) {
+    if (chunk_decode_as(ch, ch->raw, vl, full) != 0) {
         eng_free(ch->raw);
         ch->raw = NULL;
         return ks_corrupt(c, "list chunk");
     }
     return KS_OK;
+}
+
+static ks_status chunk_get(ks_ctx *c, int db, const lview *lv, uint64_t ci, lchunk *ch)
+{
+    return chunk_get_as(c, db, lv, ci, ch, 1);
 }
 
 static void chunk_free(lchunk *ch)
@@ -180,6 +258,7 @@ static void chunk_put(ks_ctx *c, int db, uint64_t version, uint64_t ci, uint64_t
 {
     char buf[CHUNK_BYTES], *p = buf, s[9];
     uint64_t mask = 0;
+    *p++ = chunk_hdr(first);
     for (size_t i = 0; i < n; i++) {
         const litem *it = &items[i];
         uint64_t pos = first + i;
@@ -216,7 +295,8 @@ static void chunks_del(ks_ctx *c, int db, uint64_t version, uint64_t c0, uint64_
     ks_members_delete_range(c, db, version, a, 8, b, 8);
 }
 
-/* Puts chunk ci's value (bytes 0 deletes the chunk key). */
+/* Puts chunk ci's value: v (vl bytes), which starts with its header
+ * (chunk_hdr); vl 0 deletes the chunk key. */
 static void chunk_raw_put(ks_ctx *c, int db, uint64_t version, uint64_t ci, const char *v,
                           size_t vl)
 {
@@ -226,6 +306,17 @@ static void chunk_raw_put(ks_ctx *c, int db, uint64_t version, uint64_t ci, cons
         ks_member_put(c, db, version, s, 8, v, vl);
     else
         ks_member_del(c, db, version, s, 8);
+}
+
+/* Puts chunk ci as ch's entries [i0, i1) (i1 > i0), with their header. */
+static void chunk_put_part(ks_ctx *c, int db, uint64_t version, const lchunk *ch, size_t i0,
+                           size_t i1)
+{
+    char buf[CHUNK_BYTES];
+    size_t n = ch->eoff[i1] - ch->eoff[i0];
+    buf[0] = chunk_hdr(ch->first + i0);
+    memcpy(buf + 1, ch->raw + ch->eoff[i0], n);
+    chunk_raw_put(c, db, version, ch->c, buf, n + 1);
 }
 
 /* Deletes the slots of ch's out-of-line items i in [i0, i1). */
@@ -647,19 +738,24 @@ ks_status lbig_push(lst *l, int where, const ks_field *items, size_t n)
      * its old entries are copied as they are, before or after the new. */
     lchunk ch = {0};
     int partial = ((head ? h : tail) & (CHUNK_N - 1)) != 0;
-    ks_status st = partial ? chunk_get(c, db, lv, chunk_of(head ? h : tail - 1), &ch) : KS_OK;
+    ks_status st = partial ? chunk_get_as(c, db, lv, chunk_of(head ? h : tail - 1), &ch, 0) : KS_OK;
     if (st != KS_OK) return st;
-    char buf[CHUNK_BYTES], *p = buf;
-    if (!head && partial) p = old_entries(p, &ch, 0, ch.n);
-    uint64_t p0 = head ? h - n : tail;
+    char buf[CHUNK_BYTES], *p = buf + 1; /* buf[0]: the header */
+    uint64_t p0 = head ? h - n : tail, first = p0;
+    if (!head && partial) {
+        p = old_entries(p, &ch, 0, ch.n);
+        first = ch.first;
+    }
     for (size_t q = 0; q < n; q++) {
         uint64_t pos = p0 + q;
         const ks_field *f = &items[head ? n - 1 - q : q];
         p = new_entry(c, db, ver, p, pos, f->f, f->fl);
         if ((pos & (CHUNK_N - 1)) != CHUNK_N - 1 && q + 1 < n) continue;
         if (head && partial && q + 1 == n) p = old_entries(p, &ch, 0, ch.n);
+        buf[0] = chunk_hdr(first);
         chunk_raw_put(c, db, ver, chunk_of(pos), buf, (size_t)(p - buf));
-        p = buf;
+        p = buf + 1;
+        first = pos + 1;
     }
     chunk_free(&ch);
     if (head) lv->head = h - n;
@@ -688,12 +784,59 @@ static ks_status take_item(ks_ctx *c, int db, uint64_t version, const litem *it,
     return ks_fvec_push(out, v, vn, NULL, 0) == 0 ? KS_OK : ks_oom(c);
 }
 
+/* lbig_pop of one item that leaves the list non-empty, from a chunk with
+ * a header: only that entry is found, and nothing is written but the
+ * chunk's delete when it empties and the item's slot delete. *done 0: the
+ * chunk has no header, nothing was done (lbig_pop's loop rewrites it). */
+static ks_status pop_one(lst *l, int head, ks_fvec *out, int *done)
+{
+    ks_ctx *c = l->w.c;
+    lview *lv = &l->v;
+    int db = l->w.db;
+    uint64_t pos = head ? lv->head : lv->head + lv->n - 1, ci = chunk_of(pos), first;
+    size_t live = chunk_span(lv, ci, &first);
+    char s[9], *raw;
+    size_t vl;
+    litem it;
+    *done = 0;
+    chunk_sfx(s, ci);
+    eng_status es = ks_member_get(c, NULL, db, lv->version, s, 8, &raw, &vl);
+    if (es == ENG_NOTFOUND) return ks_corrupt(c, "list chunk");
+    if (es != ENG_OK) return ks_engine_err(c, es, "list read");
+    if (chunk_entry_at(ci, raw, vl, pos, &it) != 0) {
+        eng_free(raw);
+        return KS_OK;
+    }
+    int keep = 0;
+    ks_status st = take_item(c, db, lv->version, &it, out, &keep);
+    if (keep && st == KS_OK && ks_fvec_adopt(out, raw) == 0)
+        raw = NULL;
+    else if (keep && st == KS_OK)
+        st = ks_oom(c);
+    if (raw) eng_free(raw);
+    if (st != KS_OK) return st;
+    if (live == 1) chunk_raw_put(c, db, lv->version, ci, NULL, 0);
+    if (it.stored) {
+        slot_sfx(s, pos);
+        ks_member_del(c, db, lv->version, s, 9);
+    }
+    if (head) lv->head++;
+    lv->n--;
+    *done = 1;
+    return KS_OK;
+}
+
 ks_status lbig_pop(lst *l, int where, uint64_t k, ks_fvec *out)
 {
     ks_ctx *c = l->w.c;
     lview *lv = &l->v;
     int db = l->w.db, head = where == KS_LIST_HEAD;
     int all = k == lv->n; /* the key's delete drops the members */
+    if (k == 1 && !all) {
+        int done;
+        ks_status st = pop_one(l, head, out, &done);
+        if (st != KS_OK || done) return st;
+    }
     uint64_t left = k, ci = chunk_of(head ? lv->head : lv->head + lv->n - 1), c0 = ci;
     uint64_t emptied = 0;
     ks_status st = KS_OK;
@@ -706,7 +849,9 @@ ks_status lbig_pop(lst *l, int where, uint64_t k, ks_fvec *out)
             st = take_item(c, db, lv->version, &ch.it[head ? i : ch.n - 1 - i], out, &keep);
         if (st == KS_OK && !all && t < ch.n) { /* the rest stays where it is */
             size_t i0 = head ? t : 0, i1 = head ? ch.n : ch.n - t;
-            chunk_raw_put(c, db, lv->version, ci, ch.raw + ch.eoff[i0], ch.eoff[i1] - ch.eoff[i0]);
+            /* With a header the chunk stays as it is: the record's new
+             * head or count makes the popped entries dead. */
+            if (!ch.hdr) chunk_put_part(c, db, lv->version, &ch, i0, i1);
             head ? slots_del(c, db, lv->version, &ch, 0, t)
                  : slots_del(c, db, lv->version, &ch, ch.n - t, ch.n);
         } else if (st == KS_OK && !all && emptied++ == 0 && left == t) {
@@ -760,7 +905,9 @@ ks_status lbig_set(lst *l, uint64_t i, const char *v, size_t vl)
     ks_status st = chunk_get(c, l->w.db, lv, chunk_of(pos), &ch);
     if (st != KS_OK) return st;
     size_t at = (size_t)(pos - ch.first);
-    char buf[CHUNK_BYTES], *p = old_entries(buf, &ch, 0, at);
+    char buf[CHUNK_BYTES], *p = buf;
+    *p++ = chunk_hdr(ch.first);
+    p = old_entries(p, &ch, 0, at);
     p = new_entry(c, l->w.db, lv->version, p, pos, v, vl);
     p = old_entries(p, &ch, at + 1, ch.n);
     if (ch.it[at].stored && vl <= KS_LIST_INLINE)
@@ -780,7 +927,7 @@ static ks_status cut_chunk(lst *l, uint64_t ci, uint64_t lo, uint64_t hi)
     size_t i1 = ch.first + ch.n - 1 > hi ? (size_t)(hi - ch.first + 1) : ch.n;
     if (i0 != 0 || i1 != ch.n) {
         uint64_t ver = l->v.version;
-        chunk_raw_put(l->w.c, l->w.db, ver, ci, ch.raw + ch.eoff[i0], ch.eoff[i1] - ch.eoff[i0]);
+        chunk_put_part(l->w.c, l->w.db, ver, &ch, i0, i1);
         slots_del(l->w.c, l->w.db, ver, &ch, 0, i0);
         slots_del(l->w.c, l->w.db, ver, &ch, i1, ch.n);
     }

@@ -102,6 +102,7 @@ static ks_status draw_distinct(drawer *d, uint64_t count, ks_fvec *out)
                 return ks_oom(d->c);
         return KS_OK;
     }
+    if (count == 1) return draw(d, out); /* SPOP's usual case: nothing to repeat */
     ks_strset seen;
     if (ks_strset_init(&seen, (size_t)count) != 0) return ks_oom(d->c);
     ks_status st = KS_OK;

@@ -392,9 +392,12 @@ TEST(ListOperationsMatchModelWithPositionsToShift)
 /* ---- Layout --------------------------------------------------------------------- */
 
 /* KS-L1: a big list's members are exactly one chunk per 32 positions of
- * [head, head+count) with one entry per position, and a slot key right
- * after its chunk for each out-of-line entry. Returns the slots seen. */
-static size_t check_positions(const char *key)
+ * [head, head+count) with one entry per position (a chunk with a header,
+ * 3 + 2 * its first slot, may hold dead entries of pops at either end),
+ * and a slot key right after its chunk for each live out-of-line entry.
+ * Returns the slots seen. *headerless (may be NULL) gets the chunks
+ * without a header. */
+static size_t check_positions_of(const char *key, size_t *headerless)
 {
     ks_meta m = meta_of(key);
     CHECK(m.big);
@@ -415,19 +418,28 @@ static size_t check_positions(const char *key)
         uint64_t first = c << sh < head ? head : c << sh, end = (c << sh) + span - 1;
         if (end > head + n - 1) end = head + n - 1;
         const char *p = v, *pe = v + vn;
-        uint64_t out[64];
-        int nout = 0;
-        for (uint64_t pos = first; pos <= end; pos++, items++) {
+        uint64_t out[64], pos = first;
+        int nout = 0, hdr = vn > 0 && (unsigned char)v[0] >= 3 && (v[0] & 1);
+        if (hdr) {
+            pos = (c << sh) + (((unsigned char)*p++ - 3) >> 1);
+            CHECK(pos <= first);
+        } else if (headerless) {
+            (*headerless)++;
+        }
+        for (; p < pe || pos <= end; pos++) {
             uint64_t e;
+            int live = pos >= first && pos <= end;
+            CHECK(live || hdr);
+            CHECK(pos < (c << sh) + span);
             CHECK((p = ks_get_varint(p, pe, &e)) != NULL);
+            items += live;
             if (e == 1) {
-                out[nout++] = pos;
+                if (live) out[nout++] = pos;
             } else {
                 CHECK(e % 2 == 0 && e / 2 <= KS_LIST_INLINE && e / 2 <= (uint64_t)(pe - p));
                 p += e / 2;
             }
         }
-        CHECK(p == pe);
         ks_miter_next(&mi);
         for (int i = 0; i < nout; i++, slots++) {
             CHECK(ks_miter_valid(&mi));
@@ -444,6 +456,11 @@ static size_t check_positions(const char *key)
     CHECK_EQ_INT(items, n);
     ks_meta_free(&m);
     return slots;
+}
+
+static size_t check_positions(const char *key)
+{
+    return check_positions_of(key, NULL);
 }
 
 TEST(BigListKeepsContiguousPositionsThroughInsertAndRemove)
@@ -591,8 +608,9 @@ TEST(BigListPointOperationsCostOneOrTwoEngineOperations)
     got_free(&g);
     CHECK_EQ_INT(c.gets, 2);
     CHECK_EQ_INT(c.seeks, 0);
-    CHECK_EQ_INT(c.writes, 2);
+    CHECK_EQ_INT(c.writes, 1); /* the record: the chunk keeps the popped entry, dead */
     commit();
+    check_positions("big");
 
     cost_start(&c);
     CHECK(lrange("big", 60000, 60099, &g) == KS_OK);
@@ -654,6 +672,100 @@ TEST(BigListPointOperationsCostOneOrTwoEngineOperations)
     cost_end(&c);
     CHECK(deleted);
     CHECK(c.writes <= 3); /* the record, one range delete, the counter */
+    teardown();
+}
+
+/* Rewrites every chunk of key without its header, as a writer before
+ * headers stored them: exactly the live entries. */
+static void strip_headers(const char *key)
+{
+    ks_meta m = meta_of(key);
+    ks_fvec keys, vals;
+    ks_fvec_init(&keys);
+    ks_fvec_init(&vals);
+    ks_miter mi;
+    ks_miter_open(&mi, &ctx, NULL, ctx.db, m.version);
+    for (ks_miter_first(&mi); ks_miter_valid(&mi); ks_miter_next(&mi)) {
+        size_t sn, vn;
+        const char *s = ks_miter_suffix(&mi, &sn), *v = ks_miter_value(&mi, &vn);
+        if (sn != 8) continue;
+        CHECK(vn > 1 && ((unsigned char)v[0] & 1) && (unsigned char)v[0] >= 3);
+        CHECK(ks_fvec_push_copy(&keys, s, sn, NULL, 0) == 0);
+        CHECK(ks_fvec_push_copy(&vals, v + 1, vn - 1, NULL, 0) == 0);
+    }
+    CHECK(ks_miter_close(&mi, &ctx) == KS_OK);
+    for (size_t i = 0; i < keys.n; i++)
+        ks_member_put(&ctx, ctx.db, m.version, keys.v[i].f, keys.v[i].fl, vals.v[i].f,
+                      vals.v[i].fl);
+    commit();
+    ks_fvec_free(&keys);
+    ks_fvec_free(&vals);
+    ks_meta_free(&m);
+}
+
+TEST(BigListPopsLeaveTheChunkAndOldChunksStayReadable)
+{
+    setup();
+    set_fill(8);
+    mlist ml = {0};
+    for (int i = 0; i < 200; i++) { /* head 2^63: chunks from a boundary, the tail mid-chunk */
+        char v[16];
+        snprintf(v, sizeof(v), "i%d", i);
+        push("k", KS_LIST_TAIL, v);
+        m_insert(&ml, ml.n, v);
+    }
+    for (int i = 0; i < 5; i++) { /* the head mid-chunk too */
+        push("k", KS_LIST_HEAD, "h");
+        m_insert(&ml, 0, "h");
+    }
+    commit();
+    strip_headers("k"); /* as an older writer left them */
+    size_t old = 0;
+    check_positions_of("k", &old);
+    CHECK(old >= 7);
+    check_same("k", &ml);
+    cost c;
+    got g = {0};
+    for (int round = 0; round < 3; round++) {
+        for (int where = 0; where < 2; where++) {
+            int head = where == 0;
+            cost_start(&c);
+            CHECK(ks_lpop(&ctx, "k", 1, head ? KS_LIST_HEAD : KS_LIST_TAIL, 1, got_items, &g) ==
+                  KS_OK);
+            cost_end(&c);
+            size_t at = head ? 0 : ml.n - 1;
+            CHECK(g.n == 1 && strcmp(g.v[0], ml.v[at]) == 0);
+            got_free(&g);
+            m_remove(&ml, at);
+            /* the first pop at each end rewrites the old chunk with a header;
+             * then only the record changes */
+            CHECK_EQ_INT(c.writes, round == 0 ? 2 : 1);
+            commit();
+            check_same("k", &ml);
+        }
+    }
+    size_t left = 0;
+    check_positions_of("k", &left);
+    CHECK_EQ_INT(left, old - 2);
+    /* Pushes over the dead entries, and pops that empty chunks. */
+    for (int i = 0; i < 40; i++) {
+        got_free(&g);
+        CHECK(ks_lpop(&ctx, "k", 1, KS_LIST_HEAD, 1, got_items, &g) == KS_OK);
+        CHECK(g.n == 1 && strcmp(g.v[0], ml.v[0]) == 0);
+        m_remove(&ml, 0);
+        if (i % 7 == 0) {
+            push("k", KS_LIST_TAIL, "t");
+            m_insert(&ml, ml.n, "t");
+            push("k", KS_LIST_HEAD, "n");
+            m_insert(&ml, 0, "n");
+        }
+        commit();
+        check_same("k", &ml);
+        check_positions("k");
+    }
+    got_free(&g);
+    m_clear(&ml);
+    free(ml.v);
     teardown();
 }
 
