@@ -9,8 +9,10 @@
  *   created_at     PREFIX user: SCHEMA created_at NUMERIC user_id NUMERIC
  *   reputation     PREFIX user: SCHEMA reputation NUMERIC DESC user_id NUMERIC
  * Point reads are HGETALL; email lookups, scans and queries are IDX.RANGE
- * (keys for scans, HASHES for queries and email lookups); an update is the
- * runner's read, then one HSET of the changed fields. The server binary is
+ * (keys for scans; for queries and email lookups VALUES 9 <the nine
+ * fields>: each hit's values by position, as a SQL driver reads columns,
+ * every one still decoded and stored); an update is the runner's read,
+ * then one HSET of the changed fields. The server binary is
  * $STRATA_SERVER, or strata-server next to strata-bench.
  *
  * strata-ft is the same server driven through the RediSearch dialect: the
@@ -226,7 +228,14 @@ static int append_req(drv_conn *c, const drv_req *r, char *err, size_t cap)
         rc_str(cmd, "LIMIT");
         rc_str(cmd, "0");
         rc_fmt(cmd, "%d", r->op == DRV_EMAIL ? 1 : WL_LIMIT);
-        if (r->op == DRV_EMAIL || r->want_profiles) rc_str(cmd, "HASHES");
+        if (r->op == DRV_EMAIL || r->want_profiles) {
+            /* the nine values by position: the fields are named once in
+             * the request instead of in every hash of the reply */
+            rc_str(cmd, "VALUES");
+            rc_fmt(cmd, "%d", RC_NFIELDS);
+            for (size_t i = 0; i < RC_NFIELDS; i++)
+                rc_str(cmd, rc_profile_fields[i]);
+        }
     }
     return rc_append(c->ctx, cmd, err, cap);
 }
@@ -234,17 +243,16 @@ static int append_req(drv_conn *c, const drv_req *r, char *err, size_t cap)
 /* user:<id> -> id, or -1. */
 static int64_t key_id(const rf_val *k)
 {
-    if (k->type != '$' || !k->s || k->len < 6 || k->len > 25 || memcmp(k->s, "user:", 5)) return -1;
-    char tmp[32], *end;
-    memcpy(tmp, k->s + 5, k->len - 5);
-    tmp[k->len - 5] = 0;
-    long long v = strtoll(tmp, &end, 10);
-    return *end ? -1 : v;
+    int64_t v;
+    if (k->type != '$' || !k->s || k->len < 6 || memcmp(k->s, "user:", 5) ||
+        rc_parse_i64(k->s + 5, k->len - 5, &v))
+        return -1;
+    return v;
 }
 
-/* An IDX.RANGE reply whose header is h: keys, or key/hash pairs with
- * HASHES; an FT.SEARCH reply is the same after its first element, the
- * total. */
+/* An IDX.RANGE reply whose header is h: keys, or (hashes) key/values
+ * pairs of VALUES; an FT.SEARCH reply is keys or key/hash pairs after its
+ * first element, the total. */
 static int read_range(rf_cur *cur, const rf_val *h, drv_req *r, int hashes, int ft, char *err,
                       size_t cap)
 {
@@ -262,7 +270,9 @@ static int read_range(rf_cur *cur, const rf_val *h, drv_req *r, int hashes, int 
             return -1;
         }
         r->ids[r->n] = id;
-        if (hashes && (rf_get(cur, &v) || rf_decode_hash(cur, &v, &r->out[r->n], err, cap)))
+        if (hashes &&
+            (rf_get(cur, &v) || (ft ? rf_decode_hash(cur, &v, &r->out[r->n], err, cap)
+                                    : rf_decode_values(cur, &v, &r->out[r->n], err, cap))))
             return -1;
         r->n++;
     }
@@ -379,7 +389,8 @@ const drv_ops drv_strata_ops = {
         "Indexes: server-side, kept in the same atomic batch as the hash: email (UNIQUE "
         "TAG), country_status (TAG TAG NUMERIC), created_at (NUMERIC NUMERIC), "
         "reputation (NUMERIC DESC, NUMERIC)\n"
-        "Reads: HGETALL; email, scans and queries: IDX.RANGE (HASHES for profiles)\n"
+        "Reads: HGETALL; email, scans and queries: IDX.RANGE (VALUES of the nine fields for "
+        "profiles)\n"
         "Updates: HGETALL, then one HSET of the changed fields\n"
         "Stabilize (before the read and the post-update phases) and settle: DEBUG COMPACT (flush, "
         "then a full compaction)\n",
