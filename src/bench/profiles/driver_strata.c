@@ -9,9 +9,9 @@
  *   created_at     PREFIX user: SCHEMA created_at NUMERIC user_id NUMERIC
  *   reputation     PREFIX user: SCHEMA reputation NUMERIC DESC user_id NUMERIC
  * Point reads are HGETALL; email lookups, scans and queries are IDX.RANGE
- * (keys for scans; for queries and email lookups VALUES 9 <the nine
- * fields>: each hit's values by position, as a SQL driver reads columns,
- * every one still decoded and stored); an update is the runner's read,
+ * (keys for scans, HASHES for email lookups, and for queries VALUES 9 <the
+ * nine fields>: each hit's values by position, as a SQL driver reads
+ * columns, every one still decoded and stored); an update is the runner's read,
  * then one HSET of the changed fields. The server binary is
  * $STRATA_SERVER, or strata-server next to strata-bench.
  *
@@ -228,7 +228,9 @@ static int append_req(drv_conn *c, const drv_req *r, char *err, size_t cap)
         rc_str(cmd, "LIMIT");
         rc_str(cmd, "0");
         rc_fmt(cmd, "%d", r->op == DRV_EMAIL ? 1 : WL_LIMIT);
-        if (r->op == DRV_EMAIL || r->want_profiles) {
+        if (r->op == DRV_EMAIL) {
+            rc_str(cmd, "HASHES"); /* one hit: naming the fields in the request costs more */
+        } else if (r->want_profiles) {
             /* the nine values by position: the fields are named once in
              * the request instead of in every hash of the reply */
             rc_str(cmd, "VALUES");
@@ -250,11 +252,12 @@ static int64_t key_id(const rf_val *k)
     return v;
 }
 
-/* An IDX.RANGE reply whose header is h: keys, or (hashes) key/values
- * pairs of VALUES; an FT.SEARCH reply is keys or key/hash pairs after its
- * first element, the total. */
-static int read_range(rf_cur *cur, const rf_val *h, drv_req *r, int hashes, int ft, char *err,
-                      size_t cap)
+/* An IDX.RANGE reply whose header is h: keys, or (hashes) each key then
+ * its hash (pairs: HASHES's field/value pairs, else VALUES's values by
+ * position); an FT.SEARCH reply is the same after its first element, the
+ * total. */
+static int read_range(rf_cur *cur, const rf_val *h, drv_req *r, int hashes, int pairs, int ft,
+                      char *err, size_t cap)
 {
     rf_val tot;
     if (h->type != '*' || h->n < 0 || (ft && (h->n < 1 || rf_get(cur, &tot) || tot.type != ':'))) {
@@ -271,8 +274,8 @@ static int read_range(rf_cur *cur, const rf_val *h, drv_req *r, int hashes, int 
         }
         r->ids[r->n] = id;
         if (hashes &&
-            (rf_get(cur, &v) || (ft ? rf_decode_hash(cur, &v, &r->out[r->n], err, cap)
-                                    : rf_decode_values(cur, &v, &r->out[r->n], err, cap))))
+            (rf_get(cur, &v) || (pairs ? rf_decode_hash(cur, &v, &r->out[r->n], err, cap)
+                                       : rf_decode_values(cur, &v, &r->out[r->n], err, cap))))
             return -1;
         r->n++;
     }
@@ -298,10 +301,10 @@ static int read_req(drv_conn *c, drv_req *r, char *err, size_t cap)
         if (rf_decode_hash(&cur, &h, &r->out[0], err, cap)) return -1;
         r->n = 1;
         return 0;
-    case DRV_EMAIL:
-        return read_range(&cur, &h, r, 1, c->ft, err, cap);
+    case DRV_EMAIL: /* key/hash pairs, as FT.SEARCH's */
+        return read_range(&cur, &h, r, 1, 1, c->ft, err, cap);
     default:
-        return read_range(&cur, &h, r, r->want_profiles, c->ft, err, cap);
+        return read_range(&cur, &h, r, r->want_profiles, c->ft, c->ft, err, cap);
     }
 }
 
@@ -389,8 +392,8 @@ const drv_ops drv_strata_ops = {
         "Indexes: server-side, kept in the same atomic batch as the hash: email (UNIQUE "
         "TAG), country_status (TAG TAG NUMERIC), created_at (NUMERIC NUMERIC), "
         "reputation (NUMERIC DESC, NUMERIC)\n"
-        "Reads: HGETALL; email, scans and queries: IDX.RANGE (VALUES of the nine fields for "
-        "profiles)\n"
+        "Reads: HGETALL; email, scans and queries: IDX.RANGE (email: HASHES; queries: VALUES "
+        "of the nine fields)\n"
         "Updates: HGETALL, then one HSET of the changed fields\n"
         "Stabilize (before the read and the post-update phases) and settle: DEBUG COMPACT (flush, "
         "then a full compaction)\n",
