@@ -162,7 +162,8 @@ static void memtable_stage(eng_mget *m, memtable *bm, rdel_set *brd, uint64_t se
  * order (IDX.RANGE hits by user_id: one ascending run per length of the
  * decimal id), so finding the runs and merging them costs about n
  * comparisons per merge round where qsort_r paid n log n calls of a
- * comparison function. */
+ * comparison function. Keys in no such order (more than 8 runs) go to
+ * qsort_r, which then does fewer comparisons than the rounds would. */
 /* The end of the ascending run of keys that starts at pend[a]. */
 static size_t run_end(const mg_item *it, const size_t *pend, size_t a, size_t n)
 {
@@ -172,8 +173,21 @@ static size_t run_end(const mg_item *it, const size_t *pend, size_t a, size_t n)
     return b;
 }
 
-static void sort_pend(const mg_item *it, size_t *pend, size_t *tmp, size_t n)
+static int pend_cmp(const void *a, const void *b, void *items)
 {
+    const mg_item *it = items;
+    return slice_compare(it[*(const size_t *)a].key, it[*(const size_t *)b].key);
+}
+
+static void sort_pend(mg_item *it, size_t *pend, size_t *tmp, size_t n)
+{
+    size_t runs = 0;
+    for (size_t a = 0; a < n && runs <= 8; runs++)
+        a = run_end(it, pend, a, n);
+    if (runs > 8) { /* no order to use (top reputation: keys by score) */
+        qsort_r(pend, n, sizeof(*pend), pend_cmp, it);
+        return;
+    }
     while (n > 1 && run_end(it, pend, 0, n) < n) {
         size_t out = 0;
         for (size_t a = 0; a < n;) { /* merge the runs [a, b) and [b, c) */

@@ -170,15 +170,12 @@ static void select_fields(hash_reply *hr, const ks_field *f, size_t n)
     size_t next = 0;
     for (size_t w = 0; w < hr->nwant; w++) {
         const arg *a = &hr->want[w];
-        hr->sel[w] = NULL;
-        for (size_t t = 0; t < n; t++) {
-            size_t j = next + t < n ? next + t : next + t - n;
-            if (f[j].fl == a->len && memcmp(f[j].f, a->ptr, a->len) == 0) {
-                hr->sel[w] = &f[j];
-                next = j + 1;
-                break;
-            }
-        }
+        size_t j = next;
+        if (j >= n || f[j].fl != a->len || memcmp(f[j].f, a->ptr, a->len) != 0)
+            for (j = 0; j < n; j++)
+                if (f[j].fl == a->len && memcmp(f[j].f, a->ptr, a->len) == 0) break;
+        hr->sel[w] = j < n ? &f[j] : NULL;
+        if (j < n) next = j + 1;
     }
 }
 
