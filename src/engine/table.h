@@ -94,6 +94,12 @@ eng_status sst_reader_get_unfiltered(sst_reader *r, slice key, uint64_t seq, int
 typedef struct sst_pins {
     size_t n, cap;
     struct sst_pin *v;
+    /* The newest pin's index entry, as the lookup that reached it saw it:
+     * its reader, that lookup's target lo and the entry's separator sep.
+     * A target in [lo, sep] of the same reader lands on that entry too
+     * (every earlier separator is below lo), so it skips the index search. */
+    const struct sst_reader *last_r;
+    buf lo, sep;
 } sst_pins;
 void sst_pins_release(sst_pins *p); /* drops every pin; p stays usable */
 void sst_pins_free(sst_pins *p);

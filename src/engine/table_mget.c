@@ -27,13 +27,27 @@ void sst_pins_release(sst_pins *p)
     for (size_t i = 0; i < p->n; i++)
         sst_block_ref_release(p->v[i].r, &p->v[i].br);
     p->n = 0;
+    p->last_r = NULL;
 }
 
 void sst_pins_free(sst_pins *p)
 {
     sst_pins_release(p);
     free(p->v);
+    buf_free(&p->lo);
+    buf_free(&p->sep);
     memset(p, 0, sizeof(*p));
+}
+
+/* The newest pin's block when target lies in [lo, sep] of r's newest pin
+ * (sorted lookups: the next key in the same block), else NULL. */
+static const block *same_entry(const sst_reader *r, const sst_pins *p, slice target)
+{
+    if (!p->n || p->last_r != r || p->v[p->n - 1].r != r) return NULL;
+    if (ikey_compare(target, slice_make(p->lo.data, p->lo.len)) < 0 ||
+        ikey_compare(target, slice_make(p->sep.data, p->sep.len)) > 0)
+        return NULL;
+    return p->v[p->n - 1].br.b;
 }
 
 /* The data block at h of r: the newest pin when it is that block, else
@@ -71,16 +85,32 @@ eng_status sst_reader_get_pinned(sst_reader *r, slice key, uint64_t seq, sst_pin
     if (key.size) memcpy(t, key.data, key.size);
     enc_fixed64(t + key.size, ikey_pack_trailer(seq, ENG_TYPE_SEEK));
     slice target = slice_make(t, key.size + 8);
+    eng_status s = ENG_NOTFOUND;
+    const block *same = same_entry(r, pins, target);
+    if (same) {
+        /* past its last entry: the next block, by the index search below */
+        int past_end = 0;
+        sst_handle h = {pins->v[pins->n - 1].offset, 0}; /* the offset names it in errors */
+        s = sst_search_block(r, h, same, key, target, type, found_seq, value, &past_end);
+        if (!past_end) goto out;
+        s = ENG_NOTFOUND;
+    }
     block_iter ii;
     block_iter_init(&ii, &r->index, BLOCK_CMP_IKEY);
     sst_index_seek(r, &ii, target);
-    eng_status s = ENG_NOTFOUND;
     for (; block_iter_valid(&ii); block_iter_next(&ii)) {
         sst_handle h;
         const block *b;
         int past_end = 0;
         s = sst_index_handle(r, &ii, &h);
         if (s == ENG_OK) s = pinned_block(r, h, pins, &b);
+        if (s == ENG_OK) { /* the newest pin is now b's: remember its entry */
+            slice sep = block_iter_key(&ii);
+            pins->lo.len = pins->sep.len = 0;
+            buf_append(&pins->lo, target.data, target.size);
+            buf_append(&pins->sep, sep.data, sep.size);
+            pins->last_r = r;
+        }
         if (s == ENG_OK)
             s = sst_search_block(r, h, b, key, target, type, found_seq, value, &past_end);
         if (!past_end) break;
@@ -89,6 +119,7 @@ eng_status sst_reader_get_pinned(sst_reader *r, slice key, uint64_t seq, sst_pin
     if (s == ENG_NOTFOUND && !block_iter_valid(&ii) && block_iter_status(&ii) != ENG_OK)
         s = sst_corrupt(r, r->index.size, "bad index block");
     block_iter_cleanup(&ii);
+out:
     if (t != stack) free(t);
     return s;
 }

@@ -4,11 +4,11 @@
  *
  *   IDX.CREATE <index> PREFIX <prefix> [UNIQUE] SCHEMA <field> TAG|NUMERIC [DESC] ...
  *   IDX.RANGE <index> [EQ <value> ...] [MIN <bound>] [MAX <bound>] [REV]
- *             [LIMIT <offset> <count>] [HASHES | FIELDS <n> <field> ...]
+ *             [LIMIT <offset> <count>] [HASHES | FIELDS <n> <field> ... | VALUES <n> <field> ...]
  *   IDX.DROP <index>     IDX.LIST     IDX.INFO <index>     IDX.CHECK
  *
  * EQ takes at most as many values as the index has fields and stops early at
- * the next option word (MIN, MAX, REV, LIMIT, HASHES, FIELDS, EQ).
+ * the next option word (MIN, MAX, REV, LIMIT, HASHES, FIELDS, VALUES, EQ).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -99,16 +99,19 @@ syntax:
 
 static int is_range_option(const arg *a)
 {
-    static const char *words[] = {"eq", "min", "max", "rev", "limit", "hashes", "fields"};
+    static const char *words[] = {"eq", "min", "max", "rev", "limit", "hashes", "fields", "values"};
     for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
         if (arg_is(a, words[i])) return 1;
     return 0;
 }
 
-/* Parses IDX.RANGE's options into q (eq and fields point into c->argv).
- * Returns 0, or -1 after replying the error. */
-static int parse_range(client *c, idx_query *q, idx_str *eq, int nfields, const arg **fields,
-                       long long *nf)
+/* What IDX.RANGE replies for each hit. */
+enum { OUT_KEYS, OUT_HASHES, OUT_FIELDS, OUT_VALUES };
+
+/* Parses IDX.RANGE's options into q and *out (eq and fields point into
+ * c->argv). Returns 0, or -1 after replying the error. */
+static int parse_range(client *c, idx_query *q, idx_str *eq, int nfields, int *out,
+                       const arg **fields, long long *nf)
 {
     int seen_eq = 0, seen_out = 0;
     q->count = -1;
@@ -131,11 +134,11 @@ static int parse_range(client *c, idx_query *q, idx_str *eq, int nfields, const 
             if (arg_to_ll(c, &c->argv[i + 2], &q->count) < 0) return -1;
             i += 3;
         } else if (arg_is(a, "hashes") && !seen_out) {
-            seen_out = 1, q->reply = IDX_REPLY_HASHES, i++;
-        } else if (arg_is(a, "fields") && !seen_out && left >= 2) {
+            seen_out = 1, *out = OUT_HASHES, i++;
+        } else if ((arg_is(a, "fields") || arg_is(a, "values")) && !seen_out && left >= 2) {
             if (arg_to_ll(c, &c->argv[i + 1], nf) < 0) return -1;
             if (*nf < 1 || *nf > left - 1) goto syntax;
-            seen_out = 1, q->reply = IDX_REPLY_FIELDS;
+            seen_out = 1, *out = arg_is(a, "fields") ? OUT_FIELDS : OUT_VALUES;
             *fields = &c->argv[i + 2];
             i += 2 + (int)*nf;
         } else {
@@ -148,72 +151,92 @@ syntax:
     return -1;
 }
 
-/* The fields of one hit: all of them, or the requested ones that exist. */
-static void reply_fields(client *c, const idx_hit *h, const arg *want, long long nwant)
-{
-    if (!want) {
-        add_reply_map_len(c, (long)h->nf);
-        for (size_t j = 0; j < h->nf; j++) {
-            add_reply_bulk(c, h->f[j].f, h->f[j].fl);
-            add_reply_bulk(c, h->f[j].v, h->f[j].vl);
-        }
-        return;
-    }
-    void *len = add_reply_deferred_len(c);
-    long n = 0;
-    for (long long w = 0; w < nwant; w++) {
-        for (size_t j = 0; j < h->nf; j++) {
-            if (h->f[j].fl != want[w].len || memcmp(h->f[j].f, want[w].ptr, want[w].len) != 0)
-                continue;
-            add_reply_bulk(c, h->f[j].f, h->f[j].fl);
-            add_reply_bulk(c, h->f[j].v, h->f[j].vl);
-            n++;
-            break;
-        }
-    }
-    set_deferred_map_len(c, len, n);
-}
-
 typedef struct hash_reply {
     client *c;
     const idx_result *r;
+    int out;              /* OUT_HASHES, OUT_FIELDS or OUT_VALUES */
+    const arg *want;      /* FIELDS / VALUES: the requested fields ... */
+    size_t nwant;         /* ... and their count */
+    const ks_field **sel; /* nwant slots: the hash's pair of each, or NULL */
+    ks_field *pairs;      /* FIELDS: the pairs found, in the requested order */
 } hash_reply;
 
-/* One hit's key and hash (no fields when it is gone or is not a hash). */
+/* Points hr->sel[w] at the hash's pair named want[w], or NULL. The stored
+ * order of a hash is usually the order its fields were written, and a
+ * client asking for several fields usually names them in that order, so
+ * the pair after the last one found is tried before a search. */
+static void select_fields(hash_reply *hr, const ks_field *f, size_t n)
+{
+    size_t next = 0;
+    for (size_t w = 0; w < hr->nwant; w++) {
+        const arg *a = &hr->want[w];
+        size_t j = next;
+        if (j >= n || f[j].fl != a->len || memcmp(f[j].f, a->ptr, a->len) != 0)
+            for (j = 0; j < n; j++)
+                if (f[j].fl == a->len && memcmp(f[j].f, a->ptr, a->len) == 0) break;
+        hr->sel[w] = j < n ? &f[j] : NULL;
+        if (j < n) next = j + 1;
+    }
+}
+
+/* One hit's key and hash (no fields when it is gone or is not a hash):
+ * every pair (HASHES), the requested pairs that exist (FIELDS), or the
+ * requested values with nulls for the missing ones (VALUES). */
 static void stream_hash(void *arg, size_t i, ks_status st, const ks_field *f, size_t n)
 {
     hash_reply *hr = arg;
     const idx_hit *h = &hr->r->hits[i];
-    add_reply_keyed_hash(hr->c, h->key, h->klen, st == KS_OK ? f : NULL, st == KS_OK ? n : 0);
+    if (st != KS_OK) f = NULL, n = 0;
+    if (hr->out == OUT_HASHES) {
+        add_reply_keyed_hash(hr->c, h->key, h->klen, f, n);
+        return;
+    }
+    select_fields(hr, f, n);
+    if (hr->out == OUT_VALUES) {
+        add_reply_keyed_values(hr->c, h->key, h->klen, hr->sel, hr->nwant);
+        return;
+    }
+    size_t k = 0;
+    for (size_t w = 0; w < hr->nwant; w++)
+        if (hr->sel[w]) hr->pairs[k++] = *hr->sel[w];
+    add_reply_keyed_hash(hr->c, h->key, h->klen, hr->pairs, k);
 }
 
-/* HASHES: the hits' hashes are read together (ks_hash_fields_many: one
- * engine view, the keys' cache misses overlapped, neighbouring keys' table
- * block read once) and the reply streams each straight from the engine's
- * memory, key and hash in one pass. idx_range has released its snapshot by
- * then, but this is still the view it read the entries in: one command
- * thread runs commands, so nothing wrote since, and the read goes through
- * ctx->batch over the latest data as idx_range does when the batch holds
- * writes (inside EXEC). A failed read takes back the partial reply, so the
- * client gets the error alone. */
-static void reply_hashes(client *c, const idx_result *r)
+/* HASHES, FIELDS and VALUES: the hits' hashes are read together
+ * (ks_hash_fields_many: one engine view, the keys' cache misses
+ * overlapped, neighbouring keys' table block read once) and the reply
+ * streams each straight from the engine's memory, key and hash in one
+ * pass. idx_range has released its snapshot by then, but this is still the
+ * view it read the entries in: one command thread runs commands, so
+ * nothing wrote since, and the read goes through ctx->batch over the
+ * latest data as idx_range does when the batch holds writes (inside EXEC).
+ * A failed read takes back the partial reply, so the client gets the error
+ * alone. */
+static void reply_hashes(client *c, const idx_result *r, int out, const arg *want, size_t nwant)
 {
     reply_mark mark;
     reply_mark_get(c, &mark);
     add_reply_map_len(c, (long)r->n);
     const char *stack_keys[128];
     size_t stack_lens[128];
+    const ks_field *stack_sel[32];
+    ks_field stack_pairs[32];
     const char **keys = r->n <= 128 ? stack_keys : malloc(r->n * sizeof(*keys));
     size_t *lens = r->n <= 128 ? stack_lens : malloc(r->n * sizeof(*lens));
-    if (!keys || !lens) abort(); /* as the reply writer: out of memory is fatal */
+    const ks_field **sel = nwant <= 32 ? stack_sel : malloc(nwant * sizeof(*sel));
+    ks_field *pairs = nwant <= 32 ? stack_pairs : malloc(nwant * sizeof(*pairs));
+    /* as the reply writer: out of memory is fatal */
+    if (!keys || !lens || !sel || !pairs) abort();
     for (size_t i = 0; i < r->n; i++) {
         keys[i] = r->hits[i].key;
         lens[i] = r->hits[i].klen;
     }
-    hash_reply hr = {c, r};
+    hash_reply hr = {c, r, out, want, nwant, sel, pairs};
     ks_status st = ks_hash_fields_many(client_ks(c), r->n, keys, lens, stream_hash, &hr);
     if (keys != stack_keys) free(keys);
     if (lens != stack_lens) free(lens);
+    if (sel != stack_sel) free(sel);
+    if (pairs != stack_pairs) free(pairs);
     if (st != KS_OK) {
         reply_truncate(c, &mark);
         add_reply_ks_error(c, st, client_ks(c));
@@ -226,33 +249,27 @@ void cmd_idx_range(client *c)
     idx_query q = {.name = arg_str(&c->argv[1]), .eq = eq};
     const arg *fields = NULL;
     long long nf = 0;
+    int out = OUT_KEYS;
     int nfields = idx_nfields(dbmap_stored(c->db), c->argv[1].ptr, c->argv[1].len);
     if (nfields < 0) {
         reply_no_such_index(c, &c->argv[1]);
         return;
     }
     if (acl_refuse_idx_query(c, &c->argv[1])) return;
-    if (parse_range(c, &q, eq, nfields, &fields, &nf) < 0) return;
-    int hashes = q.reply == IDX_REPLY_HASHES;
-    if (hashes) q.reply = IDX_REPLY_KEYS; /* the hashes are read by reply_hashes */
+    if (parse_range(c, &q, eq, nfields, &out, &fields, &nf) < 0) return;
+    q.reply = IDX_REPLY_KEYS; /* the hashes are read by reply_hashes */
     idx_result r;
     ks_status st = idx_range(client_ks(c), &q, &r);
     if (st != KS_OK) {
         add_reply_ks_error(c, st, client_ks(c));
         return;
     }
-    if (hashes) {
-        reply_hashes(c, &r);
-    } else if (q.reply == IDX_REPLY_KEYS) {
+    if (out != OUT_KEYS) {
+        reply_hashes(c, &r, out, fields, (size_t)nf);
+    } else {
         add_reply_array_len(c, (long)r.n);
         for (size_t i = 0; i < r.n; i++)
             add_reply_bulk(c, r.hits[i].key, r.hits[i].klen);
-    } else {
-        add_reply_map_len(c, (long)r.n);
-        for (size_t i = 0; i < r.n; i++) {
-            add_reply_bulk(c, r.hits[i].key, r.hits[i].klen);
-            reply_fields(c, &r.hits[i], q.reply == IDX_REPLY_FIELDS ? fields : NULL, nf);
-        }
     }
     idx_result_free(&r);
 }

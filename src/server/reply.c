@@ -415,6 +415,31 @@ void add_reply_keyed_hash(client *c, const char *key, size_t klen, const ks_fiel
     reply_commit(c, (size_t)(put_hash(c, dst, f, n, REPLY_HASH_PAIRS) - start));
 }
 
+void add_reply_keyed_values(client *c, const char *key, size_t klen, const ks_field *const *v,
+                            size_t n)
+{
+    struct client_private *p = c->priv;
+    if (muted(p)) return; /* R3 */
+    size_t need = BULK_MAX(klen) + 24;
+    for (size_t i = 0; i < n; i++)
+        need += v[i] ? BULK_MAX(v[i]->vl) : 5;
+    char *start = reserve(c, need);
+    char *dst = put_bulk(start, key, klen);
+    dst += fmt_header(dst, '*', (long long)n);
+    for (size_t i = 0; i < n; i++) {
+        if (v[i]) {
+            dst = put_bulk(dst, v[i]->v, v[i]->vl);
+        } else if (c->resp >= 3) {
+            memcpy(dst, "_\r\n", 3);
+            dst += 3;
+        } else {
+            memcpy(dst, "$-1\r\n", 5);
+            dst += 5;
+        }
+    }
+    reply_commit(c, (size_t)(dst - start));
+}
+
 void add_reply_bulk_cstr(client *c, const char *s)
 {
     if (!s)

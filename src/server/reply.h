@@ -41,4 +41,10 @@ void add_reply_hash(client *c, const ks_field *f, size_t n, reply_hash_part what
  * REPLY_HASH_PAIRS), in one pass: one element of IDX.RANGE ... HASHES. */
 void add_reply_keyed_hash(client *c, const char *key, size_t klen, const ks_field *f, size_t n);
 
+/* As add_reply_bulk(c, key, klen) followed by an array of the n values
+ * v[i]->v (a null where v[i] is NULL), in one pass: one element of
+ * IDX.RANGE ... VALUES. Copies the bytes. Command thread only. */
+void add_reply_keyed_values(client *c, const char *key, size_t klen, const ks_field *const *v,
+                            size_t n);
+
 #endif

@@ -221,12 +221,17 @@ def random_query(rng, model, name):
     if rng.random() < 0.5:
         offset, count = rng.randint(0, 3), rng.choice([0, 1, 2, 5, 10, -1])
         args += ["LIMIT", offset, count]
-    mode = rng.choice(["keys", "keys", "hashes", "fields"])
+    mode = rng.choice(["keys", "keys", "hashes", "fields", "values"])
+    want = None
     if mode == "hashes":
         args.append("HASHES")
-    elif mode == "fields":
-        want = rng.sample(sorted(U_FIELDS if prefix == b"u:" else V_FIELDS), 2)
-        args += ["FIELDS", len(want)] + want
+    elif mode in ("fields", "values"):
+        # a field that no hash has, and a field named twice, too
+        pool = sorted(U_FIELDS if prefix == b"u:" else V_FIELDS) + [b"nosuch"]
+        want = rng.sample(pool, rng.randint(1, 3))
+        if rng.random() < 0.2:
+            want.append(want[0])
+        args += [mode.upper(), len(want)] + want
     expect = []
     for t, key in entries:
         if any(t[i] != eq[i][1] for i in range(k)):
@@ -239,7 +244,6 @@ def random_query(rng, model, name):
     if rev:
         expect.reverse()
     expect = expect[offset:] if count < 0 else expect[offset:offset + count]
-    want = args[-2:] if mode == "fields" else None
     return args, expect, mode, want
 
 
@@ -256,8 +260,17 @@ def check_query(r, model, args, expect, mode, want):
     keys = got[0::2]
     assert keys == expect, "%r: got keys %r want %r" % (args, keys, expect)
     for key, flat in zip(got[0::2], got[1::2]):
-        fields = dict(zip(flat[0::2], flat[1::2]))
         full = model.data[key][1]
+        if mode == "values":
+            exp = [full.get(f) for f in want]
+            assert flat == exp, "%r: %r has %r, want %r" % (args, key, flat, exp)
+            continue
+        if mode == "fields":
+            # each requested field that exists, in the order asked
+            exp = [x for f in want if f in full for x in (f, full[f])]
+            assert flat == exp, "%r: %r has %r, want %r" % (args, key, flat, exp)
+            continue
+        fields = dict(zip(flat[0::2], flat[1::2]))
         if want is None:
             assert fields == full, "%r: %r has %r, model %r" % (args, key, fields, full)
         else:
@@ -588,6 +601,8 @@ def big_hashes_are_indexed_like_small_ones(srv):
     assert r.execute_command("IDX.RANGE", "cs", "EQ", "US", "active") == [b"u:2", b"u:1"]
     got = r.execute_command("IDX.RANGE", "top", "LIMIT", 0, 1, "HASHES")
     assert got[0] == b"u:1" and len(got[1]) == 2 * 605, len(got[1])
+    got = r.execute_command("IDX.RANGE", "top", "VALUES", 3, "f599", "email", "bio")
+    assert got == [b"u:1", [b"x" * 20, b"a@x", None], b"u:2", [None, b"b@x", b"y" * 9000]], got
     r.hset("u:1", "score", "0.5")
     r.hdel("u:2", "status")
     assert "UNIQUE" in str(pytest_raises(lambda: r.hset("u:2", "email", "a@x")))
@@ -645,6 +660,10 @@ def resp3_hashes_reply_is_a_map(srv):
     assert "u:1" in out and "email" in out and "a@x" in out, out
     _, out = srv.cli("-3", "IDX.RANGE", "cs", "EQ", "US", "FIELDS", "1", "score")
     assert "score" in out and "email" not in out, out
+    c = srv.raw()
+    c.command("HELLO", "3")
+    c.command("IDX.RANGE", "cs", "EQ", "US", "VALUES", "2", "email", "nosuch")
+    assert c.last_raw == b"%1\r\n$3\r\nu:1\r\n*2\r\n$3\r\na@x\r\n_\r\n", c.last_raw
 
 
 @test

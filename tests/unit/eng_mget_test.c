@@ -55,17 +55,26 @@ static void fill(eng_db *db, int ops)
     }
 }
 
-/* Compares eng_multi_get of n random keys with eng_get_batch of each. */
-static void compare(eng_db *db, const eng_snapshot *snap, eng_batch *b, eng_mget *m, size_t n)
+/* Compares eng_multi_get of n random keys with eng_get_batch of each.
+ * runs > 0: the keys come as that many ascending runs, as the hits of an
+ * index walk do (the multi-get merges them into key order). */
+static void compare_keys(eng_db *db, const eng_snapshot *snap, eng_batch *b, eng_mget *m, size_t n,
+                         unsigned runs)
 {
     char kb[64][32];
     const char *keys[64] = {0};
     size_t kl[64] = {0};
+    unsigned run_id = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned id = (unsigned)(rnd() % (NKEYS + 100));          /* some never written */
         if (i && rnd() % 8 == 0) id = (unsigned)(rnd() % 4) + 10; /* duplicates */
         if (i && rnd() % 3 == 0)
             id = (unsigned)(strtoul(kb[i - 1] + 5, NULL, 10) + 1); /* neighbours */
+        if (runs) {
+            if (i % (n / runs + 1) == 0) run_id = (unsigned)(rnd() % 200);
+            run_id += (unsigned)(rnd() % 90); /* may repeat a key */
+            id = run_id;
+        }
         kl[i] = key_of(kb[i], id);
         keys[i] = kb[i];
     }
@@ -87,6 +96,11 @@ static void compare(eng_db *db, const eng_snapshot *snap, eng_batch *b, eng_mget
     }
 }
 
+static void compare(eng_db *db, const eng_snapshot *snap, eng_batch *b, eng_mget *m, size_t n)
+{
+    compare_keys(db, snap, b, m, n, 0);
+}
+
 static void run(size_t row_cache)
 {
     eng_options o;
@@ -104,6 +118,7 @@ static void run(size_t row_cache)
         size_t n = 1 + (size_t)(rnd() % 64);
         compare(db, NULL, NULL, m, n);
         compare(db, old, NULL, m, n);
+        compare_keys(db, NULL, NULL, m, n, 1 + (unsigned)(rnd() % 4));
     }
     /* Through a batch with pending writes, deletes and a range delete. */
     eng_batch *b = eng_batch_new(1);

@@ -9,8 +9,10 @@
  *   created_at     PREFIX user: SCHEMA created_at NUMERIC user_id NUMERIC
  *   reputation     PREFIX user: SCHEMA reputation NUMERIC DESC user_id NUMERIC
  * Point reads are HGETALL; email lookups, scans and queries are IDX.RANGE
- * (keys for scans, HASHES for queries and email lookups); an update is the
- * runner's read, then one HSET of the changed fields. The server binary is
+ * (keys for scans, HASHES for email lookups, and for queries VALUES 9 <the
+ * nine fields>: each hit's values by position, as a SQL driver reads
+ * columns, every one still decoded and stored); an update is the runner's read,
+ * then one HSET of the changed fields. The server binary is
  * $STRATA_SERVER, or strata-server next to strata-bench.
  *
  * strata-ft is the same server driven through the RediSearch dialect: the
@@ -226,7 +228,16 @@ static int append_req(drv_conn *c, const drv_req *r, char *err, size_t cap)
         rc_str(cmd, "LIMIT");
         rc_str(cmd, "0");
         rc_fmt(cmd, "%d", r->op == DRV_EMAIL ? 1 : WL_LIMIT);
-        if (r->op == DRV_EMAIL || r->want_profiles) rc_str(cmd, "HASHES");
+        if (r->op == DRV_EMAIL) {
+            rc_str(cmd, "HASHES"); /* one hit: naming the fields in the request costs more */
+        } else if (r->want_profiles) {
+            /* the nine values by position: the fields are named once in
+             * the request instead of in every hash of the reply */
+            rc_str(cmd, "VALUES");
+            rc_fmt(cmd, "%d", RC_NFIELDS);
+            for (size_t i = 0; i < RC_NFIELDS; i++)
+                rc_str(cmd, rc_profile_fields[i]);
+        }
     }
     return rc_append(c->ctx, cmd, err, cap);
 }
@@ -234,19 +245,19 @@ static int append_req(drv_conn *c, const drv_req *r, char *err, size_t cap)
 /* user:<id> -> id, or -1. */
 static int64_t key_id(const rf_val *k)
 {
-    if (k->type != '$' || !k->s || k->len < 6 || k->len > 25 || memcmp(k->s, "user:", 5)) return -1;
-    char tmp[32], *end;
-    memcpy(tmp, k->s + 5, k->len - 5);
-    tmp[k->len - 5] = 0;
-    long long v = strtoll(tmp, &end, 10);
-    return *end ? -1 : v;
+    int64_t v;
+    if (k->type != '$' || !k->s || k->len < 6 || memcmp(k->s, "user:", 5) ||
+        rc_parse_i64(k->s + 5, k->len - 5, &v))
+        return -1;
+    return v;
 }
 
-/* An IDX.RANGE reply whose header is h: keys, or key/hash pairs with
- * HASHES; an FT.SEARCH reply is the same after its first element, the
+/* An IDX.RANGE reply whose header is h: keys, or (hashes) each key then
+ * its hash (pairs: HASHES's field/value pairs, else VALUES's values by
+ * position); an FT.SEARCH reply is the same after its first element, the
  * total. */
-static int read_range(rf_cur *cur, const rf_val *h, drv_req *r, int hashes, int ft, char *err,
-                      size_t cap)
+static int read_range(rf_cur *cur, const rf_val *h, drv_req *r, int hashes, int pairs, int ft,
+                      char *err, size_t cap)
 {
     rf_val tot;
     if (h->type != '*' || h->n < 0 || (ft && (h->n < 1 || rf_get(cur, &tot) || tot.type != ':'))) {
@@ -262,7 +273,9 @@ static int read_range(rf_cur *cur, const rf_val *h, drv_req *r, int hashes, int 
             return -1;
         }
         r->ids[r->n] = id;
-        if (hashes && (rf_get(cur, &v) || rf_decode_hash(cur, &v, &r->out[r->n], err, cap)))
+        if (hashes &&
+            (rf_get(cur, &v) || (pairs ? rf_decode_hash(cur, &v, &r->out[r->n], err, cap)
+                                       : rf_decode_values(cur, &v, &r->out[r->n], err, cap))))
             return -1;
         r->n++;
     }
@@ -288,10 +301,10 @@ static int read_req(drv_conn *c, drv_req *r, char *err, size_t cap)
         if (rf_decode_hash(&cur, &h, &r->out[0], err, cap)) return -1;
         r->n = 1;
         return 0;
-    case DRV_EMAIL:
-        return read_range(&cur, &h, r, 1, c->ft, err, cap);
+    case DRV_EMAIL: /* key/hash pairs, as FT.SEARCH's */
+        return read_range(&cur, &h, r, 1, 1, c->ft, err, cap);
     default:
-        return read_range(&cur, &h, r, r->want_profiles, c->ft, err, cap);
+        return read_range(&cur, &h, r, r->want_profiles, c->ft, c->ft, err, cap);
     }
 }
 
@@ -379,7 +392,8 @@ const drv_ops drv_strata_ops = {
         "Indexes: server-side, kept in the same atomic batch as the hash: email (UNIQUE "
         "TAG), country_status (TAG TAG NUMERIC), created_at (NUMERIC NUMERIC), "
         "reputation (NUMERIC DESC, NUMERIC)\n"
-        "Reads: HGETALL; email, scans and queries: IDX.RANGE (HASHES for profiles)\n"
+        "Reads: HGETALL; email, scans and queries: IDX.RANGE (email: HASHES; queries: VALUES "
+        "of the nine fields)\n"
         "Updates: HGETALL, then one HSET of the changed fields\n"
         "Stabilize (before the read and the post-update phases) and settle: DEBUG COMPACT (flush, "
         "then a full compaction)\n",

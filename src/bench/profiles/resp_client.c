@@ -219,14 +219,25 @@ void rc_build_hset(rc_cmd *cmd, const wl_profile *o, const wl_profile *p)
     }
 }
 
-static int get_i64(const char *s, size_t n, int64_t *out)
+int rc_parse_i64(const char *s, size_t n, int64_t *out)
 {
     if (!s || n == 0 || n > 20) return -1;
-    char tmp[24], *end;
-    memcpy(tmp, s, n);
-    tmp[n] = 0;
-    *out = strtoll(tmp, &end, 10);
-    return *end ? -1 : 0;
+    size_t i = s[0] == '-';
+    if (i == n) return -1;
+    uint64_t x = 0;
+    for (; i < n; i++) {
+        unsigned d = (unsigned)(unsigned char)s[i] - '0';
+        if (d > 9 || x > (UINT64_MAX - d) / 10) return -1;
+        x = x * 10 + d;
+    }
+    if (s[0] == '-') {
+        if (x > (uint64_t)INT64_MAX + 1) return -1;
+        *out = (int64_t)(0 - x);
+    } else {
+        if (x > (uint64_t)INT64_MAX) return -1;
+        *out = (int64_t)x;
+    }
+    return 0;
 }
 
 static int get_str(const char *s, size_t n, char *dst, size_t cap)
@@ -237,32 +248,51 @@ static int get_str(const char *s, size_t n, char *dst, size_t cap)
     return 0;
 }
 
+const char *const rc_profile_fields[RC_NFIELDS] = {
+    "user_id",    "display_name", "email",      "country", "status",
+    "created_at", "last_login",   "reputation", "bio",
+};
+
+int rc_profile_value(wl_profile *p, size_t i, const char *v, size_t vl)
+{
+    int64_t n = 0;
+    int bad;
+    switch (i) {
+    case 0:
+        return rc_parse_i64(v, vl, &p->user_id) != 0;
+    case 1:
+        return get_str(v, vl, p->display_name, sizeof(p->display_name)) != 0;
+    case 2:
+        return get_str(v, vl, p->email, sizeof(p->email)) != 0;
+    case 3:
+        return get_str(v, vl, p->country, sizeof(p->country)) != 0;
+    case 4:
+        return get_str(v, vl, p->status, sizeof(p->status)) != 0;
+    case 5:
+        return rc_parse_i64(v, vl, &p->created_at) != 0;
+    case 6:
+        return rc_parse_i64(v, vl, &p->last_login) != 0;
+    case 7:
+        bad = rc_parse_i64(v, vl, &n) != 0 || n < INT32_MIN || n > INT32_MAX;
+        p->reputation = (int32_t)n;
+        return bad;
+    case 8:
+        return get_str(v, vl, p->bio, sizeof(p->bio)) != 0;
+    default:
+        return 1;
+    }
+}
+
 int rc_profile_field(wl_profile *p, const char *f, size_t fl, const char *v, size_t vl,
                      unsigned *seen)
 {
-    int64_t n = 0;
-    int bad = 0;
-#define FIELD(name) (fl == sizeof(name) - 1 && !memcmp(f, name, sizeof(name) - 1))
-    if (FIELD("user_id"))
-        bad = get_i64(v, vl, &p->user_id), *seen |= 1;
-    else if (FIELD("email"))
-        bad = get_str(v, vl, p->email, sizeof(p->email)), *seen |= 2;
-    else if (FIELD("country"))
-        bad = get_str(v, vl, p->country, sizeof(p->country)), *seen |= 4;
-    else if (FIELD("status"))
-        bad = get_str(v, vl, p->status, sizeof(p->status)), *seen |= 8;
-    else if (FIELD("created_at"))
-        bad = get_i64(v, vl, &p->created_at), *seen |= 16;
-    else if (FIELD("last_login"))
-        bad = get_i64(v, vl, &p->last_login), *seen |= 32;
-    else if (FIELD("reputation"))
-        bad = get_i64(v, vl, &n), p->reputation = (int32_t)n, *seen |= 64;
-    else if (FIELD("display_name"))
-        bad = get_str(v, vl, p->display_name, sizeof(p->display_name)), *seen |= 128;
-    else if (FIELD("bio"))
-        bad = get_str(v, vl, p->bio, sizeof(p->bio)), *seen |= 256;
-#undef FIELD
-    return bad;
+    static const size_t lens[RC_NFIELDS] = {7, 12, 5, 7, 6, 10, 10, 10, 3};
+    for (size_t i = 0; i < RC_NFIELDS; i++)
+        if (lens[i] == fl && !memcmp(f, rc_profile_fields[i], fl)) {
+            *seen |= 1u << i;
+            return rc_profile_value(p, i, v, vl);
+        }
+    return 0; /* not a profile field: ignored */
 }
 
 int rc_profile_check(int bad, unsigned seen, size_t pairs, char *err, size_t cap)

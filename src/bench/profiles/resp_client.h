@@ -82,6 +82,17 @@ int rc_decode_hash(const redisReply *r, wl_profile *p, char *err, size_t cap);
 #define RC_PROFILE_FIELDS 511u /* the nine bits of *seen */
 int rc_profile_field(wl_profile *p, const char *f, size_t fl, const char *v, size_t vl,
                      unsigned *seen);
+/* The nine profile fields in the order a hash stores them (rc_build_hset's
+ * first write), and the value of field i (that order) into *p: returns 1
+ * when it is malformed. For replies that give values by position (IDX.RANGE
+ * ... VALUES); every value is still decoded and stored. */
+#define RC_NFIELDS 9
+extern const char *const rc_profile_fields[RC_NFIELDS];
+int rc_profile_value(wl_profile *p, size_t i, const char *v, size_t vl);
+/* A decimal int64 in s[0..n) (optional '-', digits only, no overflow):
+ * strtoll without the copy to a NUL-terminated buffer and the locale.
+ * Returns 0, or -1 when s is not one. */
+int rc_parse_i64(const char *s, size_t n, int64_t *out);
 int rc_profile_check(int bad, unsigned seen, size_t pairs, char *err, size_t cap);
 
 /* Sends one command and returns its reply (an error reply is an error). */

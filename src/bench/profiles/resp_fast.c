@@ -167,3 +167,20 @@ int rf_decode_hash(rf_cur *c, const rf_val *h, wl_profile *p, char *err, size_t 
     }
     return rc_profile_check(bad, seen, (size_t)(h->n / 2), err, cap);
 }
+
+int rf_decode_values(rf_cur *c, const rf_val *h, wl_profile *p, char *err, size_t cap)
+{
+    if (h->type != '*' || h->n != RC_NFIELDS) {
+        snprintf(err, cap, "values reply of type '%c' with %lld elements", h->type,
+                 (long long)h->n);
+        return -1;
+    }
+    for (size_t i = 0; i < RC_NFIELDS; i++) {
+        rf_val v;
+        if (rf_get(c, &v) || v.type != '$' || !v.s || rc_profile_value(p, i, v.s, v.len)) {
+            snprintf(err, cap, "profile value %s missing or malformed", rc_profile_fields[i]);
+            return -1;
+        }
+    }
+    return 0;
+}

@@ -65,4 +65,11 @@ int rf_skip(rf_cur *c);
  * profile field is missing or malformed. */
 int rf_decode_hash(rf_cur *c, const rf_val *v, wl_profile *p, char *err, size_t cap);
 
+/* Reads an array of the nine profile values in rc_profile_fields' order
+ * (a hit of IDX.RANGE ... VALUES 9 <those fields>) whose header v was just
+ * read, into *p: every value decoded and stored, as rf_decode_hash does,
+ * without field names to read and match. Returns 0, or -1 with err when a
+ * value is missing (null) or malformed. */
+int rf_decode_values(rf_cur *c, const rf_val *v, wl_profile *p, char *err, size_t cap);
+
 #endif
