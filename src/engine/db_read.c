@@ -206,3 +206,16 @@ eng_status eng_get_batch(eng_db *db, const eng_snapshot *snap, eng_batch *b, con
     rdel_set_unref(rd);
     return s;
 }
+
+void eng_prefetch(eng_db *db, size_t n, const char *const *keys, const size_t *lens)
+{
+    slice k[MEM_PREFETCH_MAX];
+    if (n > MEM_PREFETCH_MAX) n = MEM_PREFETCH_MAX;
+    if (n == 0) return;
+    for (size_t i = 0; i < n; i++)
+        k[i] = slice_make(keys[i], lens[i]);
+    uint64_t seq;
+    superversion *sv = db_get_sv(db, &seq); /* keeps sv->mem alive */
+    mem_prefetch_keys(sv->mem, n, k);
+    sv_unref(sv);
+}
