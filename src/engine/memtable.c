@@ -292,7 +292,7 @@ void mem_prefetch(memtable *m, uint64_t hash)
 
 _Static_assert(MEM_PREFETCH_MAX <= MT_PREFETCH_MAX, "mt_prefetch follows every key");
 
-void mem_prefetch_keys(memtable *m, size_t n, const slice *keys)
+void mem_prefetch_keys(memtable *m, size_t n, const slice *keys, size_t nw, const slice *w)
 {
     uint64_t h[MEM_PREFETCH_MAX];
     if (n > MEM_PREFETCH_MAX) n = MEM_PREFETCH_MAX;
@@ -301,7 +301,7 @@ void mem_prefetch_keys(memtable *m, size_t n, const slice *keys)
         h[i] = key_hash(keys[i]);
         __builtin_prefetch(&t->slots[h[i] & t->mask]);
     }
-    mt_prefetch(&m->tree, n, keys); /* meanwhile the slots arrive */
+    if (nw) mt_prefetch(&m->tree, nw, w); /* meanwhile the slots arrive */
     for (size_t i = 0; i < n; i++) {
         uintptr_t s = atomic_load_explicit(&t->slots[h[i] & t->mask], memory_order_acquire);
         if (s && slot_tag_eq(s, h[i])) __builtin_prefetch(slot_ent(s));

@@ -376,8 +376,10 @@ eng_status ks_emget_meta(ks_ctx *c, const eng_snapshot *snap, int db, size_t n,
     return eng_multi_get(ks->db, snap, ks_read_batch(c), n, ks->mkp, ks->mkl, ks->mget);
 }
 
-void ks_prefetch(keyspace *ks, int db, size_t n, const char *const *keys, const size_t *lens)
+void ks_prefetch(keyspace *ks, int db, size_t n, const char *const *keys, const size_t *lens,
+                 const unsigned char *writes)
 {
+    unsigned char w[KS_PREFETCH_MAX];
     char buf[KS_PREFETCH_MAX][KS_META_KEY_LEN(KS_PREFETCH_KEY_MAX)];
     const char *mk[KS_PREFETCH_MAX];
     size_t ml[KS_PREFETCH_MAX], m = 0;
@@ -388,9 +390,10 @@ void ks_prefetch(keyspace *ks, int db, size_t n, const char *const *keys, const 
         buf[m][1] = (char)db;
         memcpy(buf[m] + 2, keys[i], lens[i]);
         mk[m] = buf[m];
+        w[m] = writes[i];
         ml[m++] = KS_META_KEY_LEN(lens[i]);
     }
-    eng_prefetch(ks->db, m, mk, ml);
+    eng_prefetch(ks->db, m, mk, ml, w);
 }
 
 eng_status ks_emget_value(ks_ctx *c, size_t i, const char **v, size_t *vl)

@@ -350,38 +350,42 @@ static long long header_len(const char *b, size_t end, size_t *pos, char c)
     return v;
 }
 
-/* Before a pipeline runs: the second argument of each of its complete
- * multibulk requests (the key of SET, GET, INCR, HSET, SADD, LPUSH ...) is
- * handed to ks_prefetch and its access slot prefetched, so that the
- * commands' cache misses in the memtable overlap instead of each command
- * waiting for its own. A hint: a request that is not a key command only
- * wastes a prefetch; nothing is parsed for real here. */
+/* Before a pipeline runs: the first key of each of its complete multibulk
+ * requests (by the command's row: SET, GET, INCR, HSET, SADD, LPUSH ...) is
+ * handed to ks_prefetch, a write's as one, and its access slot
+ * prefetched, so that the commands' cache misses in the memtable overlap
+ * instead of each command waiting for its own. A hint: nothing is parsed
+ * for real here, and a request it misreads only wastes a prefetch. */
 static void pipeline_prefetch(client *c)
 {
     struct client_private *p = c->priv;
     if (p->parser->in_multibulk || p->qlen - p->qpos < 32) return;
     const char *b = p->qbuf, *keys[KS_PREFETCH_MAX];
     size_t lens[KS_PREFETCH_MAX], n = 0, pos = p->qpos, end = p->qlen;
+    unsigned char writes[KS_PREFETCH_MAX];
     while (n < KS_PREFETCH_MAX) {
         long long argc = header_len(b, end, &pos, '*');
         if (argc < 2 || argc > 1024) break;
+        const struct command *cmd = NULL;
         for (long long a = 0; a < argc; a++) {
             long long l = header_len(b, end, &pos, '$');
             if (l < 0 || (size_t)l + 2 > end - pos) goto done;
-            if (a == 1) {
+            if (a == 0) cmd = command_lookup(b + pos, (size_t)l);
+            if (cmd && a == cmd->first_key) {
                 keys[n] = b + pos;
                 lens[n] = (size_t)l;
+                writes[n] = (cmd->flags & CMD_WRITE) != 0;
             }
             pos += (size_t)l + 2;
         }
-        n++;
+        if (cmd && cmd->first_key > 0 && cmd->first_key < argc) n++;
     }
 done:
     if (n < 2) return;            /* one command: nothing to overlap */
     int db = dbmap_stored(c->db); /* DBM2 */
     for (size_t i = 0; i < n; i++)
         key_access_prefetch(c->db, keys[i], lens[i]);
-    ks_prefetch(server.ks, db, n, keys, lens);
+    ks_prefetch(server.ks, db, n, keys, lens, writes);
 }
 
 /* Runs every complete request in the query buffer. Returns -1 when the

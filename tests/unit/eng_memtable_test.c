@@ -712,7 +712,7 @@ static void *prefetch_racer(void *arg)
             ks[j] = slice_make(keys[j], conc_key(keys[j], (unsigned)(r % (2 * CONC_N))));
         }
         if (r % 7 == 0) ks[0] = slice_make("", 0); /* an empty key sorts first */
-        mem_prefetch_keys(c->m, n, ks);
+        mem_prefetch_keys(c->m, n, ks, n - n / 3, ks + n / 3);
     }
     return NULL;
 }
@@ -729,7 +729,7 @@ TEST(PrefetchDuringInsertsChangesNothing)
     for (unsigned i = 1; i <= CONC_N; i++) {
         slice key = slice_make(k, conc_key(k, i));
         mem_add(c.m, i, ENG_TYPE_VALUE, key, slice_make(v, conc_val(v, i)));
-        if (i % 64 == 0) mem_prefetch_keys(c.m, 1, &key); /* the writer's own use */
+        if (i % 64 == 0) mem_prefetch_keys(c.m, 1, &key, 1, &key); /* the writer's own use */
     }
     atomic_store(&c.done, 1);
     pthread_join(th, NULL);
