@@ -356,12 +356,27 @@ static long long header_len(const char *b, size_t end, size_t *pos, char c)
  * prefetched, so that the commands' cache misses in the memtable overlap
  * instead of each command waiting for its own. A hint: nothing is parsed
  * for real here, and a request it misreads only wastes a prefetch. */
+/* Moves *pos past one complete multibulk request; 0 when there is none. */
+static int skip_request(const char *b, size_t end, size_t *pos)
+{
+    long long argc = header_len(b, end, pos, '*');
+    for (long long a = 0; a < argc; a++) {
+        long long l = header_len(b, end, pos, '$');
+        if (l < 0 || (size_t)l + 2 > end - *pos) return 0;
+        *pos += (size_t)l + 2;
+    }
+    return argc > 0;
+}
+
 static void pipeline_prefetch(client *c)
 {
     struct client_private *p = c->priv;
     if (p->parser->in_multibulk || p->qlen - p->qpos < 32) return;
     const char *b = p->qbuf, *keys[KS_PREFETCH_MAX];
     size_t lens[KS_PREFETCH_MAX], n = 0, pos = p->qpos, end = p->qlen;
+    /* One request (no pipeline, -c 1): nothing to overlap, no lookups. */
+    size_t second = pos;
+    if (!skip_request(b, end, &second) || second >= end) return;
     unsigned char writes[KS_PREFETCH_MAX];
     while (n < KS_PREFETCH_MAX) {
         long long argc = header_len(b, end, &pos, '*');
