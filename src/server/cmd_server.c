@@ -927,6 +927,10 @@ static const char *debug_help[] = {
     "    Write <message> to the server log.",
     "COMPACT",
     "    Flush and compact every level into the bottom one (blocks).",
+    "DIGEST",
+    "    Output a hex signature representing the current DB content.",
+    "DIGEST-VALUE <key> [<key> ...]",
+    "    Output a hex signature of the values of all the specified keys.",
     NULL};
 
 /* DEBUG PROTOCOL <type>: one reply of each encoding, as Redis, so clients
@@ -991,6 +995,10 @@ void cmd_debug(client *c)
         debug_protocol(c, &c->argv[2]);
     } else if (arg_is(sub, "object") && c->argc == 3) {
         debug_object(c);
+    } else if (arg_is(sub, "digest") && c->argc == 2) {
+        debug_digest(c);
+    } else if (arg_is(sub, "digest-value")) {
+        debug_digest_value(c);
     } else if (arg_is(sub, "jmap") && c->argc == 2) {
         add_reply_ok(c);
     } else if (arg_is(sub, "compact") && c->argc == 2) {

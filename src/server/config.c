@@ -719,12 +719,48 @@ static int startup_directive(const char *name, const char *const *argv, int argc
     return 0;
 }
 
+/* A config file's `save <seconds> <changes> ...` lines, as Redis 7.0
+ * reads them: the pairs of every line add up (the first line replaces the
+ * default; `save ""`, one argument, is an ordinary setting). Returns the value to store (malloc'd),
+ * or NULL with *err set. */
+static char *save_points(const config_row *r, const char *const *argv, int argc, char **err)
+{
+    static int lines; /* save lines of this startup so far */
+    for (int i = 0; i < argc; i++) {
+        char *end;
+        long long v = strtoll(argv[i], &end, 10);
+        if (argc % 2 || !argv[i][0] || *end || v < 0) {
+            *err = strdup("Invalid save parameters");
+            return NULL;
+        }
+    }
+    const char *old = lines++ ? *(char **)r->ptr : "";
+    size_t n = strlen(old ? old : "") + 2;
+    for (int i = 0; i < argc; i++)
+        n += strlen(argv[i]) + 1;
+    char *v = malloc(n);
+    strcpy(v, old ? old : "");
+    for (int i = 0; i < argc; i++) {
+        if (v[0]) strcat(v, " ");
+        strcat(v, argv[i]);
+    }
+    return v;
+}
+
 int config_set(const char *name, const char *const *argv, int argc, int at_startup, char **err)
 {
     const config_row *r = find_row(name);
     *err = NULL;
     int rc;
     if (at_startup && !r && startup_directive(name, argv, argc, &rc, err)) return rc;
+    if (at_startup && r && !strcasecmp(r->name, "save") && argc >= 2) {
+        char *v = save_points(r, argv, argc, err);
+        if (!v) return -1;
+        const char *one[1] = {v};
+        rc = config_set(name, one, 1, 0, err);
+        free(v);
+        return rc;
+    }
     if (r && r->type == T_OBUF) {
         /* Several arguments, or one that holds them all (CONFIG SET). */
         char **split = NULL;

@@ -77,6 +77,10 @@ extern const script_flag_name script_flag_names[]; /* ends with {0, NULL} */
 
 /* script_util.c */
 void script_sha1hex(char out[41], const char *p, size_t n);
+/* The 20-byte SHA1 of p[0..n) (DEBUG DIGEST's building block). */
+void script_sha1(unsigned char out[20], const void *p, size_t n);
+/* d[0..n) as 2n lower-case hex digits and a NUL into out. */
+void script_hex(char *out, const unsigned char *d, size_t n);
 int32_t script_rand48(void);
 void script_srand48(int32_t seed);
 #define SCRIPT_RAND48_MAX 2147483647

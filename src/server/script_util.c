@@ -58,7 +58,7 @@ static void sha1_block(uint32_t h[5], const unsigned char *p)
     h[4] += e;
 }
 
-void script_sha1hex(char out[41], const char *data, size_t n)
+void script_sha1(unsigned char out[20], const void *data, size_t n)
 {
     uint32_t h[5] = {0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0};
     const unsigned char *p = (const unsigned char *)data;
@@ -75,13 +75,25 @@ void script_sha1hex(char out[41], const char *data, size_t n)
         tail[tl - 1 - i] = (unsigned char)(bits >> (8 * i));
     sha1_block(h, tail);
     if (tl == 128) sha1_block(h, tail + 64);
+    for (int i = 0; i < 20; i++)
+        out[i] = (unsigned char)(h[i / 4] >> (24 - 8 * (i % 4)));
+}
+
+void script_sha1hex(char out[41], const char *data, size_t n)
+{
+    unsigned char d[20];
+    script_sha1(d, data, n);
+    script_hex(out, d, 20);
+}
+
+void script_hex(char *out, const unsigned char *d, size_t n)
+{
     static const char hex[] = "0123456789abcdef";
-    for (int i = 0; i < 20; i++) {
-        unsigned char byte = (unsigned char)(h[i / 4] >> (24 - 8 * (i % 4)));
-        out[2 * i] = hex[byte >> 4];
-        out[2 * i + 1] = hex[byte & 15];
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = hex[d[i] >> 4];
+        out[2 * i + 1] = hex[d[i] & 15];
     }
-    out[40] = '\0';
+    out[2 * n] = '\0';
 }
 
 /* ---- rand48 ----------------------------------------------------------------

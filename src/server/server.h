@@ -908,7 +908,9 @@ extern int monitor_clients; /* how many clients are in MONITOR mode */
 void monitor_client_remove(client *c);
 
 /* cmd_introspect.c */
-void debug_object(client *c); /* DEBUG OBJECT <key> */
+void debug_object(client *c);       /* DEBUG OBJECT <key> */
+void debug_digest(client *c);       /* DEBUG DIGEST (cmd_digest.c) */
+void debug_digest_value(client *c); /* DEBUG DIGEST-VALUE key... */
 
 /* pause.c: CLIENT PAUSE / UNPAUSE, and commands that wait (WAIT). */
 /* Returns 1 when cmd (with c's MULTI queue for EXEC) must wait for the

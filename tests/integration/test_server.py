@@ -367,7 +367,7 @@ def config_file_and_command_line_overrides():
     conf = os.path.join(d, "strata.conf")
     with open(conf, "w") as f:
         f.write("# a comment\n\nmaxclients 77\ntimeout 5\nrequirepass \"pass word\"\n"
-                "cache-size 32mb\n")
+                "cache-size 32mb\nsave 900 1\nsave 300 10 60 10000\n")
     srv = Server(conf, timeout=9, requirepass="pass word")
     # The config file must come first on the command line.
     srv.argv = lambda: [srv_bin(), conf, "--port", str(srv.port), "--dir", os.path.join(d, "data"),
@@ -378,6 +378,8 @@ def config_file_and_command_line_overrides():
         assert c.config_get("maxclients") == {"maxclients": "77"}
         assert c.config_get("timeout") == {"timeout": "9"}
         assert c.config_get("cache-size") == {"cache-size": str(32 << 20)}
+        # a stock redis.conf's save lines add up, as in Redis 7.0
+        assert c.config_get("save") == {"save": "900 1 300 10 60 10000"}
         assert os.path.basename(c.info("server")["config_file"]) == "strata.conf"
     finally:
         srv.cleanup()
@@ -395,6 +397,9 @@ def bad_config_is_refused_at_startup():
     assert p.returncode != 0 and "port" in p.stderr
     p = subprocess.run([srv_bin(), "--nosuch", "1"], capture_output=True, text=True, timeout=10)
     assert p.returncode != 0 and "nosuch" in p.stderr
+    p = subprocess.run([srv_bin(), "--save", "900", "1", "2"], capture_output=True, text=True,
+                       timeout=10)
+    assert p.returncode != 0 and "Invalid save parameters" in p.stderr
 
 
 @test
