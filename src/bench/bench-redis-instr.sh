@@ -26,12 +26,18 @@
 # redis/strata (above 1 when strata executes fewer); the callgrind files
 # stay in $OUT (default a temporary directory, removed) for callgrind_annotate.
 #
-# CACHE=1 adds callgrind's cache simulation (--cache-sim=yes, several
-# times slower) and two columns: last-level cache misses per request
-# (instruction and data, reads and writes) of each server -- the stalls
-# that instruction counts do not show (memtable and hash-table walks).
+# CACHE=1 adds --cache-sim=yes and prints, beside instructions, the data
+# cache misses per request: D1 (first level, reads + writes) and LL (reads
+# + writes) -- as repeatable as the instruction counts, and what a
+# memory-bound path costs that instructions do not show
+# (`callgrind_annotate --show=Ir,D1mr,DLmr --sort=DLmr OUT/strata-set.cg`
+# says where). The simulated LL is LL_CACHE (valgrind's --LL=size,assoc,line;
+# default 2097152,16,64: one core's private L2 here), not the host's large
+# shared L3, in which a whole memtable would fit and only first touches of
+# memory would miss.
 #
-# Environment: STRATA_SERVER (default src/strata-server), N, WARM, OUT, CACHE.
+# Environment: STRATA_SERVER (default src/strata-server), N, WARM, OUT, CACHE,
+# LL_CACHE.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=src/bench/bench-redis-tests.sh
@@ -50,6 +56,8 @@ free_port() {
 }
 vpid=""
 spid=""
+sim=()
+[ -n "${CACHE:-}" ] && sim=(--cache-sim=yes --LL="${LL_CACHE:-2097152,16,64}")
 trap '[ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null; [ -n "$vpid" ] && kill -TERM "$vpid" 2>/dev/null; [ -z "$keep" ] && rm -rf "$OUT"' EXIT
 
 # bench port test n: runs n requests of test (bench_what's command line).
@@ -88,13 +96,12 @@ PYEOF
   esac
 }
 
-# run <name> <test> <n>: prints the instructions of n requests.
+# run <name> <test> <n>: prints the instructions of n requests (with CACHE,
+# then the D1 and LL data misses).
 run() {
   local port dir out=$OUT/$1-$2.cg
   port=$(free_port)
   dir=$(mktemp -d)
-  local sim=()
-  [ "${CACHE:-0}" = 1 ] && sim=(--cache-sim=yes)
   if [ "$1" = strata ]; then
     valgrind --tool=callgrind "${sim[@]}" --callgrind-out-file="$out" --instr-atstart=no \
       "$STRATA_SERVER" --port "$port" --dir "$dir" --appendfsync everysec >"$dir.log" 2>&1 &
@@ -116,28 +123,47 @@ run() {
   wait "$vpid" 2>/dev/null
   vpid=""
   rm -rf "$dir" "$dir.log"
-  # Ir, and with CACHE=1 ILmr + DLmr + DLmw (columns named by the header line).
-  callgrind_annotate "$out" 2>/dev/null | awk '
-    /^Ir / && !hdr { for (i = 1; i <= NF; i++) col[$i] = i; hdr = 1 }
-    /PROGRAM TOTALS/ {
-      gsub(",", ""); gsub(/\([^)]*\)/, ""); $0 = $0
-      print $1, ("DLmw" in col ? $col["ILmr"] + $col["DLmr"] + $col["DLmw"] : 0) }'
+  # PROGRAM TOTALS: each count followed by its percentage.
+  if [ -n "${CACHE:-}" ]; then
+    callgrind_annotate --show=Ir,D1mr,D1mw,DLmr,DLmw "$out" 2>/dev/null |
+      awk '/PROGRAM TOTALS/ { gsub(",", ""); print $1, $3 + $5, $7 + $9 }'
+  else
+    callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'
+  fi
 }
 
-printf '%-10s %14s %14s %8s' test "strata Ir/req" "redis Ir/req" ratio
-[ "${CACHE:-0}" = 1 ] && printf ' %12s %12s' "strata LL/req" "redis LL/req"
-echo
+if [ -n "${CACHE:-}" ]; then
+  printf '%-6s %13s %12s %8s %9s %9s %7s %9s %9s %7s\n' test "strata Ir/req" "redis Ir/req" ratio \
+    "strata D1" "redis D1" ratio "strata LL" "redis LL" ratio
+else
+  printf '%-6s %14s %14s %8s\n' test "strata Ir/req" "redis Ir/req" ratio
+fi
 line="redis/strata instruction ratios:"
+dline="redis/strata D1 miss ratios:"
+lline="redis/strata LL miss ratios:"
 for t in $TESTS; do
   n=${N:-50000}
   [ "$t" = mset ] && n=${N:-10000}
-  read -r s sm < <(run strata "$t" "$n")
-  read -r r rm < <(run redis "$t" "$n")
+  read -r s sd sl < <(run strata "$t" "$n")
+  read -r r rd rl < <(run redis "$t" "$n")
   ratio=$(awk -v s="$s" -v r="$r" 'BEGIN { printf "%.2f", r / s }')
-  awk -v t="$t" -v s="$s" -v r="$r" -v n="$n" -v q="$ratio" \
-    'BEGIN { printf "%-10s %14d %14d %8s", t, s / n, r / n, q }'
-  [ "${CACHE:-0}" = 1 ] && awk -v s="$sm" -v r="$rm" -v n="$n" 'BEGIN { printf " %12.1f %12.1f", s / n, r / n }'
-  echo
   line="$line $t=$ratio"
+  if [ -n "${CACHE:-}" ]; then
+    read -r dq lq < <(awk -v a="$sd" -v b="$rd" -v c="$sl" -v d="$rl" \
+      'BEGIN { printf "%.2f %.2f\n", (a > 0 ? b / a : 0), (c > 0 ? d / c : 0) }')
+    awk -v t="$t" -v s="$s" -v r="$r" -v n="$n" -v q="$ratio" -v sd="$sd" -v rd="$rd" \
+      -v sl="$sl" -v rl="$rl" -v dq="$dq" -v lq="$lq" 'BEGIN {
+      printf "%-6s %13d %12d %8s %9.1f %9.1f %7s %9.2f %9.2f %7s\n", t, s / n, r / n, q,
+        sd / n, rd / n, dq, sl / n, rl / n, lq }'
+    dline="$dline $t=$dq"
+    lline="$lline $t=$lq"
+  else
+    awk -v t="$t" -v s="$s" -v r="$r" -v n="$n" -v q="$ratio" \
+      'BEGIN { printf "%-6s %14d %14d %8s\n", t, s / n, r / n, q }'
+  fi
 done
 echo "$line"
+if [ -n "${CACHE:-}" ]; then
+  echo "$dline"
+  echo "$lline"
+fi

@@ -211,6 +211,17 @@ eng_status eng_get(eng_db *db, const eng_snapshot *snap, const char *k, size_t k
 eng_status eng_get_batch(eng_db *db, const eng_snapshot *snap, eng_batch *b, const char *k,
                          size_t kl, char **val, size_t *vlen);
 
+/* A hint before n point reads of keys[0..n), each followed by a write
+ * where writes[i] (say, the commands of a pipeline): starts loading what
+ * they will read in the current memtable -- its hash index slots, the
+ * entries found and, for the writes, the tree paths an insert takes
+ * (mem_tree.c: the descents go together, so their cache misses overlap
+ * rather than follow one another). Changes nothing;
+ * at most 32 keys are looked at. Any thread; pins the current memtable
+ * under db->mu for the call. */
+void eng_prefetch(eng_db *db, size_t n, const char *const *keys, const size_t *lens,
+                  const unsigned char *writes);
+
 /* Point lookups of keys[0..n) at one view (snap, or now) through batch b
  * (indexed, may be NULL), as n eng_get_batch calls would answer them, with
  * the results in m (eng_mget_new; reused from call to call). The view is

@@ -625,6 +625,34 @@ static int step_to_next_leaf(mt_cursor *c, const mt_node *n, uint64_t v)
     return 1;
 }
 
+void mt_prefetch(const mem_tree *t, size_t n, const slice *keys)
+{
+    const mt_node *at[MT_PREFETCH_MAX];
+    if (n > MT_PREFETCH_MAX) n = MT_PREFETCH_MAX;
+    const mt_node *root = atomic_load_explicit(&t->root, ACQ);
+    if (!root) return;
+    for (size_t i = 0; i < n; i++)
+        at[i] = root;
+    /* Each round moves every descent one level down: the node each one
+     * searches now was prefetched in the round before. */
+    for (int level = 0, moved = 1; moved && level < MAX_HEIGHT; level++) {
+        moved = 0;
+        for (size_t i = 0; i < n; i++) {
+            const mt_node *nd = at[i];
+            if (!nd || nd->leaf) continue;
+            /* The newest version sorts first among a key's (K1): insert's
+             * position for a new one. open = 1 is right for any node (T5). */
+            tkey k = {keys[i].data, keys[i].size, UINT64_MAX};
+            unsigned idx = search(nd, &k, 1, 1);
+            if (idx > CAP) idx = CAP; /* only in a torn read */
+            const mt_node *ch = atomic_load_explicit(child_ref(nd, idx), ACQ);
+            if (ch) prefetch_node(ch, nd->leaf_kids);
+            at[i] = ch;
+            moved = 1;
+        }
+    }
+}
+
 /* One attempt to position c by mode; 0 when a version check failed. */
 static int locate_once(mt_cursor *c, const tkey *t, int mode)
 {

@@ -65,6 +65,18 @@ void mt_insert(mem_tree *t, mem_ent *e);
  * mt_insert. REQUIRES: as mt_insert; e and next have the same user key. */
 int mt_insert_before(mem_tree *t, mem_ent *e, const mem_ent *next);
 
+/* The most keys one mt_prefetch call follows. */
+#define MT_PREFETCH_MAX 32
+
+/* Starts loading the nodes an insert of a new newest version of each of
+ * the n user keys keys[i] (at most MT_PREFETCH_MAX are looked at) will read: the n
+ * descents go level by level together, so that their cache misses overlap
+ * instead of following one another, and each ends by prefetching its
+ * leaf. A hint only: it changes nothing, and it may run while the writer
+ * changes the tree (whatever it loads can be dereferenced, T1 and T4; a
+ * torn read only sends a prefetch astray). REQUIRES: t stays allocated. */
+void mt_prefetch(const mem_tree *t, size_t n, const slice *keys);
+
 /* A reader's position. Any thread may use its own cursor concurrently with
  * the writer and with other cursors. */
 typedef struct mt_cursor {

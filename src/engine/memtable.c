@@ -290,6 +290,24 @@ void mem_prefetch(memtable *m, uint64_t hash)
     __builtin_prefetch(&t->slots[hash & t->mask]);
 }
 
+_Static_assert(MEM_PREFETCH_MAX <= MT_PREFETCH_MAX, "mt_prefetch follows every key");
+
+void mem_prefetch_keys(memtable *m, size_t n, const slice *keys, size_t nw, const slice *w)
+{
+    uint64_t h[MEM_PREFETCH_MAX];
+    if (n > MEM_PREFETCH_MAX) n = MEM_PREFETCH_MAX;
+    htable *t = atomic_load_explicit(&m->index, memory_order_acquire);
+    for (size_t i = 0; i < n; i++) {
+        h[i] = key_hash(keys[i]);
+        __builtin_prefetch(&t->slots[h[i] & t->mask]);
+    }
+    if (nw) mt_prefetch(&m->tree, nw, w); /* meanwhile the slots arrive */
+    for (size_t i = 0; i < n; i++) {
+        uintptr_t s = atomic_load_explicit(&t->slots[h[i] & t->mask], memory_order_acquire);
+        if (s && slot_tag_eq(s, h[i])) __builtin_prefetch(slot_ent(s));
+    }
+}
+
 int mem_get(memtable *m, slice key, uint64_t seq, int *type, uint64_t *found_seq, slice *value)
 {
     return mem_get_hashed(m, key, key_hash(key), seq, type, found_seq, value);

@@ -73,6 +73,15 @@ int mem_get_hashed(memtable *m, slice key, uint64_t hash, uint64_t seq, int *typ
                    uint64_t *found_seq, slice *value);
 void mem_prefetch(memtable *m, uint64_t hash);
 
+/* Starts loading what a lookup of each of the n keys, and an insert of
+ * each of the nw keys w, will read in m (at most MEM_PREFETCH_MAX of
+ * each): the index slot and, where the slot's tag matches, the key's
+ * newest entry; for an insert, its tree path (mt_prefetch).
+ * A hint for a pipeline of commands: it changes nothing. Any thread, no
+ * lock; REQUIRES: the caller holds a reference to m. */
+#define MEM_PREFETCH_MAX 32
+void mem_prefetch_keys(memtable *m, size_t n, const slice *keys, size_t nw, const slice *w);
+
 /* Approximate bytes of memory used (the arena: entries, tree nodes and the
  * hash index's tables). */
 size_t mem_usage(const memtable *m);

@@ -376,6 +376,26 @@ eng_status ks_emget_meta(ks_ctx *c, const eng_snapshot *snap, int db, size_t n,
     return eng_multi_get(ks->db, snap, ks_read_batch(c), n, ks->mkp, ks->mkl, ks->mget);
 }
 
+void ks_prefetch(keyspace *ks, int db, size_t n, const char *const *keys, const size_t *lens,
+                 const unsigned char *writes)
+{
+    unsigned char w[KS_PREFETCH_MAX];
+    char buf[KS_PREFETCH_MAX][KS_META_KEY_LEN(KS_PREFETCH_KEY_MAX)];
+    const char *mk[KS_PREFETCH_MAX];
+    size_t ml[KS_PREFETCH_MAX], m = 0;
+    for (size_t i = 0; i < n && m < KS_PREFETCH_MAX; i++) {
+        if (lens[i] > KS_PREFETCH_KEY_MAX) continue;
+        /* The record's engine key, as ks_ekey_meta writes it. */
+        buf[m][0] = KS_NS_META;
+        buf[m][1] = (char)db;
+        memcpy(buf[m] + 2, keys[i], lens[i]);
+        mk[m] = buf[m];
+        w[m] = writes[i];
+        ml[m++] = KS_META_KEY_LEN(lens[i]);
+    }
+    eng_prefetch(ks->db, m, mk, ml, w);
+}
+
 eng_status ks_emget_value(ks_ctx *c, size_t i, const char **v, size_t *vl)
 {
     return eng_mget_value(c->ks->mget, i, v, vl);

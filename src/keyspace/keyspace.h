@@ -92,6 +92,15 @@ void ks_close(keyspace *ks);
 ks_status ks_reload_state(keyspace *ks);
 eng_db *ks_engine(keyspace *ks);
 
+/* A hint before commands on keys[0..n) of stored db (a pipeline's): starts
+ * loading what reading their records, and for writes[i] writing them,
+ * will touch in the engine (eng_prefetch). Changes nothing; at most KS_PREFETCH_MAX keys, each of
+ * at most KS_PREFETCH_KEY_MAX bytes (longer ones are skipped). */
+#define KS_PREFETCH_MAX 32
+#define KS_PREFETCH_KEY_MAX 120
+void ks_prefetch(keyspace *ks, int db, size_t n, const char *const *keys, const size_t *lens,
+                 const unsigned char *writes);
+
 /* A hash's content as field/value pairs (borrowed pointers, valid until the
  * owner frees it). */
 typedef struct ks_field {

@@ -142,6 +142,11 @@ void key_access_touch_args(client *c)
     }
 }
 
+void key_access_prefetch(int db, const char *key, size_t klen)
+{
+    if (slots) __builtin_prefetch(&slots[key_hash(db, key, klen) & (KEY_ACCESS_SLOTS - 1)], 1);
+}
+
 /* The slot for key, or NULL when another key (or none) holds it; *since
  * is then when that slot was last taken. */
 static const access_slot *lookup(int db, const char *key, size_t klen, int64_t *since)

@@ -74,7 +74,9 @@ int repl_client_is_replica(const client *c);
 /* ---- Master side used by the replica side ---- */
 /* A new history (promotion): replid2 = replid, second_offset = offset+1. */
 void repl_shift_replid(void);
-/* Forgets the backlog (a full sync replaced the data). */
+/* Starts the backlog afresh, empty at offset (a replica: a full sync
+ * replaced the data, or its stored state at startup); it exists from then
+ * on, so a promoted replica serves the other replicas partial resyncs. */
 void repl_backlog_reset(long long offset);
 /* Frees the backlog and the replica tables (shutdown). */
 void repl_backlog_free(void);

@@ -73,8 +73,11 @@ static long long first_byte(void)
     return repl.offset - histlen + 1;
 }
 
+static void backlog_append(const char *p, size_t n);
+
 void repl_backlog_reset(long long offset)
 {
+    backlog_append("", 0); /* a replica keeps the stream it reads: allocate it */
     repl.offset = offset;
     histlen = 0;
 }
@@ -188,9 +191,36 @@ static void put_varint(uint64_t v)
     touched_put(b, n);
 }
 
+/* Whether the primary has a stream to keep: a backlog or a replica. Until
+ * its first replica connects there is neither (as Redis creates its
+ * backlog then), and a write builds no frame: the offset moves on by the
+ * frame's length, so the offsets a replica of this history may hold stay
+ * distinct, but no byte is copied (repl_backlog_active:0, histlen 0). */
+static int stream_wanted(void)
+{
+    return ring_size || nreps;
+}
+
+static long long digits(unsigned long long v)
+{
+    long long n = 1;
+    while (v >= 10)
+        v /= 10, n++;
+    return n;
+}
+
+/* The length of the frame repl_feed_frame would build. */
+static long long frame_length(const size_t *len, int argc)
+{
+    long long n = 1 + digits((unsigned long long)argc) + 2;
+    for (int i = 0; i < argc; i++)
+        n += 1 + digits(len[i]) + 2 + (long long)len[i] + 2;
+    return n;
+}
+
 void repl_note_touched(int db, const char *key, size_t len)
 {
-    if (repl.is_replica) return; /* R1: a replica's stream is its primary's */
+    if (repl.is_replica || !stream_wanted()) return; /* R1: a replica's stream is its primary's */
     put_varint((uint64_t)db);
     put_varint(key ? (uint64_t)len + 1 : 0);
     if (key) touched_put(key, len);
@@ -203,6 +233,11 @@ void repl_feed_batch(eng_batch *b)
     const char *data = eng_batch_data(b, &n);
     const char *argv[3] = {"STRATA.BATCH", data, touched};
     size_t len[3] = {12, n, touched_len};
+    if (!stream_wanted()) {
+        repl.offset += frame_length(len, touched_len ? 3 : 2);
+        touched_len = 0;
+        return;
+    }
     repl_feed_frame(argv, len, touched_len ? 3 : 2);
     touched_len = 0;
 }
@@ -217,7 +252,10 @@ void repl_propagate(const client *c)
         argv[i] = c->argv[i].ptr;
         len[i] = c->argv[i].len;
     }
-    repl_feed_frame(argv, len, argc);
+    if (!stream_wanted())
+        repl.offset += frame_length(len, argc);
+    else
+        repl_feed_frame(argv, len, argc);
 }
 
 static void send_getack(void)

@@ -573,6 +573,9 @@ int sort_getkeys(const arg *argv, int argc, int *pos);
  * CMD_NOTOUCH. Command thread only. */
 void key_access_touch(int db, const char *key, size_t klen);
 void key_access_touch_args(client *c); /* c->cmd's key positions */
+/* Starts loading key's slot, for a command that will touch it soon (a
+ * pipeline's, pipeline_prefetch). */
+void key_access_prefetch(int db, const char *key, size_t klen);
 /* Milliseconds since key's last access: exact while the key holds its
  * slot, else a lower bound. */
 int64_t key_access_idle_ms(int db, const char *key, size_t klen);

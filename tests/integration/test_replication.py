@@ -135,6 +135,28 @@ def replicas_equal_the_primary_after_random_writes_of_every_type():
 
 
 @test
+def primary_builds_no_stream_until_its_first_replica_connects():
+    m, r = Server().start(), Server().start()
+    try:
+        mc = m.client()
+        random_writes(mc, random.Random(3), 300)
+        i = info(mc)
+        # As Redis: no backlog until a replica comes; the offset still moves.
+        assert (i["repl_backlog_active"], i["repl_backlog_histlen"]) == (0, 0), i
+        assert i["master_repl_offset"] > 0, i
+        replicate(m, r)
+        random_writes(mc, random.Random(4), 300)
+        wait_for(lambda: caught_up(m, [r]), 20, "catch-up")
+        j = info(mc)
+        assert j["repl_backlog_active"] == 1 and j["repl_backlog_histlen"] > 0, j
+        assert j["master_repl_offset"] > i["master_repl_offset"], j
+        assert_same(m, r)
+    finally:
+        m.cleanup()
+        r.cleanup()
+
+
+@test
 def restarted_replica_resyncs_partially_and_backlog_loss_means_full_sync():
     m, r = Server(repl_backlog_size="512kb").start(), Server().start()
     try:

@@ -694,6 +694,57 @@ TEST(ConcurrentReaderDuringGroupedInserts)
     mem_unref(c.m);
 }
 
+/* mem_prefetch_keys racing the writer's inserts, splits and index growth
+ * (it reads the tree and the index without locks or version checks): it
+ * must never fault, loop or change anything -- the tree checks and every
+ * entry is found afterwards. */
+static void *prefetch_racer(void *arg)
+{
+    struct conc *c = arg;
+    uint64_t r = 0x9E3779B97F4A7C15ull;
+    atomic_store(&c->started, 1);
+    char keys[MEM_PREFETCH_MAX + 4][24];
+    slice ks[MEM_PREFETCH_MAX + 4];
+    while (!atomic_load(&c->done)) {
+        size_t n = 1 + (size_t)(r % (MEM_PREFETCH_MAX + 4)); /* also past the limit */
+        for (size_t j = 0; j < n; j++) {
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            ks[j] = slice_make(keys[j], conc_key(keys[j], (unsigned)(r % (2 * CONC_N))));
+        }
+        if (r % 7 == 0) ks[0] = slice_make("", 0); /* an empty key sorts first */
+        mem_prefetch_keys(c->m, n, ks, n - n / 3, ks + n / 3);
+    }
+    return NULL;
+}
+
+TEST(PrefetchDuringInsertsChangesNothing)
+{
+    struct conc c = {0};
+    c.m = mem_new();
+    pthread_t th;
+    CHECK_EQ_INT(pthread_create(&th, NULL, prefetch_racer, &c), 0);
+    while (!atomic_load(&c.started))
+        sched_yield();
+    char k[24], v[64];
+    for (unsigned i = 1; i <= CONC_N; i++) {
+        slice key = slice_make(k, conc_key(k, i));
+        mem_add(c.m, i, ENG_TYPE_VALUE, key, slice_make(v, conc_val(v, i)));
+        if (i % 64 == 0) mem_prefetch_keys(c.m, 1, &key, 1, &key); /* the writer's own use */
+    }
+    atomic_store(&c.done, 1);
+    pthread_join(th, NULL);
+    CHECK_EQ_INT(mem_check(c.m), 0);
+    CHECK_EQ_INT(mem_entries(c.m), CONC_N);
+    for (unsigned i = 1; i <= CONC_N; i += 97) {
+        int type;
+        uint64_t seq;
+        slice got;
+        CHECK_EQ_INT(mem_get(c.m, slice_make(k, conc_key(k, i)), CONC_N, &type, &seq, &got), 1);
+        CHECK(seq == i && got.size == conc_val(v, i) && !memcmp(got.data, v, got.size));
+    }
+    mem_unref(c.m);
+}
+
 /* Gets racing the writer while keys gain versions and the index grows:
  * key k holds the writes i with i % GETS_K == k, and write i's value names
  * i, so every answer is checkable against what was published before. */
