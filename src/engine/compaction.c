@@ -563,15 +563,16 @@ void *db_compact_thread(void *arg)
             pthread_cond_broadcast(&db->bg_cv);
             continue;
         }
-        if (db->bg_error == ENG_OK && db->compact_retry_at <= env_now_micros() &&
-            (c = pick_auto(db)) != NULL) {
+        uint64_t now = env_now_micros();
+        if (db->bg_error == ENG_OK && db->compact_retry_at <= now && (c = pick_auto(db)) != NULL) {
             eng_status s = run_compaction(db, c);
             compaction_free(c);
             note_result(db, s);
             pthread_cond_broadcast(&db->bg_cv);
             continue;
         }
-        db_wait(&db->compact_cv, &db->mu, db->compact_retry_at); /* work, or the retry (D6) */
+        /* work, or the retry still ahead (D6) */
+        db_wait(&db->compact_cv, &db->mu, db->compact_retry_at > now ? db->compact_retry_at : 0);
     }
     pthread_mutex_unlock(&db->mu);
     return NULL;

@@ -104,11 +104,15 @@ void eng_get_health(eng_db *db, eng_health *h)
 
 void db_wait(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t at_us)
 {
-    uint64_t now = env_now_micros();
-    if (at_us <= now) {
+    if (!at_us) {
         pthread_cond_wait(cv, mu);
         return;
     }
+    /* The deadline may have passed since the caller looked: return, so
+     * the caller's loop retries now instead of sleeping until a signal
+     * that may never come (an eng_flush waiting on this thread). */
+    uint64_t now = env_now_micros();
+    if (at_us <= now) return;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     uint64_t ns = (uint64_t)ts.tv_nsec + (at_us - now) * 1000;

@@ -261,8 +261,9 @@ eng_status db_fault_refuse(const bg_fault *f, const char *why);
 /* Doubles *delay (opts.retry_delay_us .. 20 times that: RETRY_MIN_US ..
  * RETRY_MAX_US by default) and sets *at = now + delay. */
 void db_fault_backoff(const eng_db *db, uint64_t *at, uint64_t *delay);
-/* Waits on cv (with mu held) for a signal, or also until the monotonic
- * time at_us when that is still ahead (a retry delay, D6). */
+/* Waits on cv (with mu held) for a signal; with at_us != 0 (a retry
+ * delay, D6, in monotonic microseconds) at most until at_us, returning at
+ * once when that has passed. Callers loop and re-check their state. */
 void db_wait(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t at_us);
 
 #endif
