@@ -72,6 +72,7 @@ fill() {
   local _
   case "$2" in
   lpop | rpop) bench "$1" lpush $((WARM + $3 + 1000)) ;;
+  zpopmin) bench "$1" zadd $((WARM + $3 + 1000)) ;;
   spop)
     /usr/bin/python3 - "$1" $((WARM + $3)) <<'PYEOF'
 import sys, redis

@@ -42,6 +42,13 @@ static size_t je_stat(const char *name)
     return mc(full, &v, &sz, NULL, 0) == 0 ? v : 0;
 }
 
+void server_set_jemalloc_bg_thread(int on)
+{
+    mallctl_fn mc = mallctl_get();
+    _Bool v = on != 0;
+    if (mc) mc("background_thread", NULL, NULL, &v, sizeof(v));
+}
+
 /* ---- MEMORY ---------------------------------------------------------------- */
 
 static void memory_usage(client *c)

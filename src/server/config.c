@@ -206,6 +206,11 @@ static void get_percentiles(char *buf, size_t cap)
     buf[n] = '\0';
 }
 
+static void apply_jemalloc_bg_thread(void)
+{
+    server_set_jemalloc_bg_thread(cfg.jemalloc_bg_thread);
+}
+
 static void apply_slowlog_len(void)
 {
     slowlog_apply_max_len();
@@ -333,7 +338,8 @@ static const config_row config_table[] = {
     {"slave-read-only", T_BOOL, 0, &cfg.replica_read_only, "yes", 0, 0, NULL, NULL},
     {"replica-ignore-maxmemory", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
     {"slave-ignore-maxmemory", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
-    {"jemalloc-bg-thread", T_BOOL, 0, &(int){0}, "yes", 0, 0, NULL, NULL},
+    {"jemalloc-bg-thread", T_BOOL, 0, &cfg.jemalloc_bg_thread, "yes", 0, 0, NULL,
+     apply_jemalloc_bg_thread},
     {"activedefrag", T_BOOL, 0, &(int){0}, "no", 0, 0, NULL, NULL},
     {"syslog-enabled", T_BOOL, F_IMMUTABLE, &(int){0}, "no", 0, 0, NULL, NULL},
     {"cluster-enabled", T_BOOL, F_IMMUTABLE, &(int){0}, "no", 0, 0, NULL, NULL},

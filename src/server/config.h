@@ -76,6 +76,7 @@ typedef struct server_config {
     long long repl_backlog_size;
     int min_replicas_to_write, min_replicas_max_lag; /* NOREPLICAS */
     int replica_read_only, replica_priority, replica_announce_port;
+    int jemalloc_bg_thread;
     int replica_serve_stale_data;       /* no: MASTERDOWN while the link is down */
     int repl_ping_period, repl_timeout; /* seconds */
     char *masterauth, *masteruser, *replica_announce_ip;
@@ -142,5 +143,10 @@ int config_parse_memory(const char *s, long long *out);
  * of malloc'd strings, freed with config_free_args) or -1 on bad quotes. */
 int config_split_args(const char *line, char ***argv);
 void config_free_args(char **argv, int argc);
+
+/* jemalloc-bg-thread (cmd_introspect.c): jemalloc's background threads,
+ * which return freed pages to the system on its decay timers even while
+ * the server is idle, as Redis's; nothing without jemalloc. Command thread. */
+void server_set_jemalloc_bg_thread(int on);
 
 #endif

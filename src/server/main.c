@@ -264,6 +264,7 @@ int main(int argc, char **argv)
                                                   : "everysec");
     signal(SIGPIPE, SIG_IGN);
     adjust_open_files_limit();
+    server_set_jemalloc_bg_thread(cfg.jemalloc_bg_thread);
     if (server_open_storage() < 0) return 1;
     if (server_init() < 0) {
         server_log(LL_WARNING, "Can't listen on %s:%d", cfg.bind, cfg.port);
