@@ -553,19 +553,25 @@ void ks_zw_abort(ks_zw *z)
  * keeps the memory of one command's changes bounded. */
 #define ZW_DELTA_CHUNK 4096
 
+ks_status ks_zdelta_push(ks_ctx *c, ks_zdelta **v, size_t *n, size_t *cap, ks_fvec *keys,
+                         const char *k, size_t kl, int64_t d)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        ks_zdelta *nv = realloc(*v, nc * sizeof(*nv));
+        if (!nv) return ks_oom(c);
+        *v = nv;
+        *cap = nc;
+    }
+    if (ks_fvec_push_copy(keys, k, kl, NULL, 0) != 0) return ks_oom(c);
+    const ks_field *f = &keys->v[keys->n - 1];
+    (*v)[(*n)++] = (ks_zdelta){f->f, f->fl, d, d};
+    return KS_OK;
+}
+
 ks_status ks_zw_add_delta(ks_zw *z, const char *key, size_t kl, int64_t d)
 {
-    if (z->nd == z->capd) {
-        size_t cap = z->capd ? z->capd * 2 : 16;
-        ks_zdelta *nd = realloc(z->d, cap * sizeof(*nd));
-        if (!nd) return ks_oom(z->c);
-        z->d = nd;
-        z->capd = cap;
-    }
-    if (ks_fvec_push_copy(&z->keys, key, kl, NULL, 0) != 0) return ks_oom(z->c);
-    const ks_field *f = &z->keys.v[z->keys.n - 1];
-    z->d[z->nd++] = (ks_zdelta){f->f, f->fl, d, d};
-    return KS_OK;
+    return ks_zdelta_push(z->c, &z->d, &z->nd, &z->capd, &z->keys, key, kl, d);
 }
 
 static ks_status push_delta(ks_zw *z, double score, const char *m, size_t ml, int d)

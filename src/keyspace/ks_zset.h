@@ -170,6 +170,10 @@ typedef struct ks_zdelta {
     size_t kl;
     int64_t dcount, dchildren;
 } ks_zdelta;
+/* Appends {copy of k, d, d} to (*v)[0..*n) (capacity *cap), the copy in
+ * keys. KS_OK, or ks_oom(c) with nothing appended. */
+ks_status ks_zdelta_push(ks_ctx *c, ks_zdelta **v, size_t *n, size_t *cap, ks_fvec *keys,
+                         const char *k, size_t kl, int64_t d);
 
 /* A sorted set being changed by one command. Packed values are changed in
  * memory and written at ks_zw_close; a value that outgrows the packing

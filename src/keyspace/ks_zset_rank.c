@@ -195,17 +195,7 @@ typedef struct zpend {
 static ks_status pend_push(void *arg, const char *k, size_t kl, int64_t d)
 {
     zpend *p = arg;
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 64;
-        ks_zdelta *nd = realloc(p->d, cap * sizeof(*nd));
-        if (!nd) return ks_oom(p->c);
-        p->d = nd;
-        p->cap = cap;
-    }
-    if (ks_fvec_push_copy(&p->own, k, kl, NULL, 0) != 0) return ks_oom(p->c);
-    const ks_field *f = &p->own.v[p->own.n - 1];
-    p->d[p->n++] = (ks_zdelta){f->f, f->fl, d, d};
-    return KS_OK;
+    return ks_zdelta_push(p->c, &p->d, &p->n, &p->cap, &p->own, k, kl, d);
 }
 
 static void pend_free(zpend *p)

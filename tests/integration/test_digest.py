@@ -5,7 +5,7 @@ several databases) must give the same signature on both servers, after
 restart and after SWAPDB, and an empty dataset forty zeros.
 
 Run with /usr/bin/python3 (python3-redis)."""
-import os, random, sys
+import contextlib, os, random, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import test, main
@@ -60,12 +60,20 @@ def both(s, r, *cmd):
     return x, y
 
 
-@test
-def digest_matches_redis_for_every_type_and_db(srv):
+@contextlib.contextmanager
+def beside_redis(srv):
+    """A strata client and a client of a throwaway redis-server (DEBUG on)."""
     ref = RealRedis("--enable-debug-command", "yes")
     try:
         s = srv.client(decode_responses=True)
-        r = type(s)(port=ref.port, decode_responses=True)
+        yield s, type(s)(port=ref.port, decode_responses=True)
+    finally:
+        ref.close()
+
+
+@test
+def digest_matches_redis_for_every_type_and_db(srv):
+    with beside_redis(srv) as (s, r):
         assert both(s, r, "DEBUG", "DIGEST") == (ZERO, ZERO)
         rnd = random.Random(SEED)
         for db in (0, 3, 15):
@@ -90,16 +98,11 @@ def digest_matches_redis_for_every_type_and_db(srv):
         assert x == y, (x, y)
         both(s, r, "FLUSHALL")
         assert both(s, r, "DEBUG", "DIGEST") == (ZERO, ZERO)
-    finally:
-        ref.close()
 
 
 @test
 def digest_changes_with_order_and_expiry_as_redis(srv):
-    ref = RealRedis("--enable-debug-command", "yes")
-    try:
-        s = srv.client(decode_responses=True)
-        r = type(s)(port=ref.port, decode_responses=True)
+    with beside_redis(srv) as (s, r):
         seen = set()
         steps = [["RPUSH", "l", "a", "b"], ["LPUSH", "l", "c"], ["LSET", "l", "0", "b"],
                  ["EXPIRE", "l", "1000"], ["PERSIST", "l"], ["SET", "l", "x"],
@@ -114,8 +117,6 @@ def digest_changes_with_order_and_expiry_as_redis(srv):
             seen.add(x)
             x, y = both(s, r, "DEBUG", "DIGEST-VALUE", "l", "h", "z", "st")
             assert x == y, (cmd, x, y)
-    finally:
-        ref.close()
 
 
 if __name__ == "__main__":
