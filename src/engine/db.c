@@ -86,7 +86,17 @@ memtable *db_new_memtable(const eng_db *db)
     size_t first = db->opts.write_buffer_size / 8;
     if (first < 4096) first = 4096;
     if (first > (1u << 20)) first = 1u << 20;
-    return mem_new_sized(first);
+    memtable *m = mem_new_sized(first);
+    mem_set_scan_only(m, &db->scan_only);
+    return m;
+}
+
+int eng_hint_scan_only_prefix(eng_db *db, const char *p, size_t n)
+{
+    pthread_mutex_lock(&db->mu);
+    int r = mem_scan_only_add(&db->scan_only, p, n);
+    pthread_mutex_unlock(&db->mu);
+    return r;
 }
 
 void db_filename(char *out, const char *dir, uint64_t number, const char *suffix)

@@ -138,6 +138,8 @@ struct eng_db {
     uint64_t flush_retry_at, compact_retry_at;      /* monotonic us: D6 */
     uint64_t flush_delay, compact_delay;
 
+    mem_scan_only scan_only; /* every memtable's scan-only prefixes; added under mu */
+
     int log_pins;           /* mu: checkpoints copying logs (checkpoint.c, K2) */
     uint64_t *retired_logs; /* mu: logs retired while pinned, deleted at the last unpin */
     int nretired, capretired;

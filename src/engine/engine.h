@@ -222,6 +222,15 @@ eng_status eng_get_batch(eng_db *db, const eng_snapshot *snap, eng_batch *b, con
 void eng_prefetch(eng_db *db, size_t n, const char *const *keys, const size_t *lens,
                   const unsigned char *writes);
 
+/* A hint that keys starting with prefix p[0..n) (at most 16 bytes; at
+ * most 32 prefixes per db) are read only by iterators, never (or rarely)
+ * by eng_get: the memtable then keeps them out of its hash index, so their
+ * writes cost less memory and time; an eng_get of such a key is still
+ * right, by a tree descent instead of a hash probe. Cannot be undone for
+ * the db's life (a prefix no longer written costs nothing). Returns 1 when
+ * taken, 0 when it does not fit (then nothing changes). Any thread. */
+int eng_hint_scan_only_prefix(eng_db *db, const char *p, size_t n);
+
 /* Point lookups of keys[0..n) at one view (snap, or now) through batch b
  * (indexed, may be NULL), as n eng_get_batch calls would answer them, with
  * the results in m (eng_mget_new; reused from call to call). The view is

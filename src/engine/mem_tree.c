@@ -62,10 +62,11 @@
  *   T6. The leaves, in key order, form a list through next, the last one's
  *       next NULL.
  *   T7. root only changes when the old root splits, while it is locked.
- *   T8. An entry is in the leaf its leaf field names or in one after it in
- *       the leaf list: mt_insert records the leaf it lands in, and a split
- *       only ever moves a leaf's upper keys into a new leaf linked right
- *       after it. (Writer-only: readers never load the field.)
+ *   T8. An entry is in the leaf recorded for it at its insert (mt_insert's
+ *       and mt_insert_before's *leaf) or in one after it in the leaf list:
+ *       the insert records the leaf it lands in, and a split only ever
+ *       moves a leaf's upper keys into a new leaf linked right after it.
+ *       (Writer-only: readers never load the hint.)
  */
 #include "mem_tree.h"
 
@@ -499,22 +500,23 @@ static int changed_top(const path *p, int depth)
 
 /* Inserts e at the leaf and the separators the splits produce into the
  * levels above, every changed node locked before any changes. */
-static void insert_path(mem_tree *t, path *p, int depth, mem_ent *e)
+static void insert_path(mem_tree *t, path *p, int depth, mem_ent *e, mt_node **leaf)
 {
     int top = changed_top(p, depth), first = top < 0 ? 0 : top;
     for (int d = first; d <= depth; d++)
         write_lock(p->node[d]);
-    const mem_ent *up = e; /* what goes into the level above: a key ... */
-    mt_node *right = NULL; /* ... and the child to its right (inner levels) */
-    e->leaf = p->node[depth];
+    const mem_ent *up = e;        /* what goes into the level above: a key ... */
+    mt_node *right = NULL;        /* ... and the child to its right (inner levels) */
+    mt_node *in = p->node[depth]; /* T8: where e lands */
     for (int d = depth; d >= first; d--) {
         right = node_put(t, p, d, up, right, &up);
         if (!right) break;
         if (d == depth) { /* T8: the leaf split; e is in the new one from up on */
             tkey tu = tkey_of(up);
-            if (up == e || ent_cmp(e, &tu) > 0) e->leaf = right;
+            if (up == e || ent_cmp(e, &tu) > 0) in = right;
         }
     }
+    if (leaf) *leaf = in;
     if (top < 0) { /* T7: the old root is still locked */
         mt_node *root = node_new(t, 0, p->node[0]->leaf);
         inner_slot *sl = (inner_slot *)(root + 1);
@@ -532,7 +534,7 @@ static void insert_path(mem_tree *t, path *p, int depth, mem_ent *e)
         write_unlock(p->node[d]);
 }
 
-void mt_insert(mem_tree *t, mem_ent *e)
+void mt_insert(mem_tree *t, mem_ent *e, mt_node **leaf)
 {
     tkey k = tkey_of(e);
     path p;
@@ -554,15 +556,16 @@ void mt_insert(mem_tree *t, mem_ent *e)
         prefetch_node(n, kid_leaf);
     }
     p.pos[d] = search(n, &k, 0, !lo || !hi);
-    insert_path(t, &p, d, e);
+    insert_path(t, &p, d, e, leaf);
 }
 
 /* How many leaves mt_insert_before follows from a stale hint (T8). */
 #define HINT_HOPS 2
 
-int mt_insert_before(mem_tree *t, mem_ent *e, const mem_ent *next)
+int mt_insert_before(mem_tree *t, mem_ent *e, mt_node **leaf, const mem_ent *next,
+                     mt_node *next_leaf)
 {
-    mt_node *n = next->leaf;
+    mt_node *n = next_leaf;
     for (int hop = 0; n && hop <= HINT_HOPS; hop++, n = atomic_load_explicit(&n->link, RLX)) {
         unsigned cnt = atomic_load_explicit(&n->count, RLX), i;
         const leaf_slot *sl = slot_at(n, sizeof(leaf_slot), 0);
@@ -582,7 +585,7 @@ int mt_insert_before(mem_tree *t, mem_ent *e, const mem_ent *next)
         write_lock(n);
         node_insert(n, i, e, NULL);
         write_unlock(n);
-        e->leaf = n;
+        *leaf = n;
         return 1;
     }
     return 0;

@@ -19,12 +19,13 @@
 #include "coding.h"
 
 /* One memtable entry: ikey (user key | trailer, dbformat.h) then value.
- * Immutable once inserted. */
+ * Immutable once inserted. The leaf an insert put it in (T8), which only
+ * the memtable's point-indexed entries need, is kept by the caller (in the
+ * word before such an entry), not here. */
 typedef struct mem_ent {
     uint32_t klen; /* ikey length: user key + 8 */
     uint32_t vlen;
-    struct mt_node *leaf; /* writer-only: where mt_insert put it (T8) */
-    char data[];          /* klen bytes of ikey, then vlen bytes of value */
+    char data[]; /* klen bytes of ikey, then vlen bytes of value */
 } mem_ent;
 
 static inline slice ment_ukey(const mem_ent *e)
@@ -52,18 +53,21 @@ typedef struct mem_tree {
 /* An empty tree whose nodes come from a (the memtable's arena). */
 void mt_init(mem_tree *t, arena *a);
 
-/* Inserts e (and records its leaf in e->leaf). REQUIRES: the caller is the
- * only writer (T1); no entry with e's ikey is in the tree; e stays valid and
+/* Inserts e; when leaf is not NULL, records there the leaf e went into
+ * (a hint for mt_insert_before, T8). REQUIRES: the caller is the only
+ * writer (T1); no entry with e's ikey is in the tree; e stays valid and
  * unchanged while the tree is. */
-void mt_insert(mem_tree *t, mem_ent *e);
+void mt_insert(mem_tree *t, mem_ent *e, struct mt_node **leaf);
 
 /* Inserts e right before next, an entry already in the tree that follows e
  * in K1 order with nothing between them (the previous newest version of
- * e's user key), without a descent from the root: next->leaf (T8) finds the
- * leaf. Returns 1 when done; 0 (nothing changed) when that takes more than
- * an in-place insert into a leaf with room -- the caller then calls
+ * e's user key), without a descent from the root: next_leaf, the leaf
+ * recorded when next was inserted (T8), finds the leaf. Returns 1 when done
+ * (and records e's leaf in *leaf); 0 (nothing changed) when that takes more
+ * than an in-place insert into a leaf with room -- the caller then calls
  * mt_insert. REQUIRES: as mt_insert; e and next have the same user key. */
-int mt_insert_before(mem_tree *t, mem_ent *e, const mem_ent *next);
+int mt_insert_before(mem_tree *t, mem_ent *e, struct mt_node **leaf, const mem_ent *next,
+                     struct mt_node *next_leaf);
 
 /* The most keys one mt_prefetch call follows. */
 #define MT_PREFETCH_MAX 32

@@ -2,9 +2,14 @@
  * memtable.c -- the memtable (memtable.h): entries in an arena, ordered by a
  * B+tree (mem_tree.c), with a hash index for point lookups.
  *
- * Layout: each entry is one arena allocation, a mem_ent (mem_tree.h):
+ * Layout: each entry is one arena allocation, a mem_ent (mem_tree.h),
+ * preceded by the leaf hint (T8 of mem_tree.c) only when it goes into the
+ * point index:
  *
- *   ikey length (u32) | value length (u32) | ikey | value
+ *   [leaf hint (pointer)] | ikey length (u32) | value length (u32) | ikey | value
+ *
+ * The hint finds where a new version of the key goes (mt_insert_before);
+ * entries that never get a slot (range deletions, scan-only keys) need none.
  *
  * Entries are never modified or freed before the whole memtable is. The
  * tree orders them (Invariant K1); it holds only pointers.
@@ -28,12 +33,23 @@
  *       after that version is in the tree. So a reader that finds an entry
  *       through the index sees it complete, and an iterator or older-
  *       snapshot read started after that sees it in the tree.
+ *       Scan-only keys (M8) are the exception: they need no slot, and a slot
+ *       a scan-only key got before its prefix was registered may be stale.
  *   M6. The table is at most half full. It grows by filling a table twice
  *       the size and publishing it with a release store; older tables stay
  *       in the arena (readers may still be probing them) until the memtable
  *       is reset or freed, and are never written again.
+ *   M8. A key with a prefix in m->scan_only (memtable.h) goes into the tree
+ *       only, and mem_get always finds it by a tree descent, never through
+ *       the index. Prefixes are only added, so a key that was scan-only when
+ *       a version of it was inserted is scan-only at every later read; a
+ *       reader whose sequence covers a write also sees every prefix added
+ *       before that write (the write's publication orders them), so it
+ *       never trusts a slot that misses a newer scan-only version.
+ *   M9. Every entry in the index (M5) was allocated with a leaf hint before
+ *       it (T8); other entries have none.
  * (M2-M4 and M7 described the skiplist this replaced; the tree's own
- * invariants are T1-T7.)
+ * invariants are T1-T8.)
  */
 #include "memtable.h"
 
@@ -71,8 +87,9 @@ struct memtable {
     _Atomic int refs;
     _Atomic uint64_t entries;
     _Atomic uint64_t range_dels;
-    _Atomic(htable *) index; /* M5, M6 */
-    size_t index_used;       /* filled slots of index: writer-only */
+    _Atomic(htable *) index;        /* M5, M6 */
+    size_t index_used;              /* filled slots of index: writer-only */
+    const mem_scan_only *scan_only; /* M8; NULL: none */
 };
 
 static inline int ent_ukey_eq(const mem_ent *x, slice key)
@@ -83,6 +100,73 @@ static inline int ent_ukey_eq(const mem_ent *x, slice key)
 static inline uint64_t key_hash(slice key)
 {
     return XXH3_64bits(key.data, key.size);
+}
+
+/* ---- Scan-only prefixes (M8) ---------------------------------------------- */
+
+void mem_scan_only_init(mem_scan_only *s)
+{
+    memset(s, 0, sizeof(*s));
+}
+
+/* The first 16 bytes of key as two words, zero past its end. */
+static inline void load16(slice key, uint64_t w[2])
+{
+    if (key.size >= 16) {
+        memcpy(w, key.data, 16);
+        return;
+    }
+    char b[16] = {0};
+    memcpy(b, key.data, key.size);
+    memcpy(w, b, 16);
+}
+
+/* Called for every write and point read: a key whose first byte starts no
+ * prefix (every keyspace key, usually) costs two loads. */
+static inline int scan_only(const mem_scan_only *s, slice key)
+{
+    if (!s || !key.size) return 0;
+    unsigned char c = (unsigned char)key.data[0];
+    /* The bit is set after the prefix is published: seeing it (acquire)
+     * means seeing the prefix; not yet seeing it is as if it came later. */
+    uint64_t bits =
+        atomic_load_explicit(&((mem_scan_only *)s)->first[c >> 6], memory_order_acquire);
+    if (!(bits >> (c & 63) & 1)) return 0;
+    uint32_t n = atomic_load_explicit(&((mem_scan_only *)s)->n, memory_order_relaxed);
+    uint64_t w[2];
+    load16(key, w);
+    for (uint32_t i = 0; i < n; i++)
+        if (key.size >= s->p[i].len && (w[0] & s->p[i].mask[0]) == s->p[i].w[0] &&
+            (w[1] & s->p[i].mask[1]) == s->p[i].w[1])
+            return 1;
+    return 0;
+}
+
+int mem_scan_only_match(const mem_scan_only *s, slice key)
+{
+    return scan_only(s, key);
+}
+
+int mem_scan_only_add(mem_scan_only *s, const char *p, size_t n)
+{
+    if (n && scan_only(s, slice_make(p, n))) return 1;
+    uint32_t i = atomic_load_explicit(&s->n, memory_order_relaxed);
+    if (n == 0 || n > MEM_SCAN_ONLY_LEN || i == MEM_SCAN_ONLY_MAX) return 0;
+    char m[16] = {0};
+    memset(m, 0xff, n);
+    load16(slice_make(p, n), s->p[i].w);
+    memcpy(s->p[i].mask, m, 16);
+    s->p[i].len = n;
+    unsigned char c = (unsigned char)p[0];
+    /* Published before its first-byte bit, which readers test first. */
+    atomic_store_explicit(&s->n, i + 1, memory_order_release);
+    atomic_fetch_or_explicit(&s->first[c >> 6], UINT64_C(1) << (c & 63), memory_order_release);
+    return 1;
+}
+
+void mem_set_scan_only(memtable *m, const mem_scan_only *s)
+{
+    m->scan_only = s;
 }
 
 /* ---- Point index (M5, M6) ------------------------------------------------ */
@@ -187,6 +271,7 @@ memtable *mem_new_sized(size_t first_block)
     if (first_block == 0 || first_block > BLOCK_SIZE) first_block = BLOCK_SIZE;
     arena_init(&m->arena, first_block, BLOCK_SIZE);
     atomic_init(&m->refs, 1);
+    m->scan_only = NULL;
     init_empty(m);
     return m;
 }
@@ -222,11 +307,20 @@ void mem_reset(memtable *m)
 
 /* ---- Writes ---------------------------------------------------------------- */
 
-/* An entry holding (key, trailer) -> value, not yet in the tree. */
-static mem_ent *new_entry(memtable *m, slice key, uint64_t trailer, slice value)
+/* The leaf hint before x. REQUIRES: x was allocated with one (M9). */
+static inline struct mt_node **ent_hint(const mem_ent *x)
+{
+    return (struct mt_node **)x - 1;
+}
+
+/* An entry holding (key, trailer) -> value, not yet in the tree; with a
+ * leaf hint before it when hinted (M9). */
+static mem_ent *new_entry(memtable *m, slice key, uint64_t trailer, slice value, int hinted)
 {
     uint32_t klen = (uint32_t)key.size + 8, vlen = (uint32_t)value.size;
-    mem_ent *x = arena_alloc(&m->arena, sizeof(mem_ent) + klen + vlen);
+    size_t pre = hinted ? sizeof(struct mt_node *) : 0;
+    mem_ent *x =
+        (mem_ent *)((char *)arena_alloc(&m->arena, pre + sizeof(mem_ent) + klen + vlen) + pre);
     if ((uintptr_t)x & ~PTR_MASK) {
         fprintf(stderr,
                 "strata: memtable entry above 2^48 (%p): index tags need 48-bit addresses\n",
@@ -243,21 +337,23 @@ static mem_ent *new_entry(memtable *m, slice key, uint64_t trailer, slice value)
 
 void mem_add(memtable *m, uint64_t seq, int type, slice key, slice value)
 {
-    mem_ent *x = new_entry(m, key, ikey_pack_trailer(seq, type), value);
-    if (type == ENG_TYPE_RANGE_DELETION) {
-        mt_insert(&m->tree, x); /* M1: complete before published */
+    uint64_t trailer = ikey_pack_trailer(seq, type);
+    int rd = type == ENG_TYPE_RANGE_DELETION;
+    if (rd || scan_only(m->scan_only, key)) {                            /* M8: the tree only */
+        mt_insert(&m->tree, new_entry(m, key, trailer, value, 0), NULL); /* M1 */
         atomic_fetch_add_explicit(&m->entries, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&m->range_dels, 1, memory_order_relaxed);
+        if (rd) atomic_fetch_add_explicit(&m->range_dels, 1, memory_order_relaxed);
         return;
     }
+    mem_ent *x = new_entry(m, key, trailer, value, 1);
     uint64_t h = key_hash(key);
     hslot *s = index_slot(m, key, h);
     uintptr_t cur = atomic_load_explicit(s, memory_order_relaxed);
     /* A new version of a key this memtable has goes right before its
      * newest one: found through that entry's leaf, not from the root. */
     if (!cur || ment_trailer(x) < ment_trailer(slot_ent(cur)) ||
-        !mt_insert_before(&m->tree, x, slot_ent(cur)))
-        mt_insert(&m->tree, x); /* M1: complete before published */
+        !mt_insert_before(&m->tree, x, ent_hint(x), slot_ent(cur), *ent_hint(slot_ent(cur))))
+        mt_insert(&m->tree, x, ent_hint(x)); /* M1: complete before published */
     atomic_fetch_add_explicit(&m->entries, 1, memory_order_relaxed);
     index_put(m, s, cur, h, x); /* M5: after the tree */
 }
@@ -313,23 +409,31 @@ int mem_get(memtable *m, slice key, uint64_t seq, int *type, uint64_t *found_seq
     return mem_get_hashed(m, key, key_hash(key), seq, type, found_seq, value);
 }
 
-int mem_get_hashed(memtable *m, slice key, uint64_t hash, uint64_t seq, int *type,
-                   uint64_t *found_seq, slice *value)
+/* key's newest point entry with sequence <= seq, by a tree descent. */
+static int tree_get(memtable *m, slice key, uint64_t seq, int *type, uint64_t *found_seq,
+                    slice *value)
 {
-    if (seq > ENG_MAX_SEQUENCE) seq = ENG_MAX_SEQUENCE;
-    const mem_ent *x = index_find(m, key, hash);
-    if (!x) return 0; /* M5: key has no point entry here */
-    if ((ment_trailer(x) >> 8) <= seq) return get_result(x, type, found_seq, value);
-
-    /* A snapshot older than the newest version: descend to its version. */
     mt_cursor c;
     mt_cursor_init(&c, &m->tree);
-    for (x = mt_seek(&c, key.data, key.size, ikey_pack_trailer(seq, ENG_TYPE_SEEK));
+    for (const mem_ent *x = mt_seek(&c, key.data, key.size, ikey_pack_trailer(seq, ENG_TYPE_SEEK));
          x && ent_ukey_eq(x, key); x = mt_next(&c)) {
         if ((int)(ment_trailer(x) & 0xff) != ENG_TYPE_RANGE_DELETION) /* point entries only */
             return get_result(x, type, found_seq, value);
     }
     return 0;
+}
+
+int mem_get_hashed(memtable *m, slice key, uint64_t hash, uint64_t seq, int *type,
+                   uint64_t *found_seq, slice *value)
+{
+    if (seq > ENG_MAX_SEQUENCE) seq = ENG_MAX_SEQUENCE;
+    /* M8: not in the index; the tree has it */
+    if (scan_only(m->scan_only, key)) return tree_get(m, key, seq, type, found_seq, value);
+    const mem_ent *x = index_find(m, key, hash);
+    if (!x) return 0; /* M5: key has no point entry here */
+    if ((ment_trailer(x) >> 8) <= seq) return get_result(x, type, found_seq, value);
+    /* A snapshot older than the newest version: descend to its version. */
+    return tree_get(m, key, seq, type, found_seq, value);
 }
 
 size_t mem_usage(const memtable *m)
@@ -360,6 +464,8 @@ static int check_index(memtable *m)
         if (!s) continue;
         used++;
         if (!slot_tag_eq(s, key_hash(ment_ukey(slot_ent(s))))) return 5;
+        if (scan_only(m->scan_only, ment_ukey(slot_ent(s))))
+            keys++; /* M8: a slot from before its prefix was added; never read */
     }
     if (used != m->index_used) return 5;
     if (used * 2 > t->mask + 1) return 6;
@@ -374,6 +480,7 @@ static int check_index(memtable *m)
             continue;
         }
         last_point = x;
+        if (scan_only(m->scan_only, k)) continue; /* M8 */
         keys++;
         if (index_find(m, k, key_hash(k)) != x) return 5;
     }

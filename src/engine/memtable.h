@@ -22,6 +22,40 @@ memtable *mem_new(void); /* refcount 1 */
 void mem_ref(memtable *m);
 void mem_unref(memtable *m); /* frees at 0; NULL is a no-op */
 
+/* Key prefixes of keys that no point lookup is expected to want (a
+ * secondary index's entries, only ever reached by iterators): the memtable
+ * keeps such keys out of its hash index, so they cost neither its memory
+ * nor its insert, and mem_get finds them by a tree descent instead
+ * (memtable.c, M8). Prefixes are only ever added (append-only), so a key
+ * that is scan-only once stays so. Shared by every memtable of a db. */
+#define MEM_SCAN_ONLY_MAX 32
+#define MEM_SCAN_ONLY_LEN 16
+typedef struct mem_scan_only {
+    _Atomic uint32_t n;        /* prefixes published (release) */
+    _Atomic uint64_t first[4]; /* bit b: some prefix starts with byte b */
+    struct {
+        uint64_t w[2], mask[2]; /* the prefix's bytes as loaded words, zero past len */
+        size_t len;
+    } p[MEM_SCAN_ONLY_MAX];
+} mem_scan_only;
+
+/* Empties s. */
+void mem_scan_only_init(mem_scan_only *s);
+
+/* Adds prefix p[0..n) to s (a prefix already there, or one covered by a
+ * shorter one there, is not added again). Returns 1 when s holds it
+ * afterwards; 0 when it does not fit (n is 0 or over MEM_SCAN_ONLY_LEN, or
+ * s is full): such keys just stay in the hash index. Any thread; REQUIRES:
+ * the caller serializes calls on s (readers need no lock). */
+int mem_scan_only_add(mem_scan_only *s, const char *p, size_t n);
+
+/* Does key start with a prefix of s? s may be NULL (no prefixes). */
+int mem_scan_only_match(const mem_scan_only *s, slice key);
+
+/* Makes m consult s (which must outlive m) for scan-only keys. REQUIRES:
+ * nothing has been added to m yet. */
+void mem_set_scan_only(memtable *m, const mem_scan_only *s);
+
 /* As mem_new(), but the arena's first block is first_block bytes (doubling up
  * to 1 MiB after that): for small, short-lived memtables such as an indexed
  * batch's, where a 1 MiB block per batch would dominate the cost. */
@@ -62,7 +96,8 @@ void mem_add_many(memtable *m, const mem_entry *e, size_t n);
  * *found_seq and *value (pointing into the arena: valid while the caller
  * holds a reference); returns 0 if the memtable has no such entry.
  * Cost: one hash probe when the key is absent or its newest version is
- * visible at seq; a tree descent only for an older snapshot. */
+ * visible at seq; a tree descent for an older snapshot, and for a
+ * scan-only key (mem_set_scan_only). */
 int mem_get(memtable *m, slice key, uint64_t seq, int *type, uint64_t *found_seq, slice *value);
 
 /* mem_get with the key's hash given (mem_key_hash), for callers that hash

@@ -98,6 +98,14 @@ void idx_catalog_add(idx_def *d)
     }
     idx_g.defs[idx_g.ndefs++] = d;
     idx_g.dbs_with_index[d->db]++;
+    /* Only iterators reach a non-UNIQUE index's entries (a UNIQUE entry is
+     * read by key for its holder): the engine's memtable can keep them out
+     * of its hash index. */
+    if (idx_g.eng && !d->unique && !d->ft) {
+        char p[IDX_ENTRY_PREFIX_LEN] = {IDX_NS_BYTE, IDX_TAG_ENTRY};
+        idx_put_u32(p + 2, d->id);
+        eng_hint_scan_only_prefix(idx_g.eng, p, sizeof(p));
+    }
 }
 
 void idx_catalog_remove(idx_def *d)

@@ -199,14 +199,32 @@ static void check_full_scan(memtable *mt, const model *m, int upto)
     iter_free(it);
 }
 
+/* Scan-only prefixes (memtable.h, M8) for a run: the long-key shape from
+ * the start, the hot key's from step `late` on -- so that key has versions
+ * in the hash index from before and versions only in the tree after. */
+static void scan_only_start(memtable *mt, mem_scan_only *so)
+{
+    mem_scan_only_init(so);
+    CHECK_EQ_INT(mem_scan_only_add(so, "h\0long", 6), 1);
+    mem_set_scan_only(mt, so);
+}
+
+static void scan_only_late(mem_scan_only *so)
+{
+    CHECK_EQ_INT(mem_scan_only_add(so, "c\0", 2), 1);
+}
+
 TEST(EveryKeyShapeMatchesOrderedModel)
 {
-    for (uint64_t seed = 1; seed <= 4; seed++) {
+    for (uint64_t seed = 1; seed <= 6; seed++) {
         model m;
         int n = 40000;
         model_build(&m, n, seed * 0x9E3779B97F4A7C15ull);
         memtable *mt = mem_new_sized(seed == 2 ? 4096 : 0);
+        mem_scan_only so;
+        if (seed >= 5) scan_only_start(mt, &so);
         for (int s = 1; s <= n; s++) {
+            if (seed >= 5 && s == n / 2) scan_only_late(&so);
             add_step(mt, &m, (uint32_t)s);
             if (s % 9973 == 0) {
                 CHECK_EQ_INT(mem_check(mt), 0);
@@ -374,12 +392,14 @@ static void *scanner(void *arg)
     return NULL;
 }
 
-TEST(ConcurrentReadersMatchOrderedModel)
+static void run_concurrent(int scan_only)
 {
     model m;
     model_build(&m, CONC_STEPS, 0x1234567ull);
     shared sh = {.m = &m};
     sh.mt = mem_new();
+    mem_scan_only so;
+    if (scan_only) scan_only_start(sh.mt, &so);
     pthread_t th[3];
     CHECK_EQ_INT(pthread_create(&th[0], NULL, reader, &sh), 0);
     CHECK_EQ_INT(pthread_create(&th[1], NULL, reader, &sh), 0);
@@ -387,6 +407,7 @@ TEST(ConcurrentReadersMatchOrderedModel)
     while (atomic_load(&sh.ready) < 3)
         sched_yield();
     for (int s = 1; s <= CONC_STEPS && !sh.fail[0]; s++) {
+        if (scan_only && s == CONC_STEPS / 2) scan_only_late(&so);
         add_step(sh.mt, &m, (uint32_t)s);
         atomic_store(&sh.published, s);
         if (s % 256 == 0) sched_yield(); /* let the readers overlap the writer on one core too */
@@ -399,6 +420,17 @@ TEST(ConcurrentReadersMatchOrderedModel)
     check_full_scan(sh.mt, &m, CONC_STEPS);
     mem_unref(sh.mt);
     model_free(&m);
+}
+
+TEST(ConcurrentReadersMatchOrderedModel)
+{
+    run_concurrent(0);
+}
+
+/* As above with scan-only prefixes, one added while the readers run. */
+TEST(ConcurrentReadersMatchOrderedModelWithScanOnlyKeys)
+{
+    run_concurrent(1);
 }
 
 int main(int argc, char **argv)

@@ -814,6 +814,30 @@ TEST(ConcurrentGetsDuringVersionsAndIndexGrowth)
     mem_unref(c.m);
 }
 
+/* Scan-only keys (memtable.h, M8) get no hash index slot and no leaf
+ * hint: the same entries cost at least 24 bytes less each. */
+TEST(ScanOnlyKeysCostLessMemory)
+{
+    enum { N = 50000 };
+    mem_scan_only so;
+    mem_scan_only_init(&so);
+    CHECK_EQ_INT(mem_scan_only_add(&so, "xE", 2), 1);
+    memtable *m[2] = {mem_new(), mem_new()};
+    mem_set_scan_only(m[1], &so);
+    for (int t = 0; t < 2; t++)
+        for (unsigned i = 0; i < N; i++) {
+            char k[40];
+            int kl = snprintf(k, sizeof(k), "xE%08u:field:%u", (unsigned)(rnd() % 100000000), i);
+            mem_add(m[t], i + 1, ENG_TYPE_VALUE, slice_make(k, (size_t)kl), slice_make("v", 1));
+        }
+    CHECK_EQ_INT(mem_check(m[0]), 0);
+    CHECK_EQ_INT(mem_check(m[1]), 0);
+    CHECK_MSG(mem_usage(m[1]) + (size_t)N * 24 <= mem_usage(m[0]), "usage %zu vs %zu",
+              mem_usage(m[1]), mem_usage(m[0]));
+    mem_unref(m[0]);
+    mem_unref(m[1]);
+}
+
 int main(int argc, char **argv)
 {
     return test_main(argc, argv);
