@@ -401,11 +401,11 @@ void ks_strbuf_free(ks_strbuf *b);
 struct ks_write;
 struct ks_strc;
 typedef struct ks_str {
-    ks_strbuf v;          /* whole: the value's bytes */
-    int exists;           /* the key held a string (or has been written since) */
-    struct ks_write *w;   /* private: the keyspace write opened for it */
-    struct ks_strc *big;  /* private: ranged over chunks */
-    int ranged;           /* opened with ks_str_open_ranged */
+    ks_strbuf v;         /* whole: the value's bytes */
+    int exists;          /* the key held a string (or has been written since) */
+    struct ks_write *w;  /* private: the keyspace write opened for it */
+    struct ks_strc *big; /* private: ranged over chunks */
+    int ranged;          /* opened with ks_str_open_ranged */
 } ks_str;
 /* KS_OK with s->exists = 0 and s->v empty when the key is absent (an
  * expired key is deleted first, as every write path does); KS_ERR_WRONGTYPE

@@ -38,7 +38,7 @@ typedef struct strc_chunk {
 
 struct ks_strc {
     uint64_t version, len;
-    int fresh; /* a new version: none of its chunks exists yet */
+    int fresh;      /* a new version: none of its chunks exists yet */
     strc_chunk *ch; /* sorted by c */
     size_t n, cap;
 };
@@ -386,8 +386,8 @@ ks_status ks_str_write(ks_str *s)
     if (s->big) {
         st = strc_write(s);
     } else { /* changed in place, as Redis's SETBIT / PFADD do: OBJECT ENCODING raw */
-        ks_value nv = {KS_STRING, 0, 1, m->type == KS_STRING ? m->expire : 0, s->v.p, s->v.n,
-                       NULL, 0};
+        ks_value nv = {KS_STRING, 0,      1,    m->type == KS_STRING ? m->expire : 0,
+                       s->v.p,    s->v.n, NULL, 0};
         st = ks_write_put(s->w, &nv);
     }
     if (st == KS_OK) s->exists = 1;

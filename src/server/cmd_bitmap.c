@@ -88,8 +88,8 @@ void cmd_getbit(client *c)
     if (bit_offset_arg(c, &c->argv[2], 0, 0, &off) < 0) return;
     unsigned char b;
     uint64_t len;
-    ks_status st = ks_get_part(client_ks(c), c->argv[1].ptr, c->argv[1].len, off >> 3, (char *)&b,
-                               1, &len);
+    ks_status st =
+        ks_get_part(client_ks(c), c->argv[1].ptr, c->argv[1].len, off >> 3, (char *)&b, 1, &len);
     if (st == KS_OK || st == KS_NOTFOUND)
         add_reply_long_long(c, ks_bit_get(&b, 1, off & 7));
     else
