@@ -638,6 +638,10 @@ ks_status ks_zsetop(ks_ctx *c, int op, const ks_field *keys, const double *weigh
 ks_status ks_zscan(ks_ctx *c, const char *key, size_t klen, uint64_t cursor, const char *pat,
                    size_t plen, uint64_t count, ks_zmembers_fn fn, void *arg, int *listpack,
                    uint64_t *next);
+/* Checks KS-S1 for the string at key (ENCODING.md): 0 when it holds (or
+ * the key is absent or packed), else -1 with *why set to a static
+ * description. A debugging aid: walks every chunk. */
+int ks_str_check(ks_ctx *c, const char *key, size_t klen, const char **why);
 /* Checks the big-zset invariants KS-Z1..KS-Z3 of key (ENCODING.md): 0 when
  * they hold (or the key is absent or packed), else -1 with *why set to a
  * static description. A debugging aid: walks every entry. */

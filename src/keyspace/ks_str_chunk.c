@@ -136,6 +136,37 @@ ks_status ks_get_part(ks_ctx *c, const char *key, size_t klen, uint64_t off, cha
     return st;
 }
 
+int ks_str_check(ks_ctx *c, const char *key, size_t klen, const char **why)
+{
+    ks_meta m;
+    *why = NULL;
+    ks_status st = ks_key_read(c, NULL, c->db, key, klen, KS_STRING, &m);
+    if (st == KS_NOTFOUND || (st == KS_OK && !m.big)) {
+        if (st == KS_OK) ks_meta_free(&m);
+        return 0;
+    }
+    if (st != KS_OK) {
+        *why = "the record does not read as a string";
+        return -1;
+    }
+    ks_miter mi;
+    ks_miter_open(&mi, c, NULL, c->db, m.version);
+    for (ks_miter_first(&mi); ks_miter_valid(&mi) && !*why; ks_miter_next(&mi)) {
+        size_t sn, vn;
+        const char *sfx = ks_miter_suffix(&mi, &sn), *v = ks_miter_value(&mi, &vn);
+        if (sn != 8)
+            *why = "a member that is not a chunk";
+        else if (!chunk_ok(ks_get_be64(sfx), vn, m.count))
+            *why = "a chunk past the end or of a bad length";
+        else if (v[vn - 1] == 0)
+            *why = "a chunk ending in a zero byte";
+    }
+    if (ks_miter_close(&mi, c) != KS_OK && !*why) *why = "the chunks do not read";
+    if (!m.enc && !*why) *why = "a chunked string without ENC (raw)";
+    ks_meta_free(&m);
+    return *why ? -1 : 0;
+}
+
 /* ---- The chunks a ranged write holds --------------------------------------- */
 
 /* *out: the chunk ci of s, loaded (or added as zeros) when not held yet. */
