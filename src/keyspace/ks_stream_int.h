@@ -141,6 +141,11 @@ ks_status xs_trim(ks_ctx *c, xs_stream *s, const ks_xtrim_args *t, uint64_t *del
  * as Redis frees an emptied listpack. */
 ks_status xs_node_drop(ks_ctx *c, xs_stream *s, uint64_t node, uint64_t n);
 
+/* Listpack sizes (Redis's encoding rules): an integer element with its
+ * back-length; the hash of a node's master fields (f/fl of fv[0..n)). */
+uint64_t xs_lp_int_size(int64_t v);
+uint64_t xs_fields_hash(const ks_field *fv, size_t n);
+
 /* ---- Groups and consumers (ks_stream_group.c) ----------------------- */
 
 /* 'G' name -> gid last:id entries_read pel_count consumers next_cid
