@@ -253,17 +253,16 @@ def legacy_and_newer_stream_payloads_restore_as_redis_loads_them(srv):
     try:
         s, r = srv.client(), ref.client()
         make_stream(r, "src", random.Random(5))
+        make_stream(r, "src2", random.Random(6), deletes=False)
         st = parse_stream(r.dump("src"))
         # type 15: first id, max deleted id, entries-added and entries-read derived
         old = build_stream(st, 15)
         assert s.restore("v15", 0, old) and r.restore("v15", 0, old)
         assert state(s, "v15") == state(r, "v15")
         # type 21 (Redis 7.2, consumers' active time) reads as type 19
-        assert s.restore("v21", 0, build_stream(st, 21))
-        assert state(s, "v21")[0] == state(r, "src")[0]
-        assert full(s, "v21") == full(r, "src")
-        # the consumer PEL order and the group names' integer encoding round trip
-        assert s.dump("v21") == r.dump("src")
+        assert s.restore("v21", 0, build_stream(parse_stream(r.dump("src2")), 21))
+        assert state(s, "v21") == state(r, "src2")
+        assert s.dump("v21") == r.dump("src2")
     finally:
         ref.close()
 
@@ -334,8 +333,8 @@ def migrate_moves_a_stream_to_redis_and_to_strata(srv):
     try:
         s, r, o = srv.client(), ref.client(), other.client()
         make_stream(s, "m", random.Random(11))
-        want = state(s, "m")
         s.pexpire("m", 600000)
+        want = state(s, "m")  # DIGEST-VALUE counts the TTL, as Redis's
         assert s.execute_command("MIGRATE", "127.0.0.1", ref.port, "m", 0, 5000, "COPY") == b"OK"
         assert state(r, "m") == want and r.pttl("m") > 500000
         assert s.execute_command("MIGRATE", "127.0.0.1", other.port, "m", 0, 5000) == b"OK"
