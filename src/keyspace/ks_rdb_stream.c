@@ -57,10 +57,10 @@ static void lp_int(ks_rdb_out *o, int64_t v)
         uint64_t u = v < 0 ? (uint64_t)((1 << 13) + v) : (uint64_t)v;
         b[0] = (unsigned char)((u >> 8) | 0xC0), b[1] = (unsigned char)u, n = 2;
     } else {
-        int k = v >= -32768 && v <= 32767             ? 2
-                : v >= -8388608 && v <= 8388607       ? 3
+        int k = v >= -32768 && v <= 32767          ? 2
+                : v >= -8388608 && v <= 8388607    ? 3
                 : v >= INT32_MIN && v <= INT32_MAX ? 4
-                                                      : 8;
+                                                   : 8;
         b[0] = k == 2 ? 0xF1 : k == 3 ? 0xF2 : k == 4 ? 0xF3 : 0xF4;
         for (int i = 0; i < k; i++)
             b[1 + i] = (unsigned char)((uint64_t)v >> (8 * i));
@@ -279,7 +279,8 @@ static ks_status dump_group(ks_ctx *c, const char *key, size_t klen, const ks_xg
     int miss;
     ks_status st = ks_xpending_range(c, key, klen, g->name, g->nl, NULL, 0, &lo, &hi, UINT64_MAX, 0,
                                      got_pel, &pel, &n, &miss);
-    if (st == KS_OK) st = ks_xconsumers(c, key, klen, g->name, g->nl, got_consumer, &cons, &n, &miss);
+    if (st == KS_OK)
+        st = ks_xconsumers(c, key, klen, g->name, g->nl, got_consumer, &cons, &n, &miss);
     if (st == KS_OK && (pel.oom || cons.oom)) st = ks_oom(c);
     if (st != KS_OK) goto out;
     ks_rdb_put_string(o, g->name, g->nl);
@@ -332,8 +333,8 @@ ks_status ks_rdb_stream_dump(ks_ctx *c, const char *key, size_t klen, ks_rdb_out
     ks_rdb_put_byte(o, KS_RDB_STREAM_LISTPACKS_2);
     ks_rdb_put_len(o, d.nnodes);
     ks_rdb_put(o, d.nodes.p, d.nodes.n);
-    const uint64_t hdr[] = {info.length,        info.last_id.ms,     info.last_id.seq,
-                            info.first_id.ms,   info.first_id.seq,   info.max_deleted.ms,
+    const uint64_t hdr[] = {info.length,          info.last_id.ms,    info.last_id.seq,
+                            info.first_id.ms,     info.first_id.seq,  info.max_deleted.ms,
                             info.max_deleted.seq, info.entries_added, groups.n};
     for (size_t i = 0; i < sizeof(hdr) / sizeof(hdr[0]); i++)
         ks_rdb_put_len(o, hdr[i]);

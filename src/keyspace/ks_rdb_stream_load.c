@@ -124,9 +124,9 @@ static int lp_next_int(lpwalk *w, long long *v)
 }
 
 typedef struct walk_state {
-    int any;       /* an entry (live or deleted) was seen */
-    ks_xid prev;   /* the last one */
-    ks_xid first;  /* the first live one */
+    int any;      /* an entry (live or deleted) was seen */
+    ks_xid prev;  /* the last one */
+    ks_xid first; /* the first live one */
     int any_live;
 } walk_state;
 
@@ -141,8 +141,7 @@ static int node_entry(ks_rdb_xstream *x, lpwalk *w, const ks_xload_node *nd, siz
     int same = (flags & KS_RDB_XFLAG_SAMEFIELDS) != 0;
     if (!same && (lp_next_int(w, &nf) < 0 || nf < 1 || (size_t)nf > w->e.n)) return -1;
     ks_xid id = {nd->master.ms + (uint64_t)msd, nd->master.seq + (uint64_t)seqd};
-    if (ks_xid_cmp(&id, &nd->master) < 0 || (ws->any && ks_xid_cmp(&id, &ws->prev) <= 0))
-        return -1;
+    if (ks_xid_cmp(&id, &nd->master) < 0 || (ws->any && ks_xid_cmp(&id, &ws->prev) <= 0)) return -1;
     ws->any = 1;
     ws->prev = id;
     /* the pairs: field value ... (values only with the master's fields) */
@@ -182,9 +181,8 @@ static int get_node(ks_rdb_in *r, ks_rdb_xstream *x, walk_state *ws)
     id_from16((unsigned char *)key, &nd.master);
     if (ws->any && ks_xid_cmp(&nd.master, &ws->prev) <= 0) goto out;
     long long count, deleted, nmf, zero;
-    if (lp_next_int(&w, &count) < 0 || lp_next_int(&w, &deleted) < 0 ||
-        lp_next_int(&w, &nmf) < 0 || count < 0 || deleted < 0 || nmf < 1 ||
-        (size_t)nmf > w.e.n)
+    if (lp_next_int(&w, &count) < 0 || lp_next_int(&w, &deleted) < 0 || lp_next_int(&w, &nmf) < 0 ||
+        count < 0 || deleted < 0 || nmf < 1 || (size_t)nmf > w.e.n)
         goto out;
     size_t mf = x->el.n;
     for (long long j = 0; j < nmf; j++) {
@@ -258,7 +256,8 @@ static int get_consumers(ks_rdb_in *r, ks_rdb_xstream *x, int rtype, size_t pel0
         for (uint64_t j = 0; j < m; j++) {
             ks_xload_pel key;
             if (get_id16(r, &key.id) < 0) return -1;
-            ks_xload_pel *p = npel ? bsearch(&key, x->pels + pel0, npel, sizeof(key), pel_cmp) : NULL;
+            ks_xload_pel *p =
+                npel ? bsearch(&key, x->pels + pel0, npel, sizeof(key), pel_cmp) : NULL;
             if (!p || p->consumer != SIZE_MAX) return -1;
             p->consumer = (size_t)i;
         }

@@ -478,7 +478,8 @@ static uint64_t node_append(ks_ctx *c, xs_stream *s, const ks_xid *id, const ks_
     } else {
         same = h->tail_nfields == n && h->tail_fhash == fh;
     }
-    uint64_t b = xs_lp_int_size(same ? 2 : 0) + xs_lp_int_size((int64_t)(id->ms - h->tail_first.ms)) +
+    uint64_t b = xs_lp_int_size(same ? 2 : 0) +
+                 xs_lp_int_size((int64_t)(id->ms - h->tail_first.ms)) +
                  xs_lp_int_size((int64_t)(id->seq - h->tail_first.seq));
     if (!same) b += xs_lp_int_size((int64_t)n);
     for (size_t i = 0; i < n; i++) {

@@ -66,8 +66,7 @@ static ks_status node_firsts(ks_ctx *c, xs_stream *s, node_first **out, size_t *
     }
     ks_status cst = ks_miter_close(&mi, c);
     if (st == KS_OK) st = cst;
-    if (st == KS_OK && s->h.tail_total)
-        v[(*n)++] = (node_first){s->h.tail_node, s->h.tail_first};
+    if (st == KS_OK && s->h.tail_total) v[(*n)++] = (node_first){s->h.tail_node, s->h.tail_first};
     if (st != KS_OK) {
         free(v);
         *n = 0;
@@ -167,8 +166,8 @@ static void put_node(ks_ctx *c, xs_stream *s, const ks_xload_node *nd, uint64_t 
     h->tail_last = nd->last;
     h->tail_live = nd->live;
     h->tail_total = nd->live + nd->deleted;
-    h->tail_bytes = nd->lp_bytes - xs_lp_int_size((int64_t)nd->live) -
-                    xs_lp_int_size((int64_t)nd->deleted);
+    h->tail_bytes =
+        nd->lp_bytes - xs_lp_int_size((int64_t)nd->live) - xs_lp_int_size((int64_t)nd->deleted);
     h->tail_fhash = xs_fields_hash(nd->mf, nd->nmf);
     h->tail_nfields = nd->nmf;
     if (tail) return;
@@ -193,7 +192,7 @@ static ks_status put_group(ks_ctx *c, xs_stream *s, const ks_xload_group *lg)
     g.gid = s->h.next_gid++;
     g.last = lg->last;
     g.entries_read = lg->entries_read == KS_XLOAD_DERIVE_READ ? xs_estimate_distance(s, &g.last)
-                                                               : lg->entries_read;
+                                                              : lg->entries_read;
     g.next_cid = 1;
     s->h.groups++;
     xs_ccache cc = {0};

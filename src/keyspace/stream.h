@@ -226,8 +226,8 @@ ks_status ks_xentries_by_node(ks_ctx *c, const char *key, size_t klen, ks_xnode_
 /* A stream to write whole (RESTORE), as Redis's RDB describes it; every
  * pointer is borrowed for the call. */
 typedef struct ks_xload_node {
-    ks_xid master;     /* the node's key */
-    ks_xid last;       /* the last id its listpack holds, deleted ones included */
+    ks_xid master;      /* the node's key */
+    ks_xid last;        /* the last id its listpack holds, deleted ones included */
     const ks_field *mf; /* master fields (f/fl) */
     size_t nmf;
     uint64_t lp_bytes;      /* the listpack's size */
