@@ -399,7 +399,7 @@ uint64_t xs_fields_hash(const ks_field *fv, size_t n)
 
 /* Closes the tail node: its record keeps its ids and live count, and the
  * listpack state (total, bytes, master fields) for xs_tail_reopen. */
-static void tail_close(ks_ctx *c, xs_stream *s)
+void xs_tail_close(ks_ctx *c, xs_stream *s)
 {
     xs_hdr *h = &s->h;
     if (!h->tail_total) return;
@@ -459,7 +459,7 @@ static uint64_t node_append(ks_ctx *c, xs_stream *s, const ks_xid *id, const ks_
         int full = tail_lp_bytes(h) + totelelen >= maxb ||
                    (lim->stream_node_max_entries &&
                     h->tail_total >= (uint64_t)lim->stream_node_max_entries);
-        if (full) tail_close(c, s);
+        if (full) xs_tail_close(c, s);
     }
     uint64_t fh = xs_fields_hash(fv, n);
     int same = 0;

@@ -170,17 +170,7 @@ static void put_node(ks_ctx *c, xs_stream *s, const ks_xload_node *nd, uint64_t 
         nd->lp_bytes - xs_lp_int_size((int64_t)nd->live) - xs_lp_int_size((int64_t)nd->deleted);
     h->tail_fhash = xs_fields_hash(nd->mf, nd->nmf);
     h->tail_nfields = nd->nmf;
-    if (tail) return;
-    char k[9], v[XS_NODE_REC_LEN];
-    xs_put_id_le(v, &h->tail_first);
-    xs_put_id_le(v + 16, &h->tail_last);
-    ks_put_le64(v + 32, h->tail_live);
-    ks_put_le64(v + 40, h->tail_total);
-    ks_put_le64(v + 48, h->tail_bytes);
-    ks_put_le64(v + 56, h->tail_fhash);
-    ks_put_le64(v + 64, h->tail_nfields);
-    ks_member_put(c, c->db, xs_version(s), k, xs_node_key(k, node), v, sizeof(v));
-    h->tail_total = 0;
+    if (!tail) xs_tail_close(c, s);
 }
 
 static ks_status put_group(ks_ctx *c, xs_stream *s, const ks_xload_group *lg)

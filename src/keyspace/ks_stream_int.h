@@ -124,6 +124,9 @@ ks_status xs_seek_entry(ks_ctx *c, xs_stream *s, const ks_xid *from, int rev, ks
 /* XRANGE over an opened stream (ks_xrange's semantics). */
 ks_status xs_range_opened(ks_ctx *c, xs_stream *s, const ks_xid *start, const ks_xid *end,
                           uint64_t count, int rev, ks_xentry_fn fn, void *arg, uint64_t *n);
+/* Closes the tail node (tail_total > 0; else nothing): its record gets
+ * its ids, live count and listpack state, and the header no tail. */
+void xs_tail_close(ks_ctx *c, xs_stream *s);
 /* The tail node has just been emptied and dropped (s->h.tail_total 0):
  * the newest closed node, if any, becomes the tail again, as Redis appends
  * to the last listpack of its radix tree whatever it is. Its record is
