@@ -11,9 +11,8 @@
 # stime from /proc/<pid>/stat, all threads), its resident memory after the
 # step and at its peak (VmRSS, VmHWM), the bytes it made the kernel write
 # to storage (/proc/<pid>/io write_bytes) and the size of its data
-# directory. Not part of make test: on strata every SETBIT on the bitmap
-# reads and rewrites all 512 MB, so a run takes minutes and writes tens of
-# GB through the log (deleted as it goes; the directory stays near 1 GB).
+# directory. Not part of make test (redis-server needs 512 MB; strata keeps
+# the bitmap in 1 KiB chunks, so its SETBITs each write one chunk).
 #
 # Environment: BINDIR (where strata-server is; default src), STRATA_SERVER.
 set -u

@@ -338,6 +338,11 @@ ks_status ks_key_info(ks_ctx *c, const char *key, size_t klen, uint64_t samples,
 
 /* ---- Strings (ks_string.c) ---------------------------------------------- */
 ks_status ks_get(ks_ctx *c, const char *key, size_t klen, ks_val *out);
+/* Bytes [off, off + n) of the string at key into buf, zeros past its end,
+ * and *len its length: GETBIT reads one chunk of a chunked string, not the
+ * value. KS_NOTFOUND (buf zeroed, *len 0), KS_ERR_WRONGTYPE ... */
+ks_status ks_get_part(ks_ctx *c, const char *key, size_t klen, uint64_t off, char *buf, size_t n,
+                      uint64_t *len);
 
 typedef struct ks_set_opts {
     int nx, xx, keepttl;
@@ -381,25 +386,45 @@ int ks_strbuf_reserve(ks_strbuf *b, size_t cap);
 int ks_strbuf_resize(ks_strbuf *b, size_t n);
 void ks_strbuf_free(ks_strbuf *b);
 
-/* A string opened for a read-modify-write (SETBIT, BITFIELD, PFADD,
- * PFMERGE, PFCOUNT's cached count): one engine read at ks_str_open, one
- * put at ks_str_write. The caller edits and resizes s->v freely in
- * between (it is a private copy) and ends with ks_str_close, also after
- * an error. */
+/* A string opened for a read-modify-write (SETBIT, BITFIELD, SETRANGE,
+ * PFADD, PFMERGE, PFCOUNT's cached count): one engine read at ks_str_open,
+ * one write at ks_str_write, ending with ks_str_close, also after an error.
+ *
+ * Whole (ks_str_open): s->v is a private copy of the value, which the
+ * caller edits and resizes freely in between.
+ *
+ * Ranged (ks_str_open_ranged): the caller reads and changes bytes with
+ * ks_str_read / ks_str_update only, and the value is loaded a chunk at a
+ * time as they ask: on a chunked string (ENCODING.md, "Strings") a
+ * command costs the chunks it touches, not the value's length. s->v is
+ * then unused (s->big set); ks_str_len is the length either way. */
 struct ks_write;
+struct ks_strc;
 typedef struct ks_str {
-    ks_strbuf v;        /* the value's bytes */
-    int exists;         /* the key held a string (or has been written since) */
-    struct ks_write *w; /* private: the keyspace write opened for it */
+    ks_strbuf v;         /* whole: the value's bytes */
+    int exists;          /* the key held a string (or has been written since) */
+    struct ks_write *w;  /* private: the keyspace write opened for it */
+    struct ks_strc *big; /* private: ranged over chunks */
+    int ranged;          /* opened with ks_str_open_ranged */
 } ks_str;
 /* KS_OK with s->exists = 0 and s->v empty when the key is absent (an
  * expired key is deleted first, as every write path does); KS_ERR_WRONGTYPE
  * when it holds another type; KS_ERR_ENGINE, or KS_ERR_MSG on
  * out-of-memory. */
 ks_status ks_str_open(ks_ctx *c, const char *key, size_t klen, ks_str *s);
-/* Stores s->v as the opened key's string (OBJECT ENCODING raw, as Redis's
- * values changed in place), keeping its TTL; creates the key when it did
- * not exist. REQUIRES: at most once per open. */
+/* As ks_str_open, ranged: nothing of a chunked value is read yet. */
+ks_status ks_str_open_ranged(ks_ctx *c, const char *key, size_t klen, ks_str *s);
+/* The string's current length. */
+uint64_t ks_str_len(const ks_str *s);
+/* Bytes [off, off + n) into buf, zeros past the end (ranged or whole). */
+ks_status ks_str_read(ks_str *s, uint64_t off, void *buf, size_t n);
+/* Writes buf[0..n) at off, growing the string (zero-filled) to off + n
+ * when shorter. REQUIRES: s ranged, off + n <= KS_MAX_STRING. */
+ks_status ks_str_update(ks_str *s, uint64_t off, const void *buf, size_t n);
+/* Stores the string (OBJECT ENCODING raw, as Redis's values changed in
+ * place), keeping its TTL; creates the key when it did not exist. Longer
+ * than 4096 bytes it is stored chunked and only changed chunks are
+ * written. REQUIRES: at most once per open. */
 ks_status ks_str_write(ks_str *s);
 void ks_str_close(ks_str *s);
 /* Sets ctx->err to "ERR out of memory" and returns KS_ERR_MSG: for callers
@@ -613,6 +638,10 @@ ks_status ks_zsetop(ks_ctx *c, int op, const ks_field *keys, const double *weigh
 ks_status ks_zscan(ks_ctx *c, const char *key, size_t klen, uint64_t cursor, const char *pat,
                    size_t plen, uint64_t count, ks_zmembers_fn fn, void *arg, int *listpack,
                    uint64_t *next);
+/* Checks KS-S1 for the string at key (ENCODING.md): 0 when it holds (or
+ * the key is absent or packed), else -1 with *why set to a static
+ * description. A debugging aid: walks every chunk. */
+int ks_str_check(ks_ctx *c, const char *key, size_t klen, const char **why);
 /* Checks the big-zset invariants KS-Z1..KS-Z3 of key (ENCODING.md): 0 when
  * they hold (or the key is absent or packed), else -1 with *why set to a
  * static description. A debugging aid: walks every entry. */

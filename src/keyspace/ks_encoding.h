@@ -71,6 +71,19 @@ typedef struct ks_cursor {
     size_t plen;
 } ks_cursor;
 
+/* SPOP's drawn members not popped yet (ks_set_ops.c, ENCODING.md "Random
+ * members"): the members of big set (db, version) that one draw read, kept
+ * while the set's record is exactly as the last pop from them left it. */
+#define KS_SPOP_KEEP_MAX 64
+#define KS_SPOP_KEEP_BYTES 4096
+typedef struct ks_spop_keep {
+    uint64_t version, count, removed; /* the record they belong to */
+    int db;
+    unsigned n; /* members kept, 0: none */
+    uint32_t off[KS_SPOP_KEEP_MAX], len[KS_SPOP_KEEP_MAX];
+    char buf[KS_SPOP_KEEP_BYTES];
+} ks_spop_keep;
+
 struct keyspace {
     eng_db *db;
     ks_hash_hook_fn hook;
@@ -119,6 +132,11 @@ struct keyspace {
      * was learnt at. */
     double random_fmax[KS_DATABASES];
     uint64_t random_fmax_n[KS_DATABASES];
+    ks_spop_keep spop;
+    /* The big zset without rank blocks whose rank read walked far (KS-Z5):
+     * its next view or write builds them. Version 0: none. */
+    int zrank_want_db;
+    uint64_t zrank_want_version;
 };
 
 /* ---- Byte helpers ------------------------------------------------------ */

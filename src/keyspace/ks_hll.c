@@ -130,6 +130,34 @@ int ks_hll_add(ks_strbuf *b, const char *ele, size_t n, size_t sparse_max)
     return ks_hll_raise(b, reg, count, sparse_max);
 }
 
+/* The register of a dense HLL inside the string: its first byte, and 1
+ * or 2 bytes (the last register fits in its first byte). */
+static uint64_t dense_at(int i, unsigned *fb, size_t *n)
+{
+    unsigned bit = (unsigned)i * 6;
+    *fb = bit & 7;
+    *n = *fb > 2 ? 2 : 1;
+    return KS_HLL_HDR + (bit >> 3);
+}
+
+ks_status ks_hll_dense_add_at(ks_str *s, const char *ele, size_t n, int *grew)
+{
+    int reg, count = hll_pattern(ele, n, &reg);
+    unsigned fb;
+    size_t bn;
+    uint64_t at = dense_at(reg, &fb, &bn);
+    unsigned char w[2] = {0, 0};
+    *grew = 0;
+    ks_status st = ks_str_read(s, at, w, bn);
+    if (st != KS_OK) return st;
+    unsigned v = (w[0] >> fb | (unsigned)w[1] << (8 - fb)) & 63, c = (unsigned)count;
+    if (v >= c) return KS_OK;
+    w[0] = (unsigned char)((w[0] & ~(63u << fb)) | (c << fb));
+    w[1] = (unsigned char)((w[1] & ~(63u >> (8 - fb))) | (c >> (8 - fb)));
+    *grew = 1;
+    return ks_str_update(s, at, w, bn);
+}
+
 int ks_hll_raise(ks_strbuf *b, int index, int count, size_t sparse_max)
 {
     unsigned char *p = (unsigned char *)b->p;

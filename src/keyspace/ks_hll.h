@@ -52,6 +52,11 @@ int ks_hll_init(ks_strbuf *b);
  * dense when a register needs more than 32 or the string would grow past
  * sparse_max bytes. Does not touch the cached count. */
 int ks_hll_add(ks_strbuf *b, const char *ele, size_t n, size_t sparse_max);
+/* PFADD of one element to the dense HLL s (opened ranged, valid, dense):
+ * reads and changes only the bytes of its register, so a chunked HLL
+ * costs one chunk (ks_str_open_ranged). *grew = 1 when the register grew.
+ * Does not touch the cached count. KS_OK or ks_str_read/update's errors. */
+ks_status ks_hll_dense_add_at(ks_str *s, const char *ele, size_t n, int *grew);
 /* Raises register index to count (PFMERGE's writes): 1 when it grew. */
 int ks_hll_raise(ks_strbuf *b, int index, int count, size_t sparse_max);
 /* Sparse to dense in place (the header is kept): 1 when converted, 0 when

@@ -23,6 +23,7 @@
 
 #include "keyspace/ks_encoding.h"
 #include "keyspace/ks_rdb.h"
+#include "keyspace/ks_rdb_stream.h"
 #include "keyspace/ks_type.h"
 
 /* Sorted sets come with the zsets branch; until then their part is left out. */
@@ -59,6 +60,7 @@ static const char BAD_FORMAT[] = "ERR Bad data format";
 typedef struct decoded {
     int type; /* ks_type */
     ks_fvec fv;
+    ks_rdb_xstream *xs; /* a stream (ks_rdb_stream_load.c) */
 } decoded;
 
 static int push_elem(void *arg, const char *s, size_t n)
@@ -239,6 +241,11 @@ static int decode(ks_rdb_in *r, decoded *d)
         return get_pack(r, d, rt == RDB_ZSET_ZIPLIST ? ks_rdb_ziplist : ks_rdb_listpack) < 0
                    ? -1
                    : pair_up(d, 1);
+    case KS_RDB_STREAM_LISTPACKS:
+    case KS_RDB_STREAM_LISTPACKS_2:
+    case KS_RDB_STREAM_LISTPACKS_3:
+        d->type = KS_STREAM;
+        return ks_rdb_stream_decode(r, rt, &d->xs);
     default:
         return -1;
     }
@@ -345,6 +352,18 @@ static ks_status restore_hash(ks_ctx *c, const char *key, size_t klen, const dec
     return st == KS_OK && added != d->fv.n ? ks_err_msg(c, BAD_FORMAT) : st;
 }
 
+static ks_status dump_stream(ks_ctx *c, const char *key, size_t klen, dumper *d)
+{
+    return ks_rdb_stream_dump(c, key, klen, &d->out);
+}
+
+static ks_status restore_stream(ks_ctx *c, const char *key, size_t klen, const decoded *d,
+                                int64_t expire)
+{
+    (void)expire;
+    return ks_rdb_stream_restore(c, key, klen, d->xs);
+}
+
 #if KS_RDB_ZSETS
 static void put_zmembers(void *arg, const ks_zmember *z, size_t n)
 {
@@ -394,6 +413,7 @@ typedef struct rdb_part {
 static const rdb_part parts[KS_TYPE_MAX] = {
     [KS_STRING] = {dump_string, restore_string}, [KS_LIST] = {dump_list, restore_list},
     [KS_SET] = {dump_set, restore_set},          [KS_HASH] = {dump_hash, restore_hash},
+    [KS_STREAM] = {dump_stream, restore_stream},
 #if KS_RDB_ZSETS
     [KS_ZSET] = {dump_zset, restore_zset},
 #endif
@@ -430,7 +450,7 @@ ks_status ks_restore(ks_ctx *c, const char *key, size_t klen, const char *payloa
     if (ks_rdb_open((const unsigned char *)payload, n, &r) < 0)
         return ks_err_msg(c, "ERR DUMP payload version or checksum are wrong");
     r.end += 10; /* Redis reads the object from the whole payload, footer included */
-    decoded d = {KS_NONE, {0}};
+    decoded d = {KS_NONE, {0}, NULL};
     ks_fvec_init(&d.fv);
     ks_status st = KS_OK;
     if (decode(&r, &d) < 0 || d.type <= KS_NONE || !parts[d.type].restore) {
@@ -447,5 +467,6 @@ ks_status ks_restore(ks_ctx *c, const char *key, size_t klen, const char *payloa
     }
 cleanup:
     ks_fvec_free(&d.fv);
+    ks_rdb_stream_free(d.xs);
     return st;
 }

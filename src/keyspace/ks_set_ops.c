@@ -10,7 +10,9 @@
  * the members' hashes ('d' db be64(version) be64(hash) member) and then
  * takes 0..KS_SET_DRAW_WINDOW-1 more steps, wrapping at the end: each
  * member's chance is then the average of 16 hash gaps, within about 25% of
- * 1/n (ENCODING.md says why).
+ * 1/n (ENCODING.md says why). SPOP without a count keeps the other
+ * members its draw read (the window, or the whole small set) in memory
+ * for the set's next pops (spop_big_one).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +119,118 @@ static ks_status draw_distinct(drawer *d, uint64_t count, ks_fvec *out)
     return st;
 }
 
+/* ---- SPOP of one member from a big set ------------------------------------------ */
+
+/* Reads the KS_SET_DRAW_WINDOW members from a random point on (wrapping)
+ * into got (copies): one seek and the steps of a window draw. */
+static ks_status window_read(drawer *d, ks_fvec *got)
+{
+    char at[8];
+    ks_put_be64(at, ks_rand(d->c->ks));
+    ks_miter_seek(&d->mi, at, 8);
+    for (int i = 0; i < KS_SET_DRAW_WINDOW; i++) {
+        if (i) ks_miter_next(&d->mi);
+        if (!ks_miter_valid(&d->mi)) {
+            ks_miter_first(&d->mi);
+            if (!ks_miter_valid(&d->mi)) return ks_corrupt(d->c, "set");
+        }
+        size_t sn;
+        const char *s = ks_miter_suffix(&d->mi, &sn);
+        if (sn < 8) return ks_corrupt(d->c, "set");
+        if (ks_fvec_push_copy(got, s + 8, sn - 8, NULL, 0) != 0) return ks_oom(d->c);
+    }
+    return KS_OK;
+}
+
+/* Keeps f[0..n) but f[skip] for the pops to come, as many as fit; with
+ * whole (f is the whole set) all of them or none. */
+static void keep_fill(ks_spop_keep *k, const ks_field *f, size_t n, size_t skip, int whole)
+{
+    size_t used = 0;
+    k->n = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == skip) continue;
+        if (k->n == KS_SPOP_KEEP_MAX || f[i].fl > KS_SPOP_KEEP_BYTES - used) {
+            if (whole) k->n = 0;
+            if (whole) return;
+            continue;
+        }
+        memcpy(k->buf + used, f[i].f, f[i].fl);
+        k->off[k->n] = (uint32_t)used;
+        k->len[k->n++] = (uint32_t)f[i].fl;
+        used += f[i].fl;
+    }
+}
+
+/* Moves a random kept member that is still in the set into out: *took 1,
+ * else 0 (none kept, or one that is gone: then none are trusted). */
+static ks_status keep_take(ks_ctx *c, ks_sview *v, ks_fvec *out, int *took)
+{
+    ks_spop_keep *k = &c->ks->spop;
+    *took = 0;
+    if (!k->n) return KS_OK;
+    unsigned i = (unsigned)(ks_rand(c->ks) % k->n);
+    if (ks_fvec_push_copy(out, k->buf + k->off[i], k->len[i], NULL, 0) != 0) return ks_oom(c);
+    k->n--;
+    k->off[i] = k->off[k->n];
+    k->len[i] = k->len[k->n];
+    int r = ks_sview_has(c, v, out->v[0].f, out->v[0].fl);
+    if (r < 0) return KS_ERR_ENGINE;
+    if (r) return *took = 1, KS_OK;
+    k->n = 0;
+    out->n = 0;
+    return KS_OK;
+}
+
+/* SPOP key (no count) on big set v of w, more than one member: the member
+ * goes to out. A draw reads several members (the whole set when it is
+ * sampled exactly, else a window); one is popped, the others are kept in
+ * c->ks->spop and popped by the next SPOPs of the set, at random among
+ * them, while its record stays as the last of those pops left it (same
+ * version, count and removed: nothing else was added or removed), each
+ * checked with a get before it is popped. */
+static ks_status spop_big_one(ks_write *w, ks_sview *v, ks_fvec *out)
+{
+    ks_ctx *c = w->c;
+    ks_spop_keep *k = &c->ks->spop;
+    uint64_t version = w->m.version, count = w->m.count, removed = ks_get_le64(w->m.ext);
+    int took = 0;
+    ks_status st = KS_OK;
+    if (k->n && k->db == w->db && k->version == version && k->count == count &&
+        k->removed == removed)
+        st = keep_take(c, v, out, &took);
+    if (st == KS_OK && !took) {
+        drawer d;
+        ks_fvec got;
+        ks_fvec_init(&got);
+        st = drawer_open(c, v, &d);
+        if (st == KS_OK && !d.exact) st = window_read(&d, &got);
+        ks_fvec *from = d.exact ? &d.all : &got;
+        if (st == KS_OK && !from->n) st = ks_corrupt(c, "set");
+        if (st == KS_OK) {
+            size_t i = (size_t)(ks_rand(c->ks) % from->n);
+            if (ks_fvec_push_copy(out, from->v[i].f, from->v[i].fl, NULL, 0) != 0)
+                st = ks_oom(c);
+            else
+                keep_fill(k, from->v, from->n, i, d.exact);
+        }
+        ks_status cst = drawer_close(&d);
+        if (st == KS_OK) st = cst;
+        ks_fvec_free(&got);
+    }
+    uint64_t gone;
+    if (st == KS_OK) st = ks_set_remove(w, out->v, 1, 1, &gone);
+    if (st != KS_OK) {
+        k->n = 0;
+        return st;
+    }
+    k->db = w->db;
+    k->version = version;
+    k->count = count - 1;
+    k->removed = removed + 1;
+    return KS_OK;
+}
+
 /* ---- SPOP --------------------------------------------------------------------- */
 
 #define SPOP_MOVE_STRATEGY_MUL 5 /* Redis's: rebuild when few survive */
@@ -143,6 +257,8 @@ ks_status ks_spop(ks_ctx *c, const char *key, size_t klen, uint64_t count, ks_fi
     if (count >= size) { /* the whole set */
         st = ks_sview_all(c, &v, &out);
         if (st == KS_OK) st = ks_write_del(&w);
+    } else if (count == 1 && v.m.big) {
+        st = spop_big_one(&w, &v, &out);
     } else if ((size - count) * SPOP_MOVE_STRATEGY_MUL > count) {
         /* Few popped: draw them, then remove them. */
         st = drawer_open(c, &v, &d);

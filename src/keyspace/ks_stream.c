@@ -359,7 +359,7 @@ static uint64_t lp_backlen(uint64_t l)
     return l <= 127 ? 1 : l < 16383 ? 2 : l < 2097151 ? 3 : l < 268435455 ? 4 : 5;
 }
 
-static uint64_t lp_int_size(int64_t v)
+uint64_t xs_lp_int_size(int64_t v)
 {
     uint64_t l = v >= 0 && v <= 127                        ? 1
                  : v >= -4096 && v <= 4095                 ? 2
@@ -373,7 +373,7 @@ static uint64_t lp_int_size(int64_t v)
 static uint64_t lp_str_size(const char *p, size_t n)
 {
     long long v;
-    if (n && n <= 20 && ks_string2ll(p, n, &v)) return lp_int_size(v);
+    if (n && n <= 20 && ks_string2ll(p, n, &v)) return xs_lp_int_size(v);
     uint64_t l = n < 64 ? 1 + n : n < 4096 ? 2 + n : 5 + n;
     return l + lp_backlen(l);
 }
@@ -381,11 +381,11 @@ static uint64_t lp_str_size(const char *p, size_t n)
 /* Bytes of the tail listpack as Redis has it. */
 static uint64_t tail_lp_bytes(const xs_hdr *h)
 {
-    return h->tail_bytes + lp_int_size((int64_t)h->tail_live) +
-           lp_int_size((int64_t)(h->tail_total - h->tail_live));
+    return h->tail_bytes + xs_lp_int_size((int64_t)h->tail_live) +
+           xs_lp_int_size((int64_t)(h->tail_total - h->tail_live));
 }
 
-static uint64_t fields_hash(const ks_field *fv, size_t n)
+uint64_t xs_fields_hash(const ks_field *fv, size_t n)
 {
     uint64_t x = 1469598103934665603ull;
     for (size_t i = 0; i < n; i++) {
@@ -399,7 +399,7 @@ static uint64_t fields_hash(const ks_field *fv, size_t n)
 
 /* Closes the tail node: its record keeps its ids and live count, and the
  * listpack state (total, bytes, master fields) for xs_tail_reopen. */
-static void tail_close(ks_ctx *c, xs_stream *s)
+void xs_tail_close(ks_ctx *c, xs_stream *s)
 {
     xs_hdr *h = &s->h;
     if (!h->tail_total) return;
@@ -459,9 +459,9 @@ static uint64_t node_append(ks_ctx *c, xs_stream *s, const ks_xid *id, const ks_
         int full = tail_lp_bytes(h) + totelelen >= maxb ||
                    (lim->stream_node_max_entries &&
                     h->tail_total >= (uint64_t)lim->stream_node_max_entries);
-        if (full) tail_close(c, s);
+        if (full) xs_tail_close(c, s);
     }
-    uint64_t fh = fields_hash(fv, n);
+    uint64_t fh = xs_fields_hash(fv, n);
     int same = 0;
     if (!h->tail_total) {
         h->tail_node = ++h->last_node;
@@ -471,21 +471,22 @@ static uint64_t node_append(ks_ctx *c, xs_stream *s, const ks_xid *id, const ks_
         h->tail_nfields = n;
         h->nodes++;
         if (!h->first_node) h->first_node = h->tail_node;
-        h->tail_bytes = 7 + lp_int_size((int64_t)n) + lp_int_size(0);
+        h->tail_bytes = 7 + xs_lp_int_size((int64_t)n) + xs_lp_int_size(0);
         for (size_t i = 0; i < n; i++)
             h->tail_bytes += lp_str_size(fv[i].f, fv[i].fl);
         same = 1;
     } else {
         same = h->tail_nfields == n && h->tail_fhash == fh;
     }
-    uint64_t b = lp_int_size(same ? 2 : 0) + lp_int_size((int64_t)(id->ms - h->tail_first.ms)) +
-                 lp_int_size((int64_t)(id->seq - h->tail_first.seq));
-    if (!same) b += lp_int_size((int64_t)n);
+    uint64_t b = xs_lp_int_size(same ? 2 : 0) +
+                 xs_lp_int_size((int64_t)(id->ms - h->tail_first.ms)) +
+                 xs_lp_int_size((int64_t)(id->seq - h->tail_first.seq));
+    if (!same) b += xs_lp_int_size((int64_t)n);
     for (size_t i = 0; i < n; i++) {
         if (!same) b += lp_str_size(fv[i].f, fv[i].fl);
         b += lp_str_size(fv[i].v, fv[i].vl);
     }
-    b += lp_int_size((int64_t)(n + 3 + (same ? 0 : n + 1)));
+    b += xs_lp_int_size((int64_t)(n + 3 + (same ? 0 : n + 1)));
     h->tail_bytes += b;
     h->tail_total++;
     h->tail_live++;

@@ -124,6 +124,9 @@ ks_status xs_seek_entry(ks_ctx *c, xs_stream *s, const ks_xid *from, int rev, ks
 /* XRANGE over an opened stream (ks_xrange's semantics). */
 ks_status xs_range_opened(ks_ctx *c, xs_stream *s, const ks_xid *start, const ks_xid *end,
                           uint64_t count, int rev, ks_xentry_fn fn, void *arg, uint64_t *n);
+/* Closes the tail node (tail_total > 0; else nothing): its record gets
+ * its ids, live count and listpack state, and the header no tail. */
+void xs_tail_close(ks_ctx *c, xs_stream *s);
 /* The tail node has just been emptied and dropped (s->h.tail_total 0):
  * the newest closed node, if any, becomes the tail again, as Redis appends
  * to the last listpack of its radix tree whatever it is. Its record is
@@ -140,6 +143,11 @@ ks_status xs_trim(ks_ctx *c, xs_stream *s, const ks_xtrim_args *t, uint64_t *del
  * node): its live count drops by n, and a node left with none is removed,
  * as Redis frees an emptied listpack. */
 ks_status xs_node_drop(ks_ctx *c, xs_stream *s, uint64_t node, uint64_t n);
+
+/* Listpack sizes (Redis's encoding rules): an integer element with its
+ * back-length; the hash of a node's master fields (f/fl of fv[0..n)). */
+uint64_t xs_lp_int_size(int64_t v);
+uint64_t xs_fields_hash(const ks_field *fv, size_t n);
 
 /* ---- Groups and consumers (ks_stream_group.c) ----------------------- */
 

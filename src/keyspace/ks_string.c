@@ -1,13 +1,14 @@
 /*
- * ks_string.c -- strings: GET/SET and friends, counters, APPEND, SETRANGE,
- * and the whole-string read-modify-write (ks_str_open / ks_str_write) that
- * the bitmap and HyperLogLog commands use.
+ * ks_string.c -- strings: GET/SET and friends, counters, APPEND, SETRANGE
+ * (its write goes through ks_str_open_ranged, ks_str_chunk.c).
  *
  * On-disk format (ENCODING.md, "Strings"): the metadata value of a string
  * is flags(1) = 0x01 [| 0x20 raw] [| 0x80] [expire le64] then the raw
  * bytes, so a GET is one engine get and a SET one get (old type, TTL,
  * counters) plus one put. Integers are stored as their decimal text, as
- * Redis replies them. Also the string row of the type table.
+ * Redis replies them. A string the in-place writers made long is chunked
+ * instead (ks_str_chunk.c), and read here assembled. Also the string row
+ * of the type table.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -17,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "keyspace/ks_type.h"
+#include "keyspace/ks_str_chunk.h"
 
 #define msg ks_err_msg
 
@@ -99,13 +100,14 @@ static const char *string_encoding(const ks_meta *m, const ks_limits *lim)
 
 static int string_count(const ks_meta *m, uint64_t *n)
 {
-    *n = m->plen;
+    *n = m->big ? m->count : m->plen;
     return 0;
 }
 
 static int string_check(const ks_meta *m)
 {
-    return m->big ? -1 : 0;
+    /* chunked (ks_str_chunk.c): an empty ext, longer than a packed one */
+    return m->big && m->extlen != 0 ? -1 : 0;
 }
 
 const ks_type_ops ks_string_type = {
@@ -121,13 +123,36 @@ const ks_type_ops ks_string_type = {
     .fields = NULL,
 };
 
-/* Hands m's payload out as *out (m gives up its buffer). */
-static void take_payload(ks_meta *m, ks_val *out)
+/* Hands m's value (of db) out as *out: its payload (m gives up its
+ * buffer), or a chunked string assembled. */
+static ks_status take_payload(ks_ctx *c, int db, ks_meta *m, ks_val *out)
 {
+    if (m->big) {
+        ks_status st = ks_strc_load(c, NULL, db, m, &out->base);
+        out->p = out->base;
+        out->n = st == KS_OK ? m->count : 0;
+        return st;
+    }
     out->base = m->raw;
     out->p = m->payload;
     out->n = m->plen;
     m->raw = NULL;
+    return KS_OK;
+}
+
+/* The bytes of string m (of db): its payload, or a chunked string
+ * assembled into *own (the caller frees it). */
+static ks_status str_bytes(ks_ctx *c, int db, const ks_meta *m, const char **p, size_t *n,
+                           char **own)
+{
+    *own = NULL;
+    *p = m->payload;
+    *n = m->type == KS_STRING ? m->plen : 0;
+    if (m->type != KS_STRING || !m->big) return KS_OK;
+    ks_status st = ks_strc_load(c, NULL, db, m, own);
+    *p = *own;
+    *n = st == KS_OK ? m->count : 0;
+    return st;
 }
 
 ks_status ks_get(ks_ctx *c, const char *key, size_t klen, ks_val *out)
@@ -136,7 +161,7 @@ ks_status ks_get(ks_ctx *c, const char *key, size_t klen, ks_val *out)
     memset(out, 0, sizeof(*out));
     ks_status st = ks_key_read(c, NULL, c->db, key, klen, KS_STRING, &m);
     if (st != KS_OK) return st;
-    take_payload(&m, out);
+    st = take_payload(c, c->db, &m, out);
     ks_meta_free(&m);
     return st;
 }
@@ -158,13 +183,17 @@ ks_status ks_set(ks_ctx *c, const char *key, size_t klen, const char *v, size_t 
     if (old) memset(old, 0, sizeof(*old));
     ks_status st = ks_write_begin(c, c->db, key, klen, o->get ? KS_STRING : KS_NONE, &w);
     if (st != KS_OK) return st;
-    int exists = w.m.type != KS_NONE;
-    if (!(o->nx && exists) && !(o->xx && !exists)) {
+    int exists = w.m.type != KS_NONE, get = o->get && old && w.m.type == KS_STRING;
+    /* A chunked old value is read before the put drops its chunks; a
+     * packed one after (the put compares against its record). */
+    if (get && w.m.big) st = take_payload(c, c->db, &w.m, old);
+    if (st == KS_OK && !(o->nx && exists) && !(o->xx && !exists)) {
         int64_t expire = o->keepttl ? w.m.expire : o->expire_ms;
         st = put_string(&w, v, vl, NULL, 0, expire, o->raw);
         *done = st == KS_OK;
     }
-    if (st == KS_OK && o->get && old && w.m.type == KS_STRING) take_payload(&w.m, old);
+    if (st == KS_OK && get && !w.m.big) st = take_payload(c, c->db, &w.m, old);
+    if (st != KS_OK && old) ks_val_free(old);
     ks_write_end(&w);
     return st;
 }
@@ -302,8 +331,11 @@ ks_status ks_getdel(ks_ctx *c, const char *key, size_t klen, ks_val *out)
     memset(out, 0, sizeof(*out));
     ks_status st = ks_write_begin(c, c->db, key, klen, KS_STRING, &w);
     if (st != KS_OK) return st;
-    st = w.m.type == KS_NONE ? KS_NOTFOUND : ks_write_del(&w);
-    if (st == KS_OK) take_payload(&w.m, out);
+    if (w.m.type == KS_NONE) st = KS_NOTFOUND;
+    if (st == KS_OK && w.m.big) st = take_payload(c, c->db, &w.m, out); /* before its drop */
+    if (st == KS_OK) st = ks_write_del(&w);
+    if (st == KS_OK && !w.m.big) st = take_payload(c, c->db, &w.m, out);
+    if (st != KS_OK) ks_val_free(out);
     ks_write_end(&w);
     return st;
 }
@@ -321,7 +353,7 @@ ks_status ks_getex(ks_ctx *c, const char *key, size_t klen, int mode, int64_t ex
         st = ks_write_retime(&w, expire_ms);
     else if (mode == KS_GETEX_PERSIST && w.m.expire)
         st = ks_write_retime(&w, 0);
-    if (st == KS_OK) take_payload(&w.m, out);
+    if (st == KS_OK) st = take_payload(c, c->db, &w.m, out);
     ks_write_end(&w);
     return st;
 }
@@ -333,7 +365,7 @@ ks_status ks_incrby(ks_ctx *c, const char *key, size_t klen, long long by, long 
     if (st != KS_OK) return st;
     const ks_meta *m = &w.m;
     long long cur = 0;
-    if (m->type == KS_STRING && !ks_string2ll(m->payload, m->plen, &cur))
+    if (m->type == KS_STRING && (m->big || !ks_string2ll(m->payload, m->plen, &cur)))
         st = KS_ERR_NOTINT;
     else if ((by < 0 && cur < 0 && by < LLONG_MIN - cur) ||
              (by > 0 && cur > 0 && by > LLONG_MAX - cur))
@@ -356,7 +388,12 @@ ks_status ks_incrbyfloat(ks_ctx *c, const char *key, size_t klen, long double by
     if (st != KS_OK) return st;
     const ks_meta *m = &w.m;
     long double cur = 0;
-    if (m->type == KS_STRING && !ks_string2ld(m->payload, m->plen, &cur)) {
+    const char *p;
+    size_t pn;
+    char *own;
+    if ((st = str_bytes(c, c->db, m, &p, &pn, &own)) != KS_OK) {
+        /* the error is st */
+    } else if (m->type == KS_STRING && !ks_string2ld(p, pn, &cur)) {
         st = KS_ERR_NOTFLOAT;
     } else {
         long double r = cur + by;
@@ -365,8 +402,30 @@ ks_status ks_incrbyfloat(ks_ctx *c, const char *key, size_t klen, long double by
         else
             *outlen = ks_ld2string(out, KS_LD_BUF, r);
     }
+    free(own);
     if (st == KS_OK) st = put_string(&w, out, *outlen, NULL, 0, m->expire, 0);
     ks_write_end(&w);
+    return st;
+}
+
+/* Writes v (vl >= 1 bytes) at off (append: at the end) of the string at
+ * key, through a ranged ks_str: a chunked string changes only the chunks
+ * the bytes fall in (ks_str_chunk.c). */
+static ks_status put_at(ks_ctx *c, const char *key, size_t klen, int append, uint64_t off,
+                        const char *v, size_t vl, size_t *newlen)
+{
+    ks_str s;
+    ks_status st = ks_str_open_ranged(c, key, klen, &s);
+    if (st == KS_OK) {
+        uint64_t cur = ks_str_len(&s);
+        off = append ? cur : off;
+        *newlen = (size_t)cur;
+        if (off > (uint64_t)KS_MAX_STRING || off + vl > (uint64_t)KS_MAX_STRING)
+            st = msg(c, ERR_TOO_BIG);
+        else if ((st = ks_str_update(&s, off, v, vl)) == KS_OK && (st = ks_str_write(&s)) == KS_OK)
+            *newlen = (size_t)ks_str_len(&s);
+    }
+    ks_str_close(&s);
     return st;
 }
 
@@ -377,121 +436,30 @@ ks_status ks_append(ks_ctx *c, const char *key, size_t klen, const char *v, size
     ks_status st = ks_write_begin(c, c->db, key, klen, KS_STRING, &w);
     if (st != KS_OK) return st;
     const ks_meta *m = &w.m;
-    size_t cur = m->type == KS_STRING ? m->plen : 0;
-    if ((long long)(cur + vl) > KS_MAX_STRING)
+    int chunked = m->type == KS_STRING && m->big;
+    size_t cur = m->type == KS_STRING ? (chunked ? (size_t)m->count : m->plen) : 0;
+    if (chunked) /* below */
+        ;
+    else if ((long long)(cur + vl) > KS_MAX_STRING)
         st = msg(c, ERR_TOO_BIG);
     else /* appending to an existing string makes it raw, as Redis */
         st = put_string(&w, m->payload, cur, v, vl, m->expire, m->type == KS_STRING);
     *newlen = cur + vl;
     ks_write_end(&w);
-    return st;
+    return chunked && vl ? put_at(c, key, klen, 1, 0, v, vl, newlen) : st;
 }
 
 ks_status ks_setrange(ks_ctx *c, const char *key, size_t klen, uint64_t off, const char *v,
                       size_t vl, size_t *newlen)
 {
-    ks_write w;
-    ks_status st = ks_write_begin(c, c->db, key, klen, KS_STRING, &w);
+    if (vl) return put_at(c, key, klen, 0, off, v, vl, newlen);
+    /* nothing to write, nothing created: the length (or WRONGTYPE) */
+    ks_meta m;
+    *newlen = 0;
+    ks_status st = ks_key_read(c, NULL, c->db, key, klen, KS_STRING, &m);
+    if (st == KS_NOTFOUND) return KS_OK;
     if (st != KS_OK) return st;
-    const ks_meta *m = &w.m;
-    size_t cur = m->type == KS_STRING ? m->plen : 0;
-    *newlen = cur;
-    if (vl == 0) goto out; /* nothing to write, nothing created */
-    if (off > (uint64_t)KS_MAX_STRING || off + vl > (uint64_t)KS_MAX_STRING) {
-        st = msg(c, ERR_TOO_BIG);
-        goto out;
-    }
-    size_t len = off + vl > cur ? off + vl : cur;
-    char *buf = ks_scratch(c->ks, KS_HDR_MAX + len);
-    if (!buf) {
-        st = ks_oom(c);
-        goto out;
-    }
-    char *p = buf + KS_HDR_MAX;
-    if (cur) memcpy(p, m->payload, cur);
-    if (off > cur) memset(p + cur, 0, off - cur);
-    memcpy(p + off, v, vl);
-    *newlen = len;
-    st = put_string(&w, p, len, NULL, 0, m->expire, 1);
-out:
-    ks_write_end(&w);
-    return st;
-}
-
-/* ---- Read-modify-write (bitmaps, HyperLogLog) --------------------------- */
-
-int ks_strbuf_reserve(ks_strbuf *b, size_t cap)
-{
-    if (cap <= b->cap) return 0;
-    size_t ncap = b->cap + b->cap / 2 > cap ? b->cap + b->cap / 2 : cap;
-    char *p = realloc(b->p, ncap ? ncap : 1);
-    if (!p) return -1;
-    b->p = p;
-    b->cap = ncap;
-    return 0;
-}
-
-int ks_strbuf_resize(ks_strbuf *b, size_t n)
-{
-    if (n > b->n) {
-        /* Exactly n: a SETBIT far out must not reserve half again as much. */
-        if (n > b->cap) {
-            char *p = realloc(b->p, n);
-            if (!p) return -1;
-            b->p = p;
-            b->cap = n;
-        }
-        memset(b->p + b->n, 0, n - b->n);
-    }
-    b->n = n;
-    return 0;
-}
-
-void ks_strbuf_free(ks_strbuf *b)
-{
-    free(b->p);
-    memset(b, 0, sizeof(*b));
-}
-
-ks_status ks_str_open(ks_ctx *c, const char *key, size_t klen, ks_str *s)
-{
-    memset(s, 0, sizeof(*s));
-    /* The write stays open until ks_str_close: ks_str_write needs the old
-     * record, and reading it twice would cost a second engine get. */
-    s->w = malloc(sizeof(*s->w));
-    if (!s->w) return ks_oom(c);
-    ks_status st = ks_write_begin(c, c->db, key, klen, KS_STRING, s->w);
-    if (st != KS_OK) {
-        free(s->w);
-        s->w = NULL;
-        return st;
-    }
-    const ks_meta *m = &s->w->m;
-    if (m->type != KS_STRING) return KS_OK;
-    /* A private copy with a little room: PFADD grows a sparse HLL a few
-     * bytes at a time. */
-    if (ks_strbuf_reserve(&s->v, m->plen + 16) < 0) return ks_oom(c);
-    if (m->plen) memcpy(s->v.p, m->payload, m->plen);
-    s->v.n = m->plen;
-    s->exists = 1;
+    *newlen = (size_t)(m.big ? m.count : m.plen);
+    ks_meta_free(&m);
     return KS_OK;
-}
-
-ks_status ks_str_write(ks_str *s)
-{
-    const ks_meta *m = &s->w->m;
-    /* Changed in place, as Redis's SETBIT / PFADD do: OBJECT ENCODING raw. */
-    ks_status st =
-        put_string(s->w, s->v.p, s->v.n, NULL, 0, m->type == KS_STRING ? m->expire : 0, 1);
-    if (st == KS_OK) s->exists = 1;
-    return st;
-}
-
-void ks_str_close(ks_str *s)
-{
-    if (s->w) ks_write_end(s->w);
-    free(s->w);
-    ks_strbuf_free(&s->v);
-    s->w = NULL;
-    s->exists = 0;
 }

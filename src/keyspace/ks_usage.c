@@ -66,7 +66,9 @@ ks_status ks_key_info(ks_ctx *c, const char *key, size_t klen, uint64_t samples,
     if (m.big) {
         uint64_t bytes, seen;
         st = members_bytes(c, m.version, samples, &bytes, &seen);
-        if (st == KS_OK && seen) out->usage += seen < m.count ? bytes / seen * m.count : bytes;
+        /* a chunked string's count is its length: at most one member per 1 KiB */
+        uint64_t members = m.stored == KS_STRING ? (m.count + 1023) / 1024 : m.count;
+        if (st == KS_OK && seen) out->usage += seen < members ? bytes / seen * members : bytes;
     }
     ks_meta_free(&m);
     return st;

@@ -308,7 +308,9 @@ int ks_zext_parse(const char *ext, size_t n, ks_zext *e)
     int haslog = ((unsigned char)ext[0] & KS_ZEXT_HASLOG) != 0;
     size_t fixed = haslog ? KS_ZEXT_LOGLEN : KS_ZEXT_LEN;
     e->height = (unsigned char)ext[0] & ~KS_ZEXT_HASLOG;
-    if (n < fixed || n > fixed + KS_ZFLOOR_MAX || e->height < 1 || e->height > KS_ZRANK_MAX_HEIGHT)
+    /* KS-Z5: height 0 (no rank blocks yet) has no log either */
+    if (n < fixed || n > fixed + KS_ZFLOOR_MAX || (e->height < 1 && haslog) ||
+        e->height > KS_ZRANK_MAX_HEIGHT)
         return -1;
     e->removed = ks_get_le64(ext + 1);
     e->logfirst = haslog ? ks_get_le64(ext + KS_ZEXT_LEN) : 0;
@@ -427,6 +429,27 @@ ks_status ks_zview_of(ks_ctx *c, const ks_meta *m, ks_zview *v)
     return KS_OK;
 }
 
+/* Builds the rank blocks of the big zset key (KS-Z5: a rank read asked
+ * for them), as a write that changes nothing a client sees: no WATCH
+ * touch, no event. */
+static ks_status build_wanted(ks_ctx *c, const char *key, size_t klen)
+{
+    ks_write w;
+    ks_zw z;
+    c->ks->quiet_touch++;
+    ks_status st = ks_write_begin(c, c->db, key, klen, KS_ZSET, &w);
+    if (st == KS_OK) {
+        st = ks_zw_open(&z, &w);
+        if (st == KS_OK)
+            st = ks_zw_close(&z);
+        else
+            ks_zw_abort(&z);
+        ks_write_end(&w);
+    }
+    c->ks->quiet_touch--;
+    return st;
+}
+
 ks_status ks_zview_open(ks_ctx *c, const char *key, size_t klen, ks_zview *v)
 {
     ks_meta m;
@@ -438,6 +461,15 @@ ks_status ks_zview_open(ks_ctx *c, const char *key, size_t klen, ks_zview *v)
         return st;
     }
     v->own = 1;
+    /* Read through the command's batch before any iterator exists, as a
+     * lazy expiry would write. */
+    if (m.big && v->height == 0 && ks_zrank_wanted(c, c->db, m.version) && c->batch &&
+        !c->ks->no_lazy_expire && !c->ks->in_hook) {
+        ks_zview_close(v);
+        st = build_wanted(c, key, klen);
+        c->ks->zrank_want_version = 0; /* built, or not to be tried again */
+        return st == KS_OK ? ks_zview_open(c, key, klen, v) : st;
+    }
     return KS_OK;
 }
 
@@ -531,6 +563,10 @@ ks_status ks_zw_open(ks_zw *z, ks_write *w)
         z->logend = e.logend;
         z->floorl = e.floorl;
         memcpy(z->floor, e.floor, z->floorl);
+        if (z->height == 0 && ks_zrank_wanted(z->c, w->db, z->version)) {
+            z->rebuild = z->changed = 1; /* a rank read asked for the blocks */
+            z->c->ks->zrank_want_version = 0;
+        }
         return KS_OK;
     }
     if (ks_zpacked_parse(m->payload, m->plen, &z->items, &z->n) != 0)
@@ -576,7 +612,7 @@ ks_status ks_zw_add_delta(ks_zw *z, const char *key, size_t kl, int64_t d)
 
 static ks_status push_delta(ks_zw *z, double score, const char *m, size_t ml, int d)
 {
-    if (z->rebuild) return KS_OK;
+    if (z->rebuild || z->height == 0) return KS_OK; /* KS-Z5: no blocks to keep */
     ks_ekey k;
     ks_zorder_key(&k, score, m, ml);
     ks_status st = ks_zw_add_delta(z, k.p, k.n, d);
@@ -585,8 +621,8 @@ static ks_status push_delta(ks_zw *z, double score, const char *m, size_t ml, in
     return st;
 }
 
-/* The packed members become big: every member under a new version, the
- * rank blocks rebuilt at the close. */
+/* The packed members become big: every member under a new version,
+ * without rank blocks until a rank read asks for them (KS-Z5). */
 static void to_big(ks_zw *z)
 {
     ks_ctx *c = z->c;
@@ -598,7 +634,7 @@ static void to_big(ks_zw *z)
     z->items = NULL;
     z->n = z->cap = 0;
     z->big = 1;
-    z->rebuild = 1;
+    z->height = 0;
 }
 
 int ks_zw_find(ks_zw *z, const char *m, size_t ml, double *score)
@@ -714,9 +750,8 @@ static ks_status store_sorted(ks_write *w, const ks_zmember *items, size_t n, in
     uint64_t version = ks_new_version(c);
     for (size_t i = 0; i < n; i++)
         entries_put(c, w->db, version, items[i].m, items[i].ml, items[i].score);
-    ks_zext e = {0};
-    ks_status st = ks_zrank_rebuild(c, w->db, version, &e.height);
-    return st == KS_OK ? big_put(w, version, n, &e, enc, expire) : st;
+    ks_zext e = {0}; /* height 0: blocks when a rank read asks (KS-Z5) */
+    return big_put(w, version, n, &e, enc, expire);
 }
 
 /* Writes z's big zset again from its live members (read through the

@@ -236,6 +236,12 @@ ks_status ks_zrank_apply(ks_zw *z, int final);
 /* Rebuilds every rank block of (db, version) from its order entries;
  * *height gets the new height. */
 ks_status ks_zrank_rebuild(ks_ctx *c, int db, uint64_t version, int *height);
+/* Without blocks (height 0, KS-Z5) a rank read walks the order entries;
+ * one longer than this many steps asks for the blocks: the zset's next
+ * view (ks_zview_open) or write builds them. */
+#define KS_ZRANK_WANT_STEPS (4u * KS_ZRANK_MAX)
+/* 1 when a rank read asked for the blocks of big zset (db, version). */
+int ks_zrank_wanted(const ks_ctx *c, int db, uint64_t version);
 /* The number of order entries < key (an order key: skey member). */
 ks_status ks_zrank_of(ks_ctx *c, const ks_zview *v, const char *key, size_t kl, uint64_t *rank);
 /* Positions mi (open on v's version) on the order entry of rank r

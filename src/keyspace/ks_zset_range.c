@@ -213,7 +213,7 @@ static ks_status big_start(ks_ctx *c, const ks_zview *v, const ks_zspec *r, cons
 {
     uint64_t off = (uint64_t)r->offset;
     *any = 0;
-    if (off >= SKIP_BY_RANK) {
+    if (off >= SKIP_BY_RANK && v->height) { /* no blocks (KS-Z5): the skip walks anyway */
         uint64_t lo, hi;
         ks_status st = rank_or_count(c, v, &b->lo, 1, &lo);
         if (st == KS_OK) st = rank_or_count(c, v, &b->hi, b->has_hi, &hi);
@@ -527,7 +527,7 @@ static ks_status fetch_ranks(ks_ctx *c, const ks_zview *v, const uint64_t *ranks
     ks_miter_open(&mi, c, NULL, c->db, v->m.version);
     for (size_t i = 0; st == KS_OK && i < n; i++) {
         uint64_t r = ranks[i];
-        if (!placed || r < at || r - at > SKIP_BY_RANK) {
+        if (!placed || r < at || (r - at > SKIP_BY_RANK && v->height)) {
             st = ks_zrank_seek(c, v, &mi, r);
         } else {
             for (; at < r && ks_zorder_valid(&mi); at++)

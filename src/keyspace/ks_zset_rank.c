@@ -33,6 +33,10 @@
  *   a new level over it; a single top block above level 1 is dropped.
  * - rebuild: one walk of the order entries (levels built B at a time),
  *   used when a command changes more than an eighth of the members.
+ * - none yet (height 0, KS-Z5): a zset turning big, rewritten or stored
+ *   has no blocks and its writes keep none; rank reads walk from the
+ *   nearer end, and one that walks more than KS_ZRANK_WANT_STEPS asks for
+ *   the blocks, which the zset's next view or write builds (rebuild).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -292,8 +296,74 @@ static ks_status descend(ks_ctx *c, const ks_zview *v, ks_miter *mi, int by_rank
     return KS_OK;
 }
 
+/* ---- Without blocks (KS-Z5) ---------------------------------------------------- */
+
+int ks_zrank_wanted(const ks_ctx *c, int db, uint64_t version)
+{
+    return c->ks->zrank_want_version == version && c->ks->zrank_want_db == db;
+}
+
+/* A walk of steps order entries on v (no blocks): a long one asks for
+ * the blocks. */
+static void walked(ks_ctx *c, const ks_zview *v, uint64_t steps)
+{
+    if (steps <= KS_ZRANK_WANT_STEPS) return;
+    c->ks->zrank_want_db = c->db;
+    c->ks->zrank_want_version = v->m.version;
+}
+
+/* rank(key) by walking from both ends at once, so it costs twice the
+ * distance to the nearer one. */
+static ks_status walk_rank_of(ks_ctx *c, const ks_zview *v, const char *key, size_t kl,
+                              uint64_t *rank)
+{
+    ks_miter f, b;
+    const char *k;
+    size_t n;
+    uint64_t nf = 0, nb = 0;
+    ks_miter_open(&f, c, NULL, c->db, v->m.version);
+    ks_miter_open(&b, c, NULL, c->db, v->m.version);
+    ks_zorder_seek_from(&f, v, "", 0);
+    ks_zorder_last(&b);
+    for (;; nf++, nb++) {
+        if (!order_before(&f, key, kl, &k, &n)) { /* f: the first entry >= key */
+            *rank = nf;
+            break;
+        }
+        ks_miter_next(&f);
+        if (!ks_zorder_valid(&b) || order_before(&b, key, kl, &k, &n)) { /* b: the last < key */
+            *rank = nb <= v->n ? v->n - nb : 0;
+            break;
+        }
+        ks_miter_prev(&b);
+    }
+    walked(c, v, nf + nb);
+    ks_status st = ks_miter_close(&f, c), bst = ks_miter_close(&b, c);
+    return st != KS_OK ? st : bst;
+}
+
+/* Positions mi on rank r by walking from the nearer end. */
+static ks_status walk_seek(ks_ctx *c, const ks_zview *v, ks_miter *mi, uint64_t r)
+{
+    uint64_t back = v->n - 1 - r, steps = r < back ? r : back;
+    if (r < back) {
+        ks_zorder_seek_from(mi, v, "", 0);
+        for (; r && ks_zorder_valid(mi); r--)
+            ks_miter_next(mi);
+    } else {
+        ks_zorder_last(mi);
+        for (; back && ks_zorder_valid(mi); back--)
+            ks_miter_prev(mi);
+    }
+    walked(c, v, steps);
+    return ks_zorder_valid(mi) ? KS_OK : corrupt(c);
+}
+
+/* ---- Rank reads ------------------------------------------------------------------ */
+
 ks_status ks_zrank_of(ks_ctx *c, const ks_zview *v, const char *key, size_t kl, uint64_t *rank)
 {
+    if (v->height == 0) return walk_rank_of(c, v, key, kl, rank);
     ks_miter mi;
     ks_ekey lo;
     zpend p;
@@ -320,6 +390,7 @@ ks_status ks_zrank_seek(ks_ctx *c, const ks_zview *v, ks_miter *mi, uint64_t r)
 {
     ks_ekey lo;
     zpend p;
+    if (v->height == 0 && r < v->n) return walk_seek(c, v, mi, r);
     if (r < KS_ZRANK_MAX) { /* near the front a walk is cheaper than the descent */
         ks_zorder_seek_from(mi, v, "", 0);
         for (; r && ks_zorder_valid(mi); r--)
@@ -984,6 +1055,12 @@ static const char *check_big(ks_ctx *c, const ks_zview *v, ks_miter *mi)
         else
             why = check_levels(c, v, mi, lv, KS_ZRANK_MAX_HEIGHT + 1, &own, &order, &p);
         pend_free(&p);
+    }
+    if (!why && v->height == 0) { /* KS-Z5 */
+        char t = KS_ZTAG_RANK;
+        ks_miter_seek(mi, &t, 1);
+        if (ks_miter_valid(mi)) /* anything at or after the first block's tag */
+            why = "KS-Z5: a rank block or log entry without a height";
     }
     if (!why) {
         const char *s;

@@ -213,4 +213,68 @@ ks_status ks_xautoclaim(ks_ctx *c, const char *key, size_t klen, const char *g, 
                         const char *cn, size_t cnl, long long min_idle, const ks_xid *start,
                         uint64_t count, int justid, const ks_xautoclaim_cbs *cb, int *miss);
 
+/* ---- Whole streams: DUMP and RESTORE (ks_stream_dump.c) ----------------- */
+
+/* One live entry with the master id of the node holding it (the id the
+ * node was opened with, as Redis keys its listpack by). */
+typedef void (*ks_xnode_entry_fn)(void *arg, const ks_xid *master, const ks_xid *id,
+                                  const ks_field *f, size_t n);
+/* Every live entry in id order, each with its node's master id. */
+ks_status ks_xentries_by_node(ks_ctx *c, const char *key, size_t klen, ks_xnode_entry_fn fn,
+                              void *arg);
+
+/* A stream to write whole (RESTORE), as Redis's RDB describes it; every
+ * pointer is borrowed for the call. */
+typedef struct ks_xload_node {
+    ks_xid master;      /* the node's key */
+    ks_xid last;        /* the last id its listpack holds, deleted ones included */
+    const ks_field *mf; /* master fields (f/fl) */
+    size_t nmf;
+    uint64_t lp_bytes;      /* the listpack's size */
+    uint64_t live, deleted; /* its master entry's counts */
+} ks_xload_node;
+typedef struct ks_xload_entry {
+    ks_xid id;
+    size_t node; /* index into nodes */
+    const ks_field *f;
+    size_t n;
+} ks_xload_entry;
+typedef struct ks_xload_pel {
+    ks_xid id;
+    int64_t time;
+    uint64_t count;
+    size_t consumer; /* index into its group's consumers */
+} ks_xload_pel;
+typedef struct ks_xload_consumer {
+    const char *name;
+    size_t nl;
+    int64_t seen;
+} ks_xload_consumer;
+#define KS_XLOAD_DERIVE_READ (-2LL) /* entries_read derived as Redis < 7.0 loads it */
+typedef struct ks_xload_group {
+    const char *name;
+    size_t nl;
+    ks_xid last;
+    long long entries_read; /* or KS_XENTRIES_READ_INVALID, KS_XLOAD_DERIVE_READ */
+    const ks_xload_pel *pel;
+    size_t npel;
+    const ks_xload_consumer *cons;
+    size_t ncons;
+} ks_xload_group;
+typedef struct ks_xload {
+    const ks_xload_node *nodes;
+    size_t nnodes;
+    const ks_xload_entry *entries; /* live entries in id order */
+    size_t nentries;
+    ks_xid last, first, maxdel;
+    uint64_t entries_added;
+    const ks_xload_group *groups;
+    size_t ngroups;
+} ks_xload;
+/* Writes l as the stream at key. REQUIRES: key absent; l consistent (ids
+ * ascending, each entry's node live, each group's pending entries held by
+ * one of its consumers, names unique: the RDB decoder checks). Nodes
+ * without live entries are left out, as XDEL drops an emptied node. */
+ks_status ks_xload_write(ks_ctx *c, const char *key, size_t klen, const ks_xload *l);
+
 #endif

@@ -2,9 +2,11 @@
  * cmd_bitmap.c -- SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD and
  * BITFIELD_RO. Argument parsing, checking order and error texts are
  * Redis 7.0's (bitops.c); the bit work is in src/keyspace/ks_bitops.c
- * (ks_bits.h), on strings read with ks_get or opened for a change with
- * ks_str_open / ks_str_write: one engine read and at most one write per
- * command (BITOP: one read per source, one write).
+ * (ks_bits.h), on strings read with ks_get (GETBIT: ks_get_part) or
+ * opened ranged for a change (ks_str_open_ranged / ks_str_write): one
+ * engine read and at most one write per command, of the record and, on a
+ * chunked string, of the chunks the bits fall in (BITOP: one read per
+ * source, one write).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -58,19 +60,18 @@ void cmd_setbit(client *c)
     ks_ctx *k = client_ks(c);
     ks_str s;
     int old = 0;
-    ks_status st = ks_str_open(k, c->argv[1].ptr, c->argv[1].len, &s);
+    /* Ranged: on a chunked bitmap only the chunk of the bit is read. */
+    ks_status st = ks_str_open_ranged(k, c->argv[1].ptr, c->argv[1].len, &s);
+    unsigned char b;
+    if (st == KS_OK) st = ks_str_read(&s, off >> 3, &b, 1);
     if (st == KS_OK) {
         /* A new key, a longer string or a flipped bit is a write. */
-        int grow = s.v.n <= off >> 3;
-        if (grow && ks_strbuf_resize(&s.v, (size_t)(off >> 3) + 1) < 0) {
-            ks_str_close(&s);
-            add_reply_error(c, ERR_OOM);
-            return;
-        }
-        old = ks_bit_get((unsigned char *)s.v.p, s.v.n, off);
-        ks_bit_set((unsigned char *)s.v.p, off, (int)on);
+        int grow = ks_str_len(&s) <= off >> 3;
+        old = ks_bit_get(&b, 1, off & 7);
+        ks_bit_set(&b, off & 7, (int)on);
         if (grow || old != on) {
-            st = ks_str_write(&s);
+            st = ks_str_update(&s, off >> 3, &b, 1);
+            if (st == KS_OK) st = ks_str_write(&s);
             if (st == KS_OK) notify_arg(c, NOTIFY_STRING, "setbit", 1);
         }
     }
@@ -85,13 +86,14 @@ void cmd_getbit(client *c)
 {
     uint64_t off;
     if (bit_offset_arg(c, &c->argv[2], 0, 0, &off) < 0) return;
-    ks_val v;
-    ks_status st = ks_get(client_ks(c), c->argv[1].ptr, c->argv[1].len, &v);
+    unsigned char b;
+    uint64_t len;
+    ks_status st =
+        ks_get_part(client_ks(c), c->argv[1].ptr, c->argv[1].len, off >> 3, (char *)&b, 1, &len);
     if (st == KS_OK || st == KS_NOTFOUND)
-        add_reply_long_long(c, ks_bit_get((const unsigned char *)v.p, v.n, off));
+        add_reply_long_long(c, ks_bit_get(&b, 1, off & 7));
     else
         add_reply_ks_error(c, st, client_ks(c));
-    ks_val_free(&v);
 }
 
 /* Reads the string at argv[1] for BITCOUNT / BITPOS. Returns 1 with *v
@@ -304,17 +306,38 @@ static void bf_reply(client *c, const bf_result *res, int nops)
     }
 }
 
+/* One op with a write on s: its bytes (at most 9) read, changed and
+ * written back when they changed. */
+static ks_status bf_apply_at(ks_str *s, const ks_bf_op *op, bf_result *res, int *changed)
+{
+    unsigned char b[9];
+    uint64_t w0 = op->off >> 3;
+    size_t n = (size_t)(((op->off + (uint64_t)op->bits - 1) >> 3) - w0 + 1);
+    ks_bf_op lop = *op;
+    lop.off -= w0 * 8;
+    int ch = 0;
+    ks_status st = ks_str_read(s, w0, b, n);
+    if (st == KS_OK) res->nil = !ks_bf_apply(b, n, &lop, &res->v, &ch);
+    if (st == KS_OK && ch) st = ks_str_update(s, w0, b, n);
+    *changed |= ch;
+    return st;
+}
+
 /* The ops with a write: the string grows to hold the highest bit written
- * (creating the key), and is written back when it grew or changed. */
+ * (creating the key), and is written back when it grew or changed. Ranged:
+ * on a chunked string only the chunks of the fields are read. */
 static ks_status bf_write(ks_ctx *k, const arg *key, const ks_bf_op *ops, int nops, uint64_t top,
                           bf_result *res, int *written)
 {
     ks_str s;
-    ks_status st = ks_str_open(k, key->ptr, key->len, &s);
-    int grow = st == KS_OK && s.v.n <= top >> 3;
-    if (grow && ks_strbuf_resize(&s.v, (size_t)(top >> 3) + 1) < 0) st = ks_oom(k);
+    unsigned char zero = 0;
+    ks_status st = ks_str_open_ranged(k, key->ptr, key->len, &s);
+    int grow = st == KS_OK && ks_str_len(&s) <= top >> 3, changed = 0;
+    if (grow) st = ks_str_update(&s, top >> 3, &zero, 1);
+    for (int i = 0; i < nops && st == KS_OK; i++)
+        st = bf_apply_at(&s, &ops[i], &res[i], &changed);
     *written = 0;
-    if (st == KS_OK && (bf_run((unsigned char *)s.v.p, s.v.n, ops, nops, res) || grow)) {
+    if (st == KS_OK && (changed || grow)) {
         st = ks_str_write(&s);
         *written = st == KS_OK; /* Redis's "changes": a value changed, or the string grew */
     }

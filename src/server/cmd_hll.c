@@ -4,7 +4,9 @@
  * with Redis 7.0's replies and error texts (hyperloglog.c). Each command
  * reads its keys once through the keyspace and writes at most one value:
  * PFADD and PFMERGE the HLL they change, PFCOUNT of one key its refreshed
- * cached count (as Redis, so GET returns the same bytes afterwards).
+ * cached count (as Redis, so GET returns the same bytes afterwards). PFADD
+ * to a dense HLL, which is chunked (ENCODING.md, "Strings"), reads and
+ * writes only the chunks of the registers it raises.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,19 +26,26 @@ static size_t sparse_max(void)
 /* Opens the HLL at key for a change. Returns NULL with *s open (s->exists
  * 0 when absent; the caller closes it), or the error text with s closed --
  * ks errors are replied here and come back as "". */
-static const char *open_hll(client *c, const arg *key, ks_str *s)
+static const char *open_hll_as(client *c, const arg *key, ks_str *s, int ranged)
 {
-    ks_status st = ks_str_open(client_ks(c), key->ptr, key->len, s);
+    ks_status st = ranged ? ks_str_open_ranged(client_ks(c), key->ptr, key->len, s)
+                          : ks_str_open(client_ks(c), key->ptr, key->len, s);
     if (st != KS_OK) {
         ks_str_close(s);
         add_reply_ks_error(c, st, client_ks(c));
         return "";
     }
-    if (s->exists && !ks_hll_valid((unsigned char *)s->v.p, s->v.n)) {
+    /* s->big (ranged, chunked): the caller checks the header */
+    if (s->exists && !s->big && !ks_hll_valid((unsigned char *)s->v.p, s->v.n)) {
         ks_str_close(s);
         return ERR_HLL_TYPE;
     }
     return NULL;
+}
+
+static const char *open_hll(client *c, const arg *key, ks_str *s)
+{
+    return open_hll_as(c, key, s, 0);
 }
 
 /* Replies err unless it is "" (already replied). */
@@ -58,15 +67,49 @@ static int reply_failure(client *c, const char *err, ks_status st)
     return 1;
 }
 
+/* PFADD's adds to a chunked HLL (s opened ranged, s.big): dense, as only
+ * a dense one is that long with the default hll-sparse-max-bytes, it
+ * reads and writes the chunks of the registers that grow and of the
+ * cached count's stale bit, not the 12 KB. NULL, or the error text ("":
+ * not dense, the caller takes the whole-value path). */
+static const char *pfadd_chunked(client *c, ks_str *s, int *updated, ks_status *st)
+{
+    unsigned char hdr[KS_HLL_HDR];
+    if ((*st = ks_str_read(s, 0, hdr, sizeof(hdr))) != KS_OK) return NULL;
+    if (!ks_hll_valid(hdr, (size_t)ks_str_len(s))) return ERR_HLL_TYPE;
+    if (ks_hll_encoding(hdr) != KS_HLL_DENSE) return "";
+    for (int j = 2; j < c->argc && *st == KS_OK; j++) {
+        int grew;
+        *st = ks_hll_dense_add_at(s, c->argv[j].ptr, c->argv[j].len, &grew);
+        *updated += grew;
+    }
+    if (*st == KS_OK && *updated && !(hdr[15] & 0x80)) {
+        ks_hll_cache_invalidate(hdr);
+        *st = ks_str_update(s, 15, &hdr[15], 1);
+    }
+    return NULL;
+}
+
 void cmd_pfadd(client *c)
 {
     ks_str s;
-    const char *err = open_hll(c, &c->argv[1], &s);
+    ks_status st = KS_OK;
+    int updated = 0;
+    const char *err = open_hll_as(c, &c->argv[1], &s, 1);
+    if (!err && s.big) {
+        err = pfadd_chunked(c, &s, &updated, &st);
+        if (err && !*err) { /* not dense: the whole value */
+            ks_str_close(&s);
+            updated = 0;
+            err = open_hll(c, &c->argv[1], &s);
+        } else {
+            goto write;
+        }
+    }
     if (err) {
         reply_err(c, err);
         return;
     }
-    int updated = 0;
     if (!s.exists) {
         updated = 1; /* creating the key is a change even with no element */
         if (ks_hll_init(&s.v) < 0) err = "ERR out of memory";
@@ -76,9 +119,9 @@ void cmd_pfadd(client *c)
         if (r < 0) err = ERR_HLL_CORRUPT;
         updated += r > 0;
     }
-    ks_status st = KS_OK;
-    if (!err && updated) {
-        ks_hll_cache_invalidate((unsigned char *)s.v.p);
+    if (!err && updated) ks_hll_cache_invalidate((unsigned char *)s.v.p);
+write:
+    if (!err && st == KS_OK && updated) {
         st = ks_str_write(&s);
         if (st == KS_OK) notify_arg(c, NOTIFY_STRING, "pfadd", 1);
     }

@@ -379,14 +379,14 @@ void cmd_append(client *c)
 
 void cmd_strlen(client *c)
 {
-    ks_val v;
-    ks_status st = ks_get(client_ks(c), c->argv[1].ptr, c->argv[1].len, &v);
+    char none;
+    uint64_t len; /* no byte read: a chunked string is not assembled */
+    ks_status st = ks_get_part(client_ks(c), c->argv[1].ptr, c->argv[1].len, 0, &none, 0, &len);
     if (st == KS_NOTFOUND) notify_keymiss(c, 1);
     if (st == KS_OK || st == KS_NOTFOUND)
-        add_reply_long_long(c, (long long)v.n);
+        add_reply_long_long(c, (long long)len);
     else
         add_reply_ks_error(c, st, client_ks(c));
-    ks_val_free(&v);
 }
 
 void cmd_getrange(client *c)

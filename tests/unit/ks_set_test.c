@@ -285,3 +285,93 @@ int main(int argc, char **argv)
 {
     return test_main(argc, argv);
 }
+
+/* Pops one at a time (SPOP without a count, the draws that keep their
+ * window's other members for the next pops) left times, until the set is
+ * empty: seen[i] marks member "m<i>" (i < n) popped, and no pop may return
+ * one twice. */
+static void pop_all_one_by_one(const char *key, int left, int n, unsigned char *seen)
+{
+    for (; left > 0; left--) {
+        got g = {0};
+        CHECK(ks_spop(&ctx, key, strlen(key), 1, collect, &g) == KS_OK && g.n == 1);
+        commit();
+        int i = atoi(g.buf + 1);
+        CHECK_MSG(i >= 0 && i < n && !seen[i], "popped %.40s twice or out of range", g.buf);
+        seen[i] = 1;
+        CHECK_EQ_INT(scard(key), (uint64_t)left - 1);
+    }
+}
+
+TEST(SingleSpopsDrainABigSetOnceEachThroughTheKeptWindow)
+{
+    setup();
+    limit_intset(0);
+    enum { N = 2000 };
+    static unsigned char seen[N];
+    memset(seen, 0, sizeof(seen));
+    sadd_range("b", "m", 0, N);
+    pop_all_one_by_one("b", N, N, seen);
+    ks_type t;
+    CHECK(ks_type_of(&ctx, "b", 1, &t) == KS_OK && t == KS_NONE);
+    CHECK_EQ_INT(count_ns('d'), 0);
+    teardown();
+}
+
+/* A pop whose batch is thrown away (a command that failed later) leaves
+ * its member in the set and the window's expectation one removal ahead;
+ * an SREM of a kept member then makes the record match it again. The kept
+ * member must not be popped a second time (it is checked with a get). */
+TEST(SpopDoesNotPopAKeptMemberRemovedAfterARolledBackPop)
+{
+    setup();
+    limit_intset(0);
+    enum { N = 500 };
+    static unsigned char seen[N];
+    memset(seen, 0, sizeof(seen));
+    sadd_range("b", "m", 0, N);
+    got g = {0};
+    CHECK(ks_spop(&ctx, "b", 1, 1, collect, &g) == KS_OK && g.n == 1);
+    eng_batch_clear(ctx.batch); /* rolled back: nothing written */
+    ks_ctx_reset(&ctx);
+    CHECK_EQ_INT(scard("b"), N);
+    const ks_spop_keep *k = &ks->spop;
+    CHECK(k->n > 0);
+    char victim[32];
+    size_t vl = k->len[0] < sizeof(victim) ? k->len[0] : sizeof(victim) - 1;
+    memcpy(victim, k->buf + k->off[0], vl);
+    victim[vl] = 0;
+    ks_field f = {victim, vl, NULL, 0};
+    uint64_t removed;
+    CHECK(ks_srem(&ctx, "b", 1, &f, 1, &removed) == KS_OK && removed == 1);
+    commit();
+    seen[atoi(victim + 1)] = 1;
+    pop_all_one_by_one("b", N - 1, N, seen); /* would pop the victim, or miss one */
+    teardown();
+}
+
+/* SPOP without a count on a big set small enough to be sampled exactly
+ * keeps the rest of the set: the next pops draw uniformly among them. */
+TEST(SingleSpopsOfASmallBigSetAreUniform)
+{
+    setup();
+    limit_intset(0);
+    int hits[10] = {0};
+    enum { ROUNDS = 3000 };
+    for (int r = 0; r < ROUNDS; r++) {
+        sadd_range("b", "m", 0, 10);
+        for (int i = 0; i < 2; i++) { /* the first pop and one from the kept rest */
+            got g = {0};
+            CHECK(ks_spop(&ctx, "b", 1, 1, collect, &g) == KS_OK && g.n == 1);
+            commit();
+            if (i == 1) hits[atoi(g.buf + 1)]++;
+        }
+        int del;
+        CHECK(ks_del(&ctx, "b", 1, &del) == KS_OK && del);
+        commit();
+    }
+    for (int i = 0; i < 10; i++)
+        CHECK_MSG(hits[i] > ROUNDS / 10 * 3 / 4 && hits[i] < ROUNDS / 10 * 5 / 4,
+                  "member %d popped second %d times of %d", i, hits[i], ROUNDS);
+    teardown();
+}

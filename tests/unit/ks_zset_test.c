@@ -1,6 +1,6 @@
 /*
  * ks_zset_test.c -- sorted sets in the keyspace: random operations against
- * an in-memory model with the rank-block invariants KS-Z1..KS-Z4 checked
+ * an in-memory model with the rank-block invariants KS-Z1..KS-Z5 checked
  * after each step (ks_zset_check), the cost bounds of rank reads on a big
  * zset (counted iterator steps), and the edge cases of the encoding (-0,
  * tombstone rewrites, COPY of a big zset).
@@ -414,6 +414,118 @@ static uint64_t log_pending(void)
     return n;
 }
 
+/* The height in key's record as stored (a view could build blocks). */
+static int stored_height(const char *key)
+{
+    ks_meta m;
+    ks_zext e = {0};
+    CHECK(ks_meta_read(&ctx, NULL, 0, key, strlen(key), &m) == KS_OK && m.big);
+    CHECK(ks_zext_parse(m.ext, m.extlen, &e) == 0);
+    ks_meta_free(&m);
+    return e.height;
+}
+
+/* A rank read deep into key (ZRANGE key n/2 n/2: a walk of n/2 order
+ * entries without blocks), then a view, which builds the blocks it asked
+ * for (KS-Z5). */
+static void ask_for_blocks(const char *key, uint64_t n)
+{
+    ks_zspec mid = {.by = KS_ZBY_RANK, .start = (long long)n / 2, .end = (long long)n / 2};
+    CHECK(ks_zrange(&ctx, key, strlen(key), &mid, collect_fn, &G) == KS_OK && G.n == 1);
+    ks_zview v;
+    CHECK(ks_zview_open(&ctx, key, strlen(key), &v) == KS_OK);
+    CHECK_MSG(v.height >= 1, "no blocks after a rank read of %llu steps",
+              (unsigned long long)n / 2);
+    ks_zview_close(&v);
+    commit();
+}
+
+/* KS-Z5: a zset that turns big writes member and order entries only (no
+ * rank blocks, no log) and answers rank reads by walking, from the nearer
+ * end; a short walk asks for nothing, a long one for blocks, which its
+ * next write builds; from then on writes keep them (the rank log). */
+TEST(BigZsetGetsRankBlocksOnlyWhenARankReadAsksForThem)
+{
+    setup();
+    small_limits(4);
+    model md = {0};
+    enum { N = 3000 };
+    for (int i = 0; i < N; i++) {
+        char m[24];
+        size_t ml = (size_t)snprintf(m, sizeof(m), "m%05d", (i * 7919) % N);
+        ks_zmember z = {m, ml, (double)((i * 7919) % N % 100)};
+        ks_zadd_result r;
+        CHECK(ks_zadd(&ctx, "z", 1, &z, 1, 0, &r) == KS_OK);
+        model_set(&md, m, ml, z.score);
+        if (i % 100 == 99) commit();
+    }
+    commit();
+    CHECK_EQ_INT(stored_height("z"), 0);
+    check_invariants("z"); /* KS-Z5: no block or log entry */
+    /* Ranks near either end: short walks, no blocks asked for. */
+    uint64_t rank;
+    int found;
+    for (int k = 0; k < 8; k++) {
+        size_t i = k < 4 ? (size_t)k : md.n - 1 - (size_t)k;
+        CHECK(ks_zrank(&ctx, "z", 1, md.v[i].m, md.v[i].ml, 0, &rank, &found) == KS_OK);
+        CHECK(found && rank == i);
+        ks_zspec one = {.by = KS_ZBY_RANK, .start = (long long)i, .end = (long long)i};
+        CHECK(ks_zrange(&ctx, "z", 1, &one, collect_fn, &G) == KS_OK);
+        CHECK(G.n == 1 && G.z[0].ml == md.v[i].ml && memcmp(G.z[0].m, md.v[i].m, G.z[0].ml) == 0);
+    }
+    ks_zspec sc = {.by = KS_ZBY_SCORE, .min = 10, .max = 20, .limit = -1};
+    uint64_t cnt;
+    CHECK(ks_zcount(&ctx, "z", 1, &sc, &cnt) == KS_OK); /* two walks to the middle */
+    CHECK_EQ_INT(cnt, 11 * (N / 100));
+    /* That ZCOUNT walked far: the next write builds the blocks. */
+    ks_zmember z = {"new", 3, 50.5};
+    ks_zadd_result r;
+    CHECK(ks_zadd(&ctx, "z", 1, &z, 1, 0, &r) == KS_OK);
+    commit();
+    model_set(&md, "new", 3, 50.5);
+    CHECK(stored_height("z") >= 1);
+    check_invariants("z");
+    check_against("z", &md);
+    ks_zmember z2 = {"newer", 5, 60.5};
+    CHECK(ks_zadd(&ctx, "z", 1, &z2, 1, 0, &r) == KS_OK);
+    commit();
+    model_set(&md, "newer", 5, 60.5);
+    CHECK_EQ_INT(log_pending(), 1); /* kept by the upkeep from then on */
+    check_invariants("z");
+    check_against("z", &md);
+    free(md.v);
+    teardown();
+}
+
+/* A rank read of a zset nobody writes builds the blocks at its next read
+ * (through the command's batch, as lazy expiry writes). */
+TEST(RankReadsOfAnUnwrittenBigZsetBuildTheBlocksOnce)
+{
+    setup();
+    small_limits(4);
+    enum { N = 2000 };
+    ks_zmember in[N];
+    static char names[N][24];
+    for (int i = 0; i < N; i++) {
+        size_t ml = (size_t)snprintf(names[i], sizeof(names[i]), "m%05d", i);
+        in[i] = (ks_zmember){names[i], ml, (double)i};
+    }
+    ks_zadd_result r;
+    CHECK(ks_zadd(&ctx, "z", 1, in, N, 0, &r) == KS_OK);
+    commit();
+    CHECK_EQ_INT(stored_height("z"), 0);
+    ask_for_blocks("z", N);
+    CHECK(stored_height("z") >= 1);
+    check_invariants("z");
+    uint64_t s0 = ks->stat_eng_steps, rank;
+    int found;
+    CHECK(ks_zrank(&ctx, "z", 1, "m01000", 6, 0, &rank, &found) == KS_OK);
+    CHECK(found && rank == 1000);
+    uint64_t steps = ks->stat_eng_steps - s0;
+    CHECK_MSG(steps < 1000, "ZRANK with blocks took %llu steps", (unsigned long long)steps);
+    teardown();
+}
+
 /* Commands that change a member or two append their rank changes to the
  * log (KS-Z4) instead of rewriting blocks; rank reads (by key and by rank,
  * deep enough to descend) add the pending changes, and the command that
@@ -436,6 +548,7 @@ TEST(SingleMemberWritesWaitInTheRankLogAndRankReadsCountThem)
     ks_zadd_result r;
     CHECK(ks_zadd(&ctx, "z", 1, in, 600, 0, &r) == KS_OK);
     commit();
+    ask_for_blocks("z", 600);       /* KS-Z5: blocks, then the log */
     CHECK_EQ_INT(log_pending(), 0); /* a rebuild: nothing pending */
     uint64_t want = 0;
     int folds = 0;
