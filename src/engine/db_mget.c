@@ -18,7 +18,9 @@
  *     block find it pinned by the key before them (sst_reader_get_pinned);
  *  4. values are never copied: memtable values live in the pinned
  *     memtables, table values in pinned blocks, row cache answers in
- *     pinned rows (row_cache_get_pinned), all released by the next call.
+ *     pinned rows (row_cache_get_pinned), all released by the next call;
+ *  5. a key read from a block its neighbour in the batch already pinned
+ *     is not put in the row cache (table_lookup).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -238,8 +240,15 @@ static int table_lookup(eng_mget *m, file_meta *f, sst_reader *r, mg_item *x, ui
     }
     slice v = {NULL, 0};
     fseq = 0;
+    size_t npins = m->pins.n;
     eng_status s = sst_reader_get_pinned(r, x->key, seq, &m->pins, &type, &fseq, &v);
-    if (rc && seq >= f->largest_seq && (s == ENG_OK || s == ENG_NOTFOUND)) /* RC1 */
+    /* RC1. Only a lookup that had to fetch its block fills the row cache:
+     * a key found in the block its neighbour pinned is read there again at
+     * the cost of a block search, not of the misses the row cache saves,
+     * and a run of neighbours (a created-at query's 100 consecutive ids)
+     * would insert a row each, pushing hot rows out. */
+    int fetched = m->pins.n != npins;
+    if (rc && fetched && seq >= f->largest_seq && (s == ENG_OK || s == ENG_NOTFOUND))
         row_cache_put(rc, f->number, x->hash, x->key, s == ENG_OK ? type : ROW_ABSENT, fseq, v);
     if (s == ENG_NOTFOUND) return 0;
     if (s != ENG_OK)
