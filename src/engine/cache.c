@@ -25,8 +25,25 @@
  *       cache's own reference keeps refs >= 1, so a lookup never revives a
  *       dying entry; and eviction, which reads refs under the mutex, may at
  *       worst see a handle that is just going and keep the entry a while.
+ *   C6. A shard's bucket array (htable) carries its own mask and is never
+ *       freed before the cache: growing retires the old one onto the
+ *       shard's list. So a reader without the mutex (cache_prefetch,
+ *       cache_prefetch_entry) may load s->table and a slot of it at any
+ *       time; what it reads may be stale (an entry since moved or freed),
+ *       and it uses it only as a prefetch address, never dereferences it.
+ *       The retired arrays together are smaller than the live one.
  * The hit and miss counters are updated with relaxed atomics per shard and
  * summed on demand: they are statistics, not synchronisation.
+ *
+ * Prefetching: a reader of many keys at once (eng_multi_get) calls
+ * cache_prefetch for every key, then cache_prefetch_entry for every key,
+ * then looks each up: the bucket slot's and the first entry's cache misses
+ * of all keys overlap instead of following each other inside the lookups.
+ * The fields a lookup and its caller read (key, chain link, value, refs,
+ * charge) lie in an entry's first 48 bytes, so two prefetches cover them
+ * wherever the allocator put the entry. A shard keeps at most one entry
+ * per two buckets, so that few chains are longer than one (a second entry
+ * is a cache miss no prefetch saw).
  */
 #include "cache.h"
 
@@ -39,25 +56,34 @@
 #define CACHE_SHARDS (1 << CACHE_SHARD_BITS)
 
 struct cache_handle {
+    /* what a lookup and its caller read (C6: within the first 48 bytes) */
     uint64_t file, offset;
+    struct cache_handle *next_hash;
     void *value;
-    void (*deleter)(void *value);
-    size_t charge;
     uint32_t hash;
     uint32_t refs;
+    size_t charge;
+    /* the rest */
     int in_cache;
     uint64_t tick; /* C4 */
-    struct cache_handle *next_hash;
+    void (*deleter)(void *value);
     struct cache_handle *next, *prev; /* on the shard's list while in_cache */
 };
 typedef struct cache_handle entry;
 
+/* A shard's bucket array; mask + 1 buckets, a power of 2 (C6). */
+typedef struct htable {
+    uint32_t mask;
+    struct htable *retired; /* older arrays, freed with the cache */
+    entry *slot[];
+} htable;
+
 typedef struct shard {
     pthread_mutex_t mu;
     size_t capacity, usage;
-    entry lru; /* dummy head; lru.next is the oldest, lru.prev the newest */
-    entry **table;
-    uint32_t buckets, elems;
+    entry lru;     /* dummy head; lru.next is the oldest, lru.prev the newest */
+    htable *table; /* written under mu, read without it by the prefetches (C6) */
+    uint32_t elems;
     uint64_t tick; /* C4 */
     uint64_t hits, misses;
     char pad[64];
@@ -105,29 +131,35 @@ static void list_append(entry *head, entry *e) /* newest at head->prev */
  * the end of its chain. */
 static entry **find_slot(shard *s, uint64_t file, uint64_t offset, uint32_t hash)
 {
-    entry **p = &s->table[hash & (s->buckets - 1)];
+    entry **p = &s->table->slot[hash & s->table->mask];
     while (*p && ((*p)->hash != hash || (*p)->file != file || (*p)->offset != offset))
         p = &(*p)->next_hash;
     return p;
 }
 
+static htable *htable_new(uint32_t buckets)
+{
+    htable *t = xcalloc(1, sizeof(htable) + (size_t)buckets * sizeof(entry *));
+    t->mask = buckets - 1;
+    return t;
+}
+
+/* Doubles the buckets; the old array is retired, not freed (C6). */
 static void table_grow(shard *s)
 {
-    uint32_t nb = s->buckets * 2;
-    entry **t = xcalloc(nb, sizeof(entry *));
-    for (uint32_t i = 0; i < s->buckets; i++) {
-        entry *e = s->table[i];
+    htable *old = s->table, *t = htable_new(2 * (old->mask + 1));
+    for (uint32_t i = 0; i <= old->mask; i++) {
+        entry *e = old->slot[i];
         while (e) {
             entry *next = e->next_hash;
-            entry **slot = &t[e->hash & (nb - 1)];
+            entry **slot = &t->slot[e->hash & t->mask];
             e->next_hash = *slot;
             *slot = e;
             e = next;
         }
     }
-    free(s->table);
-    s->table = t;
-    s->buckets = nb;
+    t->retired = old;
+    __atomic_store_n(&s->table, t, __ATOMIC_RELEASE);
 }
 
 /* Drops one reference; frees the entry after the last (C1). refs is
@@ -193,8 +225,7 @@ block_cache *cache_new(size_t capacity_bytes)
         shard *s = &c->shards[i];
         pthread_mutex_init(&s->mu, NULL);
         s->lru.next = s->lru.prev = &s->lru;
-        s->buckets = 64;
-        s->table = xcalloc(s->buckets, sizeof(entry *));
+        s->table = htable_new(64);
     }
     cache_set_capacity(c, capacity_bytes);
     return c;
@@ -211,7 +242,10 @@ void cache_free(block_cache *c)
             *find_slot(s, e->file, e->offset, e->hash) = e->next_hash;
             finish_erase(s, e);
         }
-        free(s->table);
+        for (htable *t = s->table, *next; t; t = next) {
+            next = t->retired;
+            free(t);
+        }
         pthread_mutex_destroy(&s->mu);
     }
     free(c);
@@ -264,12 +298,36 @@ cache_handle *cache_insert(block_cache *c, uint64_t file, uint64_t offset, void 
         s->elems++;
         if (old)
             finish_erase(s, old); /* replaced: freed once its handles are released */
-        else if (s->elems > s->buckets)
+        else if (s->elems > (s->table->mask + 1) / 2)
             table_grow(s);
         evict(s);
     } /* else: caching is off; the handle alone owns the entry (C1) */
     pthread_mutex_unlock(&s->mu);
     return e;
+}
+
+/* The bucket slot of (file, offset) in the shard's current array (C6). */
+static entry *const *slot_unlocked(const block_cache *c, uint64_t file, uint64_t offset)
+{
+    uint32_t hash = key_hash(file, offset);
+    const shard *s = shard_of(c, hash);
+    const htable *t = __atomic_load_n(&s->table, __ATOMIC_ACQUIRE);
+    return &t->slot[hash & t->mask];
+}
+
+void cache_prefetch(const block_cache *c, uint64_t file, uint64_t offset)
+{
+    __builtin_prefetch(slot_unlocked(c, file, offset));
+}
+
+void cache_prefetch_entry(const block_cache *c, uint64_t file, uint64_t offset)
+{
+    /* C6: the slot is readable; the entry it names may be gone, so it is
+     * only prefetched */
+    const char *e = (const char *)__atomic_load_n(slot_unlocked(c, file, offset), __ATOMIC_RELAXED);
+    if (!e) return;
+    __builtin_prefetch(e);
+    __builtin_prefetch(e + 47);
 }
 
 void *cache_value(cache_handle *h)
@@ -296,8 +354,8 @@ void cache_erase_file(block_cache *c, uint64_t file)
     for (int i = 0; i < CACHE_SHARDS; i++) {
         shard *s = &c->shards[i];
         pthread_mutex_lock(&s->mu);
-        for (uint32_t b = 0; b < s->buckets; b++) {
-            entry **p = &s->table[b];
+        for (uint32_t b = 0; b <= s->table->mask; b++) {
+            entry **p = &s->table->slot[b];
             while (*p) {
                 entry *e = *p;
                 if (e->file == file) {

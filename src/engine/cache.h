@@ -25,6 +25,14 @@ cache_handle *cache_lookup(block_cache *c, uint64_t file, uint64_t offset);
 cache_handle *cache_insert(block_cache *c, uint64_t file, uint64_t offset, void *value,
                            size_t charge, void (*deleter)(void *value));
 
+/* Prefetch hints for a reader of many keys (cache.c, C6): cache_prefetch
+ * starts loading the bucket slot of (file, offset); cache_prefetch_entry,
+ * called once that load had time, the first entry of the slot's chain.
+ * Neither takes a lock, changes anything or counts; any thread may call
+ * them at any time. */
+void cache_prefetch(const block_cache *c, uint64_t file, uint64_t offset);
+void cache_prefetch_entry(const block_cache *c, uint64_t file, uint64_t offset);
+
 void *cache_value(cache_handle *h);
 /* Drops the handle's reference. Takes no lock unless the entry's shard is
  * over capacity (an entry that was in use when eviction passed it). */

@@ -9,14 +9,18 @@
  *
  *  1. the superversion is pinned once for all keys (one db->mu round);
  *  2. each stage starts every key's first cache miss before it needs any
- *     (memtable index slots, then per table the filter lines), so the
- *     misses of independent keys overlap instead of following each other;
+ *     (memtable index slots; per table the filter lines, then the row
+ *     cache's doorkeeper word and bucket slot, its chain entry and its
+ *     row, one pass over the keys for each), so the misses of independent
+ *     keys overlap instead of following each other;
  *  3. the keys the memtables do not answer are sorted (sort_pend), so the deeper
  *     levels are walked file by file in order and keys that share a data
  *     block find it pinned by the key before them (sst_reader_get_pinned);
  *  4. values are never copied: memtable values live in the pinned
  *     memtables, table values in pinned blocks, row cache answers in
- *     pinned rows (row_cache_get_pinned), all released by the next call.
+ *     pinned rows (row_cache_get_pinned), all released by the next call;
+ *  5. a key read from a block its neighbour in the batch already pinned
+ *     is not put in the row cache (table_lookup).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +32,8 @@
 typedef struct mg_item {
     eng_status st; /* ENG_NOTFOUND until answered */
     int done;
+    int maybe;      /* file_stage: the table's filter may hold the key */
+    row_pin *probe; /* file_stage: the row cache's row, not yet checked */
     const char *v;
     size_t vl;
     uint64_t hash; /* bloom_hash of the key */
@@ -206,19 +212,20 @@ static void sort_pend(mg_item *it, size_t *pend, size_t *tmp, size_t n)
     }
 }
 
-/* One table's answer for x (table_get's order: filter, row cache, table).
- * Returns 1 when the table has an entry for the key (x is answered). */
+/* One table's answer for x, whose filter may match (table_get's order:
+ * filter, row cache, table), with x->probe the row cache's row for it
+ * (row_cache_probe, consumed here). Returns 1 when the table has an entry
+ * for the key (x is answered). */
 static int table_lookup(eng_mget *m, file_meta *f, sst_reader *r, mg_item *x, uint64_t seq)
 {
-    if (!sst_reader_may_match(r, x->hash)) return 0;
     row_cache *rc = f->vs ? f->vs->row_cache : NULL;
     int type;
     uint64_t fseq;
     const char *rv = NULL;
     size_t rl = 0;
-    row_pin *pin = NULL;
-    if (row_cache_get_pinned(rc, f->number, x->hash, x->key, seq, &type, &fseq, &rv, &rl,
-                             &pin)) { /* RC2 */
+    row_pin *pin = x->probe;
+    x->probe = NULL;
+    if (row_cache_answer(rc, pin, x->key, seq, &type, &fseq, &rv, &rl)) { /* RC2 */
         if (type == ROW_ABSENT) {
             row_cache_unpin(rc, pin);
             return 0;
@@ -233,8 +240,15 @@ static int table_lookup(eng_mget *m, file_meta *f, sst_reader *r, mg_item *x, ui
     }
     slice v = {NULL, 0};
     fseq = 0;
+    size_t npins = m->pins.n;
     eng_status s = sst_reader_get_pinned(r, x->key, seq, &m->pins, &type, &fseq, &v);
-    if (rc && seq >= f->largest_seq && (s == ENG_OK || s == ENG_NOTFOUND)) /* RC1 */
+    /* RC1. Only a lookup that had to fetch its block fills the row cache:
+     * a key found in the block its neighbour pinned is read there again at
+     * the cost of a block search, not of the misses the row cache saves,
+     * and a run of neighbours (a created-at query's 100 consecutive ids)
+     * would insert a row each, pushing hot rows out. */
+    int fetched = m->pins.n != npins;
+    if (rc && fetched && seq >= f->largest_seq && (s == ENG_OK || s == ENG_NOTFOUND))
         row_cache_put(rc, f->number, x->hash, x->key, s == ENG_OK ? type : ROW_ABSENT, fseq, v);
     if (s == ENG_NOTFOUND) return 0;
     if (s != ENG_OK)
@@ -244,8 +258,10 @@ static int table_lookup(eng_mget *m, file_meta *f, sst_reader *r, mg_item *x, ui
     return 1;
 }
 
-/* The keys of pend[] still open that table f may hold, in key order:
- * filter lines prefetched for all, then looked up one by one. */
+/* The keys of pend[] still open that table f may hold, in key order. Each
+ * pass starts one cache miss of every key that the next pass needs: the
+ * filter lines, then the row cache's slot, its entry and its row
+ * (row_cache.h), then each key is answered. */
 static void file_stage(eng_mget *m, file_meta *f, size_t from, size_t to, uint64_t seq)
 {
     sst_reader *r;
@@ -255,12 +271,22 @@ static void file_stage(eng_mget *m, file_meta *f, size_t from, size_t to, uint64
             if (!m->it[m->pend[j]].done) answer(&m->it[m->pend[j]], s, NULL, 0);
         return;
     }
+    row_cache *rc = f->vs ? f->vs->row_cache : NULL;
+    mg_item *it = m->it;
+    const size_t *pend = m->pend;
     for (size_t j = from; j < to; j++)
-        if (!m->it[m->pend[j]].done) sst_reader_prefetch_filter(r, m->it[m->pend[j]].hash);
+        if (!it[pend[j]].done) sst_reader_prefetch_filter(r, it[pend[j]].hash);
     for (size_t j = from; j < to; j++) {
-        mg_item *x = &m->it[m->pend[j]];
-        if (!x->done) table_lookup(m, f, r, x, seq);
+        mg_item *x = &it[pend[j]];
+        x->maybe = !x->done && sst_reader_may_match(r, x->hash);
+        if (x->maybe) row_cache_prefetch(rc, f->number, x->hash);
     }
+    for (size_t j = from; j < to; j++)
+        if (it[pend[j]].maybe) row_cache_prefetch_entry(rc, f->number, it[pend[j]].hash);
+    for (size_t j = from; j < to; j++)
+        if (it[pend[j]].maybe) it[pend[j]].probe = row_cache_probe(rc, f->number, it[pend[j]].hash);
+    for (size_t j = from; j < to; j++)
+        if (it[pend[j]].maybe) table_lookup(m, f, r, &it[pend[j]], seq);
 }
 
 /* The first index in pend[from, npend) whose key is >= k (pend is sorted). */
@@ -360,7 +386,7 @@ eng_status eng_multi_get(eng_db *db, const eng_snapshot *snap, eng_batch *b, siz
     if (reserve(m, n)) return ENG_NOMEM;
     m->n = n;
     for (size_t i = 0; i < n; i++)
-        m->it[i] = (mg_item){ENG_NOTFOUND, 0, NULL, 0, 0, slice_make(keys[i], klens[i])};
+        m->it[i] = (mg_item){ENG_NOTFOUND, 0, 0, NULL, NULL, 0, 0, slice_make(keys[i], klens[i])};
     uint64_t seq;
     m->sv = db_get_sv(db, &seq);
     if (snap) seq = snap->seq;

@@ -41,6 +41,7 @@ typedef struct row_entry {
     char data[1]; /* key bytes, then value bytes */
 } row_entry;
 
+#define ROW_PREFETCH 64 /* bytes of a row row_cache_probe prefetches */
 #define ROW_TYPICAL 256 /* bytes a row is charged, for sizing the doorkeeper */
 #define ROW_DOOR_MAX_BITS (UINT64_C(1) << 27) /* 16 MiB: a window of 32M rows */
 
@@ -123,17 +124,21 @@ static int row_answer(const row_entry *e, int *type, uint64_t *found_seq, char *
     return 1;
 }
 
+/* A clear doorkeeper bit means a miss almost always: a row is inserted
+ * only once its bit is set (the bitmap may have been cleared since). */
+static int door_set(const row_cache *rc, uint64_t file, uint64_t hash)
+{
+    uint64_t bit, *w = door_word(rc, file, hash, &bit);
+    return (__atomic_load_n(w, __ATOMIC_RELAXED) & bit) != 0;
+}
+
 /* The handle of (file, key) when its row answers a lookup at seq (RC2). */
 static cache_handle *lookup_row(row_cache *rc, uint64_t file, uint64_t hash, slice key,
                                 uint64_t seq)
 {
-    /* A row is inserted only once its doorkeeper bit is set, so a clear
-     * bit means a miss almost always (the bitmap may have been cleared
-     * since): skip the probe, which costs a lock and a few cache misses,
-     * on the common miss of a workload without reuse. */
-    uint64_t bit, *w = door_word(rc, file, hash, &bit);
-    cache_handle *h = NULL;
-    if (__atomic_load_n(w, __ATOMIC_RELAXED) & bit) h = cache_lookup(rc->c, file, hash);
+    /* skip the probe, which costs a lock and a few cache misses, on the
+     * common miss of a workload without reuse */
+    cache_handle *h = door_set(rc, file, hash) ? cache_lookup(rc->c, file, hash) : NULL;
     if (!h) return NULL;
     const row_entry *e = cache_value(h);
     int ok = e->klen == key.size && (key.size == 0 || memcmp(e->data, key.data, key.size) == 0);
@@ -153,20 +158,61 @@ int row_cache_get(row_cache *rc, uint64_t file, uint64_t hash, slice key, uint64
     return ok;
 }
 
-int row_cache_get_pinned(row_cache *rc, uint64_t file, uint64_t hash, slice key, uint64_t seq,
-                         int *type, uint64_t *found_seq, const char **val, size_t *vlen,
-                         row_pin **pin)
+void row_cache_prefetch(const row_cache *rc, uint64_t file, uint64_t hash)
+{
+    if (!rc) return;
+    uint64_t bit;
+    __builtin_prefetch(door_word(rc, file, hash, &bit));
+    cache_prefetch(rc->c, file, hash);
+}
+
+void row_cache_prefetch_entry(const row_cache *rc, uint64_t file, uint64_t hash)
+{
+    if (rc && door_set(rc, file, hash)) cache_prefetch_entry(rc->c, file, hash);
+}
+
+row_pin *row_cache_probe(row_cache *rc, uint64_t file, uint64_t hash)
+{
+    if (!rc || !door_set(rc, file, hash)) return NULL;
+    cache_handle *h = cache_lookup(rc->c, file, hash);
+    if (!h) return NULL;
+    /* the row's header and key, for row_cache_answer; not the whole row:
+     * prefetches of 5-10 lines for each of 100 rows fill the core's miss
+     * buffers and stall, and the parse reads the rest in order anyway */
+    const char *e = cache_value(h);
+    __builtin_prefetch(e);
+    __builtin_prefetch(e + ROW_PREFETCH - 1);
+    return (row_pin *)h;
+}
+
+int row_cache_answer(row_cache *rc, row_pin *pin, slice key, uint64_t seq, int *type,
+                     uint64_t *found_seq, const char **val, size_t *vlen)
 {
     if (!rc) return 0;
-    cache_handle *h = lookup_row(rc, file, hash, key, seq);
-    count(h ? &rc->hits : &rc->misses);
-    if (!h) return 0;
-    const row_entry *e = cache_value(h);
+    cache_handle *h = (cache_handle *)pin;
+    const row_entry *e = h ? cache_value(h) : NULL;
+    int ok = e && e->klen == key.size &&
+             (key.size == 0 || memcmp(e->data, key.data, key.size) == 0) &&
+             (e->type == ROW_ABSENT || e->seq <= seq); /* RC2 */
+    count(ok ? &rc->hits : &rc->misses);
+    if (!ok) {
+        if (h) cache_release(rc->c, h);
+        return 0;
+    }
     *type = e->type;
     *found_seq = e->seq;
     *val = e->type == ENG_TYPE_VALUE ? e->data + e->klen : NULL;
     *vlen = e->type == ENG_TYPE_VALUE ? e->vlen : 0;
-    *pin = (row_pin *)h;
+    return 1;
+}
+
+int row_cache_get_pinned(row_cache *rc, uint64_t file, uint64_t hash, slice key, uint64_t seq,
+                         int *type, uint64_t *found_seq, const char **val, size_t *vlen,
+                         row_pin **pin)
+{
+    row_pin *p = row_cache_probe(rc, file, hash);
+    if (!row_cache_answer(rc, p, key, seq, type, found_seq, val, vlen)) return 0;
+    *pin = p;
     return 1;
 }
 

@@ -65,6 +65,23 @@ int row_cache_get_pinned(row_cache *rc, uint64_t file, uint64_t hash, slice key,
                          int *type, uint64_t *found_seq, const char **val, size_t *vlen,
                          row_pin **pin);
 void row_cache_unpin(row_cache *rc, row_pin *pin);
+
+/* row_cache_get_pinned in stages, for a reader of many keys that overlaps
+ * their cache misses (eng_multi_get): row_cache_prefetch for every key
+ * (the doorkeeper word and the cache's bucket slot start loading), then
+ * row_cache_prefetch_entry for every key (the chain's first entry), then
+ * row_cache_probe for every key (the lookup; the row starts loading), then
+ * row_cache_answer for every key. The prefetches take no lock and change
+ * nothing. row_cache_probe returns the pinned row of (file, hash) or NULL,
+ * not yet checked against the key or a sequence: row_cache_answer checks
+ * it (RC2) and answers as row_cache_get_pinned, keeping the pin (to
+ * release with row_cache_unpin) when it returns 1 and releasing it when it
+ * returns 0; pin may be NULL (a miss). Only row_cache_answer counts. */
+void row_cache_prefetch(const row_cache *rc, uint64_t file, uint64_t hash);
+void row_cache_prefetch_entry(const row_cache *rc, uint64_t file, uint64_t hash);
+row_pin *row_cache_probe(row_cache *rc, uint64_t file, uint64_t hash);
+int row_cache_answer(row_cache *rc, row_pin *pin, slice key, uint64_t seq, int *type,
+                     uint64_t *found_seq, const char **val, size_t *vlen);
 /* Records the answer of table `file` for key (RC1: REQUIRES the lookup was
  * made at a sequence >= the table's largest_seq). type as above; seq and
  * val are ignored for ROW_ABSENT, val for a deletion. Copies what it keeps.
