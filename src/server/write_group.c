@@ -46,9 +46,10 @@
 #define GROUP_ARG_BYTES (64u << 10)
 
 static struct {
-    client *c;       /* the open group's client, NULL when none */
-    int ncmds;       /* commands whose writes the batch holds */
-    reply_mark mark; /* before the first one's reply */
+    client *c;                  /* the open group's client, NULL when none */
+    int ncmds;                  /* commands whose writes the batch holds */
+    const struct command *last; /* the last of them (the dirty count's c->cmd) */
+    reply_mark mark;            /* before the first one's reply */
 } G;
 
 /* The write commands of the groups whose commands only read and write
@@ -101,7 +102,11 @@ static int may_join(client *c, const struct command *cmd)
  * errors if it refuses). The group stays open, empty. */
 static void group_write(void)
 {
-    if (G.ncmds) server_write_batch_n(G.c, &G.mark, G.ncmds);
+    if (!G.ncmds) return;
+    const struct command *now = G.c->cmd; /* the command about to run */
+    G.c->cmd = G.last;
+    server_write_batch_n(G.c, &G.mark, G.ncmds);
+    G.c->cmd = now;
     G.ncmds = 0;
 }
 
@@ -122,13 +127,18 @@ void write_group_after(client *c, const struct command *cmd, const reply_mark *m
     struct client_private *p = c->priv;
     if (may_join(c, cmd) && !(c->flags & CLIENT_BLOCKED) && !p->waiting &&
         eng_batch_byte_size(server.batch) < GROUP_MAX_BYTES && !block_has_ready()) {
-        if (eng_batch_count(server.batch) == 0) return; /* wrote nothing: nothing to take back */
+        if (eng_batch_count(server.batch) == 0) { /* wrote nothing: nothing to take back */
+            server_write_batch(c, mark);          /* (its dirty count) */
+            return;
+        }
         if (!G.ncmds) G.mark = *mark;
         G.ncmds++;
+        G.last = cmd;
         return;
     }
     if (G.ncmds && G.c == c) {
         G.ncmds++; /* this command's writes are in the same batch */
+        G.last = cmd;
         group_write();
     } else {
         server_write_batch(c, mark);
