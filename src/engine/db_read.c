@@ -183,10 +183,18 @@ rdel_set *db_batch_rdels(memtable *m)
 eng_status eng_get_batch(eng_db *db, const eng_snapshot *snap, eng_batch *b, const char *k,
                          size_t kl, char **val, size_t *vlen)
 {
-    memtable *m = b ? batch_index(b) : NULL;
-    if (!m) return eng_get(db, snap, k, kl, val, vlen);
     slice key = slice_make(k, kl), v;
     int type;
+    int pr = b ? batch_point_get(b, key, &type, &v) : 0; /* no range deletions: a probe */
+    if (pr == 0) return eng_get(db, snap, k, kl, val, vlen);
+    if (pr == 1) {
+        if (type != ENG_TYPE_VALUE) return ENG_NOTFOUND;
+        *val = copy_value(v);
+        *vlen = v.size;
+        return *val ? ENG_OK : ENG_NOMEM;
+    }
+    memtable *m = batch_index(b);
+    if (!m) return eng_get(db, snap, k, kl, val, vlen);
     uint64_t fseq;
     rdel_set *rd = db_batch_rdels(m);
     int found = mem_get(m, key, ENG_MAX_SEQUENCE, &type, &fseq, &v);

@@ -229,6 +229,8 @@ eng_status eng_write(eng_db *db, eng_batch *b, int flags)
         goto out;
     }
     if (batch_has_range_deletes(b)) note_range_deletes(db, b);
+    /* The whole batch at once: no reader sees a sequence inside it, which
+     * lets batch_insert_into leave out ops the batch replaced (B5). */
     db->last_seq = seq + count - 1;
     if (flags & ENG_WRITE_SYNC) s = sync_log_unlocked(db);
 out:

@@ -24,15 +24,33 @@
  *       n_indexed <= count, and n_indexed == 0 when index == NULL. Ops
  *       n_indexed .. count-1 are in rep only.
  *   B3. Savepoints are nested: saves[k].len <= saves[k+1].len <= rep.len.
+ *   B4. The point index of an indexed batch (no range deletions) is built
+ *       as lazily as B2, by batch_point_get: ops 0 .. n_hashed-1 are parsed
+ *       into ops[] (hashed_len is the rep offset of op n_hashed), and slots
+ *       (open addressing on key_hash) hold one entry per distinct key among
+ *       them, naming its newest op; an op that a later op on the same key
+ *       replaced is marked shadowed. n_hashed <= count; a rollback below
+ *       n_hashed empties it.
+ *   B5. batch_insert_into leaves out of the memtable the ops B4 marks
+ *       shadowed: the batch is published whole (last_seq moves past all of
+ *       it at once, db_write.c), so no reader can ask for a sequence at
+ *       which a shadowed op would be the newest version of its key.
+ *       Recovery, which replays the log record without a point index,
+ *       inserts them all; the answers are the same.
  *
  * Why lazy: the server runs every command through an indexed batch, but most
  * commands never read through it while it holds ops, so indexing each op as
  * it is added would insert every write into two memtables (this one and the
- * db memtable at eng_write) for nothing.
+ * db memtable at eng_write) for nothing. Point reads (eng_get_batch) use the
+ * point index of B4 instead of the memtable: a hash probe instead of an
+ * ordered insert per op, which matters when the server keeps the writes of
+ * a whole pipeline in one batch (one log record and one memtable insert
+ * group for all of them, the per-db key counter written once: B5).
  */
 #include "write_batch.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "dbformat.h"
 #include "env.h"
@@ -41,6 +59,19 @@
 /* A cleared batch whose buffer grew past this gives the memory back. */
 #define BATCH_KEEP_BYTES (4u << 20)
 #define INDEX_FIRST_BLOCK 4096
+
+/* A point-index slot (B4): op is the newest op on a key whose key_hash is
+ * hash, plus one (0: empty). */
+typedef struct pslot {
+    uint32_t hash, op;
+} pslot;
+
+/* An op of the point index (B4), parsed: its key and value in rep. */
+typedef struct pop {
+    uint32_t koff, klen, voff, vlen;
+    unsigned char type;
+    unsigned char shadowed; /* a later op on the same key replaced it */
+} pop;
 
 typedef struct savepoint {
     size_t len;
@@ -57,6 +88,14 @@ struct eng_batch {
     size_t indexed_len; /* B2: rep offset of op n_indexed */
     savepoint *saves;
     size_t n_saves, cap_saves;
+    /* B4: the point index */
+    pslot *slots;        /* slot_mask + 1 of them, a power of two */
+    uint32_t slot_mask;  /* 0 while slots == NULL */
+    uint32_t n_hashed;   /* ops in the point index */
+    uint32_t n_shadowed; /* of them, replaced by a later op on their key */
+    size_t hashed_len;   /* rep offset of op n_hashed */
+    pop *ops;            /* op i < n_hashed, parsed */
+    uint32_t cap_ops;
 };
 
 static void reset_rep(eng_batch *b)
@@ -73,7 +112,7 @@ eng_batch *eng_batch_new(int indexed)
     eng_batch *b = calloc(1, sizeof(*b));
     if (!b) abort();
     b->indexed = indexed != 0;
-    b->indexed_len = BATCH_HEADER_SIZE;
+    b->indexed_len = b->hashed_len = BATCH_HEADER_SIZE;
     reset_rep(b);
     return b;
 }
@@ -95,9 +134,21 @@ static void index_drop(eng_batch *b)
     b->index = NULL;
 }
 
+/* Empties the point index (B4: nothing hashed afterwards); O(1) when it
+ * already is. */
+static void points_drop(eng_batch *b)
+{
+    if (b->n_hashed == 0) return;
+    memset(b->slots, 0, ((size_t)b->slot_mask + 1) * sizeof(*b->slots));
+    b->n_hashed = b->n_shadowed = 0;
+    b->hashed_len = BATCH_HEADER_SIZE;
+}
+
 void eng_batch_free(eng_batch *b)
 {
     if (!b) return;
+    free(b->slots);
+    free(b->ops);
     mem_unref(b->index);
     buf_free(&b->rep);
     free(b->saves);
@@ -110,6 +161,7 @@ void eng_batch_clear(eng_batch *b)
     reset_rep(b);
     b->n_saves = 0;
     index_drop(b);
+    points_drop(b);
 }
 
 /* Appends one op to rep (B1); the index catches up in batch_index() (B2). */
@@ -166,6 +218,7 @@ eng_status eng_batch_rollback(eng_batch *b)
      * empty it and let the next batch_index() rebuild from the ops that
      * remain (B2). An index that stops at or below the new end stays. */
     if (b->n_indexed > b->count) index_drop(b);
+    if (b->n_hashed > b->count) points_drop(b);
     return ENG_OK;
 }
 
@@ -247,6 +300,121 @@ memtable *batch_index(const eng_batch *cb)
     if (!b->indexed || b->count == 0) return NULL;
     if (b->n_indexed < b->count) index_catch_up(b);
     return b->index;
+}
+
+/* ---- The point index (B4) ---------------------------------------------- */
+
+#define POINT_FIRST_SLOTS 64
+
+static uint32_t key_hash(const char *p, size_t n)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    uint64_t w = 0;
+    memcpy(&w, p, n);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+    return (uint32_t)(h ^ (h >> 29));
+}
+
+/* The key of op i (< n_hashed); its type and value too. */
+static inline slice op_key(const eng_batch *b, uint32_t i, int *type, slice *value)
+{
+    const pop *o = &b->ops[i];
+    *type = o->type;
+    *value = slice_make(b->rep.data + o->voff, o->vlen);
+    return slice_make(b->rep.data + o->koff, o->klen);
+}
+
+/* The slot of key (hash h): the one naming its newest op, or the empty one
+ * where it would go. */
+static pslot *slot_find(const eng_batch *b, slice key, uint32_t h)
+{
+    for (uint32_t i = h & b->slot_mask;; i = (i + 1) & b->slot_mask) {
+        pslot *s = &b->slots[i];
+        if (!s->op) return s;
+        if (s->hash != h) continue;
+        const pop *o = &b->ops[s->op - 1];
+        if (o->klen == key.size && !memcmp(b->rep.data + o->koff, key.data, key.size)) return s;
+    }
+}
+
+/* Room for n ops, and slots at most half full for them. 0 when out of
+ * memory (the caller answers from the memtable index instead). */
+static int points_reserve(eng_batch *b, uint32_t n)
+{
+    if (n > b->cap_ops) {
+        uint32_t cap = b->cap_ops ? b->cap_ops : POINT_FIRST_SLOTS / 2;
+        while (cap < n)
+            cap *= 2;
+        pop *ops = realloc(b->ops, (size_t)cap * sizeof(*ops));
+        if (!ops) return 0;
+        b->ops = ops;
+        b->cap_ops = cap;
+    }
+    if (b->slots && (size_t)n * 2 <= (size_t)b->slot_mask + 1) return 1;
+    size_t ns = b->slots ? ((size_t)b->slot_mask + 1) * 2 : POINT_FIRST_SLOTS;
+    while ((size_t)n * 2 > ns)
+        ns *= 2;
+    pslot *old = b->slots, *slots = calloc(ns, sizeof(*slots));
+    if (!slots) return 0;
+    size_t old_n = old ? (size_t)b->slot_mask + 1 : 0;
+    b->slots = slots;
+    b->slot_mask = (uint32_t)(ns - 1);
+    for (size_t i = 0; i < old_n; i++) /* re-place the distinct keys */
+        if (old[i].op)
+            for (uint32_t j = old[i].hash & b->slot_mask;; j = (j + 1) & b->slot_mask)
+                if (!b->slots[j].op) {
+                    b->slots[j] = old[i];
+                    break;
+                }
+    free(old);
+    return 1;
+}
+
+/* Adds ops n_hashed .. count-1 to the point index. 0 when it cannot be
+ * kept (range deletions, a huge batch, no memory): nothing is hashed. */
+static int points_catch_up(eng_batch *b)
+{
+    if (b->n_range || b->rep.len > UINT32_MAX || !points_reserve(b, b->count)) {
+        points_drop(b);
+        return 0;
+    }
+    const char *base = b->rep.data, *p = base + b->hashed_len, *limit = base + b->rep.len;
+    while (b->n_hashed < b->count) {
+        uint32_t i = b->n_hashed;
+        int type;
+        slice k, v;
+        if (!parse_op(&p, limit, &type, &k, &v)) abort(); /* B1 broken */
+        b->ops[i] = (pop){(uint32_t)(k.data - base), (uint32_t)k.size,    (uint32_t)(v.data - base),
+                          (uint32_t)v.size,          (unsigned char)type, 0};
+        if (!v.size) b->ops[i].voff = 0; /* a deletion's "" is no offset in rep */
+        uint32_t h = key_hash(k.data, k.size);
+        pslot *s = slot_find(b, k, h);
+        if (s->op) {
+            b->ops[s->op - 1].shadowed = 1;
+            b->n_shadowed++;
+        }
+        *s = (pslot){h, i + 1};
+        b->n_hashed++;
+    }
+    b->hashed_len = (size_t)(p - base);
+    return 1;
+}
+
+int batch_point_get(const eng_batch *cb, slice key, int *type, slice *value)
+{
+    eng_batch *b = (eng_batch *)cb; /* logically const, as batch_index */
+    if (!b->indexed || b->count == 0) return 0;
+    if (b->n_hashed < b->count && !points_catch_up(b)) return -1;
+    pslot *s = slot_find(b, key, key_hash(key.data, key.size));
+    if (!s->op) return 0;
+    op_key(b, s->op - 1, type, value);
+    return 1;
 }
 
 /* Checks a whole encoding; counts its range deletes. */
@@ -348,9 +516,33 @@ static int insert_small(const eng_batch *b, insert_ctx *c)
     return 1;
 }
 
-eng_status batch_insert_into(const eng_batch *b, memtable *mem)
+/* B5: the ops the point index does not mark shadowed, in groups. */
+static void insert_newest(const eng_batch *b, insert_ctx *c)
+{
+    uint64_t seq = batch_sequence(b);
+    for (uint32_t i = 0; i < b->count; i++) {
+        if (b->ops[i].shadowed) continue;
+        mem_entry *e = &c->e[c->n++];
+        e->seq = seq + i;
+        e->key = op_key(b, i, &e->type, &e->value);
+        if (c->n == INSERT_GROUP) {
+            mem_add_many(c->mem, c->e, c->n);
+            c->n = 0;
+        }
+    }
+    if (c->n) mem_add_many(c->mem, c->e, c->n);
+}
+
+eng_status batch_insert_into(const eng_batch *cb, memtable *mem)
 {
     insert_ctx c = {.mem = mem, .n = 0};
+    /* A batch read through its point index while it grew (a pipeline's):
+     * bring the index up to its last op and insert only the newest ones. */
+    eng_batch *b = (eng_batch *)cb;
+    if (b->n_hashed && (b->n_hashed == b->count || points_catch_up(b)) && b->n_shadowed) {
+        insert_newest(b, &c);
+        return ENG_OK;
+    }
     if (insert_small(b, &c)) return ENG_OK;
     eng_status s = batch_iterate(b, insert_op, &c); /* validates first */
     if (s == ENG_OK && c.n) mem_add_many(mem, c.e, c.n);

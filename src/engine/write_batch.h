@@ -37,7 +37,10 @@ eng_status batch_from_contents(slice rep, eng_batch **out);
 typedef eng_status (*batch_op_fn)(void *ctx, uint64_t seq, int type, slice key, slice value);
 eng_status batch_iterate(const eng_batch *b, batch_op_fn fn, void *ctx);
 
-/* Inserts every op into mem with sequence numbers from batch_sequence(b). */
+/* Inserts the batch's ops into mem with sequence numbers from
+ * batch_sequence(b): every op, or only the newest op on each key when the
+ * batch's point index is built (write_batch.c, B5). REQUIRES: the batch is
+ * published whole (no reader at a sequence inside it). */
 eng_status batch_insert_into(const eng_batch *b, struct memtable *mem);
 
 /* For an indexed batch: its private memtable of pending entries, op i at
@@ -54,6 +57,14 @@ eng_status batch_insert_into(const eng_batch *b, struct memtable *mem);
  * eng_batch_* call on it (the batch belongs to one thread: the command
  * thread). Logically const: it updates the batch's cached index only. */
 struct memtable *batch_index(const eng_batch *b);
+
+/* The newest op on key in an indexed batch, through its point index
+ * (write_batch.c, B4; brought up to date first, O(new ops)): 1 with *type
+ * (ENG_TYPE_VALUE or ENG_TYPE_DELETION) and *value (valid until the batch
+ * changes), 0 when no op of the batch is on key, -1 when the point index
+ * cannot answer (the batch holds range deletions): use batch_index.
+ * REQUIRES: as batch_index. */
+int batch_point_get(const eng_batch *b, slice key, int *type, slice *value);
 
 /* Does the batch contain any delete-range op? */
 int batch_has_range_deletes(const eng_batch *b);

@@ -492,6 +492,11 @@ static void serve_key(wkey *wk)
     wk->serving = 0;
 }
 
+int block_has_ready(void)
+{
+    return B.ready_head != NULL && !B.handling;
+}
+
 void block_handle_ready(void)
 {
     if (B.handling || !B.ready_head) return; /* B4 */

@@ -1,7 +1,8 @@
 /*
  * networking.c -- client lifecycle and socket I/O: accept, read and parse
  * (every complete request in the buffer runs before anything is written:
- * pipelining), and writing replies with writev once the loop iteration's
+ * pipelining; the write commands among them share one engine batch,
+ * write_group.c), and writing replies with writev once the loop iteration's
  * group commit is done (server.c, before-sleep).
  *
  * Invariants:
@@ -434,6 +435,15 @@ static int process_input(client *c)
     }
 }
 
+/* process_input with the writes of the requests it runs in one write group
+ * (write_group.c, S4). */
+static void process_input_grouped(client *c)
+{
+    write_group_begin(c);
+    process_input(c);
+    write_group_end(c);
+}
+
 /* After requests ran: the query buffer's housekeeping, and the replies
  * queued for the next flush. */
 static void input_done(client *c)
@@ -501,7 +511,7 @@ static int read_once(client *c, int fd)
         p->parser->in_multibulk = 0;
     } else {
         pipeline_prefetch(c);
-        process_input(c);
+        process_input_grouped(c);
     }
     input_done(c);
     return 0;
@@ -524,7 +534,7 @@ void client_resume_input(client *c)
         return;
     }
     server.cmd_time_ms = ae_mstime();
-    process_input(c);
+    process_input_grouped(c);
     input_done(c);
 }
 

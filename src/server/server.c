@@ -13,8 +13,10 @@
  *
  * Invariant S1 (server.h): server_call() sets a batch savepoint before each
  * command and rolls back to it when the command replied with an error.
- * Invariant S2: between commands server.batch is empty; commands queued by
- * MULTI are not executed until EXEC, so one batch is enough for everyone.
+ * Invariant S2: between commands server.batch is empty (but for the write
+ * group of S4 below, whose next command may only be one that joins it);
+ * commands queued by MULTI are not executed until EXEC, so one batch is
+ * enough for everyone.
  * Invariant S3: while the engine refuses writes (a full disk, a failing
  * fsync: eng_write_status), write commands are answered with Redis's
  * MISCONF error before they run, and reads go on; the engine retries in the
@@ -22,6 +24,10 @@
  * with appendfsync always, which exits as Redis does), the replies of that
  * iteration are held until the engine has made its writes durable
  * (networking.c, N4).
+ * Invariant S4 (write_group.c): the commands of one read of a connection
+ * that only touch keys of the data types share server.batch, written once
+ * after the last of them (or before any other command), each with its own
+ * savepoint (S1) and reading the earlier ones' writes from the batch.
  */
 #include <errno.h>
 #include <signal.h>
@@ -275,6 +281,11 @@ static void count_dirty(const client *c, size_t ops)
 
 void server_write_batch(client *c, const reply_mark *mark)
 {
+    server_write_batch_n(c, mark, 1);
+}
+
+void server_write_batch_n(client *c, const reply_mark *mark, int ncmds)
+{
     if (eng_batch_count(server.batch) == 0) {
         count_dirty(c, 0);
         return;
@@ -296,20 +307,22 @@ void server_write_batch(client *c, const reply_mark *mark)
     server.saved_by_command = 0;
     /* A read's own writes (a lazy expiry) can wait: the next read expires
      * the key again. The reply stands. (Not a script's: EVAL is no read.) */
-    if (c && c->cmd && (c->cmd->flags & CMD_READONLY) && eng_write_status(server.db) != ENG_OK)
+    if (ncmds == 1 && c && c->cmd && (c->cmd->flags & CMD_READONLY) &&
+        eng_write_status(server.db) != ENG_OK)
         return;
     server.stat_write_errors++;
     server_log(LL_WARNING, "Engine write failed: %s (%s)", eng_status_str(st), eng_last_error());
     /* The command's reply claimed success: take it back -- unless it only
      * read (its writes were lazy expiries, done again later). */
-    if (c && mark && !(c->cmd && (c->cmd->flags & CMD_READONLY))) {
+    if (c && mark && (ncmds > 1 || !(c->cmd && (c->cmd->flags & CMD_READONLY)))) {
         char msg[400];
         if (eng_write_status(server.db) != ENG_OK)
             misconf_text(msg, sizeof(msg));
         else
             snprintf(msg, sizeof(msg), "ERR %s", eng_last_error());
         reply_truncate(c, mark);
-        add_reply_error(c, msg);
+        for (int i = 0; i < ncmds; i++)
+            add_reply_error(c, msg);
     }
 }
 
@@ -437,6 +450,7 @@ int server_process_command(client *c)
             queue_command(c, cmd);
         } else {
             reply_mark mark;
+            write_group_before(c, cmd); /* S4 */
             reply_mark_get(c, &mark);
             if (!script_running()) { /* the cron's expiries are no command's */
                 server.cmd_touches = 0;
@@ -444,10 +458,8 @@ int server_process_command(client *c)
             }
             server_call(c, cmd);
             /* While a script is busy, server.batch holds its unfinished writes. */
-            if (!(c->flags & CLIENT_MULTI) && !script_running()) {
-                server_write_batch(c, &mark);
-                block_handle_ready(); /* after the command, EXEC or script as a whole */
-            }
+            if (!(c->flags & CLIENT_MULTI) && !script_running())
+                write_group_after(c, cmd, &mark); /* after the command, EXEC or script */
         }
     }
     if (p->reply_skip == 1) p->reply_skip = 0;

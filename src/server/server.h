@@ -552,6 +552,8 @@ void block_signal_db(int db);
 /* Serves the clients blocked on the keys signalled since the last call
  * (server_process_command after each top-level command). */
 void block_handle_ready(void);
+/* Whether block_handle_ready has keys to offer now. */
+int block_has_ready(void);
 /* block_handle_ready, then the pending requests of the clients served or
  * timed out since (before-sleep, before the group commit). */
 void block_before_sleep(void);
@@ -824,6 +826,25 @@ void server_events_while_busy(void);
  * before-sleep makes it durable). Replaces the reply since mark with an
  * error when the engine refuses. */
 void server_write_batch(client *c, const reply_mark *mark);
+/* server_write_batch for the ncmds commands whose replies follow mark (a
+ * write group, write_group.c): when the engine refuses, each of them
+ * replies the error instead. */
+void server_write_batch_n(client *c, const reply_mark *mark, int ncmds);
+
+/* write_group.c: the commands one read of a connection runs share one
+ * engine batch (S4 in server.c). */
+/* Opens c's group: REQUIRES server.batch empty (S2); networking.c, before
+ * it runs the requests of one read. */
+void write_group_begin(client *c);
+/* Before cmd runs for c: writes what the group holds unless cmd may join
+ * it, so that a command outside the group finds S2. */
+void write_group_before(client *c, const struct command *cmd);
+/* After cmd ran for c (not queued by MULTI, no script running): keeps its
+ * writes in the group, or writes the batch (server_write_batch_n) and
+ * offers the keys it readied to blocked clients. */
+void write_group_after(client *c, const struct command *cmd, const reply_mark *mark);
+/* Writes what c's group holds and closes it (S2 again). */
+void write_group_end(client *c);
 /* Opens the engine in cfg.dir (created if missing), the keyspace and the
  * index catalog, and installs the keyspace hooks (main.c). Returns 0, or
  * -1 after logging why. */

@@ -2,7 +2,8 @@
  * eng_batch_test.c -- write batches: encoding round trips, rejection of
  * corrupt encodings before any op is applied, the private index of an
  * indexed batch (built lazily, on the first read after appends), and nested
- * savepoints, including rollbacks below and above the indexed point.
+ * savepoints, including rollbacks below and above the indexed point; the
+ * point index and the ops it lets an insert leave out.
  */
 #include <stdint.h>
 
@@ -560,6 +561,21 @@ TEST(RandomOpsReadsAndRollbacksMatchModel)
         } else if (r < 71 || n == MODEL_OPS) {
             eng_batch_clear(b);
             n = n_saves = 0;
+        } else if (r < 85) { /* the point index (B4), caught up lazily too */
+            CHECK_EQ_INT(eng_batch_count(b), n);
+            for (int kk = 0; kk < 8; kk++) {
+                int last = -1;
+                for (int i = 0; i < n; i++)
+                    if (ops[i] / 1000 == kk) last = i;
+                int type;
+                slice v;
+                char q[2] = {'k', (char)('0' + kk)};
+                CHECK_EQ_INT(batch_point_get(b, slice_make(q, 2), &type, &v), last >= 0);
+                if (last < 0) continue;
+                int val_want = ops[last] % 1000;
+                CHECK_EQ_INT(type, val_want ? ENG_TYPE_VALUE : ENG_TYPE_DELETION);
+                if (val_want) CHECK_EQ_INT(v.data[1], '0' + val_want);
+            }
         } else {
             CHECK_EQ_INT(eng_batch_count(b), n);
             memtable *m = batch_index(b);
@@ -607,6 +623,69 @@ TEST(InsertIntoUsesBatchSequence)
     CHECK_EQ_INT(mem_range_deletions(m), 1);
     CHECK_EQ_INT(mem_entries(m), 3);
     mem_unref(m);
+    eng_batch_free(b);
+}
+
+/* B5: once a point read built the point index, the insert leaves out the
+ * ops a later op on the same key replaced -- also those appended after the
+ * read -- and gives the others their own sequence numbers. */
+TEST(InsertIntoLeavesOutOpsReplacedInAPointReadBatch)
+{
+    eng_batch *b = eng_batch_new(1);
+    eng_batch_put(b, "a", 1, "1", 1); /* 100, replaced */
+    eng_batch_put(b, "b", 1, "1", 1); /* 101, replaced */
+    eng_batch_put(b, "a", 1, "2", 1); /* 102, replaced after the read */
+    eng_batch_delete(b, "b", 1);      /* 103 */
+    int type;
+    slice v;
+    CHECK_EQ_INT(batch_point_get(b, slice_make("a", 1), &type, &v), 1);
+    CHECK(type == ENG_TYPE_VALUE && v.size == 1 && v.data[0] == '2');
+    CHECK_EQ_INT(batch_point_get(b, slice_make("b", 1), &type, &v), 1);
+    CHECK_EQ_INT(type, ENG_TYPE_DELETION);
+    CHECK_EQ_INT(batch_point_get(b, slice_make("c", 1), &type, &v), 0);
+    eng_batch_put(b, "c", 1, "3", 1); /* 104 */
+    eng_batch_put(b, "a", 1, "3", 1); /* 105 */
+    batch_set_sequence(b, 100);
+    memtable *m = mem_new();
+    CHECK_EQ_INT(batch_insert_into(b, m), ENG_OK);
+    CHECK_EQ_INT(mem_entries(m), 3);
+    uint64_t seq;
+    CHECK_EQ_INT(mem_get(m, slice_make("a", 1), ENG_MAX_SEQUENCE, &type, &seq, &v), 1);
+    CHECK(seq == 105 && type == ENG_TYPE_VALUE && v.data[0] == '3');
+    CHECK_EQ_INT(mem_get(m, slice_make("b", 1), ENG_MAX_SEQUENCE, &type, &seq, &v), 1);
+    CHECK(seq == 103 && type == ENG_TYPE_DELETION);
+    CHECK_EQ_INT(mem_get(m, slice_make("c", 1), ENG_MAX_SEQUENCE, &type, &seq, &v), 1);
+    CHECK(seq == 104 && v.data[0] == '3');
+    mem_unref(m);
+    /* The same ops never read through the point index: all of them. */
+    eng_batch_clear(b);
+    eng_batch_put(b, "a", 1, "1", 1);
+    eng_batch_put(b, "a", 1, "2", 1);
+    m = mem_new();
+    CHECK_EQ_INT(batch_insert_into(b, m), ENG_OK);
+    CHECK_EQ_INT(mem_entries(m), 2);
+    mem_unref(m);
+    eng_batch_free(b);
+}
+
+/* The point index does not answer for a batch with a range deletion (the
+ * caller asks the memtable index, which knows the ranges); nor does a
+ * batch keep it across a rollback below its hashed ops. */
+TEST(PointIndexDefersToRangeDeletionsAndRollbacks)
+{
+    eng_batch *b = eng_batch_new(1);
+    int type;
+    slice v;
+    eng_batch_put(b, "a", 1, "1", 1);
+    eng_batch_set_savepoint(b);
+    eng_batch_put(b, "a", 1, "2", 1);
+    CHECK_EQ_INT(batch_point_get(b, slice_make("a", 1), &type, &v), 1);
+    CHECK_EQ_INT(v.data[0], '2');
+    CHECK_EQ_INT(eng_batch_rollback(b), ENG_OK);
+    CHECK_EQ_INT(batch_point_get(b, slice_make("a", 1), &type, &v), 1);
+    CHECK_EQ_INT(v.data[0], '1');
+    eng_batch_delete_range(b, "a", 1, "b", 1);
+    CHECK_EQ_INT(batch_point_get(b, slice_make("a", 1), &type, &v), -1);
     eng_batch_free(b);
 }
 
