@@ -210,7 +210,7 @@ static void sort_pend(mg_item *it, size_t *pend, size_t *tmp, size_t n)
  * Returns 1 when the table has an entry for the key (x is answered). */
 static int table_lookup(eng_mget *m, file_meta *f, sst_reader *r, mg_item *x, uint64_t seq)
 {
-    if (!sst_reader_may_match(r, x->hash)) return 0;
+    if (!sst_reader_may_match(r, x->key, x->hash)) return 0;
     row_cache *rc = f->vs ? f->vs->row_cache : NULL;
     int type;
     uint64_t fseq;
