@@ -109,7 +109,8 @@ int idx_key_implied(idx_buf *out, const char *prefix, size_t plen, const char *f
 
 /* Appends the suffix naming key k (kl bytes) given the implied key i (il
  * bytes; has_i 0: none). */
-void idx_key_put_hash_key(idx_buf *b, const char *k, size_t kl, const char *i, size_t il, int has_i);
+void idx_key_put_hash_key(idx_buf *b, const char *k, size_t kl, const char *i, size_t il,
+                          int has_i);
 
 /* Decodes a suffix (p, n bytes): sets *k, *kl to the hash key (pointing
  * into p, or to i for IDX_HK_IMPLIED). Returns 0, or -1 when malformed (an

@@ -184,8 +184,17 @@ TEST(MalformedSkipListsAreRefused)
     slice *sk;
     /* prefixes out of order, one a prefix of another, an empty one, a size
      * past the filter */
-    static const char *bad[] = {"\x02" "ab" "\x01" "a", "\x01" "a" "\x02" "ab", "\x00",
-                                "\x05" "ab"};
+    static const char *bad[] = {"\x02"
+                                "ab"
+                                "\x01"
+                                "a",
+                                "\x01"
+                                "a"
+                                "\x02"
+                                "ab",
+                                "\x00",
+                                "\x05"
+                                "ab"};
     static const size_t badlen[] = {5, 5, 1, 3};
     for (int i = 0; i < 4; i++) {
         f.len = plain;

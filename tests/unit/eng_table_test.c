@@ -442,16 +442,16 @@ TEST(FilterPolicySkippedKeysAreStillFound)
     uint64_t u0 = sst_reader_bloom_useful(r);
     for (uint32_t i = 0; i < 1000; i++) {
         int l = sprintf(s, "user0001%04uz", i);
-        CHECK_EQ_INT(sst_reader_get(r, slice_make(s, (size_t)l), ENG_MAX_SEQUENCE, &t, &fs, &v,
-                                    &vl),
-                     ENG_NOTFOUND);
+        CHECK_EQ_INT(
+            sst_reader_get(r, slice_make(s, (size_t)l), ENG_MAX_SEQUENCE, &t, &fs, &v, &vl),
+            ENG_NOTFOUND);
     }
     CHECK_EQ_INT(sst_reader_bloom_useful(r), u0);
     for (uint32_t i = 0; i < 1000; i++) {
         int l = sprintf(s, "user0002%04uz", i);
-        CHECK_EQ_INT(sst_reader_get(r, slice_make(s, (size_t)l), ENG_MAX_SEQUENCE, &t, &fs, &v,
-                                    &vl),
-                     ENG_NOTFOUND);
+        CHECK_EQ_INT(
+            sst_reader_get(r, slice_make(s, (size_t)l), ENG_MAX_SEQUENCE, &t, &fs, &v, &vl),
+            ENG_NOTFOUND);
     }
     CHECK(sst_reader_bloom_useful(r) - u0 > 950);
     sst_reader_close(r);

@@ -254,8 +254,8 @@ TEST(ImpliedKeySuffixOrdersAsTheHashKeysAndDecodesBack)
     idx_key_put_num(&f, 42, 1);
     CHECK_EQ_INT(idx_key_implied(&imp, "user:", 5, f.data, f.len, 1, 1), 1);
     CHECK(imp.len == 7 && memcmp(imp.data, "user:42", 7) == 0);
-    const char *keys[] = {"user:42", "", "a", "user:", "user:4", "user:41", "user:420",
-                          "user:43", "user:5", "user:42\xff", "zz", "user:042"};
+    const char *keys[] = {"user:42",  "",        "a",      "user:",       "user:4", "user:41",
+                          "user:420", "user:43", "user:5", "user:42\xff", "zz",     "user:042"};
     const size_t nk = sizeof(keys) / sizeof(keys[0]);
     for (size_t i = 0; i < nk; i++) {
         idx_key_put_hash_key(&enc[i], keys[i], strlen(keys[i]), imp.data, imp.len, 1);
@@ -295,8 +295,13 @@ TEST(OnlyIntegersAndTagsImplyAKey)
     static const struct {
         double d;
         const char *want;
-    } cases[] = {{0, "p0"},         {-0.0, "p0"}, {-7, "p-7"}, {1e15, "p1000000000000000"},
-                 {1.5, NULL},       {1e300, NULL}, {9007199254740992.0, NULL},
+    } cases[] = {{0, "p0"},
+                 {-0.0, "p0"},
+                 {-7, "p-7"},
+                 {1e15, "p1000000000000000"},
+                 {1.5, NULL},
+                 {1e300, NULL},
+                 {9007199254740992.0, NULL},
                  {-9007199254740991.0, "p-9007199254740991"}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         f.len = 0;
