@@ -18,10 +18,12 @@
  * in its data directory. Either directory is a data directory that
  * `strata-server --dir` starts from, indexes included (they are keys).
  *
- * rdb_changes_since_last_save counts engine writes (sequence numbers)
- * since the last save: a command writing several keys, or index entries,
- * counts them all, where Redis counts changed keys; 0 right after a save
- * in both.
+ * rdb_changes_since_last_save is Redis's dirty counter (server.dirty, kept
+ * by server_write_batch) less its value at the last save: for BGSAVE the
+ * value when the checkpoint's contents were fixed, as Redis keeps
+ * dirty_before_bgsave at its fork. It counts changed keys, where Redis
+ * counts each handler's own changes (an HSET of three fields is 3 there,
+ * 1 here); 0 right after a save in both.
  */
 #include "server/backup.h"
 
@@ -49,7 +51,6 @@ static struct {
     char dir[PATH_MAX];
     /* mu: */
     int pinned, done;
-    uint64_t seq; /* the checkpoint's sequence once pinned */
     eng_status st;
     char err[256];
     /* command thread: */
@@ -57,24 +58,18 @@ static struct {
     int scheduled;
     int last_bgsave_ok;     /* rdb_last_bgsave_status */
     int64_t last_bgsave_ms; /* its duration; -1: none yet */
-    uint64_t save_seq;      /* engine sequence of the last save */
+    uint64_t save_dirty;    /* server.dirty at the last save */
+    uint64_t start_dirty;   /* server.dirty when the running checkpoint began */
     char backup_err[256];   /* backup_last_error */
 } J = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, .last_bgsave_ok = 1,
        .last_bgsave_ms = -1};
 
-static uint64_t engine_seq(void)
-{
-    eng_stats st;
-    eng_get_stats(server.db, &st);
-    return st.last_sequence;
-}
-
 static void on_pinned(void *ctx, uint64_t seq)
 {
     (void)ctx;
+    (void)seq;
     pthread_mutex_lock(&J.mu);
     J.pinned = 1;
-    J.seq = seq;
     pthread_cond_broadcast(&J.cv);
     pthread_mutex_unlock(&J.mu);
 }
@@ -165,7 +160,7 @@ static void reap(void)
     J.have_thread = 0;
     if (J.st == ENG_OK) {
         server.lastsave_s = ae_mstime() / 1000;
-        J.save_seq = J.seq;
+        J.save_dirty = J.start_dirty;
     }
     J.last_bgsave_ok = J.st == ENG_OK;
     J.last_bgsave_ms = ae_mstime() - J.start_ms;
@@ -194,6 +189,7 @@ int bk_start(int kind, const char *dir, char *err, size_t cap)
     J.pinned = J.done = 0;
     J.err[0] = 0;
     J.start_ms = ae_mstime();
+    J.start_dirty = server.dirty; /* the command thread waits for the pin below */
     atomic_store(&J.running, 1);
     if (pthread_create(&J.thread, NULL, bk_main, NULL) != 0) {
         atomic_store(&J.running, 0);
@@ -232,7 +228,7 @@ void bk_wait(void)
 void bk_note_save(void)
 {
     server.lastsave_s = ae_mstime() / 1000;
-    J.save_seq = engine_seq();
+    J.save_dirty = server.dirty;
 }
 
 int64_t bk_lastsave(void)
@@ -245,12 +241,11 @@ void bk_info(sbuf *b)
 {
     int running = bk_busy();
     int bgsave = running && J.kind == BK_BGSAVE;
-    uint64_t seq = engine_seq();
     sb_printf(b,
               "rdb_changes_since_last_save:%llu\r\nrdb_bgsave_in_progress:%d\r\n"
               "rdb_last_save_time:%lld\r\nrdb_last_bgsave_status:%s\r\n"
               "rdb_last_bgsave_time_sec:%lld\r\nrdb_current_bgsave_time_sec:%lld\r\n",
-              (unsigned long long)(seq > J.save_seq ? seq - J.save_seq : 0), bgsave,
+              (unsigned long long)(server.dirty - J.save_dirty), bgsave,
               (long long)server.lastsave_s, J.last_bgsave_ok ? "ok" : "err",
               J.last_bgsave_ms < 0 ? -1LL : (long long)(J.last_bgsave_ms / 1000),
               bgsave ? (long long)((ae_mstime() - J.start_ms) / 1000) : -1LL);

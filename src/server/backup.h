@@ -32,7 +32,7 @@ void bk_cron(void);
 /* Waits for a running checkpoint (shutdown, full sync). */
 void bk_wait(void);
 /* A save succeeded now (SAVE; the server's start): LASTSAVE is now and
- * rdb_changes_since_last_save counts from the engine's sequence now. */
+ * rdb_changes_since_last_save counts from server.dirty now. */
 void bk_note_save(void);
 /* The unix time of the last successful save (LASTSAVE). */
 int64_t bk_lastsave(void);

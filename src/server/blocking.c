@@ -470,6 +470,7 @@ static void serve_key(wkey *wk)
         c->priv->executing++;
         int64_t t0 = mono_us();
         tracking_call_begin(c); /* TR1: its invalidations after this reply */
+        server.cmd_touches = 0;
         int served = bw->ops->serve(c, bw->state, wk->key, wk->klen, type);
         tracking_call_end(c, NULL);
         int64_t dur = mono_us() - t0;

@@ -259,12 +259,21 @@ static int same_arg(const arg *a, const arg *b)
     return a->len == b->len && memcmp(a->ptr, b->ptr, a->len) == 0;
 }
 
+/* Redis counts a RENAME or MOVE as one change (its dirty counter, server.h)
+ * where the keyspace touches both keys. */
+static void count_one_change(uint64_t touches_before)
+{
+    if (server.cmd_touches > touches_before) server.cmd_touches = touches_before + 1;
+}
+
 static void rename_generic(client *c, int nx)
 {
     int done;
+    uint64_t touches = server.cmd_touches;
     int dst_existed = exists_for_new(c, c->db, 2);
     ks_status st = ks_rename(client_ks(c), c->argv[1].ptr, c->argv[1].len, c->argv[2].ptr,
                              c->argv[2].len, nx, &done);
+    count_one_change(touches);
     if (st == KS_OK && done && !same_arg(&c->argv[1], &c->argv[2])) {
         if (dst_existed) notify_arg(c, NOTIFY_NEW, "new", 2);
         notify_arg(c, NOTIFY_GENERIC, "rename_from", 1);
@@ -344,8 +353,10 @@ void cmd_move(client *c)
         return;
     }
     int done;
+    uint64_t touches = server.cmd_touches;
     ks_status st =
         ks_move(client_ks(c), c->argv[1].ptr, c->argv[1].len, dbmap_stored((int)db), &done);
+    count_one_change(touches);
     if (st != KS_OK) {
         add_reply_ks_error(c, st, client_ks(c));
         return;

@@ -806,6 +806,11 @@ static void flush(client *c, int all)
         return;
     }
     ks_ctx *ctx = client_ks(c);
+    uint64_t keys = 0; /* Redis's dirty counter adds the keys removed, no more */
+    int db = ctx->db;
+    for (ctx->db = all ? 0 : db; ctx->db < (all ? KS_DATABASES : db + 1); ctx->db++)
+        keys += ks_dbsize(ctx);
+    ctx->db = db;
     server_watch_flush_begin(ctx, all ? -1 : c->db);
     ks_status st = ks_flush(ctx, all);
     server_watch_flush_end(st == KS_OK);
@@ -814,6 +819,13 @@ static void flush(client *c, int all)
         return;
     }
     tracking_flushed();
+    server.cmd_touches += keys;
+    server.cmd_counted = 1;
+    /* Redis's FLUSHALL saves when save points are set, so its changes
+     * counter reads 0 after it; here the flush, once written, is the save. */
+    char save[8];
+    if (all && config_get_value("save", save, sizeof(save)) == 0 && save[0])
+        server.saved_by_command = 1;
     add_reply_ok(c);
 }
 

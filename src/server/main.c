@@ -157,6 +157,7 @@ static void touch_hook(void *tctx, int db, const char *key, size_t klen)
     repl_note_touched(db, key, klen); /* the stored db: replicas map it (DBM2) */
     db = dbmap_logical(db);           /* DBM2 */
     if (key) {
+        server.cmd_touches++;
         tracking_key_changed(key, klen);
         server_touch_key(db, key, klen);
         block_signal_key(db, key, klen);

@@ -155,6 +155,7 @@ void server_call(client *c, const struct command *cmd)
     else
         p->last_sub[0] = '\0';
     p->executing++;
+    uint64_t touches = server.cmd_touches;
     /* A script is shown before the commands it runs (Redis's evalCommand). */
     if ((cmd->flags & CMD_SCRIPT) && monitor_clients)
         monitor_feed(c, NULL, c->db, c->argc, c->argv);
@@ -165,6 +166,7 @@ void server_call(client *c, const struct command *cmd)
     tracking_call_end(c, cmd);
     key_access_touch_args(c);
     p->executing--;
+    if (c->last_cmd_errors) server.cmd_touches = touches; /* S1: it changed nothing */
     if (savepoint) {
         if (c->last_cmd_errors)
             eng_batch_rollback(server.batch); /* S1 */
@@ -255,9 +257,28 @@ static int refuse_when_disk_fails(client *c, const struct command *cmd)
     return 1;
 }
 
+/* Adds the command's keys to the dirty counter (server.h): each key it
+ * touched, whether or not the value changed (a SET of the value held
+ * counts, as in Redis; SETBIT of the bit held touches nothing), or 1 for a
+ * batch that wrote without naming keys (a flush). A read's writes are lazy
+ * expiries, which Redis does not count. */
+static void count_dirty(const client *c, size_t ops)
+{
+    uint64_t touched = server.cmd_touches;
+    server.cmd_touches = 0;
+    if (!(c && c->cmd && (c->cmd->flags & CMD_READONLY)))
+        server.dirty += touched || server.cmd_counted ? touched : ops ? 1 : 0;
+    server.cmd_counted = 0;
+    if (server.saved_by_command) bk_note_save();
+    server.saved_by_command = 0;
+}
+
 void server_write_batch(client *c, const reply_mark *mark)
 {
-    if (eng_batch_count(server.batch) == 0) return;
+    if (eng_batch_count(server.batch) == 0) {
+        count_dirty(c, 0);
+        return;
+    }
     if (repl_drop_local_writes()) { /* R1: a replica's data comes from its link only */
         eng_batch_clear(server.batch);
         return;
@@ -267,8 +288,12 @@ void server_write_batch(client *c, const reply_mark *mark)
     eng_batch_clear(server.batch); /* S2 */
     if (st == ENG_OK) {
         server.uncommitted++;
+        count_dirty(c, 1);
         return;
     }
+    server.cmd_touches = 0;
+    server.cmd_counted = 0;
+    server.saved_by_command = 0;
     /* A read's own writes (a lazy expiry) can wait: the next read expires
      * the key again. The reply stands. (Not a script's: EVAL is no read.) */
     if (c && c->cmd && (c->cmd->flags & CMD_READONLY) && eng_write_status(server.db) != ENG_OK)
@@ -413,6 +438,10 @@ int server_process_command(client *c)
         } else {
             reply_mark mark;
             reply_mark_get(c, &mark);
+            if (!script_running()) { /* the cron's expiries are no command's */
+                server.cmd_touches = 0;
+                server.cmd_counted = 0;
+            }
             server_call(c, cmd);
             /* While a script is busy, server.batch holds its unfinished writes. */
             if (!(c->flags & CLIENT_MULTI) && !script_running()) {

@@ -719,10 +719,19 @@ struct server_state {
     uint64_t stat_net_in, stat_net_out, stat_expired, stat_commits, stat_write_errors;
     uint64_t stat_ops_sample_ms, stat_ops_sample_cmds, stat_ops_per_sec;
     uint64_t stat_refused_writes; /* MISCONF replies (S3) */
-    int replies_held;             /* N4: a commit failed; replies wait */
-    uint64_t held_recoveries;     /* eng_health.recoveries when they began waiting */
-    int active_expire_off;        /* DEBUG SET-ACTIVE-EXPIRE 0 */
-    const char *config_file;      /* absolute path, or NULL */
+    /* Redis's dirty counter (rdb_changes_since_last_save): server_write_batch
+     * adds the keys a command's batch changed (cmd_touches, counted by the
+     * keyspace's touch hook), at least 1 for a batch that wrote anything;
+     * nothing for a command that changed nothing (SETBIT of the bit it
+     * holds) or only read (lazy expiry, as Redis). */
+    uint64_t dirty;
+    uint64_t cmd_touches;     /* keys touched since the command began */
+    int cmd_counted;          /* cmd_touches is the whole count: no batch minimum */
+    int saved_by_command;     /* FLUSHALL with save points: the write is a save */
+    int replies_held;         /* N4: a commit failed; replies wait */
+    uint64_t held_recoveries; /* eng_health.recoveries when they began waiting */
+    int active_expire_off;    /* DEBUG SET-ACTIVE-EXPIRE 0 */
+    const char *config_file;  /* absolute path, or NULL */
     const char *executable;
     char runid[41];                /* INFO server's run_id (Sentinel tells restarts by it) */
     char replid[41];               /* INFO replication's master_replid, random per start */
