@@ -11,6 +11,13 @@
  * bits_per_key), 1..30; 0.95% false positives at 10 bits per key (a
  * classic filter at k = 7 has 0.82%, for up to seven misses per positive).
  *
+ * A skip list after the filter (bloom.h, BLOOM_SKIP_TAG) names the key
+ * prefixes the table's keys were left out of the filter under
+ * (eng_filter_policy); lookups of keys under them do not consult the bits.
+ * The list is sorted and prefix-free, so the greatest prefix <= key is the
+ * only one that can be a prefix of key (any greater prefix <= key would
+ * differ from that one inside it, upwards, and so exceed key).
+ *
  * Classic filters (tables written before) are still read: bit i in byte
  * i / 8 at bit position i % 8, k = round(bits_per_key * ln 2), probes
  * h + i * d mapped onto the whole array. A trailer this code does not know
@@ -104,4 +111,69 @@ int bloom_may_match(const char *filter, size_t len, uint64_t hash)
         h += d;
     }
     return 1;
+}
+
+void bloom_append_skips(buf *out, const slice *p, size_t n)
+{
+    size_t start = out->len;
+    for (size_t i = 0; i < n; i++) {
+        char len = (char)p[i].size;
+        buf_append(out, &len, 1);
+        buf_append(out, p[i].data, p[i].size);
+    }
+    char trailer[5];
+    enc_fixed32(trailer, (uint32_t)(out->len - start));
+    trailer[4] = (char)BLOOM_SKIP_TAG;
+    buf_append(out, trailer, 5);
+}
+
+static int starts_with(slice key, slice p)
+{
+    return key.size >= p.size && memcmp(key.data, p.data, p.size) == 0;
+}
+
+int bloom_split(const char *filter, size_t len, size_t *bloom_len, slice **skips, size_t *nskips)
+{
+    *bloom_len = len;
+    *skips = NULL;
+    *nskips = 0;
+    if (len < 5 || (unsigned char)filter[len - 1] != BLOOM_SKIP_TAG) return 0;
+    uint32_t size = dec_fixed32(filter + len - 5);
+    if (size > len - 5) return -1;
+    const char *p = filter + len - 5 - size, *end = filter + len - 5;
+    size_t n = 0;
+    for (const char *q = p; q < end; q += 1 + (unsigned char)*q)
+        n++;
+    if (n > BLOOM_MAX_SKIPS) return -1;
+    slice *v = n ? malloc(n * sizeof(*v)) : NULL;
+    if (n && !v) return -1;
+    size_t i = 0;
+    for (; p < end; i++) {
+        size_t l = (unsigned char)*p++;
+        if (l < 1 || l > 64 || l > (size_t)(end - p)) break;
+        v[i] = slice_make(p, l);
+        p += l;
+        if (i && (slice_compare(v[i - 1], v[i]) >= 0 || starts_with(v[i], v[i - 1]))) break;
+    }
+    if (p != end || i != n) {
+        free(v);
+        return -1;
+    }
+    *bloom_len = len - 5 - size;
+    *skips = v;
+    *nskips = n;
+    return 0;
+}
+
+int bloom_skipped(const slice *skips, size_t n, slice key)
+{
+    size_t lo = 0, hi = n; /* the first prefix > key is at lo */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (slice_compare(skips[mid], key) <= 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && starts_with(key, skips[lo - 1]);
 }

@@ -259,6 +259,7 @@ static eng_status open_output(cstate *cs)
     db_filename(path, cs->db->dir, cs->b_number, "sst");
     const eng_options *o = &cs->db->opts;
     sst_options so = {o->block_size, o->compression_level, o->bloom_bits_per_key, cs->b_number, 0};
+    so.filter_policy = __atomic_load_n(&cs->db->filter_policy, __ATOMIC_ACQUIRE);
     if (cs->bottom && o->compression_level != 0) {
         /* C6: the bottom level holds most of the data */
         so.dict_size = o->dict_size;

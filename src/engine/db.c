@@ -54,6 +54,11 @@ void eng_options_init(eng_options *o)
     o->target_file_size = UINT64_C(64) << 20;
 }
 
+void eng_set_filter_policy(eng_db *db, const eng_filter_policy *policy)
+{
+    __atomic_store_n(&db->filter_policy, policy, __ATOMIC_RELEASE);
+}
+
 const char *eng_status_str(eng_status s)
 {
     switch (s) {

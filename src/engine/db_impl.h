@@ -102,6 +102,7 @@ typedef struct manual_compaction {
 struct eng_db {
     char *dir;
     eng_options opts;
+    const eng_filter_policy *filter_policy; /* atomic; NULL: none (eng_set_filter_policy) */
     int lock_fd;
     block_cache *cache;
     version_set vs;

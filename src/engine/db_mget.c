@@ -278,7 +278,7 @@ static void file_stage(eng_mget *m, file_meta *f, size_t from, size_t to, uint64
         if (!it[pend[j]].done) sst_reader_prefetch_filter(r, it[pend[j]].hash);
     for (size_t j = from; j < to; j++) {
         mg_item *x = &it[pend[j]];
-        x->maybe = !x->done && sst_reader_may_match(r, x->hash);
+        x->maybe = !x->done && sst_reader_may_match(r, x->key, x->hash);
         if (x->maybe) row_cache_prefetch(rc, f->number, x->hash);
     }
     for (size_t j = from; j < to; j++)

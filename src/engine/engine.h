@@ -66,6 +66,26 @@ enum {
 typedef int (*eng_compaction_filter_fn)(void *ctx, const char *key, size_t klen, const char *val,
                                         size_t vlen);
 
+/* Which user keys the tables' bloom filters leave out: keys that only
+ * iterators reach (a point read of one is never made, or may cost a block
+ * read), so that the filter bits go to the keys point reads look for.
+ * skip(ctx, key, klen, &plen) returns 1 to leave the key out, and then
+ * sets plen (1..klen, at most ENG_FILTER_MAX_SKIP_PREFIX) to a prefix of
+ * it that the table records: every key of the table that starts with a
+ * recorded prefix may be missing from its filter, so point reads of such
+ * keys skip that table's filter (table_format.md, "Filter block"). It
+ * returns 0 to put the key in, setting plen to the length of a prefix all
+ * of whose keys also go in (0: this key only). The answers are hints: a
+ * builder may put any key in, and leaves a key out only under a prefix it
+ * records, so a policy that changes its mind costs space, never answers.
+ * Called from the flush and compaction threads: thread-safe, no calls back
+ * into the engine. */
+#define ENG_FILTER_MAX_SKIP_PREFIX 64
+typedef struct eng_filter_policy {
+    int (*skip)(void *ctx, const char *key, size_t klen, size_t *plen);
+    void *ctx;
+} eng_filter_policy;
+
 /* Log messages from the engine (recovery dropped N bytes, compaction ...).
  * level: 0 debug, 1 verbose, 2 notice, 3 warning. May be called from
  * background threads. */
@@ -132,6 +152,11 @@ eng_status eng_close(eng_db *db);
 
 /* Changes the sync policy of an open db (CONFIG SET appendfsync). */
 void eng_set_sync_mode(eng_db *db, int sync_mode);
+/* Tables written from now on (flushes, compactions) leave out of their
+ * filters the keys policy skips; NULL: every key goes in (the default).
+ * *policy must stay valid until it is replaced or the db is closed.
+ * Tables already written keep the filter they have. Thread-safe. */
+void eng_set_filter_policy(eng_db *db, const eng_filter_policy *policy);
 
 /* ---- Write batches ----------------------------------------------------- */
 

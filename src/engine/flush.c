@@ -37,6 +37,7 @@ eng_status db_build_table(eng_db *db, iter *it, uint64_t number, uint64_t oldest
     db_filename(path, db->dir, number, "sst");
     sst_options so = {db->opts.block_size, db->opts.compression_level, db->opts.bloom_bits_per_key,
                       number};
+    so.filter_policy = __atomic_load_n(&db->filter_policy, __ATOMIC_ACQUIRE);
     sst_builder *b;
     *out = NULL;
     eng_status s = sst_builder_new(path, &so, &b);

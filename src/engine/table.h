@@ -26,6 +26,8 @@ typedef struct sst_options {
      * (format version 2, table_format.md); 0 = none (version 1). Only with
      * compression_level != 0. */
     size_t dict_size;
+    /* Keys to leave out of the filter (engine.h); NULL: none. Not owned. */
+    const eng_filter_policy *filter_policy;
 } sst_options;
 
 /* Facts about a finished table, recorded in the manifest. */
@@ -83,9 +85,10 @@ eng_status sst_reader_get(sst_reader *r, slice key, uint64_t seq, int *type, uin
 
 /* sst_reader_get split in two, for callers that hash the key once for
  * several tables (version_get): may_match is the bloom filter's verdict
- * for hash = bloom_hash(key) (0: certainly absent, counted as useful), and
+ * for key, hash = bloom_hash(key) (0: certainly absent, counted as useful;
+ * always 1 for a key under a prefix the table's filter leaves out), and
  * get_unfiltered the lookup without it. */
-int sst_reader_may_match(sst_reader *r, uint64_t hash);
+int sst_reader_may_match(sst_reader *r, slice key, uint64_t hash);
 eng_status sst_reader_get_unfiltered(sst_reader *r, slice key, uint64_t seq, int *type,
                                      uint64_t *found_seq, char **value, size_t *vlen);
 

@@ -13,7 +13,9 @@
  *   data block = block of (internal key -> value), keys in Invariant K1
  *                order, prefix-compressed, a restart every 16 keys
  *   range_del  = block of ((start, seq, RANGE_DELETION) -> end), K1 order
- *   filter     = bloom.h over the distinct user keys, or empty (no filter)
+ *   filter     = bloom.h over the distinct user keys, or empty (no filter);
+ *                keys the filter policy skips are left out, under prefixes
+ *                listed after the bits
  *   properties = block of (name -> varint64), bytewise order, see
  *                SST_PROP_* in table_format.h
  *   index      = block of (separator -> offset:varint64 size:varint64), one
@@ -93,6 +95,14 @@ struct sst_builder {
     sst_handle pending_handle;
     uint64_t *hashes;
     size_t nhashes, hashes_cap;
+    /* The filter's skip list (o.filter_policy): the prefixes, ascending and
+     * prefix-free, concatenated in skip_data with their lengths in
+     * skip_len; and the last prefix the policy said goes in (has_inc). */
+    buf skip_data;
+    unsigned char skip_len[BLOOM_MAX_SKIPS];
+    size_t nskips;
+    buf inc;
+    int has_inc;
     range_del *rdels;
     size_t nrdels, rdels_cap;
     uint64_t entries, data_blocks, raw_key_size, raw_value_size;
@@ -359,6 +369,55 @@ static void push_hash(sst_builder *b, slice user_key)
     b->hashes[b->nhashes++] = bloom_hash(user_key);
 }
 
+static int starts_with(slice key, const char *p, size_t n)
+{
+    return key.size >= n && memcmp(key.data, p, n) == 0;
+}
+
+/* Records the prefix p of the user key being added as skipped. Keys come in
+ * order, so a recorded prefix that starts with p is the last one (or sits
+ * right before other such ones): they are replaced by p, which keeps the
+ * list ascending and prefix-free. Returns 0 when the list is full (the key
+ * then goes into the filter). */
+static int add_skip(sst_builder *b, const char *p, size_t n)
+{
+    while (b->nskips) {
+        size_t l = b->skip_len[b->nskips - 1];
+        const char *last = b->skip_data.data + b->skip_data.len - l;
+        if (l < n || memcmp(last, p, n)) break;
+        b->skip_data.len -= l;
+        b->nskips--;
+    }
+    if (b->nskips == BLOOM_MAX_SKIPS) return 0;
+    buf_append(&b->skip_data, p, n);
+    b->skip_len[b->nskips++] = (unsigned char)n;
+    return 1;
+}
+
+/* Puts a new user key into the filter unless the policy leaves it out under
+ * a prefix recorded in the skip list (invariant: every key missing from the
+ * filter starts with a recorded prefix). The last answers are remembered, so
+ * the policy is asked about once per prefix run, not once per key. */
+static void filter_add(sst_builder *b, slice uk)
+{
+    if (b->nskips) {
+        size_t l = b->skip_len[b->nskips - 1];
+        if (starts_with(uk, b->skip_data.data + b->skip_data.len - l, l)) return;
+    }
+    const eng_filter_policy *p = b->o.filter_policy;
+    if (p && !(b->has_inc && starts_with(uk, b->inc.data, b->inc.len))) {
+        size_t plen = 0;
+        int skip = p->skip(p->ctx, uk.data, uk.size, &plen);
+        if (skip && plen >= 1 && plen <= uk.size && plen <= ENG_FILTER_MAX_SKIP_PREFIX &&
+            add_skip(b, uk.data, plen))
+            return;
+        b->has_inc = !skip && plen > 0 && plen <= uk.size;
+        b->inc.len = 0;
+        if (b->has_inc) buf_append(&b->inc, uk.data, plen);
+    }
+    push_hash(b, uk);
+}
+
 static void note_seq(sst_builder *b, uint64_t seq)
 {
     if (seq < b->smallest_seq) b->smallest_seq = seq;
@@ -395,7 +454,7 @@ eng_status sst_builder_add(sst_builder *b, slice ikey, slice value)
     } else if (b->pending_index) {
         add_pending_index(b, &ikey);
     }
-    if (b->o.bloom_bits_per_key > 0 && new_user_key) push_hash(b, ikey_user_key(ikey));
+    if (b->o.bloom_bits_per_key > 0 && new_user_key) filter_add(b, ikey_user_key(ikey));
     note_seq(b, ikey_sequence(ikey));
 
     block_builder_add(&b->data, ikey, value);
@@ -443,6 +502,8 @@ static void free_builder(sst_builder *b)
         free(b->rdels[i].start), free(b->rdels[i].end);
     free(b->rdels);
     free(b->hashes);
+    buf_free(&b->skip_data);
+    buf_free(&b->inc);
     for (size_t i = 0; i < b->nheld; i++)
         free(b->held[i].data), buf_free(&b->held[i].sep);
     free(b->held);
@@ -557,8 +618,15 @@ static eng_status write_tail(sst_builder *b, sst_file_info *info)
     if (s != ENG_OK) return s;
 
     buf filter = {0};
-    if (b->o.bloom_bits_per_key > 0)
+    if (b->o.bloom_bits_per_key > 0) {
         bloom_build(&filter, b->hashes, b->nhashes, b->o.bloom_bits_per_key);
+        if (b->nskips) {
+            slice sk[BLOOM_MAX_SKIPS];
+            for (size_t i = 0, off = 0; i < b->nskips; off += b->skip_len[i++])
+                sk[i] = slice_make(b->skip_data.data + off, b->skip_len[i]);
+            bloom_append_skips(&filter, sk, b->nskips);
+        }
+    }
     s = write_block(b, slice_make(filter.data, filter.len), STORE_RAW, &filter_h);
     buf_free(&filter);
     if (s != ENG_OK) return s;

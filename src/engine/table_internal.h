@@ -31,7 +31,9 @@ struct sst_reader {
     block range_dels;  /* owned */
     void *ddict;       /* owned ZSTD_DDict of a version 2 table, else NULL */
     char *filter;      /* owned; filter_len 0: no filter */
-    size_t filter_len;
+    size_t filter_len; /* of the bloom part (bloom_split) */
+    slice *skips;      /* owned array into filter: prefixes left out of it */
+    size_t nskips;
     uint64_t entries, range_deletion_count;
     sst_props props;       /* the properties block, read at open */
     uint64_t bloom_useful; /* relaxed atomic */

@@ -468,6 +468,10 @@ eng_status sst_reader_open(const char *path, uint64_t file_number, block_cache *
     if (s == ENG_OK) s = read_block(r, hs[0], &r->range_dels);
     if (s == ENG_OK) s = check_range_dels(r, hs[0]);
     if (s == ENG_OK) s = read_contents(r, hs[1], &r->filter, &r->filter_len);
+    /* a skip list that does not parse (it passed its checksum, so a writer
+     * bug) would leave keys unaccounted for: no filter then */
+    if (s == ENG_OK && bloom_split(r->filter, r->filter_len, &r->filter_len, &r->skips, &r->nskips))
+        r->filter_len = 0;
     if (s != ENG_OK) {
         sst_reader_close(r);
         return s;
@@ -484,6 +488,7 @@ void sst_reader_close(sst_reader *r)
     free(r->ix_prefix);
     block_release(&r->range_dels);
     free(r->filter);
+    free(r->skips);
     ZSTD_freeDDict(r->ddict);
     free(r->path);
     free(r);
@@ -596,9 +601,10 @@ static eng_status get_from_blocks(sst_reader *r, block_iter *ii, slice key, slic
     return ENG_NOTFOUND;
 }
 
-int sst_reader_may_match(sst_reader *r, uint64_t hash)
+int sst_reader_may_match(sst_reader *r, slice key, uint64_t hash)
 {
     if (!r->filter_len || bloom_may_match(r->filter, r->filter_len, hash)) return 1;
+    if (r->nskips && bloom_skipped(r->skips, r->nskips, key)) return 1; /* not in the bits */
     __atomic_fetch_add(&r->bloom_useful, 1, __ATOMIC_RELAXED);
     return 0;
 }
@@ -606,7 +612,7 @@ int sst_reader_may_match(sst_reader *r, uint64_t hash)
 eng_status sst_reader_get(sst_reader *r, slice key, uint64_t seq, int *type, uint64_t *found_seq,
                           char **value, size_t *vlen)
 {
-    if (!sst_reader_may_match(r, bloom_hash(key))) return ENG_NOTFOUND;
+    if (!sst_reader_may_match(r, key, bloom_hash(key))) return ENG_NOTFOUND;
     return sst_reader_get_unfiltered(r, key, seq, type, found_seq, value, vlen);
 }
 

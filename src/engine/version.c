@@ -323,7 +323,7 @@ static eng_status table_get(file_meta *f, slice key, uint64_t hash, uint64_t seq
     sst_reader *r;
     eng_status s = version_table(f, &r);
     if (s != ENG_OK) return s;
-    if (!sst_reader_may_match(r, hash)) return ENG_NOTFOUND;
+    if (!sst_reader_may_match(r, key, hash)) return ENG_NOTFOUND;
     row_cache *rc = f->vs ? f->vs->row_cache : NULL;
     if (row_cache_get(rc, f->number, hash, key, seq, type, fseq, val, vlen)) /* RC2 */
         return *type == ROW_ABSENT ? ENG_NOTFOUND : ENG_OK;

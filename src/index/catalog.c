@@ -5,7 +5,8 @@
  *
  * Stored format (all integers big-endian; see src/index/FORMAT.md):
  *   key   'x' 'C' <db: 1 byte> <index name>
- *   value <version = 1> <id: u32> <flags: bit 0 UNIQUE> <state: 0 ready, 1 building>
+ *   value <version = 1> <id: u32> <flags: bit 0 UNIQUE, bit 1 IMPLIED KEY>
+ *         <state: 0 ready, 1 building>
  *         <prefix length: u32> <prefix>
  *         <field count: 1 byte, 1..16>
  *         per field: <type: 0 TAG, 1 NUMERIC> <desc: 0|1> <name length: u32> <name>
@@ -14,7 +15,8 @@
  * A definition is written in the same engine batch as the entries it
  * implies (Invariant C1), so a crash leaves the two consistent.
  *
- * The decoder is strict (every byte accounted for, flags and states 0 or 1,
+ * The decoder is strict (every byte accounted for, flags 0..3 but not UNIQUE
+ * with IMPLIED KEY, states 0 or 1,
  * the limits of idx_def_check), so decode(encode(d)) == d and a damaged
  * record is noticed; the loader quarantines such a record instead of
  * failing the start (Invariant C4).
@@ -31,6 +33,8 @@
 idx_globals idx_g;
 
 #define CATALOG_VERSION 1
+#define CATALOG_F_UNIQUE 1
+#define CATALOG_F_IMPLIED 2
 
 ks_status idx_fail(ks_ctx *ctx, const char *fmt, ...)
 {
@@ -106,6 +110,7 @@ void idx_catalog_add(idx_def *d)
         idx_put_u32(p + 2, d->id);
         eng_hint_scan_only_prefix(idx_g.eng, p, sizeof(p));
     }
+    idx_filter_note(d->id, !d->unique || d->ft); /* only UNIQUE IDX entries are point-read */
 }
 
 void idx_catalog_remove(idx_def *d)
@@ -163,7 +168,7 @@ void idx_catalog_encode(const idx_def *d, idx_buf *k, idx_buf *b)
     idx_buf_byte(b, CATALOG_VERSION);
     idx_put_u32(tmp, d->id);
     idx_buf_append(b, tmp, 4);
-    idx_buf_byte(b, d->unique ? 1 : 0);
+    idx_buf_byte(b, (d->unique ? CATALOG_F_UNIQUE : 0) | (d->implied_key ? CATALOG_F_IMPLIED : 0));
     idx_buf_byte(b, d->building ? 1 : 0);
     put_blob(b, d->prefix, d->plen);
     idx_buf_byte(b, (unsigned char)d->nfields);
@@ -281,7 +286,12 @@ idx_def *idx_catalog_decode(const char *k, size_t kl, const char *v, size_t vl, 
         goto bad;
     }
     d->id = (uint32_t)rd_fixed(&r, 4, "truncated id");
-    d->unique = rd_bool(&r, "bad flags");
+    unsigned flags = rd_byte(&r, "bad flags");
+    if (!r.bad && (flags & ~(unsigned)(CATALOG_F_UNIQUE | CATALOG_F_IMPLIED) ||
+                   flags == (CATALOG_F_UNIQUE | CATALOG_F_IMPLIED)))
+        rd_fail(&r, "bad flags");
+    d->unique = (flags & CATALOG_F_UNIQUE) != 0;
+    d->implied_key = (flags & CATALOG_F_IMPLIED) != 0;
     d->building = rd_bool(&r, "bad state");
     d->prefix = rd_blob(&r, &d->plen, "truncated prefix");
     unsigned nf = rd_byte(&r, "truncated field count");
@@ -478,15 +488,31 @@ const ks_field *idx_find_field(const ks_field *f, size_t n, const idx_field *wan
     return NULL;
 }
 
+/* The implied key of an entry (idx_key.h) whose last field is encoded at
+ * f (n bytes), into ib. Writing entry keys and reading hash keys out of
+ * them use a per-thread buffer each, so that a hash key read out stays
+ * valid while the entry key of its hash is built again (IDX.CHECK). */
+static __thread idx_buf implied_w, implied_r;
+static int implied_of(idx_buf *ib, const idx_def *d, const char *f, size_t n, const char **i,
+                      size_t *il)
+{
+    const idx_field *last = &d->fields[d->nfields - 1];
+    int has = idx_key_implied(ib, d->prefix, d->plen, f, n, last->numeric, last->desc);
+    *i = ib->data;
+    *il = ib->len;
+    return has;
+}
+
 int idx_entry_key_append(const idx_def *d, const char *key, size_t klen, const ks_field *f,
                          size_t n, idx_buf *b, size_t *bad_field)
 {
-    size_t start = b->len;
+    size_t start = b->len, last = 0;
     idx_key_entry_prefix(b, d->id);
     int covered = 1;
     for (size_t i = 0; i < d->nfields; i++) {
         const idx_field *fd = &d->fields[i];
         const ks_field *v = idx_find_field(f, n, fd);
+        last = b->len;
         if (!v) {
             covered = 0;
             continue; /* keep going: a later NUMERIC field may still be invalid */
@@ -507,7 +533,15 @@ int idx_entry_key_append(const idx_def *d, const char *key, size_t klen, const k
         b->len = start;
         return 0;
     }
-    if (!d->unique) idx_buf_append(b, key, klen);
+    if (d->unique) return 1;
+    if (!d->implied_key) {
+        idx_buf_append(b, key, klen);
+        return 1;
+    }
+    const char *ik;
+    size_t il;
+    int has = implied_of(&implied_w, d, b->data + last, b->len - last, &ik, &il);
+    idx_key_put_hash_key(b, key, klen, ik, il, has);
     return 1;
 }
 
@@ -542,14 +576,20 @@ int idx_entry_hash_key(const idx_def *d, const char *ek, size_t ekl, const char 
         *hkl = evl - IDX_EXPIRE_LEN;
         return 0;
     }
-    size_t off = IDX_ENTRY_PREFIX_LEN;
+    size_t off = IDX_ENTRY_PREFIX_LEN, n = 0;
     if (ekl < off) return -1;
     for (size_t i = 0; i < d->nfields; i++) {
-        size_t n = idx_key_skip_field(ek + off, ekl - off, d->fields[i].numeric, d->fields[i].desc);
+        n = idx_key_skip_field(ek + off, ekl - off, d->fields[i].numeric, d->fields[i].desc);
         if (!n) return -1;
         off += n;
     }
-    *hk = ek + off;
-    *hkl = ekl - off;
-    return 0;
+    if (!d->implied_key) {
+        *hk = ek + off;
+        *hkl = ekl - off;
+        return 0;
+    }
+    const char *ik;
+    size_t il;
+    int has = implied_of(&implied_r, d, ek + off - n, n, &ik, &il);
+    return idx_key_get_hash_key(ek + off, ekl - off, ik, il, has, hk, hkl);
 }

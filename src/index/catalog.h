@@ -55,6 +55,10 @@ typedef struct idx_def {
     char *prefix;
     size_t plen;
     int unique;
+    /* Non-UNIQUE entry keys end in the implied-key suffix (idx_key.h),
+     * catalog flag bit 1; indexes created before it end in the raw hash
+     * key, and keep doing so. */
+    int implied_key;
     size_t nfields;
     idx_field fields[IDX_MAX_FIELDS];
     /* Build state (Invariant C3). */
@@ -160,7 +164,9 @@ const ks_field *idx_find_field(const ks_field *f, size_t n, const idx_field *wan
 /* Builds the entry value (expiry, plus the hash key for UNIQUE) into b. */
 void idx_entry_value(const idx_def *d, const char *key, size_t klen, int64_t expire_ms, idx_buf *b);
 /* Extracts the hash key from a stored entry (key, value) of d. Returns 0 and
- * sets *hk / *hkl (pointing into ek or ev), or -1 when malformed. */
+ * sets *hk / *hkl (pointing into ek or ev, or, for a key the tuple implies,
+ * into a per-thread buffer valid until the next call), or -1 when
+ * malformed. */
 int idx_entry_hash_key(const idx_def *d, const char *ek, size_t ekl, const char *ev, size_t evl,
                        const char **hk, size_t *hkl);
 /* The expiry stored in an entry value (0 none); -1 when malformed. */

@@ -203,3 +203,106 @@ int idx_key_prefix_successor(idx_buf *b)
     b->data[b->len - 1] = (char)((unsigned char)b->data[b->len - 1] + 1);
     return 0;
 }
+
+/* The decimal text of an integral double below 2^53 (exact), or 0. */
+static size_t int_text(double d, char *out)
+{
+    if (!(d > -9007199254740992.0 && d < 9007199254740992.0) || d != (double)(int64_t)d) return 0;
+    int64_t v = (int64_t)d;
+    char tmp[24];
+    size_t n = 0;
+    uint64_t u = v < 0 ? (uint64_t)-v : (uint64_t)v;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    size_t len = 0;
+    if (v < 0) out[len++] = '-';
+    while (n)
+        out[len++] = tmp[--n];
+    return len;
+}
+
+int idx_key_implied(idx_buf *out, const char *prefix, size_t plen, const char *f, size_t n,
+                    int numeric, int desc)
+{
+    out->len = 0;
+    if (numeric) {
+        char text[24];
+        size_t tl = n == 8 ? int_text(idx_key_get_num(f, desc), text) : 0;
+        if (!tl) return 0;
+        idx_buf_append(out, prefix, plen);
+        idx_buf_append(out, text, tl);
+        return 1;
+    }
+    idx_buf_append(out, prefix, plen);
+    if (idx_key_get_tag(f, n, desc, out) != 0) {
+        out->len = 0;
+        return 0;
+    }
+    return 1;
+}
+
+void idx_key_put_hash_key(idx_buf *b, const char *k, size_t kl, const char *i, size_t il, int has_i)
+{
+    int c = has_i ? idx_key_cmp(k, kl, i, il) : -1;
+    if (c == 0) {
+        idx_buf_byte(b, IDX_HK_IMPLIED);
+        return;
+    }
+    idx_buf_byte(b, c < 0 ? IDX_HK_BELOW : IDX_HK_ABOVE);
+    idx_buf_append(b, k, kl);
+}
+
+int idx_key_get_hash_key(const char *p, size_t n, const char *i, size_t il, int has_i,
+                         const char **k, size_t *kl)
+{
+    if (n < 1) return -1;
+    unsigned char m = (unsigned char)p[0];
+    if (m == IDX_HK_IMPLIED) {
+        if (n != 1 || !has_i) return -1;
+        *k = i;
+        *kl = il;
+        return 0;
+    }
+    if (m != IDX_HK_BELOW && m != IDX_HK_ABOVE) return -1;
+    *k = p + 1;
+    *kl = n - 1;
+    int c = has_i ? idx_key_cmp(*k, *kl, i, il) : -1;
+    return (m == IDX_HK_BELOW ? c < 0 : c > 0) ? 0 : -1;
+}
+
+static unsigned char filter_skip_ids[(IDX_FILTER_MAX_ID + 1) / 8];
+
+void idx_filter_note(uint32_t id, int skip)
+{
+    if (id > IDX_FILTER_MAX_ID) return;
+    unsigned char bit = (unsigned char)(1u << (id & 7));
+    if (skip)
+        __atomic_fetch_or(&filter_skip_ids[id >> 3], bit, __ATOMIC_RELAXED);
+    else
+        __atomic_fetch_and(&filter_skip_ids[id >> 3], (unsigned char)~bit, __ATOMIC_RELAXED);
+}
+
+void idx_filter_reset(void)
+{
+    for (size_t i = 0; i < sizeof(filter_skip_ids); i++)
+        __atomic_store_n(&filter_skip_ids[i], 0, __ATOMIC_RELAXED);
+}
+
+int idx_filter_skip(void *ctx, const char *key, size_t klen, size_t *plen)
+{
+    (void)ctx;
+    if (klen < 1 || key[0] != IDX_NS_BYTE) {
+        *plen = klen ? 1 : 0;
+        return 0;
+    }
+    if (klen < IDX_ENTRY_PREFIX_LEN || key[1] != IDX_TAG_ENTRY) {
+        *plen = klen < 2 ? klen : 2;
+        return 0;
+    }
+    *plen = IDX_ENTRY_PREFIX_LEN;
+    uint32_t id = idx_get_u32(key + 2);
+    if (id > IDX_FILTER_MAX_ID) return 0;
+    return (__atomic_load_n(&filter_skip_ids[id >> 3], __ATOMIC_RELAXED) >> (id & 7)) & 1;
+}

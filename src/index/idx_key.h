@@ -83,9 +83,64 @@ int idx_key_get_tag(const char *p, size_t n, int desc, idx_buf *out);
 /* Decodes an encoded NUMERIC. REQUIRES: n >= 8. */
 double idx_key_get_num(const char *p, int desc);
 
+/* ---- the hash key of a non-UNIQUE entry, implied-key format ------------
+ *
+ * An index created with the implied-key format (catalog flag bit 1) ends
+ * its non-UNIQUE entry keys, after the fields, not with the hash key K but
+ * with a suffix that names K relative to the key the tuple implies,
+ * I = <index prefix> <text of the last field> (TAG: its value; NUMERIC:
+ * the decimal integer, when the value is one below 2^53 in magnitude;
+ * otherwise there is no I):
+ *     0x01          K == I  (the profile case: "user:42" with user_id 42)
+ *     0x00 <K>      K <  I, or there is no I
+ *     0x02 <K>      K >  I
+ * For one tuple I is fixed, so the suffixes order as the hash keys do
+ * (Invariant K1 continues to hold), and a hash whose key the tuple names
+ * costs one byte instead of its key. */
+#define IDX_HK_BELOW 0x00
+#define IDX_HK_IMPLIED 0x01
+#define IDX_HK_ABOVE 0x02
+
+/* Sets out to the implied key of the encoded last field f (n bytes, as
+ * idx_key_skip_field delimits it) under prefix. Returns 1, or 0 when the
+ * field implies no key (out is then empty). */
+int idx_key_implied(idx_buf *out, const char *prefix, size_t plen, const char *f, size_t n,
+                    int numeric, int desc);
+
+/* Appends the suffix naming key k (kl bytes) given the implied key i (il
+ * bytes; has_i 0: none). */
+void idx_key_put_hash_key(idx_buf *b, const char *k, size_t kl, const char *i, size_t il,
+                          int has_i);
+
+/* Decodes a suffix (p, n bytes): sets *k, *kl to the hash key (pointing
+ * into p, or to i for IDX_HK_IMPLIED). Returns 0, or -1 when malformed (an
+ * unknown marker, an implied marker where there is no implied key, or a key
+ * on the wrong side of it). */
+int idx_key_get_hash_key(const char *p, size_t n, const char *i, size_t il, int has_i,
+                         const char **k, size_t *kl);
+
 /* Replaces b's content with the smallest byte string greater than every
  * string that starts with it (strip trailing 0xFF, add one to the last
  * byte). Returns -1 if b is empty or all 0xFF (no such string). */
 int idx_key_prefix_successor(idx_buf *b);
+
+/* ---- which entries the engine's bloom filters leave out ----------------
+ *
+ * Only UNIQUE entries are point-read (the uniqueness check, EQ queries);
+ * the entries of every other index are reached by iterators alone, so
+ * their bits in the table filters are wasted. The index layer tells the
+ * engine (eng_filter_policy in engine/engine.h) to leave out the keys
+ * 'x' 'E' <id> of the ids noted here as skip = 1. Ids are never reused and
+ * an index keeps its kind, so a note stays true; an id not noted goes in
+ * (the safe side). Ids up to IDX_FILTER_MAX_ID are tracked. Thread-safe
+ * (relaxed atomic bits): the engine asks from its background threads. */
+#define IDX_FILTER_MAX_ID 65535
+void idx_filter_note(uint32_t id, int skip);
+/* Forgets every note (a new catalog is about to be loaded). */
+void idx_filter_reset(void);
+/* eng_filter_policy.skip: 1 and *plen = 6 for 'x' 'E' <id> of a noted id;
+ * else 0 with *plen the prefix whose keys answer 0 as well ('x' 'E' <id>,
+ * the namespace byte of keyspace keys). */
+int idx_filter_skip(void *ctx, const char *key, size_t klen, size_t *plen);
 
 #endif

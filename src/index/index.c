@@ -16,9 +16,13 @@
  * is the command's error reply (see build.c). */
 #define IDX_CREATE_BUDGET_US 10000
 
+/* Non-UNIQUE entries stay out of the table bloom filters (idx_key.h). */
+static const eng_filter_policy filter_policy = {idx_filter_skip, NULL};
+
 ks_status idx_init(keyspace *ks, char **err)
 {
     idx_catalog_clear();
+    idx_filter_reset();
     idx_g.ks = ks;
     idx_g.eng = ks_engine(ks);
     ks_status st = idx_catalog_load(err);
@@ -26,6 +30,7 @@ ks_status idx_init(keyspace *ks, char **err)
     ks_set_hash_hook(ks, idx_hash_hook, idx_wants, NULL);
     ks_set_flush_hook(ks, idx_flush_hook, NULL);
     ks_set_index_filter(idx_entry_filter);
+    eng_set_filter_policy(idx_g.eng, &filter_policy);
     return KS_OK;
 }
 
@@ -36,6 +41,7 @@ void idx_shutdown(void)
         ks_set_flush_hook(idx_g.ks, NULL, NULL);
     }
     ks_set_index_filter(NULL);
+    if (idx_g.eng) eng_set_filter_policy(idx_g.eng, NULL);
     idx_catalog_clear();
     idx_maintain_free();
     ft_shutdown();
@@ -77,6 +83,7 @@ ks_status idx_create(ks_ctx *ctx, const idx_spec *spec)
     d->prefix = dup_str(spec->prefix);
     d->plen = spec->prefix.n;
     d->unique = spec->unique;
+    d->implied_key = !spec->unique; /* the current entry format (FORMAT.md) */
     d->nfields = spec->nfields;
     for (size_t i = 0; i < spec->nfields; i++) {
         d->fields[i].name = dup_str(spec->fields[i].name);

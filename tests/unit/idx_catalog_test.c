@@ -112,6 +112,7 @@ TEST(EveryValidDefinitionDecodesBackToItself)
         d.prefix = t & 1 ? "user:" : "";
         d.plen = strlen(d.prefix);
         d.unique = (t >> 1) & 1;
+        d.implied_key = !d.unique && (t & 16);
         d.nfields = 1 + (size_t)t % IDX_MAX_FIELDS;
         char fnames[IDX_MAX_FIELDS][4];
         for (size_t i = 0; i < d.nfields; i++) {
@@ -172,7 +173,7 @@ TEST(StartQuarantinesDamagedRecordsAndKeepsServingTheData)
     bad[v.len] = 'z';
     put_record(0, "trailing", 8, bad, v.len + 1);
     memcpy(bad, v.data, v.len);
-    bad[5] = 2; /* flags */
+    bad[5] = 3; /* flags: UNIQUE with IMPLIED KEY */
     put_record(3, "flags", 5, bad, v.len);
     put_record(0, "n\0ul", 4, v.data, v.len);
     put_record(0, "empty", 5, "", 0);
@@ -213,6 +214,132 @@ TEST(StartQuarantinesDamagedRecordsAndKeepsServingTheData)
     CHECK_EQ_INT(idx_g.ndefs, 2);
     CHECK_EQ_INT(idx_g.nquarantined, 5);
     CHECK(!idx_quarantined_reason(0, "", 0));
+    stop();
+}
+
+static void no_problem(void *arg, const char *line)
+{
+    (void)arg;
+    CHECK_MSG(0, "IDX.CHECK: %s", line);
+}
+
+/* The hash keys of the entries of index id with age = v, as stored. */
+static size_t stored_suffixes(uint32_t id, double age, char out[][16], size_t max)
+{
+    idx_buf lo = {0};
+    idx_key_entry_prefix(&lo, id);
+    idx_key_put_num(&lo, age, 0);
+    eng_iter *it = eng_iter_new(edb, NULL, NULL);
+    size_t n = 0;
+    for (eng_iter_seek(it, lo.data, lo.len); eng_iter_valid(it) && n < max; eng_iter_next(it)) {
+        size_t kl;
+        const char *k = eng_iter_key(it, &kl);
+        if (kl < lo.len || memcmp(k, lo.data, lo.len)) break;
+        size_t tag = idx_key_skip_field(k + lo.len, kl - lo.len, 0, 0);
+        size_t sl = kl - lo.len - tag;
+        CHECK(tag && sl < 16);
+        memcpy(out[n], k + lo.len + tag, sl);
+        out[n++][sl] = 0;
+    }
+    eng_iter_free(it);
+    idx_buf_free(&lo);
+    return n;
+}
+
+static size_t hits_for(const char *age)
+{
+    idx_str eq = {age, strlen(age)};
+    idx_query q = {.name = {"old", 3}, .neq = 1, .eq = &eq, .count = -1};
+    idx_result r;
+    CHECK(idx_range(&ctx, &q, &r) == KS_OK);
+    size_t n = r.n;
+    if (n) CHECK(r.hits[0].klen == 3 && memcmp(r.hits[0].key, "h:1", 3) == 0);
+    idx_result_free(&r);
+    return n;
+}
+
+/* An index stored before the implied-key format (catalog flag bit 1 clear,
+ * entry keys ending in the raw hash key, as written by hand here) loads,
+ * answers queries, is maintained in its own format and checks clean, next
+ * to an index of the current format. */
+TEST(IndexesOfTheRawHashKeyFormatKeepWorking)
+{
+    start();
+    ks_field fv[2] = {{"age", 3, "30", 2}, {"b", 1, "x", 1}};
+    uint64_t added;
+    CHECK(ks_hset(&ctx, "h:1", 3, fv, 2, 0, &added) == KS_OK);
+    commit();
+    CHECK(create("old", 3, "h:", 2, "age", 3) == KS_OK);
+    CHECK_EQ_INT(idx_g.ndefs, 1);
+    idx_def *d = idx_g.defs[0];
+    CHECK(d->implied_key && !d->building);
+    uint32_t id = d->id;
+    /* Rewrite it as the old format stored it: the record's flags 0, the
+     * entry key <prefix> <30> <"x"> "h:1". */
+    idx_buf k = {0}, v = {0}, ek = {0};
+    d->implied_key = 0;
+    idx_catalog_encode(d, &k, &v);
+    CHECK_EQ_INT((unsigned char)v.data[5], 0);
+    idx_key_entry_prefix(&ek, id);
+    idx_key_put_num(&ek, 30, 0);
+    idx_key_put_tag(&ek, "x", 1, 0);
+    idx_buf_append(&ek, "h:1", 3);
+    char none[IDX_EXPIRE_LEN] = {0};
+    idx_buf lo = {0};
+    idx_key_entry_prefix(&lo, id);
+    idx_buf hi = {0};
+    idx_key_entry_prefix(&hi, id + 1);
+    eng_batch *b = eng_batch_new(0);
+    eng_batch_delete_range(b, lo.data, lo.len, hi.data, hi.len);
+    eng_batch_put(b, k.data, k.len, v.data, v.len);
+    eng_batch_put(b, ek.data, ek.len, none, sizeof(none));
+    CHECK(eng_write(edb, b, 0) == ENG_OK);
+    eng_batch_free(b);
+    CHECK(eng_flush(edb) == ENG_OK); /* and the entries into a table with a filter */
+    reopen();
+    CHECK_EQ_INT(idx_g.ndefs, 1);
+    CHECK(!idx_g.defs[0]->implied_key);
+    CHECK_EQ_INT(hits_for("30"), 1);
+    CHECK_EQ_INT(idx_check(&ctx, no_problem, NULL), 0);
+    /* Maintained in its own format. */
+    ks_field up[1] = {{"age", 3, "31", 2}};
+    CHECK(ks_hset(&ctx, "h:1", 3, up, 1, 0, &added) == KS_OK);
+    commit();
+    CHECK_EQ_INT(hits_for("30"), 0);
+    CHECK_EQ_INT(hits_for("31"), 1);
+    char suf[4][16];
+    CHECK_EQ_INT(stored_suffixes(id, 31, suf, 4), 1);
+    CHECK_MSG(strcmp(suf[0], "h:1") == 0, "suffix '%s'", suf[0]);
+    /* A new index takes the current format: the key its last field implies
+     * is one byte. */
+    idx_field_spec f2[2] = {{{"age", 3}, 1, 0}, {{"n", 1}, 1, 0}};
+    idx_spec spec = {{"new", 3}, {"h:", 2}, 0, 2, f2};
+    CHECK(idx_create(&ctx, &spec) == KS_OK);
+    commit();
+    ks_field nv[1] = {{"n", 1, "1", 1}};
+    CHECK(ks_hset(&ctx, "h:1", 3, nv, 1, 0, &added) == KS_OK);
+    commit();
+    CHECK(idx_g.defs[1]->implied_key);
+    uint32_t id2 = idx_g.defs[1]->id;
+    idx_buf nk = {0};
+    idx_key_entry_prefix(&nk, id2);
+    idx_key_put_num(&nk, 31, 0);
+    idx_key_put_num(&nk, 1, 0);
+    idx_buf_byte(&nk, IDX_HK_IMPLIED);
+    char *val = NULL;
+    size_t vl = 0;
+    CHECK(eng_get(edb, NULL, nk.data, nk.len, &val, &vl) == ENG_OK);
+    free(val);
+    CHECK(eng_flush(edb) == ENG_OK);
+    reopen();
+    CHECK_EQ_INT(hits_for("31"), 1);
+    CHECK_EQ_INT(idx_check(&ctx, no_problem, NULL), 0);
+    idx_buf_free(&k);
+    idx_buf_free(&v);
+    idx_buf_free(&ek);
+    idx_buf_free(&lo);
+    idx_buf_free(&hi);
+    idx_buf_free(&nk);
     stop();
 }
 

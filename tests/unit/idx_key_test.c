@@ -246,6 +246,83 @@ TEST(ParseNumAcceptsRedisFloatsAndRejectsTheRest)
     CHECK(idx_parse_num("1e-400", 6, &d) == -1);
 }
 
+/* The implied-key suffix: one byte for the key the tuple names, the others
+ * ordered around it as the hash keys order, and every one decodes back. */
+TEST(ImpliedKeySuffixOrdersAsTheHashKeysAndDecodesBack)
+{
+    idx_buf f = {0}, imp = {0}, enc[12] = {{0}};
+    idx_key_put_num(&f, 42, 1);
+    CHECK_EQ_INT(idx_key_implied(&imp, "user:", 5, f.data, f.len, 1, 1), 1);
+    CHECK(imp.len == 7 && memcmp(imp.data, "user:42", 7) == 0);
+    const char *keys[] = {"user:42",  "",        "a",      "user:",       "user:4", "user:41",
+                          "user:420", "user:43", "user:5", "user:42\xff", "zz",     "user:042"};
+    const size_t nk = sizeof(keys) / sizeof(keys[0]);
+    for (size_t i = 0; i < nk; i++) {
+        idx_key_put_hash_key(&enc[i], keys[i], strlen(keys[i]), imp.data, imp.len, 1);
+        const char *k;
+        size_t kl;
+        CHECK_EQ_INT(idx_key_get_hash_key(enc[i].data, enc[i].len, imp.data, imp.len, 1, &k, &kl),
+                     0);
+        CHECK(kl == strlen(keys[i]) && memcmp(k, keys[i], kl) == 0);
+    }
+    CHECK_EQ_INT(enc[0].len, 1);
+    for (size_t i = 0; i < nk; i++)
+        for (size_t j = 0; j < nk; j++) {
+            int want = idx_key_cmp(keys[i], strlen(keys[i]), keys[j], strlen(keys[j]));
+            int got = idx_key_cmp(enc[i].data, enc[i].len, enc[j].data, enc[j].len);
+            CHECK_MSG((want > 0) == (got > 0) && (want < 0) == (got < 0), "%s vs %s", keys[i],
+                      keys[j]);
+        }
+    /* Markers that do not fit the implied key are malformed. */
+    const char *k;
+    size_t kl;
+    CHECK(idx_key_get_hash_key("\x03x", 2, imp.data, imp.len, 1, &k, &kl) == -1);
+    CHECK(idx_key_get_hash_key("\x01x", 2, imp.data, imp.len, 1, &k, &kl) == -1);
+    CHECK(idx_key_get_hash_key("\x01", 1, NULL, 0, 0, &k, &kl) == -1);
+    CHECK(idx_key_get_hash_key("\x00zz", 3, imp.data, imp.len, 1, &k, &kl) == -1);
+    CHECK(idx_key_get_hash_key("\x02a", 2, imp.data, imp.len, 1, &k, &kl) == -1);
+    CHECK(idx_key_get_hash_key("\x00zz", 3, NULL, 0, 0, &k, &kl) == 0 && kl == 2);
+    CHECK(idx_key_get_hash_key("", 0, imp.data, imp.len, 1, &k, &kl) == -1);
+    for (size_t i = 0; i < nk; i++)
+        idx_buf_free(&enc[i]);
+    idx_buf_free(&f);
+    idx_buf_free(&imp);
+}
+
+TEST(OnlyIntegersAndTagsImplyAKey)
+{
+    idx_buf f = {0}, imp = {0};
+    static const struct {
+        double d;
+        const char *want;
+    } cases[] = {{0, "p0"},
+                 {-0.0, "p0"},
+                 {-7, "p-7"},
+                 {1e15, "p1000000000000000"},
+                 {1.5, NULL},
+                 {1e300, NULL},
+                 {9007199254740992.0, NULL},
+                 {-9007199254740991.0, "p-9007199254740991"}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        f.len = 0;
+        idx_key_put_num(&f, cases[i].d, (int)(i & 1));
+        int has = idx_key_implied(&imp, "p", 1, f.data, f.len, 1, (int)(i & 1));
+        if (!cases[i].want) {
+            CHECK_MSG(!has && imp.len == 0, "case %zu", i);
+        } else {
+            CHECK_MSG(has && imp.len == strlen(cases[i].want) &&
+                          memcmp(imp.data, cases[i].want, imp.len) == 0,
+                      "case %zu: %.*s", i, (int)imp.len, imp.data);
+        }
+    }
+    f.len = 0;
+    idx_key_put_tag(&f, "a\0b", 3, 1);
+    CHECK_EQ_INT(idx_key_implied(&imp, "k:", 2, f.data, f.len, 0, 1), 1);
+    CHECK(imp.len == 5 && memcmp(imp.data, "k:a\0b", 5) == 0);
+    idx_buf_free(&f);
+    idx_buf_free(&imp);
+}
+
 int main(int argc, char **argv)
 {
     return test_main(argc, argv);
