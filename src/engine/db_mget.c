@@ -51,6 +51,9 @@ struct eng_mget {
     row_cache *rc;   /* the row cache the pins below belong to */
     row_pin **owned; /* row cache rows handed out */
     size_t nowned, owned_cap;
+    char **copies; /* values found in the batch's point index, copied: the batch's own
+                      encoding moves as it grows */
+    size_t ncopies, copies_cap;
 };
 
 eng_mget *eng_mget_new(void)
@@ -65,6 +68,9 @@ static void mget_release(eng_mget *m)
     for (size_t i = 0; i < m->nowned; i++)
         row_cache_unpin(m->rc, m->owned[i]);
     m->nowned = 0;
+    for (size_t i = 0; i < m->ncopies; i++)
+        free(m->copies[i]);
+    m->ncopies = 0;
     if (m->sv) sv_unref(m->sv);
     m->sv = NULL;
     m->n = m->npend = 0;
@@ -84,6 +90,7 @@ void eng_mget_free(eng_mget *m)
     free(m->pend);
     free(m->tmp);
     free(m->owned);
+    free(m->copies);
     free(m);
 }
 
@@ -130,14 +137,54 @@ static void found(eng_mget *m, mg_item *x, int type, uint64_t fseq, uint64_t seq
     answer(x, hidden ? ENG_NOTFOUND : ENG_OK, v, vl);
 }
 
-/* The batch, then the memtables: answers what they hold. */
-static void memtable_stage(eng_mget *m, memtable *bm, rdel_set *brd, uint64_t seq)
+/* x's answer from the batch's point index (write_batch.h): 1 when the
+ * batch has an op on the key (x answered, a value copied into m), 0 when
+ * not, -1 when the point index cannot answer. */
+static int batch_point_stage(eng_mget *m, const eng_batch *pb, mg_item *x)
+{
+    int type;
+    slice v;
+    int pr = batch_point_get(pb, x->key, &type, &v);
+    if (pr != 1) return pr;
+    if (type != ENG_TYPE_VALUE) {
+        answer(x, ENG_NOTFOUND, NULL, 0);
+        return 1;
+    }
+    if (m->ncopies == m->copies_cap) {
+        size_t cap = m->copies_cap ? 2 * m->copies_cap : 16;
+        char **cs = realloc(m->copies, cap * sizeof(*cs));
+        if (!cs) {
+            answer(x, ENG_NOMEM, NULL, 0);
+            return 1;
+        }
+        m->copies = cs;
+        m->copies_cap = cap;
+    }
+    char *c = malloc(v.size ? v.size : 1);
+    if (!c) {
+        answer(x, ENG_NOMEM, NULL, 0);
+        return 1;
+    }
+    memcpy(c, v.data, v.size);
+    m->copies[m->ncopies++] = c;
+    answer(x, ENG_OK, c, v.size);
+    return 1;
+}
+
+/* The batch, then the memtables: answers what they hold. A batch without
+ * range deletions answers through its point index (pb), which costs a hash
+ * probe per key where its memtable (*bm, built by batch_index) costs an
+ * insert per op it holds -- a write group's batch holds the ops of the
+ * commands before this one; when the point index cannot answer, *bm and
+ * *brd are built here (the caller drops *brd). */
+static void memtable_stage(eng_mget *m, const eng_batch *pb, memtable **bm, rdel_set **brd,
+                           uint64_t seq)
 {
     superversion *sv = m->sv;
     for (size_t i = 0; i < m->n; i++) {
         uint64_t h = mem_key_hash(m->it[i].key);
         m->it[i].hash = h; /* the same XXH3 as bloom_hash */
-        if (bm) mem_prefetch(bm, h);
+        if (*bm) mem_prefetch(*bm, h);
         mem_prefetch(sv->mem, h);
     }
     for (size_t i = 0; i < m->n; i++) {
@@ -145,14 +192,25 @@ static void memtable_stage(eng_mget *m, memtable *bm, rdel_set *brd, uint64_t se
         int type;
         uint64_t fseq;
         slice v;
-        if (bm && mem_get_hashed(bm, x->key, x->hash, ENG_MAX_SEQUENCE, &type, &fseq, &v)) {
+        if (pb) {
+            int pr = batch_point_stage(m, pb, x);
+            if (pr == 1) continue;
+            if (pr < 0) {
+                *bm = batch_index(pb);
+                *brd = db_batch_rdels(*bm);
+                pb = NULL;
+            }
+        }
+        memtable *b = *bm;
+        rdel_set *rd = *brd;
+        if (b && mem_get_hashed(b, x->key, x->hash, ENG_MAX_SEQUENCE, &type, &fseq, &v)) {
             /* a pending write shadows the db, unless a pending range delete
              * above it hides it too */
-            int hidden = brd && rdel_set_covers(brd, x->key, fseq, ENG_MAX_SEQUENCE);
+            int hidden = rd && rdel_set_covers(rd, x->key, fseq, ENG_MAX_SEQUENCE);
             answer(x, !hidden && type == ENG_TYPE_VALUE ? ENG_OK : ENG_NOTFOUND, v.data, v.size);
             continue;
         }
-        if (brd && rdel_set_covers(brd, x->key, 0, ENG_MAX_SEQUENCE)) {
+        if (rd && rdel_set_covers(rd, x->key, 0, ENG_MAX_SEQUENCE)) {
             answer(x, ENG_NOTFOUND, NULL, 0); /* hides every committed version */
             continue;
         }
@@ -390,9 +448,10 @@ eng_status eng_multi_get(eng_db *db, const eng_snapshot *snap, eng_batch *b, siz
     uint64_t seq;
     m->sv = db_get_sv(db, &seq);
     if (snap) seq = snap->seq;
-    memtable *bm = b ? batch_index(b) : NULL;
+    const eng_batch *pb = b && !batch_has_range_deletes(b) ? b : NULL;
+    memtable *bm = b && !pb ? batch_index(b) : NULL;
     rdel_set *brd = db_batch_rdels(bm);
-    memtable_stage(m, bm, brd, seq);
+    memtable_stage(m, pb, &bm, &brd, seq);
     rdel_set_unref(brd);
     for (size_t i = 0; i < n; i++)
         if (!m->it[i].done) m->pend[m->npend++] = i;
