@@ -50,6 +50,8 @@ static struct {
     int ncmds;                  /* commands whose writes the batch holds */
     const struct command *last; /* the last of them (the dirty count's c->cmd) */
     reply_mark mark;            /* before the first one's reply */
+    uint64_t touches;           /* the dirty count of the commands before the last */
+    int counted;                /* ... and whether one of them set its own count */
 } G;
 
 /* The write commands of the groups whose commands only read and write
@@ -105,6 +107,10 @@ static void group_write(void)
     if (!G.ncmds) return;
     const struct command *now = G.c->cmd; /* the command about to run */
     G.c->cmd = G.last;
+    server.cmd_touches += G.touches; /* the group's keys, counted once written */
+    server.cmd_counted |= G.counted;
+    G.touches = 0;
+    G.counted = 0;
     server_write_batch_n(G.c, &G.mark, G.ncmds);
     G.c->cmd = now;
     G.ncmds = 0;
@@ -134,6 +140,12 @@ void write_group_after(client *c, const struct command *cmd, const reply_mark *m
         if (!G.ncmds) G.mark = *mark;
         G.ncmds++;
         G.last = cmd;
+        /* The next command starts its own count (networking.c resets it):
+         * keep this one's for the group's write. */
+        G.touches += server.cmd_touches;
+        G.counted |= server.cmd_counted;
+        server.cmd_touches = 0;
+        server.cmd_counted = 0;
         return;
     }
     if (G.ncmds && G.c == c) {

@@ -114,6 +114,36 @@ def reading_an_expired_key_is_no_change(srv):
 
 
 @test
+def pipelined_writes_count_each_command(srv):
+    """A pipeline's writes go to the engine as one group (write_group.c);
+    the counter must still move by each command's keys, as in Redis."""
+    ref = RealRedis()
+    try:
+        deltas = []
+        for c in (srv.client(), ref.client()):
+            c.execute_command("SAVE")
+            c.sadd("s", "m")
+            c.setbit("bits", "0", "1")
+            base = changes(c)
+            p = c.pipeline(transaction=False)
+            for i in range(500):
+                p.set("p:%d" % i, i)
+            p.sadd("s", "m")  # already a member: no change
+            p.setbit("bits", "0", "1")  # the bit it holds: none
+            p.incr("s")  # WRONGTYPE: none
+            p.mset({"m1": 1, "m2": 2})
+            p.lpush("l", "a")
+            p.get("p:1")  # a read ends the group
+            for i in range(300):
+                p.incr("n:%d" % (i % 7))
+            p.execute(raise_on_error=False)
+            deltas.append(changes(c) - base)
+        assert deltas[0] == deltas[1] == 500 + 2 + 1 + 300, deltas
+    finally:
+        ref.close()
+
+
+@test
 def save_bgsave_and_flushall_with_save_points_reset_the_counter(srv):
     c = srv.client()
     c.set("k", "v")
