@@ -177,9 +177,6 @@ void sv_unref(superversion *sv); /* any thread, with or without mu */
 /* The oldest and newest live snapshot sequences; last_seq / 0 when none. REQUIRES: mu. */
 uint64_t db_oldest_snapshot(eng_db *db);
 uint64_t db_newest_snapshot(eng_db *db);
-/* The range deletions pending in an indexed batch's memtable m (may be
- * NULL), as a new set; NULL when there are none. */
-rdel_set *db_batch_rdels(memtable *m);
 
 /* ---- flush.c ----------------------------------------------------------- */
 /* Writes the entries of it (internal keys; range deletion entries become the

@@ -300,7 +300,7 @@ eng_iter *eng_iter_new(eng_db *db, const eng_snapshot *snap, eng_batch *b)
 
     for (int i = 0; i < sv->rd.n; i++)
         rdel_view_add(&di->rd, sv->rd.part[i]);
-    rdel_set *brd = db_batch_rdels(bm);
+    rdel_set *brd = bm ? batch_rdels(b) : NULL;
     rdel_view_add(&di->rd, brd);
     rdel_set_unref(brd);
     return di;

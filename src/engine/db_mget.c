@@ -197,7 +197,7 @@ static void memtable_stage(eng_mget *m, const eng_batch *pb, memtable **bm, rdel
             if (pr == 1) continue;
             if (pr < 0) {
                 *bm = batch_index(pb);
-                *brd = db_batch_rdels(*bm);
+                *brd = batch_rdels(pb);
                 pb = NULL;
             }
         }
@@ -450,7 +450,7 @@ eng_status eng_multi_get(eng_db *db, const eng_snapshot *snap, eng_batch *b, siz
     if (snap) seq = snap->seq;
     const eng_batch *pb = b && !batch_has_range_deletes(b) ? b : NULL;
     memtable *bm = b && !pb ? batch_index(b) : NULL;
-    rdel_set *brd = db_batch_rdels(bm);
+    rdel_set *brd = bm ? batch_rdels(b) : NULL;
     memtable_stage(m, pb, &bm, &brd, seq);
     rdel_set_unref(brd);
     for (size_t i = 0; i < n; i++)

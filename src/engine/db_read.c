@@ -155,31 +155,6 @@ eng_status eng_get(eng_db *db, const eng_snapshot *snap, const char *k, size_t k
     return s;
 }
 
-static void add_batch_rdel(void *ctx, slice start, slice end, uint64_t seq)
-{
-    rdel_set_add(ctx, start, end, seq);
-}
-
-/* Adds the range deletions pending in batch memtable m to s. */
-static void collect_mem_rdels(memtable *m, rdel_set *s)
-{
-    iter *it = mem_iter_new(m);
-    for (iter_seek_first(it); iter_valid(it); iter_next(it)) {
-        slice k = iter_key(it);
-        if (ikey_type(k) == ENG_TYPE_RANGE_DELETION)
-            add_batch_rdel(s, ikey_user_key(k), iter_value(it), ikey_sequence(k));
-    }
-    iter_free(it);
-}
-
-rdel_set *db_batch_rdels(memtable *m)
-{
-    if (!m || mem_range_deletions(m) == 0) return NULL;
-    rdel_set *s = rdel_set_new();
-    collect_mem_rdels(m, s);
-    return s;
-}
-
 eng_status eng_get_batch(eng_db *db, const eng_snapshot *snap, eng_batch *b, const char *k,
                          size_t kl, char **val, size_t *vlen)
 {
@@ -196,7 +171,7 @@ eng_status eng_get_batch(eng_db *db, const eng_snapshot *snap, eng_batch *b, con
     memtable *m = batch_index(b);
     if (!m) return eng_get(db, snap, k, kl, val, vlen);
     uint64_t fseq;
-    rdel_set *rd = db_batch_rdels(m);
+    rdel_set *rd = batch_rdels(b);
     int found = mem_get(m, key, ENG_MAX_SEQUENCE, &type, &fseq, &v);
     eng_status s;
     if (found && !(rd && rdel_set_covers(rd, key, fseq, ENG_MAX_SEQUENCE))) {

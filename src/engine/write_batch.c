@@ -37,6 +37,10 @@
  *       which a shadowed op would be the newest version of its key.
  *       Recovery, which replays the log record without a point index,
  *       inserts them all; the answers are the same.
+ *   B6. rd (when not NULL) holds the range deletions among ops
+ *       0 .. n_indexed-1, at their index sequences, in op order; it is
+ *       kept with the index (B2) and dropped with it, so a reader of a
+ *       batch with range deletions gets them without a walk of the index.
  *
  * Why lazy: the server runs every command through an indexed batch, but most
  * commands never read through it while it holds ops, so indexing each op as
@@ -55,6 +59,7 @@
 #include "dbformat.h"
 #include "env.h"
 #include "memtable.h"
+#include "rangedel.h"
 
 /* A cleared batch whose buffer grew past this gives the memory back. */
 #define BATCH_KEEP_BYTES (4u << 20)
@@ -86,6 +91,7 @@ struct eng_batch {
     memtable *index;    /* B2 */
     uint32_t n_indexed; /* B2: ops already in index */
     size_t indexed_len; /* B2: rep offset of op n_indexed */
+    rdel_set *rd;       /* B6 */
     savepoint *saves;
     size_t n_saves, cap_saves;
     /* B4: the point index */
@@ -123,6 +129,8 @@ eng_batch *eng_batch_new(int indexed)
 static void index_drop(eng_batch *b)
 {
     uint32_t had = b->n_indexed;
+    rdel_set_unref(b->rd); /* B6: a holder (an iterator) keeps its own reference */
+    b->rd = NULL;
     b->n_indexed = 0;
     b->indexed_len = BATCH_HEADER_SIZE;
     if (!b->index || had == 0) return; /* already empty: clear stays O(1) */
@@ -150,6 +158,7 @@ void eng_batch_free(eng_batch *b)
     free(b->slots);
     free(b->ops);
     mem_unref(b->index);
+    rdel_set_unref(b->rd);
     buf_free(&b->rep);
     free(b->saves);
     free(b);
@@ -286,6 +295,10 @@ static void index_catch_up(eng_batch *b)
         slice k, v;
         if (!parse_op(&p, limit, &type, &k, &v)) abort(); /* B1 broken */
         mem_add(b->index, ENG_BATCH_SEQ_BASE + b->n_indexed, type, k, v);
+        if (type == ENG_TYPE_RANGE_DELETION) { /* B6 */
+            if (!b->rd) b->rd = rdel_set_new();
+            rdel_set_add(b->rd, k, v, ENG_BATCH_SEQ_BASE + b->n_indexed);
+        }
         b->n_indexed++;
     }
     b->indexed_len = b->rep.len;
@@ -300,6 +313,13 @@ memtable *batch_index(const eng_batch *cb)
     if (!b->indexed || b->count == 0) return NULL;
     if (b->n_indexed < b->count) index_catch_up(b);
     return b->index;
+}
+
+struct rdel_set *batch_rdels(const eng_batch *b)
+{
+    if (!batch_index(b) || !b->rd) return NULL;
+    rdel_set_ref(b->rd);
+    return b->rd;
 }
 
 /* ---- The point index (B4) ---------------------------------------------- */

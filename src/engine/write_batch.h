@@ -58,6 +58,13 @@ eng_status batch_insert_into(const eng_batch *b, struct memtable *mem);
  * thread). Logically const: it updates the batch's cached index only. */
 struct memtable *batch_index(const eng_batch *b);
 
+/* The range deletions of an indexed batch's ops (B6), brought up to date as
+ * batch_index does, with a new reference for the caller (rdel_set_unref);
+ * NULL when it has none. Later calls may append to the same set (its
+ * readers see appends as a memtable's see inserts). REQUIRES: as
+ * batch_index. */
+struct rdel_set *batch_rdels(const eng_batch *b);
+
 /* The newest op on key in an indexed batch, through its point index
  * (write_batch.c, B4; brought up to date first, O(new ops)): 1 with *type
  * (ENG_TYPE_VALUE or ENG_TYPE_DELETION) and *value (valid until the batch
