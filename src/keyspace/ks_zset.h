@@ -194,6 +194,7 @@ typedef struct ks_zw {
     ks_zdelta *d; /* big: pending rank changes */
     size_t nd, capd;
     int rebuild;               /* big: rebuild the rank blocks at the close */
+    int rewritten;             /* set by the close: written under a new version */
     int changed;               /* anything to write */
     char floor[KS_ZFLOOR_MAX]; /* big: the floor to store (ks_zview's) */
     size_t floorl;
@@ -214,6 +215,16 @@ void ks_zw_raise_floor(ks_zw *z, double score, const char *m, size_t ml);
  * keeping w's TTL, and frees z. ks_zw_abort frees without writing. */
 ks_status ks_zw_close(ks_zw *z);
 void ks_zw_abort(ks_zw *z);
+
+/* ZPOPMIN of count members (1 <= count < its count) from w's big zset
+ * (v its view), through the front cache (KS-Z6): the members go to got
+ * (copies) and are removed as ks_zw_remove removes them, the floor raised
+ * past them. *done 0: count is more than the cache can hold, nothing was
+ * read or written (the caller pops as before). */
+ks_status ks_zfront_pop(ks_write *w, const ks_zview *v, uint64_t count, ks_zmvec *got, int *done);
+/* Forgets the front cache of (db, version): every write of its members
+ * but the cached pops' own calls this (ks_zw_open). */
+void ks_zfront_forget(ks_ctx *c, int db, uint64_t version);
 
 /* Queues the rank change d of order key (copied) for the close. */
 ks_status ks_zw_add_delta(ks_zw *z, const char *key, size_t kl, int64_t d);
