@@ -788,7 +788,7 @@ ks_status ks_zw_close(ks_zw *z)
     if (!z->big) {
         ks_zmvec_sort(z->items, z->n);
         st = packed_put(w, z->items, z->n, z->enc, w->m.expire);
-    } else if (z->removed > z->count + ks_zrewrite_slack) {
+    } else if (z->removed > KS_ZSET_REWRITE_RATIO * z->count + ks_zrewrite_slack) {
         z->rewritten = 1;
         st = rewrite(z);
     } else {

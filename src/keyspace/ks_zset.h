@@ -34,8 +34,9 @@ extern unsigned ks_zrank_b;
 #define KS_ZRANK_MIN (ks_zrank_b / 4u)
 #define KS_ZRANK_MAX_HEIGHT 16
 /* Big ext: height:u8 removed:le64. A big zset is rewritten once more
- * members were removed (or moved by a new score) under its version than it
- * has, plus this slack (ENCODING.md, "Tombstones"). */
+ * members were removed (or moved by a new score) under its version than
+ * KS_ZSET_REWRITE_RATIO times those it has, plus KS_ZSET_REWRITE_SLACK
+ * (ENCODING.md, "Tombstones"). */
 #define KS_ZEXT_LEN 9
 /* The height byte's flag: logfirst:le64 logend:le64 follow removed (the
  * pending rank log, ENCODING.md "Rank log"); records without it have none. */
@@ -48,6 +49,7 @@ extern unsigned ks_zrank_b;
  * (ENCODING.md, "Floor"), at most this long (a prefix of a bound is one). */
 #define KS_ZFLOOR_MAX 64
 #define KS_ZSET_REWRITE_SLACK 1024
+#define KS_ZSET_REWRITE_RATIO 3
 extern uint64_t ks_zrewrite_slack; /* KS_ZSET_REWRITE_SLACK; tests change it */
 
 /* ---- Scores ---------------------------------------------------------------- */

@@ -703,6 +703,41 @@ TEST(ZpopminAfterARolledBackPopPopsTheSameMember)
     teardown();
 }
 
+/* The version of big zset "q" (0 when it is not one). */
+static uint64_t queue_version(void)
+{
+    ks_meta m;
+    if (ks_key_read(&ctx, NULL, 0, "q", 1, KS_ZSET, &m) != KS_OK) return 0;
+    uint64_t v = m.big ? m.version : 0;
+    ks_meta_free(&m);
+    return v;
+}
+
+/* A queue drained from the front is rewritten (every live member copied
+ * under a new version) only once its tombstones outnumber its members
+ * KS_ZSET_REWRITE_RATIO times over (plus the slack), not at one per
+ * member: with a ratio of 1, 4000 members popped one by one were copied
+ * again after pop 2513. */
+TEST(ZpopminDrainingAQueueRewritesItOnlyPastThreeTombstonesPerMember)
+{
+    setup();
+    fill_queue(4000);
+    uint64_t v0 = queue_version();
+    CHECK(v0 != 0);
+    int at = -1;
+    for (int i = 0; i < 3400 && at < 0; i++) {
+        char m[24];
+        snprintf(m, sizeof(m), "m%05d", i);
+        pop_one_is(m, i);
+        commit();
+        if (queue_version() != v0) at = i + 1;
+    }
+    /* removed > 3 x count + 1024: p > 3 (4000 - p) + 1024 first at 3257 */
+    CHECK_MSG(at == 3257, "rewritten at pop %d", at);
+    check_invariants("q");
+    teardown();
+}
+
 int main(int argc, char **argv)
 {
     return test_main(argc, argv);
