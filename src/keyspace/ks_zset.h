@@ -9,6 +9,8 @@
  *                    ZRANK, ZREMRANGEBY*, ZPOP*, ZRANDMEMBER
  *   ks_zset_ops.c    ZUNION, ZINTER, ZDIFF (and their STORE forms),
  *                    ZINTERCARD, whole-zset stores (ZRANGESTORE, GEO*STORE)
+ *   ks_zset_front.c  ZPOPMIN's front cache (KS-Z6): the next members of one
+ *                    big zset, popped without a seek
  * Format: ENCODING.md, "Sorted sets (type 5)".
  */
 #ifndef STRATA_KS_ZSET_H
