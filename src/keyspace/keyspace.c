@@ -162,6 +162,7 @@ ks_status ks_reload_state(keyspace *ks)
     memset(ks->random_fmax, 0, sizeof(ks->random_fmax));
     memset(ks->random_fmax_n, 0, sizeof(ks->random_fmax_n));
     ks->spop.n = 0; /* the data was replaced: its versions may be reused */
+    ks->zfront.version = 0;
     ks->zrank_want_version = 0;
     return KS_OK;
 }

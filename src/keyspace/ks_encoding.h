@@ -84,6 +84,24 @@ typedef struct ks_spop_keep {
     char buf[KS_SPOP_KEEP_BYTES];
 } ks_spop_keep;
 
+/* ZPOPMIN's next members of one big zset (ks_zset_front.c, ENCODING.md
+ * "Front cache", KS-Z6): read by one iterator run, popped by the next
+ * pops without a seek while the zset's record is exactly as the last pop
+ * from them left it. version 0: none. */
+#define KS_ZFRONT_MAX 128
+#define KS_ZFRONT_BYTES 8192
+#define KS_ZFRONT_FLOOR 64 /* KS_ZFLOOR_MAX */
+typedef struct ks_zfront {
+    uint64_t version, count, removed; /* the record they belong to */
+    int db;
+    char floor[KS_ZFRONT_FLOOR];
+    size_t floorl;
+    unsigned pos, n; /* members [pos, n) are the zset's first ones, in order */
+    uint32_t off[KS_ZFRONT_MAX], len[KS_ZFRONT_MAX];
+    double score[KS_ZFRONT_MAX];
+    char buf[KS_ZFRONT_BYTES];
+} ks_zfront;
+
 struct keyspace {
     eng_db *db;
     ks_hash_hook_fn hook;
@@ -137,6 +155,7 @@ struct keyspace {
      * its next view or write builds them. Version 0: none. */
     int zrank_want_db;
     uint64_t zrank_want_version;
+    ks_zfront zfront;
 };
 
 /* ---- Byte helpers ------------------------------------------------------ */

@@ -563,6 +563,7 @@ ks_status ks_zw_open(ks_zw *z, ks_write *w)
         z->logend = e.logend;
         z->floorl = e.floorl;
         memcpy(z->floor, e.floor, z->floorl);
+        ks_zfront_forget(z->c, w->db, z->version); /* KS-Z6 */
         if (z->height == 0 && ks_zrank_wanted(z->c, w->db, z->version)) {
             z->rebuild = z->changed = 1; /* a rank read asked for the blocks */
             z->c->ks->zrank_want_version = 0;
@@ -787,7 +788,8 @@ ks_status ks_zw_close(ks_zw *z)
     if (!z->big) {
         ks_zmvec_sort(z->items, z->n);
         st = packed_put(w, z->items, z->n, z->enc, w->m.expire);
-    } else if (z->removed > z->count + ks_zrewrite_slack) {
+    } else if (z->removed > KS_ZSET_REWRITE_RATIO * z->count + ks_zrewrite_slack) {
+        z->rewritten = 1;
         st = rewrite(z);
     } else {
         st = ks_zrank_apply(z, 1);

@@ -9,6 +9,8 @@
  *                    ZRANK, ZREMRANGEBY*, ZPOP*, ZRANDMEMBER
  *   ks_zset_ops.c    ZUNION, ZINTER, ZDIFF (and their STORE forms),
  *                    ZINTERCARD, whole-zset stores (ZRANGESTORE, GEO*STORE)
+ *   ks_zset_front.c  ZPOPMIN's front cache (KS-Z6): the next members of one
+ *                    big zset, popped without a seek
  * Format: ENCODING.md, "Sorted sets (type 5)".
  */
 #ifndef STRATA_KS_ZSET_H
@@ -34,8 +36,9 @@ extern unsigned ks_zrank_b;
 #define KS_ZRANK_MIN (ks_zrank_b / 4u)
 #define KS_ZRANK_MAX_HEIGHT 16
 /* Big ext: height:u8 removed:le64. A big zset is rewritten once more
- * members were removed (or moved by a new score) under its version than it
- * has, plus this slack (ENCODING.md, "Tombstones"). */
+ * members were removed (or moved by a new score) under its version than
+ * KS_ZSET_REWRITE_RATIO times those it has, plus KS_ZSET_REWRITE_SLACK
+ * (ENCODING.md, "Tombstones"). */
 #define KS_ZEXT_LEN 9
 /* The height byte's flag: logfirst:le64 logend:le64 follow removed (the
  * pending rank log, ENCODING.md "Rank log"); records without it have none. */
@@ -48,6 +51,7 @@ extern unsigned ks_zrank_b;
  * (ENCODING.md, "Floor"), at most this long (a prefix of a bound is one). */
 #define KS_ZFLOOR_MAX 64
 #define KS_ZSET_REWRITE_SLACK 1024
+#define KS_ZSET_REWRITE_RATIO 3
 extern uint64_t ks_zrewrite_slack; /* KS_ZSET_REWRITE_SLACK; tests change it */
 
 /* ---- Scores ---------------------------------------------------------------- */
@@ -194,6 +198,7 @@ typedef struct ks_zw {
     ks_zdelta *d; /* big: pending rank changes */
     size_t nd, capd;
     int rebuild;               /* big: rebuild the rank blocks at the close */
+    int rewritten;             /* set by the close: written under a new version */
     int changed;               /* anything to write */
     char floor[KS_ZFLOOR_MAX]; /* big: the floor to store (ks_zview's) */
     size_t floorl;
@@ -214,6 +219,16 @@ void ks_zw_raise_floor(ks_zw *z, double score, const char *m, size_t ml);
  * keeping w's TTL, and frees z. ks_zw_abort frees without writing. */
 ks_status ks_zw_close(ks_zw *z);
 void ks_zw_abort(ks_zw *z);
+
+/* ZPOPMIN of count members (1 <= count < its count) from w's big zset
+ * (v its view), through the front cache (KS-Z6): the members go to got
+ * (copies) and are removed as ks_zw_remove removes them, the floor raised
+ * past them. *done 0: count is more than the cache can hold, nothing was
+ * read or written (the caller pops as before). */
+ks_status ks_zfront_pop(ks_write *w, const ks_zview *v, uint64_t count, ks_zmvec *got, int *done);
+/* Forgets the front cache of (db, version): every write of its members
+ * but the cached pops' own calls this (ks_zw_open). */
+void ks_zfront_forget(ks_ctx *c, int db, uint64_t version);
 
 /* Queues the rank change d of order key (copied) for the close. */
 ks_status ks_zw_add_delta(ks_zw *z, const char *key, size_t kl, int64_t d);

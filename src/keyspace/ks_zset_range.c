@@ -487,11 +487,16 @@ ks_status ks_zpop(ks_ctx *c, const ks_field *keys, size_t nkeys, int max, uint64
                       .start = 0,
                       .end = count > (uint64_t)INT64_MAX ? INT64_MAX : (long long)count - 1};
         uint64_t removed = 0;
+        int done = 0;
         st = ks_zview_of(c, &w.m, &v);
+        if (st == KS_OK && v.m.big && !max && count < v.n) {
+            st = ks_zfront_pop(&w, &v, count, &got, &done); /* KS-Z6 */
+            removed = got.n;
+        }
         /* Packed members point into w's record, which outlives the writes
          * (ks_write_end frees it); big ones are copies. */
-        if (st == KS_OK) st = collect(c, &v, &r, &got);
-        if (st == KS_OK) st = remove_all(&w, got.v, got.n, !max, &removed);
+        if (st == KS_OK && !done) st = collect(c, &v, &r, &got);
+        if (st == KS_OK && !done) st = remove_all(&w, got.v, got.n, !max, &removed);
         if (st == KS_OK) fn(arg, keys[k].f, keys[k].fl, got.v, got.n);
         ks_zmvec_free(&got);
         ks_zview_close(&v);

@@ -487,8 +487,10 @@ static void geo_search(client *c, int src, int flags)
         reply_zerr(c, st);
         goto out;
     }
-    for (size_t i = 0; i < f.n; i++) /* the member bytes are in place now */
-        f.p[i].z.m = f.names + (uintptr_t)f.p[i].z.m;
+    /* The member bytes are in place now; none at all (every match the
+     * empty member) leaves names NULL, and a reply copies from z.m. */
+    for (size_t i = 0; i < f.n; i++)
+        f.p[i].z.m = f.names ? f.names + (uintptr_t)f.p[i].z.m : "";
     if (s.sort) sort_points(f.p, f.n, s.sort == 2);
     size_t n = s.count && (uint64_t)s.count < f.n ? (size_t)s.count : f.n;
     if (s.store)

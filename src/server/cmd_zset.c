@@ -23,9 +23,27 @@
 
 /* ---- Shared parsers and replies ---------------------------------------------- */
 
+/* A score of 1-15 decimal digits, with an optional '-', spells an integer
+ * below 2^53, exactly the double strtod returns for it ("-0" is -0): the
+ * usual ZADD score skips strtod's general path. 0 when a is not one. */
+static int small_integer(const arg *a, double *out)
+{
+    size_t neg = a->len && a->ptr[0] == '-';
+    if (a->len - neg == 0 || a->len - neg > 15) return 0;
+    uint64_t v = 0;
+    for (size_t j = neg; j < a->len; j++) {
+        unsigned d = (unsigned)((unsigned char)a->ptr[j] - '0');
+        if (d > 9) return 0;
+        v = v * 10 + d;
+    }
+    *out = neg ? -(double)v : (double)v;
+    return 1;
+}
+
 int zarg_double(const arg *a, double *out)
 {
     char *end;
+    if (small_integer(a, out)) return 1;
     if (a->len == 0 || isspace((unsigned char)a->ptr[0])) return 0;
     errno = 0;
     double d = strtod(a->ptr, &end);
@@ -86,6 +104,9 @@ static int zadd_flags(client *c, int *idx, int *ch)
     int flags = 0;
     for (; *idx < c->argc; (*idx)++) {
         const arg *a = &c->argv[*idx];
+        /* Every option is a word of 2 or 4 letters: a score, the usual
+         * argument here, ends the options without six string compares. */
+        if ((a->len != 2 && a->len != 4) || !isalpha((unsigned char)a->ptr[0])) break;
         if (arg_is(a, "nx"))
             flags |= KS_ZADD_NX;
         else if (arg_is(a, "xx"))

@@ -111,6 +111,13 @@ static void pop_fn(void *arg, const char *key, size_t klen, const ks_zmember *z,
     (void)arg, (void)key, (void)klen, (void)z, (void)n;
 }
 
+/* A pop's members into got arg (as collect_fn). */
+static void pop_collect_fn(void *arg, const char *key, size_t klen, const ks_zmember *z, size_t n)
+{
+    (void)key, (void)klen;
+    collect_fn(arg, z, n);
+}
+
 static void check_invariants(const char *key)
 {
     const char *why = NULL;
@@ -240,9 +247,14 @@ static void random_ops(int fanout, int target, int steps, unsigned seed)
             int max = rand() % 2;
             uint64_t count = 1 + (uint64_t)(rand() % 50);
             ks_field k = {key, 1, NULL, 0};
-            CHECK(ks_zpop(&ctx, &k, 1, max, count, pop_fn, NULL) == KS_OK);
-            for (uint64_t i = 0; i < count && md.n; i++)
+            CHECK(ks_zpop(&ctx, &k, 1, max, count, pop_collect_fn, &G) == KS_OK);
+            CHECK_EQ_INT(G.n, count < md.n ? count : md.n);
+            for (uint64_t i = 0; i < count && md.n; i++) {
+                const mz *e = &md.v[max ? (long)md.n - 1 : 0];
+                CHECK(i < G.n && G.z[i].ml == e->ml && memcmp(G.z[i].m, e->m, e->ml) == 0 &&
+                      G.z[i].score == e->score);
                 model_del(&md, max ? (long)md.n - 1 : 0);
+            }
         } else if (md.n) { /* ZINCRBY */
             long j = rand() % (long)md.n;
             ks_zmember z = {md.v[j].m, md.v[j].ml, (double)(rand() % 7) - 3};
@@ -582,6 +594,147 @@ TEST(SingleMemberWritesWaitInTheRankLogAndRankReadsCountThem)
     CHECK_MSG(folds >= 3, "the log was folded %d times", folds);
     free(md.v);
     ks_zrank_b = KS_ZRANK_FANOUT;
+    teardown();
+}
+
+/* ---- The front cache (KS-Z6) ---------------------------------------------------------- */
+
+/* "q": n members m00000.. with scores 0, 1, ... (big: limits of 4). */
+static void fill_queue(int n)
+{
+    small_limits(4);
+    for (int i = 0; i < n; i++) {
+        char m[24];
+        size_t ml = (size_t)snprintf(m, sizeof(m), "m%05d", i);
+        ks_zmember z = {m, ml, (double)i};
+        ks_zadd_result r;
+        CHECK(ks_zadd(&ctx, "q", 1, &z, 1, 0, &r) == KS_OK);
+        if (i % 500 == 499) commit();
+    }
+    commit();
+}
+
+/* ZPOPMIN q: the member it popped must be name with score. */
+static void pop_one_is(const char *name, double score)
+{
+    CHECK(ks_zpop(&ctx, &(ks_field){"q", 1, NULL, 0}, 1, 0, 1, pop_collect_fn, &G) == KS_OK);
+    CHECK_MSG(G.n == 1 && G.z[0].ml == strlen(name) && memcmp(G.z[0].m, name, G.z[0].ml) == 0 &&
+                  G.z[0].score == score,
+              "popped %.*s (%g), not %s (%g)", G.n ? (int)G.z[0].ml : 0, G.n ? G.z[0].m : "",
+              G.n ? G.z[0].score : 0, name, score);
+}
+
+/* A queue popped one member per command seeks once per KS_ZFRONT_MAX pops,
+ * not once per pop. */
+TEST(ZpopminOfAQueueSeeksOncePerFrontCacheFill)
+{
+    setup();
+    fill_queue(1000);
+    uint64_t s0 = ks->stat_seeks;
+    for (int i = 0; i < 600; i++) {
+        char m[24];
+        snprintf(m, sizeof(m), "m%05d", i);
+        pop_one_is(m, i);
+        commit();
+    }
+    uint64_t seeks = ks->stat_seeks - s0;
+    CHECK_MSG(seeks <= 600 / KS_ZFRONT_MAX + 1, "600 pops made %llu seeks",
+              (unsigned long long)seeks);
+    check_invariants("q");
+    teardown();
+}
+
+/* Every other write of the zset between two pops changes the front: a
+ * member added below it, a cached member removed or moved, the key
+ * replaced; the next pop must see it. */
+TEST(ZpopminAfterAnotherWriteOfTheZsetSeesThatWrite)
+{
+    setup();
+    fill_queue(1000);
+    ks_zadd_result r;
+    pop_one_is("m00000", 0); /* fills the cache */
+    commit();
+    ks_zmember low = {"low", 3, 0.5};
+    CHECK(ks_zadd(&ctx, "q", 1, &low, 1, 0, &r) == KS_OK); /* below the cached front */
+    commit();
+    pop_one_is("low", 0.5);
+    commit();
+    uint64_t removed;
+    CHECK(ks_zrem(&ctx, "q", 1, &(ks_field){"m00001", 6, NULL, 0}, 1, &removed) == KS_OK);
+    CHECK_EQ_INT(removed, 1);
+    pop_one_is("m00002", 2); /* in the same batch as the ZREM */
+    ks_zmember moved = {"m00003", 6, 5000};
+    CHECK(ks_zadd(&ctx, "q", 1, &moved, 1, 0, &r) == KS_OK);
+    commit();
+    pop_one_is("m00004", 4);
+    ks_zspec first = {.by = KS_ZBY_RANK, .start = 0, .end = 0};
+    CHECK(ks_zremrange(&ctx, "q", 1, &first, &removed) == KS_OK); /* m00005 */
+    commit();
+    pop_one_is("m00006", 6);
+    commit();
+    /* The key deleted and written again: a new version. */
+    int deleted;
+    CHECK(ks_del(&ctx, "q", 1, &deleted) == KS_OK && deleted);
+    commit();
+    fill_queue(300);
+    pop_one_is("m00000", 0);
+    commit();
+    check_invariants("q");
+    teardown();
+}
+
+/* A batch of pops that is not written (an engine refusal, a rollback)
+ * leaves the record as it was: the next pop pops the same member again. */
+TEST(ZpopminAfterARolledBackPopPopsTheSameMember)
+{
+    setup();
+    fill_queue(1000);
+    pop_one_is("m00000", 0);
+    commit();
+    pop_one_is("m00001", 1);
+    pop_one_is("m00002", 2);
+    eng_batch_clear(ctx.batch); /* not written */
+    ks_ctx_reset(&ctx);
+    pop_one_is("m00001", 1);
+    commit();
+    pop_one_is("m00002", 2);
+    commit();
+    check_invariants("q");
+    teardown();
+}
+
+/* The version of big zset "q" (0 when it is not one). */
+static uint64_t queue_version(void)
+{
+    ks_meta m;
+    if (ks_key_read(&ctx, NULL, 0, "q", 1, KS_ZSET, &m) != KS_OK) return 0;
+    uint64_t v = m.big ? m.version : 0;
+    ks_meta_free(&m);
+    return v;
+}
+
+/* A queue drained from the front is rewritten (every live member copied
+ * under a new version) only once its tombstones outnumber its members
+ * KS_ZSET_REWRITE_RATIO times over (plus the slack), not at one per
+ * member: with a ratio of 1, 4000 members popped one by one were copied
+ * again after pop 2513. */
+TEST(ZpopminDrainingAQueueRewritesItOnlyPastThreeTombstonesPerMember)
+{
+    setup();
+    fill_queue(4000);
+    uint64_t v0 = queue_version();
+    CHECK(v0 != 0);
+    int at = -1;
+    for (int i = 0; i < 3400 && at < 0; i++) {
+        char m[24];
+        snprintf(m, sizeof(m), "m%05d", i);
+        pop_one_is(m, i);
+        commit();
+        if (queue_version() != v0) at = i + 1;
+    }
+    /* removed > 3 x count + 1024: p > 3 (4000 - p) + 1024 first at 3257 */
+    CHECK_MSG(at == 3257, "rewritten at pop %d", at);
+    check_invariants("q");
     teardown();
 }
 
