@@ -10,7 +10,8 @@
  *                integer (ENC clear: Redis's intset), else insertion order
  *   big body:    version le64, count le64, removed le64 (members deleted
  *                under this version: their tombstones slow seeks and walks,
- *                so past count + KS_SET_REWRITE_SLACK the set is rewritten)
+ *                so past count + KS_SET_REWRITE_SLACK outside the hole the
+ *                set is rewritten) [hole: lo hi n at tail, each le64]
  *   big member:  'd' db be64(version) be64(XXH3-64(member)) member -> ""
  * ENC (0x20) = Redis's hashtable encoding, sticky. A set is packed while
  * count <= set-max-intset-entries and its body <= KS_PACKED_MAX_BYTES;
@@ -105,9 +106,42 @@ static const char *set_encoding(const ks_meta *m, const ks_limits *lim)
     return m->enc ? "hashtable" : "intset";
 }
 
+/* The big ext: removed, then the hole when there is one (KS-T1). */
+#define SET_EXT_HOLE 48
+
 static int set_check(const ks_meta *m)
 {
-    return m->big && m->extlen != 8 ? -1 : 0;
+    return m->big && m->extlen != 8 && m->extlen != SET_EXT_HOLE ? -1 : 0;
+}
+
+void ks_set_hole_of(const ks_meta *m, ks_set_hole *h)
+{
+    memset(h, 0, sizeof(*h));
+    if (!m->big || m->extlen != SET_EXT_HOLE) return;
+    h->lo = ks_get_le64(m->ext + 8);
+    h->hi = ks_get_le64(m->ext + 16);
+    h->n = ks_get_le64(m->ext + 24);
+    h->at = ks_get_le64(m->ext + 32);
+    h->tail = ks_get_le64(m->ext + 40);
+}
+
+int ks_set_hole_has(const ks_set_hole *h, uint64_t hash)
+{
+    return hash - h->lo < h->hi - h->lo; /* cyclic: unsigned wrap-around */
+}
+
+/* Writes the big ext for removed and hole h into ext; returns its length
+ * (no hole: 8, the format older servers read). */
+static size_t put_ext(char *ext, uint64_t removed, const ks_set_hole *h)
+{
+    ks_put_le64(ext, removed);
+    if (h->lo == h->hi) return 8;
+    ks_put_le64(ext + 8, h->lo);
+    ks_put_le64(ext + 16, h->hi);
+    ks_put_le64(ext + 24, h->n);
+    ks_put_le64(ext + 32, h->at);
+    ks_put_le64(ext + 40, h->tail);
+    return SET_EXT_HOLE;
 }
 
 static uint64_t removed_of(const ks_meta *m)
@@ -115,11 +149,12 @@ static uint64_t removed_of(const ks_meta *m)
     return m->big ? ks_get_le64(m->ext) : 0;
 }
 
-/* A copy's members are all live: its removed count starts at 0. */
+/* A copy's members are all live: its removed count starts at 0, with no
+ * hole. */
 static ks_status set_copy(ks_ctx *c, int sdb, const ks_meta *m, int ddb, ks_value *v, char *buf)
 {
     ks_status st = ks_copy_generic(c, sdb, m, ddb, v, buf);
-    if (st == KS_OK && m->big) ks_put_le64(buf + KS_BIG_HDR, 0);
+    if (st == KS_OK && m->big) memset(buf + KS_BIG_HDR, 0, m->extlen);
     return st;
 }
 
@@ -214,6 +249,82 @@ int ks_sview_has(ks_ctx *c, ks_sview *v, const char *m, size_t ml)
     return s == ENG_OK;
 }
 
+/* Visits the live members of mi's version from hash a on (0: the first)
+ * in stored order; bounded: only those below the hole's lo, stopping after
+ * its tail (when known), as the next step would walk the hole's tombstones
+ * (KS-T1: all dead) to reach the member after it. Without a tail that step
+ * is taken, and the member it reaches (hash >= lo) is not visited. *stop:
+ * fn asked to stop; *bad: a corrupt member key. */
+static void walk_span(ks_miter *mi, uint64_t a, const ks_set_hole *h, int bounded,
+                      ks_set_visit_fn fn, void *arg, int *stop, int *bad)
+{
+    int tailed = bounded && h->tail != h->lo;
+    char at[8];
+    ks_put_be64(at, a);
+    for (ks_miter_seek(mi, at, 8); ks_miter_valid(mi); ks_miter_next(mi)) {
+        size_t sn;
+        const char *s = ks_miter_suffix(mi, &sn);
+        if (sn < 8) {
+            *bad = 1;
+            break;
+        }
+        uint64_t hash = ks_get_be64(s);
+        if (ks_set_hole_has(h, hash) || (bounded && hash >= h->lo)) break;
+        if (fn(arg, s + 8, sn - 8)) {
+            *stop = 1;
+            break;
+        }
+        if (tailed && hash == h->tail) break;
+    }
+}
+
+/* ks_set_walk over version with hole h (the record's, or the one a
+ * change is about to write). */
+static ks_status walk_version(ks_ctx *c, uint64_t version, const ks_set_hole *hp,
+                              ks_set_visit_fn fn, void *arg)
+{
+    ks_set_hole h = *hp;
+    ks_miter mi;
+    int stop = 0, bad = 0;
+    ks_miter_open(&mi, c, NULL, c->db, version);
+    if (h.lo == h.hi) {
+        walk_span(&mi, 0, &h, 0, fn, arg, &stop, &bad);
+    } else if (h.lo < h.hi) { /* live: [0, lo) and [hi, end); a tail above the
+                                 hole says there is none below it */
+        if (h.lo > 0 && (h.tail == h.lo || h.tail < h.lo))
+            walk_span(&mi, 0, &h, 1, fn, arg, &stop, &bad);
+        if (!stop && !bad) walk_span(&mi, h.hi, &h, 0, fn, arg, &stop, &bad);
+    } else { /* the hole wraps around: live [hi, lo) */
+        walk_span(&mi, h.hi, &h, 1, fn, arg, &stop, &bad);
+    }
+    ks_status st = ks_miter_close(&mi, c);
+    return st == KS_OK && bad ? ks_corrupt(c, "set member") : st;
+}
+
+ks_status ks_set_walk(ks_ctx *c, const ks_meta *m, ks_set_visit_fn fn, void *arg)
+{
+    ks_set_hole h;
+    ks_set_hole_of(m, &h);
+    return walk_version(c, m->version, &h, fn, arg);
+}
+
+typedef struct all_ctx {
+    ks_ctx *c;
+    ks_fvec *out;
+    ks_status st;
+} all_ctx;
+
+static int all_visit(void *arg, const char *m, size_t ml)
+{
+    all_ctx *a = arg;
+    if (ks_fvec_push_copy(a->out, m, ml, NULL, 0) != 0) {
+        a->st = ks_oom(a->c);
+        return 1;
+    }
+    a->out->v[a->out->n - 1].v = NULL;
+    return 0;
+}
+
 ks_status ks_sview_all(ks_ctx *c, const ks_sview *v, ks_fvec *out)
 {
     if (v->m.type == KS_NONE) return KS_OK;
@@ -223,22 +334,9 @@ ks_status ks_sview_all(ks_ctx *c, const ks_sview *v, ks_fvec *out)
                 return ks_oom(c);
         return KS_OK;
     }
-    ks_miter mi;
-    ks_status st = KS_OK;
-    ks_miter_open(&mi, c, NULL, c->db, v->m.version);
-    for (ks_miter_first(&mi); ks_miter_valid(&mi) && st == KS_OK; ks_miter_next(&mi)) {
-        size_t sn;
-        const char *s = ks_miter_suffix(&mi, &sn);
-        if (sn < 8) {
-            st = ks_corrupt(c, "set member");
-        } else if (ks_fvec_push_copy(out, s + 8, sn - 8, NULL, 0) != 0) {
-            st = ks_oom(c);
-        } else {
-            out->v[out->n - 1].v = NULL;
-        }
-    }
-    ks_status cst = ks_miter_close(&mi, c);
-    return st != KS_OK ? st : cst;
+    all_ctx a = {c, out, KS_OK};
+    ks_status st = ks_set_walk(c, &v->m, all_visit, &a);
+    return a.st != KS_OK ? a.st : st;
 }
 
 void ks_sview_close(ks_sview *v)
@@ -328,29 +426,73 @@ ks_status ks_set_store(ks_write *w, const ks_field *mem, size_t n, int keepttl)
 }
 
 /* Writes w's big set again from its live members (read through the
- * batch, after the command's deletes): packed when it now fits, else under
- * a new version, and the old version with its tombstones is dropped. Each
- * rewrite follows more removals than the live members it copies, so it
- * costs O(1) per removal over time. */
-static ks_status rewrite(ks_write *w, int enc)
+ * batch, after the command's deletes, skipping hole h: the one this change
+ * leaves, not the record's, which an added member may have ended): packed
+ * when it now fits, else under a new version, and the old version with
+ * its tombstones is dropped. Each rewrite follows more removals than the
+ * live members it copies, so it costs O(1) per removal over time. */
+static ks_status rewrite(ks_write *w, int enc, const ks_set_hole *h)
 {
-    ks_sview v;
     ks_fvec all;
     ks_fvec_init(&all);
-    ks_status st = ks_sview_of(w->c, &w->m, &v);
-    if (st == KS_OK) st = ks_sview_all(w->c, &v, &all);
+    all_ctx a = {w->c, &all, KS_OK};
+    ks_status st = walk_version(w->c, w->m.version, h, all_visit, &a);
+    if (st == KS_OK) st = a.st;
     if (st == KS_OK) st = store_enc(w, all.v, all.n, enc, w->m.expire);
-    ks_sview_close(&v);
     ks_fvec_free(&all);
     return st;
 }
 
-/* Big sets: one get per member, then a put or delete, and the count. */
+/* Writes w's big set record after a change: count members, removed
+ * deleted under the version, hole h; or rewrites the set when the
+ * tombstones a draw may step on (those outside the hole) outnumber the
+ * live members, or all of them do KS_SET_REWRITE_RATIO times over. */
+static ks_status put_big(ks_write *w, uint64_t count, uint64_t removed, int enc, ks_set_hole *h)
+{
+    if (h->lo == h->hi || h->n > removed) h->n = h->lo == h->hi ? 0 : removed;
+    if (h->tail == h->lo && h->n > count + KS_SET_REWRITE_SLACK) return rewrite(w, enc, h);
+    int few = (long long)count <= w->c->ks->limits.set_max_intset_entries;
+    if (removed - h->n > count + KS_SET_REWRITE_SLACK ||
+        removed / KS_SET_REWRITE_RATIO > count + KS_SET_REWRITE_SLACK ||
+        (few && removed > count + KS_SET_REWRITE_SLACK))
+        return rewrite(w, enc, h);
+    char body[KS_BIG_BODY_MAX], ext[SET_EXT_HOLE];
+    size_t extlen = put_ext(ext, removed, h);
+    ks_value v = {KS_SET, 1, enc, w->m.expire, NULL, 0, NULL, 0};
+    ks_big_body(&v, body, w->m.version, count, ext, extlen);
+    return ks_write_put(w, &v);
+}
+
+/* Keeps hole h true (KS-T1) and its tail known across a change of the
+ * member with hash x: an added member in the hole ends the hole, one
+ * between the tail and the hole becomes the tail; the tail removed leaves
+ * it unknown (walks and draws then step over the hole, and a big hole
+ * makes put_big rewrite the set). */
+static void hole_track(ks_set_hole *h, uint64_t x, int add)
+{
+    if (h->lo == h->hi) return;
+    if (add && ks_set_hole_has(h, x)) {
+        memset(h, 0, sizeof(*h));
+    } else if (add && h->tail != h->lo && x != h->tail && x - h->tail < h->lo - h->tail) {
+        h->tail = x;
+    } else if (!add && x == h->tail) {
+        h->tail = h->lo;
+    }
+}
+
+/* Big sets: one get per member, then a put or delete, and the count. An
+ * added member in the hole ends the hole (KS-T1); hole, when given, is
+ * the record's new one (SPOP's). */
 static ks_status big_change(ks_write *w, const ks_field *mem, size_t n, int add, int known, int enc,
-                            uint64_t *changed)
+                            const ks_set_hole *hole, uint64_t *changed)
 {
     ks_ctx *c = w->c;
     const ks_meta *m = &w->m;
+    ks_set_hole h;
+    if (hole)
+        h = *hole;
+    else
+        ks_set_hole_of(m, &h);
     *changed = 0;
     for (size_t i = 0; i < n; i++) {
         ks_ekey sfx;
@@ -362,6 +504,7 @@ static ks_status big_change(ks_write *w, const ks_field *mem, size_t n, int add,
             known ? ENG_OK : ks_member_get(c, NULL, w->db, m->version, sfx.p, sfx.n, &val, &vl);
         if (s == ENG_OK && !known) eng_free(val);
         if (s == (add ? ENG_NOTFOUND : ENG_OK)) {
+            hole_track(&h, ks_get_be64(sfx.p), add);
             if (add)
                 ks_member_put(c, w->db, m->version, sfx.p, sfx.n, "", 0);
             else
@@ -375,13 +518,7 @@ static ks_status big_change(ks_write *w, const ks_field *mem, size_t n, int add,
     uint64_t count = add ? m->count + *changed : m->count - *changed;
     if (count == 0 || (!add && *changed > m->count)) return ks_write_del(w);
     if ((long long)count > c->ks->limits.set_max_intset_entries) enc = 1;
-    char body[KS_BIG_BODY_MAX], ext[8];
-    uint64_t removed = removed_of(m) + (add ? 0 : *changed);
-    if (removed > count + KS_SET_REWRITE_SLACK) return rewrite(w, enc);
-    ks_put_le64(ext, removed);
-    ks_value v = {KS_SET, 1, enc, m->expire, NULL, 0, NULL, 0};
-    ks_big_body(&v, body, m->version, count, ext, 8);
-    return ks_write_put(w, &v);
+    return put_big(w, count, removed_of(m) + (add ? 0 : *changed), enc, &h);
 }
 
 /* Is mem[i] among cur (few: linear; many: a hash set)? */
@@ -401,6 +538,13 @@ static int dd_has(dedupe *d, const char *p, size_t n)
     return ks_strset_has(&d->set, p, n);
 }
 
+ks_status ks_set_pop(ks_write *w, const char *m, size_t ml, const ks_set_hole *hole)
+{
+    ks_field f = {m, ml, NULL, 0};
+    uint64_t gone;
+    return big_change(w, &f, 1, 0, 1, w->m.enc, hole, &gone);
+}
+
 ks_status ks_set_add(ks_write *w, const ks_field *mem, size_t n, uint64_t *added)
 {
     ks_ctx *c = w->c;
@@ -409,7 +553,7 @@ ks_status ks_set_add(ks_write *w, const ks_field *mem, size_t n, uint64_t *added
     for (size_t i = 0; i < n && !enc; i++)
         enc = !ks_set_is_int(mem[i].f, mem[i].fl);
     *added = 0;
-    if (m->type == KS_SET && m->big) return big_change(w, mem, n, 1, 0, enc, added);
+    if (m->type == KS_SET && m->big) return big_change(w, mem, n, 1, 0, enc, NULL, added);
     ks_fvec cur;
     ks_fvec_init(&cur);
     ks_status st = KS_OK;
@@ -438,7 +582,7 @@ ks_status ks_set_remove(ks_write *w, const ks_field *mem, size_t n, int known, u
     ks_ctx *c = w->c;
     const ks_meta *m = &w->m;
     *removed = 0;
-    if (m->big) return big_change(w, mem, n, 0, known, m->enc, removed);
+    if (m->big) return big_change(w, mem, n, 0, known, m->enc, NULL, removed);
     ks_fvec cur, keep;
     ks_fvec_init(&cur);
     ks_fvec_init(&keep);

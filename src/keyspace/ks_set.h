@@ -13,11 +13,39 @@
  * bigger ones by a seek to a random hash (ENCODING.md). */
 #define KS_SET_EXACT_RANDOM 64
 /* A big set is rewritten once more members were deleted under its
- * version than it has left, plus this. Small, so that an exact draw on a
- * set popped down to a few members walks few tombstones. */
+ * version outside its hole (KS-T1: walks and draws skip the hole) than it
+ * has left, plus this. Small, so that an exact draw on a set popped down to
+ * a few members walks few tombstones. */
 #define KS_SET_REWRITE_SLACK 64
+/* ... and once more than this many times the live count, hole or not
+ * (what a walk that does not skip the hole, SSCAN, may step over). */
+#define KS_SET_REWRITE_RATIO 16
 /* Extra steps after the seek of one random draw on a big set: 0..N-1. */
 #define KS_SET_DRAW_WINDOW 16
+/* Members one SPOP window read takes (<= KS_SPOP_KEEP_MAX). */
+#define KS_SET_POP_WINDOW 64
+
+/* The hole of a big set: a cyclic range of member hashes [lo, hi) that
+ * SPOP has emptied (ENCODING.md, "Sets"). Invariant KS-T1: no live member
+ * of the set's version has a hash in its hole, so a walk or a draw may skip
+ * it without reading its tombstones. lo == hi: no hole. */
+typedef struct ks_set_hole {
+    uint64_t lo, hi;
+    uint64_t n;    /* tombstones taken to lie in the hole (<= removed) */
+    uint64_t at;   /* removed when hi last moved */
+    uint64_t tail; /* the hash of the last live member before lo; lo: not known */
+} ks_set_hole;
+/* The hole of live set record m (none for packed sets and old records). */
+void ks_set_hole_of(const ks_meta *m, ks_set_hole *h);
+/* 1 when hash h lies in hole h (never for an empty hole). */
+int ks_set_hole_has(const ks_set_hole *h, uint64_t hash);
+
+/* Calls fn(arg, member) for every live member of big set m in stored
+ * order, skipping its hole (KS-T1); stops when fn returns non-zero. The
+ * member bytes are the iterator's, valid during the call only. Returns
+ * KS_OK or an engine / corruption error. */
+typedef int (*ks_set_visit_fn)(void *arg, const char *m, size_t ml);
+ks_status ks_set_walk(ks_ctx *c, const ks_meta *m, ks_set_visit_fn fn, void *arg);
 
 /* A hash set of borrowed byte strings (dedupe and membership probes). */
 typedef struct ks_strset {
@@ -67,6 +95,10 @@ ks_status ks_set_store(ks_write *w, const ks_field *mem, size_t n, int keepttl);
  * Deletes the key when it becomes empty. known: every one of mem is a
  * distinct member (just drawn), so a big set skips the look-ups. */
 ks_status ks_set_remove(ks_write *w, const ks_field *mem, size_t n, int known, uint64_t *removed);
+/* Pops member m (just read: a live member) from w's big set and writes
+ * hole as the set's new hole (it must satisfy KS-T1 with m gone; NULL:
+ * keep the record's). */
+ks_status ks_set_pop(ks_write *w, const char *m, size_t ml, const ks_set_hole *hole);
 /* Adds members to w's key (a live set or absent), with Redis's encoding
  * rules; *added counts the new ones. */
 ks_status ks_set_add(ks_write *w, const ks_field *mem, size_t n, uint64_t *added);

@@ -10,9 +10,12 @@
  * the members' hashes ('d' db be64(version) be64(hash) member) and then
  * takes 0..KS_SET_DRAW_WINDOW-1 more steps, wrapping at the end: each
  * member's chance is then the average of 16 hash gaps, within about 25% of
- * 1/n (ENCODING.md says why). SPOP without a count keeps the other
- * members its draw read (the window, or the whole small set) in memory
- * for the set's next pops (spop_big_one).
+ * 1/n (ENCODING.md says why); no point is drawn in the set's hole (KS-T1),
+ * and no draw walks over the hole's tombstones. SPOP without a count reads
+ * a window of KS_SET_POP_WINDOW members where the hole ends (from a random
+ * point when there is none), pops one at random and keeps the others in
+ * memory for the set's next pops; the window's pops then extend the hole,
+ * so a drain never steps over its own tombstones (spop_big_one).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,17 +28,51 @@ typedef struct drawer {
     ks_ctx *c;
     ks_fvec all; /* exact: every member */
     int exact;
-    ks_miter mi; /* window draws: an iterator over the version */
+    ks_miter mi;      /* window draws: an iterator over the version */
+    ks_set_hole hole; /* the set's (KS-T1): no point in it is drawn */
+    int tailed;       /* the hole's tail is known */
 } drawer;
+
+static void seek_point(drawer *d, uint64_t p)
+{
+    char at[8];
+    ks_put_be64(at, p);
+    ks_miter_seek(&d->mi, at, 8);
+}
 
 static ks_status drawer_open(ks_ctx *c, ks_sview *v, drawer *d)
 {
     d->c = c;
     ks_fvec_init(&d->all);
     d->exact = !v->m.big || v->m.count <= KS_SET_EXACT_RANDOM;
+    ks_set_hole_of(&v->m, &d->hole);
     if (d->exact) return ks_sview_all(c, v, &d->all);
     ks_miter_open(&d->mi, c, NULL, c->db, v->m.version);
+    d->tailed = d->hole.lo != d->hole.hi && d->hole.tail != d->hole.lo;
     return KS_OK;
+}
+
+/* Past the version's last member: on to its first live one, which is the
+ * end of hole h when no live member lies below it (the hole covers hash 0,
+ * or its tail is above it): a seek there, not a walk over its tombstones. */
+static void wrap_first(drawer *d, const ks_set_hole *h)
+{
+    if (h->lo != h->hi && (ks_set_hole_has(h, 0) || (h->tail != h->lo && h->tail > h->lo)))
+        seek_point(d, h->hi);
+    else
+        ks_miter_first(&d->mi);
+}
+
+/* One step of a draw (the iterator is on a member): from the tail, a jump
+ * to the hole's end. */
+static void draw_step(drawer *d)
+{
+    size_t sn;
+    const char *s = ks_miter_suffix(&d->mi, &sn);
+    if (d->tailed && sn >= 8 && ks_get_be64(s) == d->hole.tail)
+        seek_point(d, d->hole.hi);
+    else
+        ks_miter_next(&d->mi);
 }
 
 static ks_status drawer_close(drawer *d)
@@ -44,20 +81,35 @@ static ks_status drawer_close(drawer *d)
     return d->exact ? KS_OK : ks_miter_close(&d->mi, d->c);
 }
 
-/* One window draw; 0, or -1 when the version holds no member (corrupt). */
+/* A random point outside the set's hole. One inside would land on the
+ * member after the hole (whose chance the hole's width would swell) after
+ * a walk over the hole's tombstones: it is drawn again (the hole is at most
+ * about KS_SET_REWRITE_RATIO / (1 + KS_SET_REWRITE_RATIO) of the points). */
+static uint64_t draw_point(drawer *d)
+{
+    uint64_t p = ks_rand(d->c->ks);
+    for (int i = 0; i < 256 && ks_set_hole_has(&d->hole, p); i++)
+        p = ks_rand(d->c->ks);
+    return ks_set_hole_has(&d->hole, p) ? d->hole.hi : p;
+}
+
+/* One window draw; 0, or -1 when the version holds no member (corrupt).
+ * A point between the tail and the hole lands on the hole's end, as the
+ * seek would, without the walk. */
 static int window_draw(drawer *d, const char **p, size_t *n)
 {
-    char at[8];
-    ks_put_be64(at, ks_rand(d->c->ks));
-    ks_miter_seek(&d->mi, at, 8);
+    const ks_set_hole *h = &d->hole;
+    uint64_t at = draw_point(d);
+    if (d->tailed && at != h->tail && at - h->tail < h->lo - h->tail) at = h->hi;
+    seek_point(d, at);
     uint64_t steps = ks_rand(d->c->ks) % KS_SET_DRAW_WINDOW;
     for (uint64_t i = 0;; i++) {
         if (!ks_miter_valid(&d->mi)) {
-            ks_miter_first(&d->mi);
+            wrap_first(d, &d->hole);
             if (!ks_miter_valid(&d->mi)) return -1;
         }
         if (i == steps) break;
-        ks_miter_next(&d->mi);
+        draw_step(d);
     }
     size_t sn;
     const char *s = ks_miter_suffix(&d->mi, &sn);
@@ -121,22 +173,63 @@ static ks_status draw_distinct(drawer *d, uint64_t count, ks_fvec *out)
 
 /* ---- SPOP of one member from a big set ------------------------------------------ */
 
-/* Reads the KS_SET_DRAW_WINDOW members from a random point on (wrapping)
- * into got (copies): one seek and the steps of a window draw. */
-static ks_status window_read(drawer *d, ks_fvec *got)
+/* The hash of the last live member before point `from`, cyclically (a
+ * step back from the first at or after it); `from` when there is none. */
+static uint64_t member_before(drawer *d, uint64_t from)
 {
-    char at[8];
-    ks_put_be64(at, ks_rand(d->c->ks));
-    ks_miter_seek(&d->mi, at, 8);
-    for (int i = 0; i < KS_SET_DRAW_WINDOW; i++) {
+    seek_point(d, from);
+    if (ks_miter_valid(&d->mi))
+        ks_miter_prev(&d->mi);
+    else
+        ks_miter_last(&d->mi);
+    if (!ks_miter_valid(&d->mi)) ks_miter_last(&d->mi);
+    size_t sn;
+    const char *s = ks_miter_valid(&d->mi) ? ks_miter_suffix(&d->mi, &sn) : NULL;
+    return s && sn >= 8 ? ks_get_be64(s) : from;
+}
+
+/* The seek from point `from` found f, the first live member at or after
+ * it (cyclically): no live member lies in [from, f), so the hole grows
+ * to f (KS-T1). A new hole starts at from (its tail found by the caller);
+ * an old one (from is its hi) takes the removals since it last moved as
+ * its tombstones: the pops of the previous window, which lie between (an
+ * estimate: n only decides when the set is rewritten). removed: the
+ * record's. */
+static void grow_hole(ks_set_hole *h, uint64_t from, uint64_t f, uint64_t removed, uint64_t tail)
+{
+    if (h->lo == h->hi || ks_set_hole_has(h, f)) { /* the latter: never (KS-T1) */
+        h->tail = h->lo == h->hi ? tail : from;    /* from: not known */
+        h->lo = from;
+        h->n = 0;
+    } else {
+        h->n += removed - h->at;
+    }
+    h->hi = f;
+    h->at = removed;
+}
+
+/* Reads the KS_SET_POP_WINDOW members from the end of the set's hole on
+ * (from a random point when it has none: then a step back first finds the
+ * new hole's tail), wrapping, into got (copies), and grows *h up to the
+ * first of them. One seek, which steps over the tombstones of the previous
+ * window's pops, and the window's steps; they never reach the hole's start
+ * again, as the set has more members than the window (KS_SET_EXACT_RANDOM). */
+static ks_status pop_window(drawer *d, uint64_t removed, ks_set_hole *h, ks_fvec *got)
+{
+    int fresh = h->lo == h->hi;
+    uint64_t from = fresh ? ks_rand(d->c->ks) : h->hi;
+    uint64_t tail = fresh ? member_before(d, from) : h->tail;
+    seek_point(d, from);
+    for (int i = 0; i < KS_SET_POP_WINDOW; i++) {
         if (i) ks_miter_next(&d->mi);
         if (!ks_miter_valid(&d->mi)) {
-            ks_miter_first(&d->mi);
+            wrap_first(d, h);
             if (!ks_miter_valid(&d->mi)) return ks_corrupt(d->c, "set");
         }
         size_t sn;
         const char *s = ks_miter_suffix(&d->mi, &sn);
         if (sn < 8) return ks_corrupt(d->c, "set");
+        if (i == 0) grow_hole(h, from, ks_get_be64(s), removed, tail);
         if (ks_fvec_push_copy(got, s + 8, sn - 8, NULL, 0) != 0) return ks_oom(d->c);
     }
     return KS_OK;
@@ -184,17 +277,19 @@ static ks_status keep_take(ks_ctx *c, ks_sview *v, ks_fvec *out, int *took)
 
 /* SPOP key (no count) on big set v of w, more than one member: the member
  * goes to out. A draw reads several members (the whole set when it is
- * sampled exactly, else a window); one is popped, the others are kept in
- * c->ks->spop and popped by the next SPOPs of the set, at random among
- * them, while its record stays as the last of those pops left it (same
- * version, count and removed: nothing else was added or removed), each
- * checked with a get before it is popped. */
+ * sampled exactly, else the window at the end of the set's hole, whose
+ * start it moves up to the window: pop_window); one is popped, the others
+ * are kept in c->ks->spop and popped by the next SPOPs of the set, at
+ * random among them, while its record stays as the last of those pops left
+ * it (same version, count and removed: nothing else was added or removed),
+ * each checked with a get before it is popped. */
 static ks_status spop_big_one(ks_write *w, ks_sview *v, ks_fvec *out)
 {
     ks_ctx *c = w->c;
     ks_spop_keep *k = &c->ks->spop;
     uint64_t version = w->m.version, count = w->m.count, removed = ks_get_le64(w->m.ext);
-    int took = 0;
+    int took = 0, grown = 0;
+    ks_set_hole hole;
     ks_status st = KS_OK;
     if (k->n && k->db == w->db && k->version == version && k->count == count &&
         k->removed == removed)
@@ -204,7 +299,9 @@ static ks_status spop_big_one(ks_write *w, ks_sview *v, ks_fvec *out)
         ks_fvec got;
         ks_fvec_init(&got);
         st = drawer_open(c, v, &d);
-        if (st == KS_OK && !d.exact) st = window_read(&d, &got);
+        hole = d.hole;
+        grown = st == KS_OK && !d.exact;
+        if (grown) st = pop_window(&d, removed, &hole, &got);
         ks_fvec *from = d.exact ? &d.all : &got;
         if (st == KS_OK && !from->n) st = ks_corrupt(c, "set");
         if (st == KS_OK) {
@@ -218,8 +315,7 @@ static ks_status spop_big_one(ks_write *w, ks_sview *v, ks_fvec *out)
         if (st == KS_OK) st = cst;
         ks_fvec_free(&got);
     }
-    uint64_t gone;
-    if (st == KS_OK) st = ks_set_remove(w, out->v, 1, 1, &gone);
+    if (st == KS_OK) st = ks_set_pop(w, out->v[0].f, out->v[0].fl, grown ? &hole : NULL);
     if (st != KS_OK) {
         k->n = 0;
         return st;
@@ -353,6 +449,18 @@ static int same_key(const setop *o, size_t i, size_t j)
  * returns non-zero. Big sets are walked with probes allowed in visit
  * (gets do not change the batch). */
 typedef int (*member_fn)(setop *o, size_t i, const char *m, size_t ml);
+typedef struct member_arg {
+    setop *o;
+    size_t i;
+    member_fn visit;
+} member_arg;
+
+static int member_visit(void *arg, const char *m, size_t ml)
+{
+    member_arg *a = arg;
+    return a->visit(a->o, a->i, m, ml);
+}
+
 static ks_status each_member(setop *o, size_t i, member_fn visit)
 {
     ks_sview *v = &o->views[i];
@@ -362,14 +470,8 @@ static ks_status each_member(setop *o, size_t i, member_fn visit)
             if (visit(o, i, v->items.v[j].f, v->items.v[j].fl)) break;
         return o->c->err ? KS_ERR_MSG : KS_OK;
     }
-    ks_miter mi;
-    ks_miter_open(&mi, o->c, NULL, o->c->db, v->m.version);
-    for (ks_miter_first(&mi); ks_miter_valid(&mi); ks_miter_next(&mi)) {
-        size_t sn;
-        const char *s = ks_miter_suffix(&mi, &sn);
-        if (sn >= 8 && visit(o, i, s + 8, sn - 8)) break;
-    }
-    ks_status st = ks_miter_close(&mi, o->c);
+    member_arg a = {o, i, visit};
+    ks_status st = ks_set_walk(o->c, &v->m, member_visit, &a);
     return st == KS_OK && o->c->err ? KS_ERR_MSG : st;
 }
 
