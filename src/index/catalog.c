@@ -509,9 +509,10 @@ int idx_entry_key_append(const idx_def *d, const char *key, size_t klen, const k
     size_t start = b->len, last = 0;
     idx_key_entry_prefix(b, d->id);
     int covered = 1;
+    const ks_field *v = NULL;
     for (size_t i = 0; i < d->nfields; i++) {
         const idx_field *fd = &d->fields[i];
-        const ks_field *v = idx_find_field(f, n, fd);
+        v = idx_find_field(f, n, fd);
         last = b->len;
         if (!v) {
             covered = 0;
@@ -536,6 +537,13 @@ int idx_entry_key_append(const idx_def *d, const char *key, size_t klen, const k
     if (d->unique) return 1;
     if (!d->implied_key) {
         idx_buf_append(b, key, klen);
+        return 1;
+    }
+    /* The implied key is the prefix and the last field's text: a TAG's
+     * bytes as the hash holds them, and a NUMERIC's too when they are the
+     * canonical integer text; only other numbers need I decoded and built. */
+    if (!d->fields[d->nfields - 1].numeric || idx_key_num_text_canonical(v->v, v->vl)) {
+        idx_key_put_hash_key2(b, key, klen, d->prefix, d->plen, v->v, v->vl);
         return 1;
     }
     const char *ik;
