@@ -86,8 +86,11 @@ typedef struct mt_node {
     _Atomic uint8_t dbytes; /* T5 */
     uint8_t leaf;           /* set before the node is linked, never changed */
     uint8_t leaf_kids;      /* an inner node's children are leaves; as leaf */
+    uint8_t last_pos;       /* writer-only: the slot the last insert took, NO_POS none */
     _Atomic(void *) link;   /* a leaf's next leaf (T6); an inner node's child 0 */
 } mt_node;
+
+#define NO_POS 0xff
 
 /* The slots follow the header: a binary search reads a slot's disc and, on
  * a tie, its key pointer from the same cache line, and in an inner node the
@@ -289,6 +292,7 @@ static mt_node *node_new(mem_tree *t, int leaf, int leaf_kids)
     n->leaf = (uint8_t)leaf;
     n->leaf_kids = (uint8_t)leaf_kids;
     n->dbytes = 8;
+    n->last_pos = NO_POS;
     return n;
 }
 
@@ -434,19 +438,29 @@ static void node_insert(mt_node *n, unsigned pos, const mem_ent *e, mt_node *c)
         ent_disc(atomic_load_explicit(&n->plen, RLX), atomic_load_explicit(&n->dbytes, RLX), e),
         RLX);
     atomic_store_explicit(&sp->key, e, REL); /* T1: e is complete */
+    n->last_pos = (uint8_t)pos;
     if (e->klen - 8 > atomic_load_explicit(&n->kmax, RLX))
         atomic_store_explicit(&n->kmax, e->klen - 8, RLX);
     atomic_store_explicit(&n->count, cnt + 1, RLX);
 }
 
-/* Where a full node of CAP + 1 keys splits: the left half keeps keys
- * [0, m). An insert at either end (ascending or descending keys) leaves the
- * old node full and starts a nearly empty one, so sequential inserts fill
- * nodes instead of leaving them half empty. */
-static unsigned split_point(unsigned pos, int leaf)
+/* Where a full node of CAP + 1 keys splits, the new key at pos and the
+ * node's previous insert at last (NO_POS: unknown): the left half keeps
+ * keys [0, m). An insert at either end (ascending or descending keys)
+ * leaves the old node full and starts a nearly empty one, so sequential
+ * inserts fill nodes instead of leaving them half empty. So does an insert
+ * just after the previous one (one or two slots on: ascending keys amid
+ * older ones, such as the next entry of an index whose last field grows,
+ * before the next index's entries, or "user:10010" after "user:10009" and
+ * "user:1001"): the left node keeps it and fills on, and the keys after it,
+ * which the run has passed, go right. */
+static unsigned split_point(unsigned pos, unsigned last, int leaf)
 {
     if (pos == CAP) return leaf ? CAP : CAP - 1;
     if (pos == 0) return 1;
+    /* An inner node's separator m moves up: the right half keeps a key. */
+    if (last != NO_POS && pos > last && pos - last <= 2 && pos + 1 < (leaf ? CAP + 1 : CAP))
+        return pos + 1;
     return (CAP + 1) / 2;
 }
 
@@ -483,9 +497,10 @@ static mt_node *node_put(mem_tree *t, path *p, int d, const mem_ent *up, mt_node
     slots_insert(&s, p->pos[d], up, right, leaf);
     if (s.n <= CAP) { /* room, but a lower plen: rewrite n */
         node_store(n, &s, 0, s.n, s.plen);
+        n->last_pos = (uint8_t)p->pos[d];
         return NULL;
     }
-    unsigned m = split_point(p->pos[d], leaf), rfrom = leaf ? m : m + 1;
+    unsigned pos = p->pos[d], m = split_point(pos, n->last_pos, leaf), rfrom = leaf ? m : m + 1;
     *sep = s.key[m];
     mt_node *r = node_new(t, leaf, n->leaf_kids);
     /* The new node is complete before anything links it (T1). An inner
@@ -494,6 +509,8 @@ static mt_node *node_put(mem_tree *t, path *p, int d, const mem_ent *up, mt_node
     if (leaf) atomic_store_explicit(&r->link, atomic_load_explicit(&n->link, RLX), RLX);
     node_store(n, &s, 0, m, split_plen(p->lo[d], *sep, s.key[0], *sep));
     if (leaf) atomic_store_explicit(&n->link, r, REL);
+    n->last_pos = pos < m ? (uint8_t)pos : NO_POS;
+    r->last_pos = pos >= rfrom ? (uint8_t)(pos - rfrom) : NO_POS;
     return r;
 }
 

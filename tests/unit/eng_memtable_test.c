@@ -838,6 +838,54 @@ TEST(ScanOnlyKeysCostLessMemory)
     mem_unref(m[1]);
 }
 
+/* Bytes of memtable for n keys of key(i, n, buf) inserted in order i = 0..n-1;
+ * scan-only, so that entries and tree nodes are all there is. */
+static size_t usage_for(unsigned n, size_t (*key)(unsigned, unsigned, char *))
+{
+    mem_scan_only so;
+    mem_scan_only_init(&so);
+    CHECK_EQ_INT(mem_scan_only_add(&so, "x", 1), 1);
+    memtable *m = mem_new();
+    mem_set_scan_only(m, &so);
+    for (unsigned i = 0; i < n; i++) {
+        char k[40];
+        size_t kl = key(i, n, k);
+        mem_add(m, i + 1, ENG_TYPE_VALUE, slice_make(k, kl), slice_make("", 0));
+    }
+    CHECK_EQ_INT(mem_check(m), 0);
+    size_t u = mem_usage(m);
+    mem_unref(m);
+    return u;
+}
+
+/* Four ascending runs, interleaved: index entries whose last field grows,
+ * each run appending amid the tree (before the next run's keys). */
+static size_t key_interleaved(unsigned i, unsigned n, char *k)
+{
+    (void)n;
+    k[0] = 'x';
+    enc_fixed32(k + 1, __builtin_bswap32(i % 4));
+    enc_fixed64(k + 5, __builtin_bswap64(i / 4));
+    return 13;
+}
+
+/* The same keys in key order: every insert at the tree's end. */
+static size_t key_sorted(unsigned i, unsigned n, char *k)
+{
+    unsigned per = n / 4;
+    return key_interleaved((i % per) * 4 + i / per, n, k);
+}
+
+/* An insert just after the node's previous one splits the node after the
+ * new key (mem_tree.c, split_point), so ascending runs amid other keys fill
+ * nodes as appends at the end do, instead of leaving them half empty. */
+TEST(AscendingRunsAmidOtherKeysFillTreeNodes)
+{
+    enum { N = 200000 };
+    size_t inter = usage_for(N, key_interleaved), sorted = usage_for(N, key_sorted);
+    CHECK_MSG(inter <= sorted + (size_t)N * 4, "interleaved %zu vs sorted %zu", inter, sorted);
+}
+
 int main(int argc, char **argv)
 {
     return test_main(argc, argv);
