@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "engine/dbformat.h"
+#include "engine/mem_tree.h"
 #include "engine/memtable.h"
 #include "test.h"
 
@@ -884,6 +885,42 @@ TEST(AscendingRunsAmidOtherKeysFillTreeNodes)
     enum { N = 200000 };
     size_t inter = usage_for(N, key_interleaved), sorted = usage_for(N, key_sorted);
     CHECK_MSG(inter <= sorted + (size_t)N * 4, "interleaved %zu vs sorted %zu", inter, sorted);
+}
+
+/* Keys that arrive in order (four runs, interleaved) go into the leaf the
+ * run's previous key took, through its finger (mem_tree.c, T9): a descent
+ * from the root only when that leaf is full. */
+TEST(InterleavedAscendingRunsInsertMostlyWithoutDescents)
+{
+    enum { N = 100000 };
+    arena a;
+    arena_init(&a, 1u << 20, 1u << 20);
+    mem_tree t;
+    mt_init(&t, &a);
+    for (unsigned i = 0; i < N; i++) {
+        char k[40];
+        size_t kl = key_interleaved(i, N, k);
+        mem_ent *e = arena_alloc(&a, sizeof(mem_ent) + kl + 8);
+        e->klen = (uint32_t)kl + 8;
+        e->vlen = 0;
+        memcpy(e->data, k, kl);
+        enc_fixed64(e->data + kl, ikey_pack_trailer(i + 1, ENG_TYPE_VALUE));
+        mt_insert(&t, e, NULL);
+    }
+    uint64_t n = N;
+    CHECK_EQ_INT(mt_check(&t, &n), 0);
+    CHECK_MSG(t.descents <= N / 8, "%llu descents for %d inserts", (unsigned long long)t.descents,
+              N);
+    mt_cursor c;
+    mt_cursor_init(&c, &t);
+    unsigned seen = 0;
+    for (const mem_ent *e = mt_first(&c); e; e = mt_next(&c)) {
+        char k[40];
+        size_t kl = key_sorted(seen++, N, k);
+        CHECK(e->klen == kl + 8 && memcmp(e->data, k, kl) == 0);
+    }
+    CHECK_EQ_INT(seen, N);
+    arena_destroy(&a);
 }
 
 int main(int argc, char **argv)
