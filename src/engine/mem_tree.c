@@ -67,6 +67,14 @@
  *       the insert records the leaf it lands in, and a split only ever
  *       moves a leaf's upper keys into a new leaf linked right after it.
  *       (Writer-only: readers never load the hint.)
+ *   T9. A leaf's fences are its own keys: every leaf but the first has its
+ *       lower fence as its first key, and its upper fence is the next
+ *       leaf's first key (none for the last leaf). A leaf other than the
+ *       first is made by a split with the separator as its first key; keys
+ *       below a fence are routed away from it, and a split only moves a
+ *       leaf's upper keys, never its first (split_point is >= 1). So the
+ *       writer can tell from a leaf and its next one alone whether a key
+ *       belongs there (the fingers of mt_insert).
  */
 #include "mem_tree.h"
 
@@ -86,8 +94,11 @@ typedef struct mt_node {
     _Atomic uint8_t dbytes; /* T5 */
     uint8_t leaf;           /* set before the node is linked, never changed */
     uint8_t leaf_kids;      /* an inner node's children are leaves; as leaf */
+    uint8_t last_pos;       /* writer-only: the slot the last insert took, NO_POS none */
     _Atomic(void *) link;   /* a leaf's next leaf (T6); an inner node's child 0 */
 } mt_node;
+
+#define NO_POS 0xff
 
 /* The slots follow the header: a binary search reads a slot's disc and, on
  * a tie, its key pointer from the same cache line, and in an inner node the
@@ -289,6 +300,7 @@ static mt_node *node_new(mem_tree *t, int leaf, int leaf_kids)
     n->leaf = (uint8_t)leaf;
     n->leaf_kids = (uint8_t)leaf_kids;
     n->dbytes = 8;
+    n->last_pos = NO_POS;
     return n;
 }
 
@@ -317,6 +329,8 @@ void mt_init(mem_tree *t, arena *a)
     t->arena = a;
     t->height = 1;
     t->first = node_new(t, 1, 0);
+    memset(t->finger, 0, sizeof(t->finger));
+    t->descents = 0;
     atomic_store_explicit(&t->root, t->first, REL);
 }
 
@@ -434,19 +448,29 @@ static void node_insert(mt_node *n, unsigned pos, const mem_ent *e, mt_node *c)
         ent_disc(atomic_load_explicit(&n->plen, RLX), atomic_load_explicit(&n->dbytes, RLX), e),
         RLX);
     atomic_store_explicit(&sp->key, e, REL); /* T1: e is complete */
+    n->last_pos = (uint8_t)pos;
     if (e->klen - 8 > atomic_load_explicit(&n->kmax, RLX))
         atomic_store_explicit(&n->kmax, e->klen - 8, RLX);
     atomic_store_explicit(&n->count, cnt + 1, RLX);
 }
 
-/* Where a full node of CAP + 1 keys splits: the left half keeps keys
- * [0, m). An insert at either end (ascending or descending keys) leaves the
- * old node full and starts a nearly empty one, so sequential inserts fill
- * nodes instead of leaving them half empty. */
-static unsigned split_point(unsigned pos, int leaf)
+/* Where a full node of CAP + 1 keys splits, the new key at pos and the
+ * node's previous insert at last (NO_POS: unknown): the left half keeps
+ * keys [0, m). An insert at either end (ascending or descending keys)
+ * leaves the old node full and starts a nearly empty one, so sequential
+ * inserts fill nodes instead of leaving them half empty. So does an insert
+ * just after the previous one (one or two slots on: ascending keys amid
+ * older ones, such as the next entry of an index whose last field grows,
+ * before the next index's entries, or "user:10010" after "user:10009" and
+ * "user:1001"): the left node keeps it and fills on, and the keys after it,
+ * which the run has passed, go right. */
+static unsigned split_point(unsigned pos, unsigned last, int leaf)
 {
     if (pos == CAP) return leaf ? CAP : CAP - 1;
     if (pos == 0) return 1;
+    /* An inner node's separator m moves up: the right half keeps a key. */
+    if (last != NO_POS && pos > last && pos - last <= 2 && pos + 1 < (leaf ? CAP + 1 : CAP))
+        return pos + 1;
     return (CAP + 1) / 2;
 }
 
@@ -483,9 +507,10 @@ static mt_node *node_put(mem_tree *t, path *p, int d, const mem_ent *up, mt_node
     slots_insert(&s, p->pos[d], up, right, leaf);
     if (s.n <= CAP) { /* room, but a lower plen: rewrite n */
         node_store(n, &s, 0, s.n, s.plen);
+        n->last_pos = (uint8_t)p->pos[d];
         return NULL;
     }
-    unsigned m = split_point(p->pos[d], leaf), rfrom = leaf ? m : m + 1;
+    unsigned pos = p->pos[d], m = split_point(pos, n->last_pos, leaf), rfrom = leaf ? m : m + 1;
     *sep = s.key[m];
     mt_node *r = node_new(t, leaf, n->leaf_kids);
     /* The new node is complete before anything links it (T1). An inner
@@ -494,6 +519,8 @@ static mt_node *node_put(mem_tree *t, path *p, int d, const mem_ent *up, mt_node
     if (leaf) atomic_store_explicit(&r->link, atomic_load_explicit(&n->link, RLX), RLX);
     node_store(n, &s, 0, m, split_plen(p->lo[d], *sep, s.key[0], *sep));
     if (leaf) atomic_store_explicit(&n->link, r, REL);
+    n->last_pos = pos < m ? (uint8_t)pos : NO_POS;
+    r->last_pos = pos >= rfrom ? (uint8_t)(pos - rfrom) : NO_POS;
     return r;
 }
 
@@ -509,7 +536,7 @@ static int changed_top(const path *p, int depth)
 
 /* Inserts e at the leaf and the separators the splits produce into the
  * levels above, every changed node locked before any changes. */
-static void insert_path(mem_tree *t, path *p, int depth, mem_ent *e, mt_node **leaf)
+static mt_node *insert_path(mem_tree *t, path *p, int depth, mem_ent *e, mt_node **leaf)
 {
     int top = changed_top(p, depth), first = top < 0 ? 0 : top;
     for (int d = first; d <= depth; d++)
@@ -541,11 +568,56 @@ static void insert_path(mem_tree *t, path *p, int depth, mem_ent *e, mt_node **l
     }
     for (int d = first; d <= depth; d++)
         write_unlock(p->node[d]);
+    return in;
+}
+
+/* The finger of keys that start as uk does: the first six bytes (an index
+ * entry's 'x' 'E' <id>, a keyspace key's namespace, db and the start of its
+ * name) hashed; keys of one stream (an index, a key family) that arrive
+ * in order keep landing in the leaf the previous one took. */
+static inline unsigned finger_of(const char *uk, size_t ul)
+{
+    uint64_t w = 0;
+    memcpy(&w, uk, ul < 6 ? ul : 6);
+    w *= UINT64_C(0xff51afd7ed558ccd); /* every byte reaches the top bits */
+    w ^= w >> 33;
+    w *= UINT64_C(0xc4ceb9fe1a85ec53);
+    return (unsigned)(w >> 58) & (MT_FINGERS - 1);
+}
+
+/* Inserts e into leaf n in place when e belongs there (T9: n's first key,
+ * unless n is the first leaf, is <= e, and e is below the next leaf's
+ * first key) and n has room under its prefix; returns 1, else 0 with
+ * nothing changed. */
+static int finger_insert(mem_tree *t, mt_node *n, mem_ent *e, const tkey *k)
+{
+    unsigned cnt = atomic_load_explicit(&n->count, RLX);
+    if (cnt == 0 || cnt >= CAP) return 0;
+    if (n != t->first &&
+        ent_cmp(atomic_load_explicit(&slot_at(n, sizeof(leaf_slot), 0)->key, RLX), k) > 0)
+        return 0;
+    const mt_node *next = atomic_load_explicit(&n->link, RLX);
+    if (next &&
+        ent_cmp(atomic_load_explicit(&slot_at(next, sizeof(leaf_slot), 0)->key, RLX), k) <= 0)
+        return 0;
+    int open = n == t->first || !next; /* a fence missing (T5) */
+    if (plen_for(n, e, open) != atomic_load_explicit(&n->plen, RLX)) return 0;
+    unsigned pos = search(n, k, 0, open);
+    write_lock(n);
+    node_insert(n, pos, e, NULL);
+    write_unlock(n);
+    return 1;
 }
 
 void mt_insert(mem_tree *t, mem_ent *e, mt_node **leaf)
 {
     tkey k = tkey_of(e);
+    mt_node **f = &t->finger[finger_of(k.uk, k.ul)];
+    if (*f && finger_insert(t, *f, e, &k)) {
+        if (leaf) *leaf = *f; /* T8 */
+        return;
+    }
+    t->descents++;
     path p;
     mt_node *n = atomic_load_explicit(&t->root, RLX);
     const mem_ent *lo = NULL, *hi = NULL;
@@ -565,7 +637,7 @@ void mt_insert(mem_tree *t, mem_ent *e, mt_node **leaf)
         prefetch_node(n, kid_leaf);
     }
     p.pos[d] = search(n, &k, 0, !lo || !hi);
-    insert_path(t, &p, d, e, leaf);
+    *f = insert_path(t, &p, d, e, leaf);
 }
 
 /* How many leaves mt_insert_before follows from a stale hint (T8). */
@@ -829,6 +901,7 @@ static int check_node(const mt_node *n, int depth, const mem_ent *lo, const mem_
         if ((lo && ent_order(e, lo) < 0) || (hi && ent_order(e, hi) >= 0)) return 2;
     }
     if (n->leaf) {
+        if (lo && (!cnt || slot_at(n, stride, 0)->key != lo)) return 9;
         if (st->prev_leaf && st->prev_leaf->link != n) return 6;
         st->prev_leaf = n;
         st->count += cnt;

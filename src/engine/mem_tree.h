@@ -43,20 +43,29 @@ static inline slice ment_value(const mem_ent *e)
 
 struct mt_node;
 
+#define MT_FINGERS 64
+
 typedef struct mem_tree {
     arena *arena;                   /* where nodes are allocated: writer-only */
     _Atomic(struct mt_node *) root; /* T7 */
     int height;                     /* levels, 1 = the root is a leaf: writer-only */
     struct mt_node *first;          /* the first leaf, always (splits keep the lower half) */
+    /* Writer-only: per hash of a key's first bytes, the leaf the last such
+     * key went into, tried before a descent (mem_tree.c, T9). */
+    struct mt_node *finger[MT_FINGERS];
+    uint64_t descents; /* writer-only: inserts that searched from the root */
 } mem_tree;
 
 /* An empty tree whose nodes come from a (the memtable's arena). */
 void mt_init(mem_tree *t, arena *a);
 
 /* Inserts e; when leaf is not NULL, records there the leaf e went into
- * (a hint for mt_insert_before, T8). REQUIRES: the caller is the only
- * writer (T1); no entry with e's ikey is in the tree; e stays valid and
- * unchanged while the tree is. */
+ * (a hint for mt_insert_before, T8). Tries first, without a descent, the
+ * leaf the last key with e's first bytes went into (its finger): keys that
+ * arrive in order, such as an index's entries whose last field grows, cost
+ * an in-leaf insert. REQUIRES: the caller is the only writer (T1); no
+ * entry with e's ikey is in the tree; e stays valid and unchanged while
+ * the tree is. */
 void mt_insert(mem_tree *t, mem_ent *e, struct mt_node **leaf);
 
 /* Inserts e right before next, an entry already in the tree that follows e
@@ -103,10 +112,10 @@ const mem_ent *mt_last(mt_cursor *c);
 const mem_ent *mt_next(mt_cursor *c);
 const mem_ent *mt_prev(mt_cursor *c);
 
-/* Debug checker, O(entries): returns 0 when Invariants T2, T3, T5 and T6
- * hold and the leaves hold exactly *count entries (set *count to the number
- * found), else the number of the broken invariant (1 for the count).
- * REQUIRES: no concurrent mt_insert. */
+/* Debug checker, O(entries): returns 0 when Invariants T2, T3, T5, T6 and
+ * T9 hold and the leaves hold exactly *count entries (set *count to the
+ * number found), else the number of the broken invariant (1 for the
+ * count). REQUIRES: no concurrent mt_insert. */
 int mt_check(const mem_tree *t, uint64_t *count);
 
 #endif

@@ -125,10 +125,11 @@ uint64_t mem_entries(const memtable *m);
 uint64_t mem_range_deletions(const memtable *m);
 
 /* Debug checker, O(entries): verifies the tree's invariants (mem_tree.c:
- * T2 sorted within fences, T3 shape, T5 discriminators, T6 leaf list,
- * returned as 12, 13, 15, 16), the entry count (1), and that the hash index
- * agrees with the tree (memtable.c: M5, M6). Returns 0 when they hold, else
- * the number of the broken one.
+ * T2 sorted within fences, T3 shape, T5 discriminators, T6 leaf list, T9
+ * a leaf's first key is its lower fence, returned as 12, 13, 15, 16, 19),
+ * the entry count (1), and that the hash index agrees with the tree
+ * (memtable.c: M5, M6). Returns 0 when they hold, else the number of the
+ * broken one.
  * REQUIRES: no concurrent mem_add. */
 int mem_check(memtable *m);
 

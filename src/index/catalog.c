@@ -5,7 +5,8 @@
  *
  * Stored format (all integers big-endian; see src/index/FORMAT.md):
  *   key   'x' 'C' <db: 1 byte> <index name>
- *   value <version = 1> <id: u32> <flags: bit 0 UNIQUE, bit 1 IMPLIED KEY>
+ *   value <version = 1> <id: u32>
+ *         <flags: bit 0 UNIQUE, bit 1 IMPLIED KEY, bit 2 BARE VALUE>
  *         <state: 0 ready, 1 building>
  *         <prefix length: u32> <prefix>
  *         <field count: 1 byte, 1..16>
@@ -15,8 +16,8 @@
  * A definition is written in the same engine batch as the entries it
  * implies (Invariant C1), so a crash leaves the two consistent.
  *
- * The decoder is strict (every byte accounted for, flags 0..3 but not UNIQUE
- * with IMPLIED KEY, states 0 or 1,
+ * The decoder is strict (every byte accounted for, flags 0..7 with UNIQUE
+ * only alone, states 0 or 1,
  * the limits of idx_def_check), so decode(encode(d)) == d and a damaged
  * record is noticed; the loader quarantines such a record instead of
  * failing the start (Invariant C4).
@@ -35,6 +36,7 @@ idx_globals idx_g;
 #define CATALOG_VERSION 1
 #define CATALOG_F_UNIQUE 1
 #define CATALOG_F_IMPLIED 2
+#define CATALOG_F_BARE 4
 
 ks_status idx_fail(ks_ctx *ctx, const char *fmt, ...)
 {
@@ -168,7 +170,8 @@ void idx_catalog_encode(const idx_def *d, idx_buf *k, idx_buf *b)
     idx_buf_byte(b, CATALOG_VERSION);
     idx_put_u32(tmp, d->id);
     idx_buf_append(b, tmp, 4);
-    idx_buf_byte(b, (d->unique ? CATALOG_F_UNIQUE : 0) | (d->implied_key ? CATALOG_F_IMPLIED : 0));
+    idx_buf_byte(b, (d->unique ? CATALOG_F_UNIQUE : 0) | (d->implied_key ? CATALOG_F_IMPLIED : 0) |
+                        (d->bare_value ? CATALOG_F_BARE : 0));
     idx_buf_byte(b, d->building ? 1 : 0);
     put_blob(b, d->prefix, d->plen);
     idx_buf_byte(b, (unsigned char)d->nfields);
@@ -287,11 +290,12 @@ idx_def *idx_catalog_decode(const char *k, size_t kl, const char *v, size_t vl, 
     }
     d->id = (uint32_t)rd_fixed(&r, 4, "truncated id");
     unsigned flags = rd_byte(&r, "bad flags");
-    if (!r.bad && (flags & ~(unsigned)(CATALOG_F_UNIQUE | CATALOG_F_IMPLIED) ||
-                   flags == (CATALOG_F_UNIQUE | CATALOG_F_IMPLIED)))
+    if (!r.bad && (flags & ~(unsigned)(CATALOG_F_UNIQUE | CATALOG_F_IMPLIED | CATALOG_F_BARE) ||
+                   ((flags & CATALOG_F_UNIQUE) && flags != CATALOG_F_UNIQUE)))
         rd_fail(&r, "bad flags");
     d->unique = (flags & CATALOG_F_UNIQUE) != 0;
     d->implied_key = (flags & CATALOG_F_IMPLIED) != 0;
+    d->bare_value = (flags & CATALOG_F_BARE) != 0;
     d->building = rd_bool(&r, "bad state");
     d->prefix = rd_blob(&r, &d->plen, "truncated prefix");
     unsigned nf = rd_byte(&r, "truncated field count");
@@ -509,9 +513,10 @@ int idx_entry_key_append(const idx_def *d, const char *key, size_t klen, const k
     size_t start = b->len, last = 0;
     idx_key_entry_prefix(b, d->id);
     int covered = 1;
+    const ks_field *v = NULL;
     for (size_t i = 0; i < d->nfields; i++) {
         const idx_field *fd = &d->fields[i];
-        const ks_field *v = idx_find_field(f, n, fd);
+        v = idx_find_field(f, n, fd);
         last = b->len;
         if (!v) {
             covered = 0;
@@ -538,6 +543,13 @@ int idx_entry_key_append(const idx_def *d, const char *key, size_t klen, const k
         idx_buf_append(b, key, klen);
         return 1;
     }
+    /* The implied key is the prefix and the last field's text: a TAG's
+     * bytes as the hash holds them, and a NUMERIC's too when they are the
+     * canonical integer text; only other numbers need I decoded and built. */
+    if (!d->fields[d->nfields - 1].numeric || idx_key_num_text_canonical(v->v, v->vl)) {
+        idx_key_put_hash_key2(b, key, klen, d->prefix, d->plen, v->v, v->vl);
+        return 1;
+    }
     const char *ik;
     size_t il;
     int has = implied_of(&implied_w, d, b->data + last, b->len - last, &ik, &il);
@@ -555,7 +567,8 @@ int idx_entry_key(const idx_def *d, const char *key, size_t klen, const ks_field
 void idx_entry_value(const idx_def *d, const char *key, size_t klen, int64_t expire_ms, idx_buf *b)
 {
     b->len = 0;
-    idx_buf_reserve(b, IDX_EXPIRE_LEN);
+    idx_buf_reserve(b, IDX_EXPIRE_LEN); /* data is never NULL, even for no bytes */
+    if (d->bare_value && !d->unique && expire_ms == 0) return; /* FORMAT.md: no TTL, no bytes */
     idx_put_u64(b->data, (uint64_t)expire_ms);
     b->len = IDX_EXPIRE_LEN;
     if (d->unique) idx_buf_append(b, key, klen);
@@ -563,6 +576,9 @@ void idx_entry_value(const idx_def *d, const char *key, size_t klen, int64_t exp
 
 int64_t idx_entry_expire(const char *ev, size_t evl)
 {
+    /* Empty only in a bare-value index, whose flag the compaction filter
+     * cannot see: the value alone has to say it. */
+    if (evl == 0) return 0;
     if (evl < IDX_EXPIRE_LEN) return -1;
     return (int64_t)idx_get_u64(ev);
 }

@@ -59,6 +59,10 @@ typedef struct idx_def {
      * catalog flag bit 1; indexes created before it end in the raw hash
      * key, and keep doing so. */
     int implied_key;
+    /* Non-UNIQUE entries of a hash without a TTL have an empty value
+     * (catalog flag bit 2, FORMAT.md "Entry values"); indexes created
+     * before it store 8 zero bytes there, and keep doing so. */
+    int bare_value;
     size_t nfields;
     idx_field fields[IDX_MAX_FIELDS];
     /* Build state (Invariant C3). */
@@ -161,7 +165,9 @@ int idx_entry_key_append(const idx_def *d, const char *key, size_t klen, const k
 /* The pair of f (n pairs) named as schema field want, or NULL. Updates
  * want->hint (command thread). */
 const ks_field *idx_find_field(const ks_field *f, size_t n, const idx_field *want);
-/* Builds the entry value (expiry, plus the hash key for UNIQUE) into b. */
+/* Builds the entry value (expiry, plus the hash key for UNIQUE) into b, in
+ * d's format: empty for a non-UNIQUE entry of d->bare_value without an
+ * expiry. */
 void idx_entry_value(const idx_def *d, const char *key, size_t klen, int64_t expire_ms, idx_buf *b);
 /* Extracts the hash key from a stored entry (key, value) of d. Returns 0 and
  * sets *hk / *hkl (pointing into ek or ev, or, for a key the tuple implies,
@@ -169,7 +175,8 @@ void idx_entry_value(const idx_def *d, const char *key, size_t klen, int64_t exp
  * malformed. */
 int idx_entry_hash_key(const idx_def *d, const char *ek, size_t ekl, const char *ev, size_t evl,
                        const char **hk, size_t *hkl);
-/* The expiry stored in an entry value (0 none); -1 when malformed. */
+/* The expiry stored in an entry value (0 none: also an empty value, what a
+ * bare-value index stores for a hash without a TTL); -1 when malformed. */
 int64_t idx_entry_expire(const char *ev, size_t evl);
 
 /* Has a hash with this expiry expired at now_ms? The keyspace's rule

@@ -254,6 +254,30 @@ void idx_key_put_hash_key(idx_buf *b, const char *k, size_t kl, const char *i, s
     idx_buf_append(b, k, kl);
 }
 
+void idx_key_put_hash_key2(idx_buf *b, const char *k, size_t kl, const char *i1, size_t l1,
+                           const char *i2, size_t l2)
+{
+    size_t n = kl < l1 ? kl : l1;
+    int c = n ? memcmp(k, i1, n) : 0;
+    if (!c) c = kl < l1 ? -1 : idx_key_cmp(k + l1, kl - l1, i2, l2);
+    if (c == 0) {
+        idx_buf_byte(b, IDX_HK_IMPLIED);
+        return;
+    }
+    idx_buf_byte(b, c < 0 ? IDX_HK_BELOW : IDX_HK_ABOVE);
+    idx_buf_append(b, k, kl);
+}
+
+int idx_key_num_text_canonical(const char *v, size_t n)
+{
+    size_t i = n && v[0] == '-';
+    /* 15 digits stay below 2^53, so the double is exact (parse_small_int) */
+    if (n - i == 0 || n - i > 15 || (v[i] == '0' && (n - i > 1 || i))) return 0;
+    for (; i < n; i++)
+        if ((unsigned)(unsigned char)v[i] - '0' > 9) return 0;
+    return 1;
+}
+
 int idx_key_get_hash_key(const char *p, size_t n, const char *i, size_t il, int has_i,
                          const char **k, size_t *kl)
 {

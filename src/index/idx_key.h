@@ -112,6 +112,17 @@ int idx_key_implied(idx_buf *out, const char *prefix, size_t plen, const char *f
 void idx_key_put_hash_key(idx_buf *b, const char *k, size_t kl, const char *i, size_t il,
                           int has_i);
 
+/* idx_key_put_hash_key with the implied key given in two parts, I = <i1>
+ * <i2> (the index prefix and the field's text, as the hash holds it), so
+ * the write path need not build I. */
+void idx_key_put_hash_key2(idx_buf *b, const char *k, size_t kl, const char *i1, size_t l1,
+                           const char *i2, size_t l2);
+
+/* Is v (n bytes) exactly the text idx_key_implied gives a NUMERIC value:
+ * a decimal integer below 2^53 in magnitude, no '+', no leading zeros, not
+ * "-0"? Then the hash's own bytes are the implied key's last part. */
+int idx_key_num_text_canonical(const char *v, size_t n);
+
 /* Decodes a suffix (p, n bytes): sets *k, *kl to the hash key (pointing
  * into p, or to i for IDX_HK_IMPLIED). Returns 0, or -1 when malformed (an
  * unknown marker, an implied marker where there is no implied key, or a key

@@ -84,6 +84,7 @@ ks_status idx_create(ks_ctx *ctx, const idx_spec *spec)
     d->plen = spec->prefix.n;
     d->unique = spec->unique;
     d->implied_key = !spec->unique; /* the current entry format (FORMAT.md) */
+    d->bare_value = !spec->unique;
     d->nfields = spec->nfields;
     for (size_t i = 0; i < spec->nfields; i++) {
         d->fields[i].name = dup_str(spec->fields[i].name);

@@ -231,8 +231,10 @@ ks_status idx_hash_hook(void *hctx, ks_ctx *ctx, const char *key, size_t klen,
             old_exp = -2; /* unknown: rewrite */
         }
     }
-    int value_for = -1; /* hook_val holds the value of: 0 a non-UNIQUE index (the
-                           expiry alone, the same for all of them), 1 a UNIQUE one */
+    /* hook_val holds the value of: -1 nothing yet, 1 a UNIQUE index (it
+     * names the key), 2 + bare_value a non-UNIQUE one (the expiry alone, the
+     * same for every index of that format). */
+    int value_for = -1;
     for (size_t i = 0; i < np; i++) {
         plan *p = &plans[i];
         if (p->unchanged) {
@@ -246,9 +248,10 @@ ks_status idx_hash_hook(void *hctx, ks_ctx *ctx, const char *key, size_t klen,
         if (p->has_old || p->has_new) p->d->gen++;
         if (p->has_old && !p->same) delete_old(ctx, p, key, klen);
         if (!p->has_new || (p->same && old_exp == new_expire_ms)) continue;
-        if (p->d->unique || value_for != 0) {
+        int kind = p->d->unique ? 1 : 2 + p->d->bare_value;
+        if (kind == 1 || value_for != kind) {
             idx_entry_value(p->d, key, klen, new_expire_ms, &hook_val);
-            value_for = p->d->unique;
+            value_for = kind;
         }
         eng_batch_put(ctx->batch, hook_keys.data + p->new_off, p->new_len, hook_val.data,
                       hook_val.len);

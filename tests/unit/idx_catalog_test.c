@@ -113,6 +113,7 @@ TEST(EveryValidDefinitionDecodesBackToItself)
         d.plen = strlen(d.prefix);
         d.unique = (t >> 1) & 1;
         d.implied_key = !d.unique && (t & 16);
+        d.bare_value = !d.unique && (t & 32);
         d.nfields = 1 + (size_t)t % IDX_MAX_FIELDS;
         char fnames[IDX_MAX_FIELDS][4];
         for (size_t i = 0; i < d.nfields; i++) {
@@ -175,13 +176,17 @@ TEST(StartQuarantinesDamagedRecordsAndKeepsServingTheData)
     memcpy(bad, v.data, v.len);
     bad[5] = 3; /* flags: UNIQUE with IMPLIED KEY */
     put_record(3, "flags", 5, bad, v.len);
+    bad[5] = 5; /* flags: UNIQUE with BARE VALUE */
+    put_record(4, "flags", 5, bad, v.len);
+    bad[5] = 8; /* flags: a bit no version defines */
+    put_record(5, "flags", 5, bad, v.len);
     put_record(0, "n\0ul", 4, v.data, v.len);
     put_record(0, "empty", 5, "", 0);
     idx_buf_free(&k);
     idx_buf_free(&v);
     reopen();
     CHECK_EQ_INT(idx_g.ndefs, 1);
-    CHECK_EQ_INT(idx_g.nquarantined, 7);
+    CHECK_EQ_INT(idx_g.nquarantined, 9);
     const char *why = idx_quarantined_reason(0, "", 0);
     CHECK_MSG(why && strstr(why, "index name must be 1 to 256 bytes"), "%s", why);
     why = idx_quarantined_reason(0, "trunc", 5);
@@ -191,9 +196,10 @@ TEST(StartQuarantinesDamagedRecordsAndKeepsServingTheData)
     why = idx_quarantined_reason(0, "trailing", 8);
     CHECK_MSG(why && strstr(why, "trailing bytes"), "%s", why);
     CHECK(idx_quarantined_reason(3, "flags", 5) && !idx_quarantined_reason(0, "flags", 5));
+    CHECK(idx_quarantined_reason(4, "flags", 5) && idx_quarantined_reason(5, "flags", 5));
     char info[4096];
     idx_info(info, sizeof(info));
-    CHECK_MSG(strstr(info, "indexes_quarantined:7\r\n") &&
+    CHECK_MSG(strstr(info, "indexes_quarantined:9\r\n") &&
                   strstr(info, "name=,reason=index name must be 1 to 256 bytes"),
               "%.300s", info);
     /* The data and the good index are served. */
@@ -212,7 +218,7 @@ TEST(StartQuarantinesDamagedRecordsAndKeepsServingTheData)
     CHECK(idx_g.defs[1]->id > idx_g.defs[0]->id); /* ids stay unique (C2) */
     reopen();
     CHECK_EQ_INT(idx_g.ndefs, 2);
-    CHECK_EQ_INT(idx_g.nquarantined, 5);
+    CHECK_EQ_INT(idx_g.nquarantined, 7);
     CHECK(!idx_quarantined_reason(0, "", 0));
     stop();
 }
@@ -278,6 +284,7 @@ TEST(IndexesOfTheRawHashKeyFormatKeepWorking)
      * entry key <prefix> <30> <"x"> "h:1". */
     idx_buf k = {0}, v = {0}, ek = {0};
     d->implied_key = 0;
+    d->bare_value = 0;
     idx_catalog_encode(d, &k, &v);
     CHECK_EQ_INT((unsigned char)v.data[5], 0);
     idx_key_entry_prefix(&ek, id);
@@ -340,6 +347,131 @@ TEST(IndexesOfTheRawHashKeyFormatKeepWorking)
     idx_buf_free(&lo);
     idx_buf_free(&hi);
     idx_buf_free(&nk);
+    stop();
+}
+
+/* The value length of the first entry of index id with age = v, as stored
+ * (-1: none). */
+static long stored_value_len(uint32_t id, double age)
+{
+    idx_buf lo = {0};
+    idx_key_entry_prefix(&lo, id);
+    idx_key_put_num(&lo, age, 0);
+    eng_iter *it = eng_iter_new(edb, NULL, NULL);
+    long n = -1;
+    eng_iter_seek(it, lo.data, lo.len);
+    if (eng_iter_valid(it)) {
+        size_t kl, vl;
+        const char *k = eng_iter_key(it, &kl);
+        eng_iter_value(it, &vl);
+        if (kl >= lo.len && memcmp(k, lo.data, lo.len) == 0) n = (long)vl;
+    }
+    eng_iter_free(it);
+    idx_buf_free(&lo);
+    return n;
+}
+
+static void count_problem(void *arg, const char *line)
+{
+    (void)line;
+    ++*(int *)arg;
+}
+
+/* A non-UNIQUE index of the current format stores no value for a hash
+ * without a TTL (catalog flag BARE VALUE), the expiry for one with a TTL,
+ * and nothing again once the TTL is gone; IDX.CHECK holds it to that. */
+TEST(EntriesOfAHashWithoutTtlStoreNoValue)
+{
+    start();
+    ks_field fv[2] = {{"age", 3, "30", 2}, {"b", 1, "x", 1}};
+    uint64_t added;
+    CHECK(ks_hset(&ctx, "h:1", 3, fv, 2, 0, &added) == KS_OK);
+    commit();
+    CHECK(create("old", 3, "h:", 2, "age", 3) == KS_OK);
+    idx_def *d = idx_g.defs[0];
+    CHECK(d->bare_value && d->implied_key && !d->building);
+    CHECK_EQ_INT(stored_value_len(d->id, 30), 0);
+    int done = 0;
+    CHECK(ks_expire_set(&ctx, "h:1", 3, ctx.now_ms + 100000, 0, &done) == KS_OK && done);
+    commit();
+    CHECK_EQ_INT(stored_value_len(d->id, 30), IDX_EXPIRE_LEN);
+    CHECK_EQ_INT(idx_check(&ctx, no_problem, NULL), 0);
+    CHECK(ks_persist(&ctx, "h:1", 3, &done) == KS_OK && done);
+    commit();
+    CHECK_EQ_INT(stored_value_len(d->id, 30), 0);
+    CHECK_EQ_INT(hits_for("30"), 1);
+    CHECK_EQ_INT(idx_check(&ctx, no_problem, NULL), 0);
+    CHECK(eng_flush(edb) == ENG_OK);
+    reopen();
+    CHECK(idx_g.defs[0]->bare_value);
+    CHECK_EQ_INT(hits_for("30"), 1);
+    CHECK_EQ_INT(idx_check(&ctx, no_problem, NULL), 0);
+    stop();
+}
+
+/* An index stored before the bare-value format (catalog flags IMPLIED KEY
+ * only, 8 zero bytes for no expiry, as written by hand here) loads,
+ * answers queries, checks clean, and is maintained in its own format;
+ * IDX.CHECK finds an empty value in it stale. */
+TEST(IndexesOfTheEightByteValueFormatKeepWorking)
+{
+    start();
+    ks_field fv[2] = {{"age", 3, "30", 2}, {"b", 1, "x", 1}};
+    uint64_t added;
+    CHECK(ks_hset(&ctx, "h:1", 3, fv, 2, 0, &added) == KS_OK);
+    commit();
+    CHECK(create("old", 3, "h:", 2, "age", 3) == KS_OK);
+    idx_def *d = idx_g.defs[0];
+    uint32_t id = d->id;
+    idx_buf k = {0}, v = {0}, ek = {0};
+    d->bare_value = 0;
+    idx_catalog_encode(d, &k, &v);
+    CHECK_EQ_INT((unsigned char)v.data[5], 2);
+    /* The entry as the old format wrote it: the key unchanged, the value
+     * 8 zero bytes. */
+    idx_key_entry_prefix(&ek, id);
+    idx_key_put_num(&ek, 30, 0);
+    idx_key_put_tag(&ek, "x", 1, 0);
+    idx_buf_byte(&ek, IDX_HK_BELOW);
+    idx_buf_append(&ek, "h:1", 3);
+    char none[IDX_EXPIRE_LEN] = {0};
+    eng_batch *b = eng_batch_new(0);
+    eng_batch_put(b, k.data, k.len, v.data, v.len);
+    eng_batch_put(b, ek.data, ek.len, none, sizeof(none));
+    CHECK(eng_write(edb, b, 0) == ENG_OK);
+    eng_batch_free(b);
+    CHECK(eng_flush(edb) == ENG_OK);
+    reopen();
+    CHECK_EQ_INT(idx_g.ndefs, 1);
+    CHECK(!idx_g.defs[0]->bare_value && idx_g.defs[0]->implied_key);
+    CHECK_EQ_INT(stored_value_len(id, 30), IDX_EXPIRE_LEN);
+    CHECK_EQ_INT(hits_for("30"), 1);
+    CHECK_EQ_INT(idx_check(&ctx, no_problem, NULL), 0);
+    /* Maintained in its own format. */
+    ks_field up[1] = {{"age", 3, "31", 2}};
+    CHECK(ks_hset(&ctx, "h:1", 3, up, 1, 0, &added) == KS_OK);
+    commit();
+    CHECK_EQ_INT(hits_for("30"), 0);
+    CHECK_EQ_INT(hits_for("31"), 1);
+    CHECK_EQ_INT(stored_value_len(id, 31), IDX_EXPIRE_LEN);
+    CHECK_EQ_INT(idx_check(&ctx, no_problem, NULL), 0);
+    /* The current format's empty value is stale in it. */
+    idx_buf_free(&ek);
+    idx_key_entry_prefix(&ek, id);
+    idx_key_put_num(&ek, 31, 0);
+    idx_key_put_tag(&ek, "x", 1, 0);
+    idx_buf_byte(&ek, IDX_HK_BELOW);
+    idx_buf_append(&ek, "h:1", 3);
+    b = eng_batch_new(0);
+    eng_batch_put(b, ek.data, ek.len, "", 0);
+    CHECK(eng_write(edb, b, 0) == ENG_OK);
+    eng_batch_free(b);
+    int problems = 0;
+    idx_check(&ctx, count_problem, &problems);
+    CHECK_EQ_INT(problems, 1);
+    idx_buf_free(&k);
+    idx_buf_free(&v);
+    idx_buf_free(&ek);
     stop();
 }
 
