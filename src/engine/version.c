@@ -469,18 +469,20 @@ static void li_seek(iter *it, slice target)
     li_skip_forward(li);
 }
 
+/* A step that stays inside the file needs no more than the one check: a
+ * valid data iterator has no error to record (li_failed). */
 static void li_next(iter *it)
 {
     level_iter *li = (level_iter *)it;
     iter_next(li->data);
-    li_skip_forward(li);
+    if (!iter_valid(li->data)) li_skip_forward(li);
 }
 
 static void li_prev(iter *it)
 {
     level_iter *li = (level_iter *)it;
     iter_prev(li->data);
-    li_skip_backward(li);
+    if (!iter_valid(li->data)) li_skip_backward(li);
 }
 
 static slice li_key(const iter *it)
