@@ -93,12 +93,11 @@ static void find_current(merger *m)
     m->second = next;
 }
 
-/* cur moved one step in the merger's direction: G3's fast path keeps cur
- * while it is still ahead of second. */
+/* cur moved one step in the merger's direction (note_child done): G3's
+ * fast path keeps cur while it is still ahead of second. */
 static void after_step(merger *m)
 {
     int cur = m->cur;
-    note_child(m, cur);
     if (m->ok[cur] && (m->second < 0 || ahead(m, cur, m->second))) return;
     find_current(m);
 }
@@ -159,7 +158,9 @@ static void mg_next(iter *it)
         find_current(m);
         return;
     }
-    iter_next(cur);
+    int i = m->cur;
+    m->ok[i] = (unsigned char)iter_next_key(cur, &m->key[i]);
+    if (!m->ok[i]) note_child(m, i); /* records an error */
     after_step(m);
 }
 
@@ -187,6 +188,7 @@ static void mg_prev(iter *it)
         return;
     }
     iter_prev(cur);
+    note_child(m, m->cur);
     after_step(m);
 }
 

@@ -981,6 +981,68 @@ TEST(MergerMatchesTheSortedUnionUnderRandomMoves)
         buf_free(&all[j]);
 }
 
+/* A counting child that answers next_key (iter.h) itself. */
+static long nk_calls, nk_single_calls;
+
+static int nk_valid(const iter *it)
+{
+    nk_single_calls++;
+    return iter_valid(((const counting_iter *)it)->in);
+}
+static void nk_next(iter *it)
+{
+    nk_single_calls++;
+    iter_next(((counting_iter *)it)->in);
+}
+static slice nk_key(const iter *it)
+{
+    nk_single_calls++;
+    return iter_key(((const counting_iter *)it)->in);
+}
+static int nk_next_key(iter *it, slice *key)
+{
+    iter *in = ((counting_iter *)it)->in;
+    nk_calls++;
+    iter_next(in);
+    if (!iter_valid(in)) return 0;
+    *key = iter_key(in);
+    return 1;
+}
+static const struct iter_ops next_key_ops = {
+    nk_valid, ci_seek_first, ci_seek_last, ci_seek,    nk_next,     ci_prev,
+    nk_key,   ci_value,      ci_status,    ci_destroy, nk_next_key,
+};
+
+/* A forward step moves the current child with one next_key call when the
+ * child has one (a table under a level iterator), not next, valid and key. */
+TEST(MergerStepsAChildThroughNextKeyInOneCall)
+{
+    memtable *a = mem_new(), *b = mem_new();
+    char k[16];
+    for (int j = 0; j < 100; j++) {
+        snprintf(k, sizeof(k), "a%03d", j);
+        mem_put(a, (uint64_t)j + 1, ENG_TYPE_VALUE, k, "v");
+    }
+    mem_put(b, 500, ENG_TYPE_VALUE, "b", "v");
+    counting_iter *ca = counting_new(a), *cb = counting_new(b);
+    ca->base.ops = &next_key_ops;
+    mem_unref(a);
+    mem_unref(b);
+    iter *ch[2] = {&ca->base, &cb->base};
+    iter *m = merger_new(ch, 2);
+    iter_seek_first(m);
+    long single_at_start = nk_single_calls, n = 0;
+    nk_calls = 0;
+    for (; iter_valid(m); iter_next(m))
+        n++;
+    CHECK_MSG(n == 101, "entries: %ld", n);
+    CHECK_MSG(nk_calls == 100, "next_key calls: %ld", nk_calls);
+    CHECK_MSG(nk_single_calls - single_at_start < 5, "next/valid/key calls: %ld",
+              nk_single_calls - single_at_start);
+    CHECK(iter_status(m) == ENG_OK);
+    iter_free(m);
+}
+
 TEST(MergerStopsAtAChildError)
 {
     memtable *a = mem_new();
