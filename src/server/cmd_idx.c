@@ -243,6 +243,21 @@ static void reply_hashes(client *c, const idx_result *r, int out, const arg *wan
     }
 }
 
+/* The hits' keys as one array, written in one pass (add_reply_hash's
+ * REPLY_HASH_FIELDS over the keys as field names): the same bytes as an
+ * array header and an add_reply_bulk per key, without a call and a
+ * general length formatter per key. */
+static void reply_keys(client *c, const idx_result *r)
+{
+    ks_field stack_keys[128];
+    ks_field *k = r->n <= 128 ? stack_keys : malloc(r->n * sizeof(*k));
+    if (!k) abort(); /* as the reply writer: out of memory is fatal */
+    for (size_t i = 0; i < r->n; i++)
+        k[i] = (ks_field){r->hits[i].key, r->hits[i].klen, NULL, 0};
+    add_reply_hash(c, k, r->n, REPLY_HASH_FIELDS);
+    if (k != stack_keys) free(k);
+}
+
 void cmd_idx_range(client *c)
 {
     idx_str eq[IDX_MAX_SCHEMA];
@@ -264,13 +279,10 @@ void cmd_idx_range(client *c)
         add_reply_ks_error(c, st, client_ks(c));
         return;
     }
-    if (out != OUT_KEYS) {
+    if (out != OUT_KEYS)
         reply_hashes(c, &r, out, fields, (size_t)nf);
-    } else {
-        add_reply_array_len(c, (long)r.n);
-        for (size_t i = 0; i < r.n; i++)
-            add_reply_bulk(c, r.hits[i].key, r.hits[i].klen);
-    }
+    else
+        reply_keys(c, &r);
     idx_result_free(&r);
 }
 
