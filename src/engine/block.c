@@ -74,8 +74,8 @@ static inline uint32_t restart_point(const block *b, uint32_t i)
 /* Decodes the entry header at offset off. Returns the offset of its key
  * delta and fills the three lengths, or 0 (never a valid result, as the
  * header takes at least 3 bytes) when the entry does not fit below limit. */
-static inline uint32_t decode_entry(const block *b, uint32_t off, uint32_t *shared,
-                                    uint32_t *non_shared, uint32_t *vlen)
+static inline __attribute__((always_inline)) uint32_t
+decode_entry(const block *b, uint32_t off, uint32_t *shared, uint32_t *non_shared, uint32_t *vlen)
 {
     const char *p = b->data + off, *limit = b->data + b->restart_offset;
     if (limit - p < 3) return 0;
@@ -110,6 +110,7 @@ void block_iter_init(block_iter *it, const block *b, int cmp)
     it->current = b->restart_offset;
     it->next_off = b->restart_offset;
     it->restart_index = b->num_restarts;
+    it->next_restart = b->restart_offset;
     it->status = ENG_OK;
     it->key = it->key_inline;
     it->key_len = 0;
@@ -131,6 +132,7 @@ static void mark_invalid(block_iter *it)
     it->current = it->b->restart_offset;
     it->next_off = it->b->restart_offset;
     it->restart_index = it->b->num_restarts;
+    it->next_restart = it->b->restart_offset;
     it->key_len = 0;
     it->value = NULL;
     it->value_len = 0;
@@ -168,6 +170,17 @@ static inline int compare(const block_iter *it, slice a, slice b)
     return it->cmp == BLOCK_CMP_IKEY ? ikey_compare(a, b) : slice_compare(a, b);
 }
 
+/* Makes restart point index (< num_restarts) the one holding current, and
+ * next_restart the offset where the next one starts (restart_offset after
+ * the last), so a forward step learns whether it crossed into the next
+ * restart interval from one comparison. */
+static inline void set_restart(block_iter *it, uint32_t index)
+{
+    it->restart_index = index;
+    it->next_restart =
+        index + 1 < it->b->num_restarts ? restart_point(it->b, index + 1) : it->b->restart_offset;
+}
+
 /* Decodes the entry at next_off into the iterator. Returns 0 at the end of
  * the entries (invalid) or on corruption (status set). */
 static int parse_next(block_iter *it)
@@ -196,16 +209,15 @@ static int parse_next(block_iter *it)
     it->value_len = vlen;
     it->current = off;
     it->next_off = kd + non_shared + vlen;
-    while (it->restart_index + 1 < b->num_restarts &&
-           restart_point(b, it->restart_index + 1) <= it->current)
-        it->restart_index++;
+    while (off >= it->next_restart) /* B2: ends at restart_offset, beyond every entry */
+        set_restart(it, it->restart_index + 1);
     return 1;
 }
 
 static void seek_to_restart(block_iter *it, uint32_t index)
 {
     it->key_len = 0;
-    it->restart_index = index;
+    set_restart(it, index);
     it->next_off = restart_point(it->b, index);
 }
 

@@ -73,6 +73,7 @@ typedef struct block_iter {
     uint32_t current;       /* offset of the current entry; restart_offset if invalid */
     uint32_t next_off;      /* offset just past the current entry */
     uint32_t restart_index; /* restart block holding current */
+    uint32_t next_restart;  /* where restart block restart_index + 1 starts (set_restart) */
     eng_status status;
     char *key; /* key_inline or heap */
     size_t key_len, key_cap;

@@ -26,6 +26,11 @@ struct iter_ops {
     slice (*value)(const iter *it);            /* REQUIRES: valid */
     eng_status (*status)(const iter *it);
     void (*destroy)(iter *it);
+    /* Optional (NULL: next, then valid and key): steps forward and returns
+     * valid(), setting *key to key() when valid. REQUIRES: valid. A merger
+     * stepping a child wants all three, and a table under a level iterator
+     * answers them in one call instead of six. */
+    int (*next_key)(iter *it, slice *key);
 };
 
 /* Every iterator embeds this as its first member. */
@@ -56,6 +61,14 @@ static inline void iter_next(iter *it)
 static inline void iter_prev(iter *it)
 {
     it->ops->prev(it);
+}
+static inline int iter_next_key(iter *it, slice *key)
+{
+    if (it->ops->next_key) return it->ops->next_key(it, key);
+    it->ops->next(it);
+    if (!it->ops->valid(it)) return 0;
+    *key = it->ops->key(it);
+    return 1;
 }
 static inline slice iter_key(const iter *it)
 {

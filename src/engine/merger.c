@@ -12,6 +12,16 @@
  * tombstone may jump over the tombstone's range (merger_skip_covered);
  * moving it forward past keys > key() (or backward past keys < key()) keeps
  * G1.
+ *
+ * Invariant G3: between calls, ok[i] and key[i] are child i's valid() and
+ * key(), refreshed (note_child) after every move of that child, and when cur
+ * is valid, second is the child that would be current were cur exhausted
+ * (-1: none), every valid child other than cur and second being positioned
+ * at or beyond it. A step that leaves cur still ahead of second keeps both
+ * without looking at any other child (RocksDB's trick for long runs of one
+ * source); otherwise the cached keys are searched again, with no call into
+ * the children. A child's key() stays valid until that child moves (iter.h),
+ * so the cache never points at freed memory.
  */
 #include "merger.h"
 
@@ -26,55 +36,70 @@ typedef struct merger {
     iter base;
     iter **c;
     uint64_t *max_seq; /* per child, or NULL: G2 */
+    slice *key;        /* per child: its key() while ok (G3) */
+    unsigned char *ok; /* per child: its valid() (G3); shares key's allocation */
     int n;
-    int cur; /* -1: not valid */
+    int cur;    /* -1: not valid */
+    int second; /* G3: the runner-up to cur, or -1 */
     int dir;
     eng_status st;
 } merger;
 
-/* Records the first child error; once set, the merger stays invalid. */
-static void check_child(merger *m, iter *c)
+/* Refreshes child i's cache after it moved (G3) and records the first
+ * child error; once set, the merger stays invalid. */
+static void note_child(merger *m, int i)
 {
-    if (m->st == ENG_OK && !iter_valid(c)) {
+    iter *c = m->c[i];
+    m->ok[i] = (unsigned char)iter_valid(c);
+    if (m->ok[i]) {
+        m->key[i] = iter_key(c);
+    } else if (m->st == ENG_OK) {
         eng_status s = iter_status(c);
         if (s != ENG_OK) m->st = s;
     }
 }
 
-static void check_all(merger *m)
+static void note_all(merger *m)
 {
     for (int i = 0; i < m->n; i++)
-        check_child(m, m->c[i]);
+        note_child(m, i);
 }
 
-static void find_smallest(merger *m)
+/* Whether child a's key comes before child b's in the merger's direction
+ * (both valid). Ties cannot happen: internal keys are unique (G1). */
+static inline int ahead(const merger *m, int a, int b)
 {
-    int best = -1;
-    slice bk = {0};
-    for (int i = 0; i < m->n; i++) {
-        if (!iter_valid(m->c[i])) continue;
-        slice k = iter_key(m->c[i]);
-        if (best < 0 || ikey_compare(k, bk) < 0) {
+    int c = ikey_compare(m->key[a], m->key[b]);
+    return m->dir == DIR_FORWARD ? c < 0 : c > 0;
+}
+
+/* Sets cur and second (G1, G3) from the cached keys. Forward the lowest
+ * index wins a search, backward the highest, as LevelDB's scans do. */
+static void find_current(merger *m)
+{
+    int best = -1, next = -1;
+    int fwd = m->dir == DIR_FORWARD;
+    for (int j = 0; j < m->n; j++) {
+        int i = fwd ? j : m->n - 1 - j;
+        if (!m->ok[i]) continue;
+        if (best < 0 || ahead(m, i, best)) {
+            next = best;
             best = i;
-            bk = k;
+        } else if (next < 0 || ahead(m, i, next)) {
+            next = i;
         }
     }
     m->cur = best;
+    m->second = next;
 }
 
-static void find_largest(merger *m)
+/* cur moved one step in the merger's direction (note_child done): G3's
+ * fast path keeps cur while it is still ahead of second. */
+static void after_step(merger *m)
 {
-    int best = -1;
-    slice bk = {0};
-    for (int i = m->n - 1; i >= 0; i--) {
-        if (!iter_valid(m->c[i])) continue;
-        slice k = iter_key(m->c[i]);
-        if (best < 0 || ikey_compare(k, bk) > 0) {
-            best = i;
-            bk = k;
-        }
-    }
-    m->cur = best;
+    int cur = m->cur;
+    if (m->ok[cur] && (m->second < 0 || ahead(m, cur, m->second))) return;
+    find_current(m);
 }
 
 static int mg_valid(const iter *it)
@@ -88,9 +113,9 @@ static void mg_seek_first(iter *it)
     merger *m = (merger *)it;
     for (int i = 0; i < m->n; i++)
         iter_seek_first(m->c[i]);
-    check_all(m);
-    find_smallest(m);
+    note_all(m);
     m->dir = DIR_FORWARD;
+    find_current(m);
 }
 
 static void mg_seek_last(iter *it)
@@ -98,9 +123,9 @@ static void mg_seek_last(iter *it)
     merger *m = (merger *)it;
     for (int i = 0; i < m->n; i++)
         iter_seek_last(m->c[i]);
-    check_all(m);
-    find_largest(m);
+    note_all(m);
     m->dir = DIR_REVERSE;
+    find_current(m);
 }
 
 static void mg_seek(iter *it, slice target)
@@ -108,9 +133,9 @@ static void mg_seek(iter *it, slice target)
     merger *m = (merger *)it;
     for (int i = 0; i < m->n; i++)
         iter_seek(m->c[i], target);
-    check_all(m);
-    find_smallest(m);
+    note_all(m);
     m->dir = DIR_FORWARD;
+    find_current(m);
 }
 
 static void mg_next(iter *it)
@@ -119,19 +144,24 @@ static void mg_next(iter *it)
     iter *cur = m->c[m->cur];
     if (m->dir != DIR_FORWARD) {
         /* Invariant G1: move every other child to the first key > key(). */
-        slice k = iter_key(cur);
+        slice k = m->key[m->cur];
         for (int i = 0; i < m->n; i++) {
             iter *c = m->c[i];
             if (c == cur) continue;
             iter_seek(c, k);
             if (iter_valid(c) && ikey_compare(k, iter_key(c)) == 0) iter_next(c);
-            check_child(m, c);
+            note_child(m, i);
         }
         m->dir = DIR_FORWARD;
+        iter_next(cur);
+        note_child(m, m->cur);
+        find_current(m);
+        return;
     }
-    iter_next(cur);
-    check_child(m, cur);
-    find_smallest(m);
+    int i = m->cur;
+    m->ok[i] = (unsigned char)iter_next_key(cur, &m->key[i]);
+    if (!m->ok[i]) note_child(m, i); /* records an error */
+    after_step(m);
 }
 
 static void mg_prev(iter *it)
@@ -140,7 +170,7 @@ static void mg_prev(iter *it)
     iter *cur = m->c[m->cur];
     if (m->dir != DIR_REVERSE) {
         /* Invariant G1: move every other child to the last key < key(). */
-        slice k = iter_key(cur);
+        slice k = m->key[m->cur];
         for (int i = 0; i < m->n; i++) {
             iter *c = m->c[i];
             if (c == cur) continue;
@@ -149,19 +179,23 @@ static void mg_prev(iter *it)
                 iter_prev(c);
             else if (iter_status(c) == ENG_OK)
                 iter_seek_last(c);
-            check_child(m, c);
+            note_child(m, i);
         }
         m->dir = DIR_REVERSE;
+        iter_prev(cur);
+        note_child(m, m->cur);
+        find_current(m);
+        return;
     }
     iter_prev(cur);
-    check_child(m, cur);
-    find_largest(m);
+    note_child(m, m->cur);
+    after_step(m);
 }
 
 static slice mg_key(const iter *it)
 {
     const merger *m = (const merger *)it;
-    return iter_key(m->c[m->cur]);
+    return m->key[m->cur]; /* G3 */
 }
 
 static slice mg_value(const iter *it)
@@ -188,6 +222,7 @@ static void mg_destroy(iter *it)
         iter_free(m->c[i]);
     free(m->c);
     free(m->max_seq);
+    free(m->key); /* and ok */
     free(m);
 }
 
@@ -219,8 +254,8 @@ int merger_skip_covered(iter *it, slice start, slice end, uint64_t seq)
     buf t = {0};
     for (int i = 0; i < m->n; i++) {
         iter *c = m->c[i];
-        if (m->max_seq[i] >= seq || !iter_valid(c)) continue; /* G2 */
-        slice uk = ikey_user_key(iter_key(c));
+        if (m->max_seq[i] >= seq || !m->ok[i]) continue; /* G2 */
+        slice uk = ikey_user_key(m->key[i]);
         if (m->dir == DIR_FORWARD && slice_compare(uk, end) < 0) {
             t.len = 0;
             ikey_append(&t, end, ENG_MAX_SEQUENCE, ENG_TYPE_SEEK);
@@ -230,14 +265,11 @@ int merger_skip_covered(iter *it, slice start, slice end, uint64_t seq)
         } else {
             continue;
         }
-        check_child(m, c);
+        note_child(m, i);
         moved |= i == cur;
     }
     buf_free(&t);
-    if (m->dir == DIR_FORWARD)
-        find_smallest(m);
-    else
-        find_largest(m);
+    find_current(m);
     return moved;
 }
 
@@ -250,13 +282,17 @@ iter *merger_new(iter **children, int n)
 {
     merger *m = calloc(1, sizeof(*m));
     if (!m) abort();
-    m->c = malloc(sizeof(iter *) * (size_t)(n ? n : 1));
-    if (!m->c) abort();
+    size_t slots = (size_t)(n ? n : 1);
+    m->c = malloc(sizeof(iter *) * slots);
+    m->key = calloc(slots, sizeof(slice) + 1); /* ok after key: one allocation */
+    if (!m->c || !m->key) abort();
+    m->ok = (unsigned char *)(m->key + slots);
     for (int i = 0; i < n; i++)
         m->c[i] = children[i];
     m->base.ops = &merger_ops;
     m->n = n;
     m->cur = -1;
+    m->second = -1;
     m->dir = DIR_FORWARD;
     m->st = ENG_OK;
     return &m->base;

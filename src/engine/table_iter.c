@@ -354,6 +354,20 @@ static void si_prev(iter *base)
     skip_backward(it);
 }
 
+/* next, valid and key in one call (iter.h); the step that stays inside
+ * the data block needs no more than the block's own check (T2). */
+static int si_next_key(iter *base, slice *key)
+{
+    sst_iter *it = (sst_iter *)base;
+    block_iter_next(&it->data_it);
+    if (!block_iter_valid(&it->data_it)) {
+        skip_forward(it);
+        if (!si_valid(base)) return 0;
+    }
+    *key = block_iter_key(&it->data_it);
+    return 1;
+}
+
 static slice si_key(const iter *base)
 {
     return block_iter_key(&((const sst_iter *)base)->data_it);
@@ -380,8 +394,8 @@ static void si_destroy(iter *base)
 }
 
 static const struct iter_ops sst_iter_ops = {
-    si_valid, si_seek_first, si_seek_last, si_seek,   si_next,
-    si_prev,  si_key,        si_value,     si_status, si_destroy,
+    si_valid, si_seek_first, si_seek_last, si_seek,    si_next,     si_prev,
+    si_key,   si_value,      si_status,    si_destroy, si_next_key,
 };
 
 /* An empty block for data_it to point at before the first block loads. */

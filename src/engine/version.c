@@ -469,18 +469,30 @@ static void li_seek(iter *it, slice target)
     li_skip_forward(li);
 }
 
+/* A step that stays inside the file needs no more than the one check: a
+ * valid data iterator has no error to record (li_failed). */
 static void li_next(iter *it)
 {
     level_iter *li = (level_iter *)it;
     iter_next(li->data);
-    li_skip_forward(li);
+    if (!iter_valid(li->data)) li_skip_forward(li);
 }
 
 static void li_prev(iter *it)
 {
     level_iter *li = (level_iter *)it;
     iter_prev(li->data);
-    li_skip_backward(li);
+    if (!iter_valid(li->data)) li_skip_backward(li);
+}
+
+static int li_next_key(iter *it, slice *key)
+{
+    level_iter *li = (level_iter *)it;
+    if (iter_next_key(li->data, key)) return 1;
+    li_skip_forward(li);
+    if (!li_valid(it)) return 0;
+    *key = iter_key(li->data);
+    return 1;
 }
 
 static slice li_key(const iter *it)
@@ -505,8 +517,8 @@ static void li_destroy(iter *it)
 }
 
 static const struct iter_ops level_iter_ops = {
-    li_valid, li_seek_first, li_seek_last, li_seek,   li_next,
-    li_prev,  li_key,        li_value,     li_status, li_destroy,
+    li_valid, li_seek_first, li_seek_last, li_seek,    li_next,     li_prev,
+    li_key,   li_value,      li_status,    li_destroy, li_next_key,
 };
 
 iter *level_iter_new(file_meta *const *files, int n, int fill_cache, sst_damage_log *dl)

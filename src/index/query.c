@@ -156,12 +156,30 @@ static void add_hit(idx_result *out, const char *k, size_t kl)
         out->keys_cap = cap;
     }
     idx_hit *h = &out->hits[out->n++];
-    memset(h, 0, sizeof(*h));
     memcpy(out->keys + out->keys_len, k, kl);
     out->keys[out->keys_len + kl] = 0;
     h->key = (char *)(uintptr_t)out->keys_len;
     h->klen = kl;
+    h->f = NULL;
+    h->nf = 0;
     out->keys_len += kl + 1;
+}
+
+/* A LIMIT'ed walk knows how many hits it may add: room for them up front
+ * (up to a bound: a huge COUNT must not allocate for hits that may never
+ * come) saves add_hit's doublings. Keys of about a dozen bytes are the
+ * common case; longer ones still grow the buffer as needed. */
+enum { HITS_RESERVE_MAX = 1024, KEY_BYTES_GUESS = 16 };
+
+static void reserve_hits(idx_result *out, long long count)
+{
+    if (count <= 0 || out->cap) return;
+    size_t n = count < HITS_RESERVE_MAX ? (size_t)count : HITS_RESERVE_MAX;
+    out->hits = malloc(n * sizeof(*out->hits));
+    out->keys = malloc(n * KEY_BYTES_GUESS);
+    if (!out->hits || !out->keys) abort();
+    out->cap = n;
+    out->keys_cap = n * KEY_BYTES_GUESS;
 }
 
 static void fix_keys(idx_result *out)
@@ -175,6 +193,7 @@ static ks_status walk(ks_ctx *ctx, const idx_def *d, const idx_query *q, const r
                       eng_iter *it, idx_result *out)
 {
     long long skip = q->offset;
+    reserve_hits(out, q->count);
     if (q->rev) {
         eng_iter_seek_prev(it, r->hi.data, r->hi.len);
         if (eng_iter_valid(it)) {
