@@ -398,6 +398,51 @@ void ks_prefetch(keyspace *ks, int db, size_t n, const char *const *keys, const 
     eng_prefetch(ks->db, m, mk, ml, w);
 }
 
+/* The version of key's big hash as committed (0: none, or not a big hash):
+ * a hint, read without the batch or lazy expiry. */
+static uint64_t prefetch_version(keyspace *ks, int db, const char *key, size_t klen, int64_t now)
+{
+    char mk[KS_META_KEY_LEN(KS_PREFETCH_KEY_MAX)], *v = NULL;
+    size_t vl = 0;
+    mk[0] = KS_NS_META;
+    mk[1] = (char)db;
+    memcpy(mk + 2, key, klen);
+    if (eng_get(ks->db, NULL, mk, KS_META_KEY_LEN(klen), &v, &vl) != ENG_OK) return 0;
+    ks_meta m;
+    uint64_t version = 0;
+    if (ks_meta_view(&m, v, vl, now) == 0 && m.type == KS_HASH && m.big) version = m.version;
+    eng_free(v);
+    return version;
+}
+
+void ks_prefetch_fields(keyspace *ks, int db, size_t n, const char *const *keys, const size_t *lens,
+                        const char *const *fields, const size_t *flens, const unsigned char *writes,
+                        int64_t now_ms)
+{
+    char buf[KS_PREFETCH_MAX][10 + KS_PREFETCH_KEY_MAX];
+    const char *mk[KS_PREFETCH_MAX];
+    size_t ml[KS_PREFETCH_MAX], m = 0;
+    unsigned char w[KS_PREFETCH_MAX];
+    uint64_t version = 0;
+    for (size_t i = 0; i < n && i < KS_PREFETCH_MAX; i++) {
+        if (lens[i] > KS_PREFETCH_KEY_MAX || flens[i] > KS_PREFETCH_KEY_MAX) continue;
+        int same = i && lens[i] == lens[i - 1] && memcmp(keys[i], keys[i - 1], lens[i]) == 0;
+        /* A record read costs what the member prefetch saves: only for a
+         * key the pipeline names again (one read for all its fields). */
+        int again = i + 1 < n && lens[i + 1] == lens[i] && !memcmp(keys[i], keys[i + 1], lens[i]);
+        if (!same) version = again ? prefetch_version(ks, db, keys[i], lens[i], now_ms) : 0;
+        if (!version) continue;
+        buf[m][0] = KS_NS_MEMBER; /* the field's engine key, as ks_member_get's */
+        buf[m][1] = (char)db;
+        ks_put_be64(buf[m] + 2, version);
+        memcpy(buf[m] + 10, fields[i], flens[i]);
+        mk[m] = buf[m];
+        ml[m] = 10 + flens[i];
+        w[m++] = writes[i];
+    }
+    if (m) eng_prefetch(ks->db, m, mk, ml, w);
+}
+
 eng_status ks_emget_value(ks_ctx *c, size_t i, const char **v, size_t *vl)
 {
     return eng_mget_value(c->ks->mget, i, v, vl);
