@@ -557,9 +557,11 @@ eng_status batch_insert_into(const eng_batch *cb, memtable *mem)
 {
     insert_ctx c = {.mem = mem, .n = 0};
     /* A batch read through its point index while it grew (a pipeline's):
-     * bring the index up to its last op and insert only the newest ones. */
+     * bring the index up to its last op and insert only the newest ones --
+     * from the ops it holds parsed, even when none is shadowed: parsing and
+     * validating the whole batch again costs more than the catch-up. */
     eng_batch *b = (eng_batch *)cb;
-    if (b->n_hashed && (b->n_hashed == b->count || points_catch_up(b)) && b->n_shadowed) {
+    if (b->n_hashed && (b->n_hashed == b->count || points_catch_up(b))) {
         insert_newest(b, &c);
         return ENG_OK;
     }

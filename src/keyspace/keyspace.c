@@ -399,6 +399,51 @@ void ks_prefetch(keyspace *ks, int db, size_t n, const char *const *keys, const 
     eng_prefetch(ks->db, m, mk, ml, w);
 }
 
+/* The version of key's big hash as committed (0: none, or not a big hash):
+ * a hint, read without the batch or lazy expiry. */
+static uint64_t prefetch_version(keyspace *ks, int db, const char *key, size_t klen, int64_t now)
+{
+    char mk[KS_META_KEY_LEN(KS_PREFETCH_KEY_MAX)], *v = NULL;
+    size_t vl = 0;
+    mk[0] = KS_NS_META;
+    mk[1] = (char)db;
+    memcpy(mk + 2, key, klen);
+    if (eng_get(ks->db, NULL, mk, KS_META_KEY_LEN(klen), &v, &vl) != ENG_OK) return 0;
+    ks_meta m;
+    uint64_t version = 0;
+    if (ks_meta_view(&m, v, vl, now) == 0 && m.type == KS_HASH && m.big) version = m.version;
+    eng_free(v);
+    return version;
+}
+
+void ks_prefetch_fields(keyspace *ks, int db, size_t n, const char *const *keys, const size_t *lens,
+                        const char *const *fields, const size_t *flens, const unsigned char *writes,
+                        int64_t now_ms)
+{
+    char buf[KS_PREFETCH_MAX][10 + KS_PREFETCH_KEY_MAX];
+    const char *mk[KS_PREFETCH_MAX];
+    size_t ml[KS_PREFETCH_MAX], m = 0;
+    unsigned char w[KS_PREFETCH_MAX];
+    uint64_t version = 0;
+    for (size_t i = 0; i < n && i < KS_PREFETCH_MAX; i++) {
+        if (lens[i] > KS_PREFETCH_KEY_MAX || flens[i] > KS_PREFETCH_KEY_MAX) continue;
+        int same = i && lens[i] == lens[i - 1] && memcmp(keys[i], keys[i - 1], lens[i]) == 0;
+        /* A record read costs what the member prefetch saves: only for a
+         * key the pipeline names again (one read for all its fields). */
+        int again = i + 1 < n && lens[i + 1] == lens[i] && !memcmp(keys[i], keys[i + 1], lens[i]);
+        if (!same) version = again ? prefetch_version(ks, db, keys[i], lens[i], now_ms) : 0;
+        if (!version) continue;
+        buf[m][0] = KS_NS_MEMBER; /* the field's engine key, as ks_member_get's */
+        buf[m][1] = (char)db;
+        ks_put_be64(buf[m] + 2, version);
+        memcpy(buf[m] + 10, fields[i], flens[i]);
+        mk[m] = buf[m];
+        ml[m] = 10 + flens[i];
+        w[m++] = writes[i];
+    }
+    if (m) eng_prefetch(ks->db, m, mk, ml, w);
+}
+
 eng_status ks_emget_value(ks_ctx *c, size_t i, const char **v, size_t *vl)
 {
     return eng_mget_value(c->ks->mget, i, v, vl);
@@ -442,16 +487,9 @@ static ks_status count_read(ks_ctx *c, int db, uint64_t *keys, uint64_t *expires
     return KS_OK;
 }
 
-ks_status ks_count_add(ks_ctx *c, int db, int64_t dkeys, int64_t dexpires)
+/* One get and one put of db's counter in c->batch (KS-E3). */
+static ks_status count_write(ks_ctx *c, int db, int64_t dkeys, int64_t dexpires)
 {
-    if (!dkeys && !dexpires) return KS_OK;
-    keyspace *ks = c->ks;
-    if (ks->cdefer) {
-        ks->dkeys[db] += dkeys;
-        ks->dexp[db] += dexpires;
-        ks->dmask |= 1u << db;
-        return KS_OK;
-    }
     uint64_t keys, expires;
     ks_status st = count_read(c, db, &keys, &expires);
     if (st != KS_OK) return st;
@@ -466,39 +504,108 @@ ks_status ks_count_add(ks_ctx *c, int db, int64_t dkeys, int64_t dexpires)
     return KS_OK;
 }
 
+/* Writes the sums of mask into c->batch and zeroes them. One sum, clamped
+ * once: the same as clamping each step while the counter is consistent
+ * (KS-E3), when no step goes below zero. */
+static ks_status sums_write(ks_ctx *c, uint32_t *mask, int64_t *dk, int64_t *de, int apply)
+{
+    ks_status st = KS_OK;
+    for (int db = 0; *mask; db++) {
+        if (!(*mask & (1u << db))) continue;
+        *mask &= ~(1u << db);
+        if (apply && st == KS_OK && (dk[db] || de[db])) st = count_write(c, db, dk[db], de[db]);
+        dk[db] = de[db] = 0;
+    }
+    return st;
+}
+
+ks_status ks_count_add(ks_ctx *c, int db, int64_t dkeys, int64_t dexpires)
+{
+    if (!dkeys && !dexpires) return KS_OK;
+    keyspace *ks = c->ks;
+    if (ks->cdefer) {
+        ks->dkeys[db] += dkeys;
+        ks->dexp[db] += dexpires;
+        ks->dmask |= 1u << db;
+        return KS_OK;
+    }
+    return count_write(c, db, dkeys, dexpires);
+}
+
 void ks_count_defer(keyspace *ks)
 {
-    ks->cdefer = 1;
+    ks->cdefer++;
 }
 
 ks_status ks_count_settle(ks_ctx *c, int apply)
 {
     keyspace *ks = c->ks;
-    ks_status st = KS_OK;
+    /* Nested (MSET inside a write group's command): the outermost settle
+     * decides, with the fate of the whole command's batch writes (S1). */
+    if (ks->cdefer > 1) return ks->cdefer--, KS_OK;
     ks->cdefer = 0;
-    for (int db = 0; ks->dmask; db++) {
+    if (ks->hbatch != c->batch || !apply)
+        return sums_write(c, &ks->dmask, ks->dkeys, ks->dexp, apply);
+    for (int db = 0; ks->dmask; db++) { /* KS-E7: held until ks_count_flush */
         if (!(ks->dmask & (1u << db))) continue;
         ks->dmask &= ~(1u << db);
-        /* One sum, clamped once: the same as clamping each step while the
-         * counter is consistent (KS-E3), when no step goes below zero. */
-        if (apply && st == KS_OK) st = ks_count_add(c, db, ks->dkeys[db], ks->dexp[db]);
+        ks->hkeys[db] += ks->dkeys[db];
+        ks->hexp[db] += ks->dexp[db];
+        ks->hmask |= 1u << db;
         ks->dkeys[db] = ks->dexp[db] = 0;
     }
-    return st;
+    return KS_OK;
+}
+
+void ks_count_hold_cmd(keyspace *ks, eng_batch *b)
+{
+    ks->hbatch = b;
+    ks_count_defer(ks);
+}
+
+void ks_count_hold_done(ks_ctx *c, int ok)
+{
+    ks_count_settle(c, ok); /* held, or dropped: it writes nothing */
+}
+
+ks_status ks_count_flush(ks_ctx *c)
+{
+    keyspace *ks = c->ks;
+    ks->hbatch = NULL;
+    if (!ks->hmask) return KS_OK;
+    return sums_write(c, &ks->hmask, ks->hkeys, ks->hexp, 1);
+}
+
+void ks_count_drop(keyspace *ks)
+{
+    ks->hbatch = NULL;
+    for (int db = 0; ks->hmask; db++) {
+        ks->hmask &= ~(1u << db);
+        ks->hkeys[db] = ks->hexp[db] = 0;
+    }
+}
+
+/* A counter read with the sums held back added (KS-E7), clamped at zero. */
+static uint64_t count_now(ks_ctx *c, int expires)
+{
+    uint64_t keys, exp;
+    if (count_read(c, c->db, &keys, &exp) != KS_OK) return 0;
+    keyspace *ks = c->ks;
+    int64_t d = 0;
+    if (ks->dmask & (1u << c->db)) d += expires ? ks->dexp[c->db] : ks->dkeys[c->db];
+    if (ks->hmask & (1u << c->db)) d += expires ? ks->hexp[c->db] : ks->hkeys[c->db];
+    uint64_t n = expires ? exp : keys;
+    return (d < 0 && (uint64_t)-d > n) ? 0 : n + (uint64_t)d;
 }
 
 uint64_t ks_dbsize(ks_ctx *c)
 {
-    uint64_t keys, expires;
-    if (count_read(c, c->db, &keys, &expires) != KS_OK) return 0;
-    return keys;
+    return count_now(c, 0);
 }
 
 uint64_t ks_expires(ks_ctx *c)
 {
-    uint64_t keys, expires;
-    if (count_read(c, c->db, &keys, &expires) != KS_OK) return 0;
-    return expires;
+    return count_now(c, 1);
 }
 
 uint64_t ks_new_version(ks_ctx *c)

@@ -100,6 +100,12 @@ eng_db *ks_engine(keyspace *ks);
 #define KS_PREFETCH_KEY_MAX 120
 void ks_prefetch(keyspace *ks, int db, size_t n, const char *const *keys, const size_t *lens,
                  const unsigned char *writes);
+/* The same for fields[i] of the hash keys[i] (HSET key field ...): their
+ * member keys, when keys[i] is a big hash the list names more than once in
+ * a row (its record is read once, committed, as of now_ms). */
+void ks_prefetch_fields(keyspace *ks, int db, size_t n, const char *const *keys, const size_t *lens,
+                        const char *const *fields, const size_t *flens, const unsigned char *writes,
+                        int64_t now_ms);
 
 /* A hash's content as field/value pairs (borrowed pointers, valid until the
  * owner frees it). */
@@ -161,6 +167,20 @@ void ks_set_event_hook(keyspace *ks, ks_event_fn fn, void *ectx);
  * clients are paused (reads then see the key absent, as before, and leave
  * it); writes always remove the expired keys they meet. */
 void ks_set_lazy_expire(keyspace *ks, int on);
+
+/* Write groups (the server's S4: several commands' writes in one batch b)
+ * write the key counters once per group (KS-E7 in ks_encoding.h): after
+ * ks_count_hold_cmd(ks, b), the next command's counter changes into b are
+ * summed in memory; ks_count_hold_done(c, ok) after it keeps them (ok) or
+ * drops them (the command's writes were rolled back, S1). ks_count_flush
+ * puts every held sum into c->batch (one read and one put per db) and must
+ * run before that batch goes to the engine; it returns the read's error
+ * (c->err set) after which the batch must not be written. ks_count_drop
+ * forgets the held sums (their batch was cleared). Command thread only. */
+void ks_count_hold_cmd(keyspace *ks, eng_batch *b);
+void ks_count_hold_done(ks_ctx *c, int ok);
+ks_status ks_count_flush(ks_ctx *c);
+void ks_count_drop(keyspace *ks);
 
 /* Keys in db (kept exact: a counter per db, stored in the engine). */
 uint64_t ks_dbsize(ks_ctx *c);

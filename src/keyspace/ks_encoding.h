@@ -27,6 +27,11 @@
  *         carries the version (or as KS-E1 orphans).
  *   KS-E5 a big record's count is the number of its members.
  *   KS-E6 member keys and values never name their Redis key or db.
+ *   KS-E7 between ks_count_hold_cmd and ks_count_flush the
+ *         counters in the batch are behind by the held sums, which belong
+ *         to writes already in that batch; the batch goes to the engine
+ *         only after ks_count_flush put them in, and counter reads
+ *         (DBSIZE) add them.
  */
 #ifndef STRATA_KS_ENCODING_H
 #define STRATA_KS_ENCODING_H
@@ -126,9 +131,14 @@ struct keyspace {
     uint64_t rng;
     /* Counter deltas held back by ks_count_defer (KS-E3): dkeys/dexp per db,
      * bit i of dmask set when db i has a delta. */
-    int cdefer;
+    int cdefer; /* nesting depth of ks_count_defer */
     uint32_t dmask;
     int64_t dkeys[KS_DATABASES], dexp[KS_DATABASES];
+    /* Sums of settled commands held back by ks_count_hold_cmd (KS-E7) for
+     * hbatch: their writes are in hbatch, their counter write is not yet. */
+    eng_batch *hbatch;
+    uint32_t hmask;
+    int64_t hkeys[KS_DATABASES], hexp[KS_DATABASES];
     /* The batch that holds a counter write (put or delete) and its op count
      * just after the first one: while the batch has at least that many ops
      * the write may still be there, and counter reads go through the batch;
@@ -298,9 +308,10 @@ ks_status ks_count_add(ks_ctx *c, int db, int64_t dkeys, int64_t dexpires);
  * deltas back and write each touched db's counter once at the end: one get
  * and one put per command instead of one per key created or deleted.
  * ks_count_settle(c, 1) writes the sums into c->batch; (c, 0) drops them
- * (the caller failed and the server rolls the batch back, S1). Both end the
- * deferral. REQUIRES: no nesting, and nothing reads the counters (DBSIZE)
- * in between -- they are behind by the held-back sums. */
+ * (the caller failed and the server rolls the batch back, S1). Defers nest:
+ * only the outermost settle writes or drops (an inner one is part of the
+ * outer's command). Counter reads (ks_dbsize) add the sums held back.
+ * Lock: the command thread (the keyspace is not shared). */
 void ks_count_defer(keyspace *ks);
 ks_status ks_count_settle(ks_ctx *c, int apply);
 uint64_t ks_new_version(ks_ctx *c);

@@ -287,14 +287,24 @@ void server_write_batch(client *c, const reply_mark *mark)
 void server_write_batch_n(client *c, const reply_mark *mark, int ncmds)
 {
     if (eng_batch_count(server.batch) == 0) {
+        ks_count_drop(server.ks); /* nothing written: no count changed */
         count_dirty(c, 0);
         return;
     }
     if (repl_drop_local_writes()) { /* R1: a replica's data comes from its link only */
+        ks_count_drop(server.ks);
         eng_batch_clear(server.batch);
         return;
     }
-    eng_status st = eng_write(server.db, server.batch, ENG_WRITE_DEFER);
+    /* KS-E7: a write group's key counters go in with its writes. */
+    server.ctx.ks = server.ks;
+    server.ctx.batch = server.batch;
+    eng_status st = ENG_OK;
+    if (ks_count_flush(&server.ctx) != KS_OK) { /* the counter read failed */
+        st = ENG_IOERR;
+        ks_ctx_reset(&server.ctx);
+    }
+    if (st == ENG_OK) st = eng_write(server.db, server.batch, ENG_WRITE_DEFER);
     if (st == ENG_OK) repl_feed_batch(server.batch);
     eng_batch_clear(server.batch); /* S2 */
     if (st == ENG_OK) {

@@ -27,6 +27,10 @@
  *   - the read ends: the group commit in before-sleep then makes it durable
  *     before any reply of it is written (N1), exactly as a command's own
  *     batch.
+ * A command of the group changes the key counters in memory only
+ * (ks_count_hold_cmd, KS-E7): a SET of a new key would otherwise read
+ * the counter back through the batch and put it again, once per command;
+ * server_write_batch_n puts the group's sums in once before the write.
  * The group is one engine batch: one log record, applied and replicated
  * atomically, so a crash keeps all of it or nothing -- and none of its
  * replies has been sent before its log write (N1).
@@ -52,6 +56,7 @@ static struct {
     reply_mark mark;            /* before the first one's reply */
     uint64_t touches;           /* the dirty count of the commands before the last */
     int counted;                /* ... and whether one of them set its own count */
+    int held;                   /* the running command joins: its counters are held (KS-E7) */
 } G;
 
 /* The write commands of the groups whose commands only read and write
@@ -125,13 +130,27 @@ void write_group_begin(client *c)
 
 void write_group_before(client *c, const struct command *cmd)
 {
-    if (G.ncmds && !may_join(c, cmd)) group_write();
+    int join = may_join(c, cmd);
+    if (G.ncmds && !join) group_write();
+    /* Whether it joins or its batch is written right after it, its writes
+     * go to the engine through server_write_batch_n, which flushes.
+     * server_process_command calls write_group_after for every command
+     * that may join (it skips it only in MULTI and scripts), which ends
+     * the hold's deferral. */
+    if (join) ks_count_hold_cmd(server.ks, server.batch);
+    G.held = join;
 }
 
 void write_group_after(client *c, const struct command *cmd, const reply_mark *mark)
 {
     struct client_private *p = c->priv;
-    if (may_join(c, cmd) && !(c->flags & CLIENT_BLOCKED) && !p->waiting &&
+    /* may_join as write_group_before found it: nothing a joining command
+     * does changes its terms, but a nested group (a command that waits)
+     * may have closed this one. */
+    int joined = G.held && G.c == c;
+    if (G.held) ks_count_hold_done(client_ks(c), !c->last_cmd_errors); /* as S1 */
+    G.held = 0;
+    if (joined && !(c->flags & CLIENT_BLOCKED) && !p->waiting &&
         eng_batch_byte_size(server.batch) < GROUP_MAX_BYTES && !block_has_ready()) {
         if (eng_batch_count(server.batch) == 0) { /* wrote nothing: nothing to take back */
             server_write_batch(c, mark);          /* (its dirty count) */

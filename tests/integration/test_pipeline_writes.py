@@ -89,5 +89,58 @@ def acknowledged_pipelines_survive_sigkill_with_exact_counts(srv):
     assert c.get("k:999") == b"2999" and c.get("n:7") == b"6" and c.scard("set") == 700
 
 
+def info_keyspace(c):
+    ks = c.info("keyspace").get("db0", {})
+    return ks.get("keys", 0), ks.get("expires", 0)
+
+
+@test
+def key_counts_of_a_pipeline_stay_exact_through_deletes_ttls_and_errors(srv):
+    # The group holds its counter changes in memory (KS-E7) and writes them
+    # once: every way a command changes them, and one rolled back, in one read.
+    r = srv.raw()
+    cmds = [("SET", "n:%d" % i, "v") for i in range(40)]
+    cmds += [("SET", "t:%d" % i, "v", "EX", "1000") for i in range(10)]
+    cmds += [("DEL", "n:0", "n:1", "nope"), ("UNLINK", "n:2"), ("PERSIST", "t:0"),
+             ("EXPIRE", "n:3", "1000"), ("GETDEL", "n:4"), ("RPUSH", "l", "a"), ("RPOP", "l"),
+             ("HSET", "h", "f", "1"), ("HDEL", "h", "f"), ("SADD", "s", "m"),
+             ("LPUSH", "n:5", "x"), ("MSET", "m:1", "a", "m:2", "b", "n:6", "c"),
+             ("SET", "n:7", "v", "EX", "0"), ("INCR", "n:8"), ("DBSIZE",)]
+    got = send_all(r, *cmds)
+    assert is_error(got[-5], "WRONGTYPE") and got[-4] == "OK", got[-5:]
+    assert is_error(got[-3], "ERR invalid expire"), got[-3:]
+    assert is_error(got[-2], "ERR value is not an integer"), got[-2:]
+    want_keys = 40 - 4 + 10 + 1 + 2  # n: minus n:0..n:2 and n:4; t:; s; m:1 m:2
+    assert got[-1] == want_keys, got[-1]
+    c = srv.client()
+    assert c.dbsize() == want_keys == len(c.keys("*"))
+    assert info_keyspace(c) == (want_keys, 10)  # t:1..t:9 and n:3
+    srv.kill9()
+    srv.start()
+    c = srv.client()
+    assert c.dbsize() == want_keys and info_keyspace(c) == (want_keys, 10)
+
+
+@test
+def long_pipelines_of_one_big_hash_and_broken_requests_are_answered_exactly(srv):
+    # The prefetch reads ahead (past 32 requests, a big hash's fields):
+    # only a hint, whatever the bytes.
+    r = srv.raw()
+    for base in range(0, 3000, 500):
+        got = send_all(r, *[("HSET", "big", "f%d" % i, str(i)) for i in range(base, base + 500)])
+        assert got == [1] * 500, got[:5]
+    got = send_all(r, *([("HSET", "big", "f%d" % i, "x") for i in range(0, 100)] +
+                        [("HGET", "big", "f7"), ("HINCRBY", "big", "f1", "1"),
+                         ("NOSUCH", "big", "f"), ("HSET", "big"), ("HGET", "nobig", "f")]))
+    assert got[:100] == [0] * 100 and got[100] == b"x", got[100:]
+    assert is_error(got[101], "ERR hash value is not an integer") and got[104] is None, got[101:]
+    assert is_error(got[102], "ERR unknown command") and is_error(got[103], "ERR wrong number")
+    junk = b"*3\r\n$4\r\nHSET\r\n$3\r\nbig\r\n$99\r\nf" * 3
+    r.send(b"".join(RawConn.encode("HSET", "big", "g%d" % i, "v") for i in range(40)) + junk)
+    assert [r.read_reply() for _ in range(40)] == [1] * 40
+    c = srv.client()
+    assert c.hlen("big") == 3040 and c.dbsize() == 1
+
+
 if __name__ == "__main__":
     main()

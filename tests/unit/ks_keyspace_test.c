@@ -530,6 +530,56 @@ TEST(DelKeysCountsEachKeyOnceAndWritesCounterOnce)
     teardown();
 }
 
+/* One "command" of a write group (the server's S4): its counter changes
+ * held (KS-E7), or, when fail, rolled back with its writes (S1). */
+static void group_set(const char *k, int fail)
+{
+    ks_count_hold_cmd(ks, ctx.batch);
+    eng_batch_set_savepoint(ctx.batch);
+    ks_set_opts o = {0};
+    int done;
+    CHECK(ks_set(&ctx, k, strlen(k), "v", 1, &o, &done, NULL) == KS_OK && done);
+    if (fail)
+        eng_batch_rollback(ctx.batch);
+    else
+        eng_batch_pop_savepoint(ctx.batch);
+    ks_count_hold_done(&ctx, !fail);
+}
+
+TEST(WriteGroupWritesCounterOnceAndDropsRolledBackCommands)
+{
+    setup();
+    set("old", "v");
+    group_set("a", 0);
+    group_set("b", 0);
+    group_set("gone", 1);
+    group_set("c", 0);
+    CHECK_EQ_INT(eng_batch_count(ctx.batch), 3); /* the records only */
+    CHECK_EQ_INT(ks_dbsize(&ctx), 4);            /* the held sums count */
+    /* A multi-key command inside the group nests its own deferral. */
+    ks_count_hold_cmd(ks, ctx.batch);
+    ks_field kv[2] = {{"m1", 2, "x", 1}, {"m2", 2, "x", 1}};
+    int done, d;
+    CHECK(ks_mset(&ctx, kv, 2, 0, &done) == KS_OK && done);
+    CHECK(ks_del(&ctx, "old", 3, &d) == KS_OK && d == 1);
+    CHECK(ks_expire_set(&ctx, "a", 1, ctx.now_ms + 60000, 0, &done) == KS_OK && done);
+    ks_count_hold_done(&ctx, 1);
+    size_t n = eng_batch_count(ctx.batch);
+    CHECK(ks_count_flush(&ctx) == KS_OK);
+    CHECK_EQ_INT(eng_batch_count(ctx.batch), n + 1); /* one counter put for the group */
+    commit();
+    CHECK_EQ_INT(ks_dbsize(&ctx), 5);
+    CHECK_EQ_INT(ks_expires(&ctx), 1);
+    CHECK(get_is("gone", NULL) && get_is("old", NULL) && get_is("m2", "x"));
+    /* A group whose batch is cleared leaves nothing held behind. */
+    group_set("dropped", 0);
+    eng_batch_clear(ctx.batch);
+    ks_count_drop(ks);
+    set("z", "v");
+    CHECK_EQ_INT(ks_dbsize(&ctx), 6);
+    teardown();
+}
+
 TEST(FlushdbClearsOnlyItsDb)
 {
     setup();
