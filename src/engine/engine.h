@@ -240,7 +240,7 @@ eng_status eng_get_batch(eng_db *db, const eng_snapshot *snap, eng_batch *b, con
  * where writes[i] (say, the commands of a pipeline): starts loading what
  * they will read in the current memtable -- its hash index slots, the
  * entries found and, for the writes, the tree paths an insert takes
- * (mem_tree.c: the descents go together, so their cache misses overlap
+ * (mem_tree_read.c: the descents go together, so their cache misses overlap
  * rather than follow one another). Changes nothing;
  * at most 32 keys are looked at. Any thread; pins the current memtable
  * under db->mu for the call. */
