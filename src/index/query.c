@@ -219,9 +219,10 @@ static ks_status walk(ks_ctx *ctx, const idx_def *d, const idx_query *q, const r
         if (q->rev ? key_cmp(k, kl, &r->lo) < 0 : key_cmp(k, kl, &r->hi) >= 0) break;
         int64_t exp = idx_entry_expire(v, vl);
         /* [lo, hi) lies within the keys starting with the fixed prefix; the
-         * check keeps a decoding of bytes it did not skip impossible */
+         * check keeps a decoding of bytes it did not skip impossible (the
+         * entry prefix alone idx_entry_hash_key never checked either) */
         size_t fl = r->fixed.len;
-        int fixed = kl >= fl && memcmp(k, r->fixed.data, fl) == 0;
+        int fixed = !r->nfixed || (kl >= fl && memcmp(k, r->fixed.data, fl) == 0);
         if (exp >= 0 && !idx_expired(exp, ctx->now_ms) && fixed &&
             idx_entry_hash_key_from(d, k, kl, v, vl, fl, r->nfixed, &hk, &hkl) == 0) {
             if (skip > 0) {
