@@ -583,8 +583,8 @@ int64_t idx_entry_expire(const char *ev, size_t evl)
     return (int64_t)idx_get_u64(ev);
 }
 
-int idx_entry_hash_key(const idx_def *d, const char *ek, size_t ekl, const char *ev, size_t evl,
-                       const char **hk, size_t *hkl)
+int idx_entry_hash_key_from(const idx_def *d, const char *ek, size_t ekl, const char *ev,
+                            size_t evl, size_t off, size_t nfixed, const char **hk, size_t *hkl)
 {
     if (d->unique) {
         if (evl < IDX_EXPIRE_LEN) return -1;
@@ -592,9 +592,9 @@ int idx_entry_hash_key(const idx_def *d, const char *ek, size_t ekl, const char 
         *hkl = evl - IDX_EXPIRE_LEN;
         return 0;
     }
-    size_t off = IDX_ENTRY_PREFIX_LEN, n = 0;
-    if (ekl < off) return -1;
-    for (size_t i = 0; i < d->nfields; i++) {
+    size_t n = 0;
+    if (ekl < off || nfixed >= d->nfields) return -1;
+    for (size_t i = nfixed; i < d->nfields; i++) {
         n = idx_key_skip_field(ek + off, ekl - off, d->fields[i].numeric, d->fields[i].desc);
         if (!n) return -1;
         off += n;
@@ -608,4 +608,10 @@ int idx_entry_hash_key(const idx_def *d, const char *ek, size_t ekl, const char 
     size_t il;
     int has = implied_of(&implied_r, d, ek + off - n, n, &ik, &il);
     return idx_key_get_hash_key(ek + off, ekl - off, ik, il, has, hk, hkl);
+}
+
+int idx_entry_hash_key(const idx_def *d, const char *ek, size_t ekl, const char *ev, size_t evl,
+                       const char **hk, size_t *hkl)
+{
+    return idx_entry_hash_key_from(d, ek, ekl, ev, evl, IDX_ENTRY_PREFIX_LEN, 0, hk, hkl);
 }

@@ -175,6 +175,13 @@ void idx_entry_value(const idx_def *d, const char *key, size_t klen, int64_t exp
  * malformed. */
 int idx_entry_hash_key(const idx_def *d, const char *ek, size_t ekl, const char *ev, size_t evl,
                        const char **hk, size_t *hkl);
+/* idx_entry_hash_key for an entry key whose first off bytes the caller has
+ * checked are the entry prefix and the encodings of the first nfixed fields
+ * (nfixed < d->nfields), as every hit of one query shares them: decoding
+ * starts after them instead of skipping them again per hit. Same returns
+ * and ownership; command thread (the per-thread buffer). */
+int idx_entry_hash_key_from(const idx_def *d, const char *ek, size_t ekl, const char *ev,
+                            size_t evl, size_t off, size_t nfixed, const char **hk, size_t *hkl);
 /* The expiry stored in an entry value (0 none: also an empty value, what a
  * bare-value index stores for a hash without a TTL); -1 when malformed. */
 int64_t idx_entry_expire(const char *ev, size_t evl);

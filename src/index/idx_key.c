@@ -204,22 +204,58 @@ int idx_key_prefix_successor(idx_buf *b)
     return 0;
 }
 
-/* The decimal text of an integral double below 2^53 (exact), or 0. */
-static size_t int_text(double d, char *out)
+/* "00".."99": integer text two digits per step, half the divisions. */
+static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
+                                     "25262728293031323334353637383940414243444546474849"
+                                     "50515253545556575859606162636465666768697071727374"
+                                     "75767778798081828384858687888990919293949596979899";
+
+/* The magnitude of the NUMERIC value encoded at f when it is an integer
+ * below 2^53, read from the IEEE-754 fields without a double: *neg gets
+ * the sign. Returns 1, or 0 for other values (fractions, huge, inf). Zero
+ * of either sign is 0 with no sign, as (int64_t) of -0.0 gives. */
+static int enc_int(const char *f, int desc, uint64_t *mag, int *neg)
 {
-    if (!(d > -9007199254740992.0 && d < 9007199254740992.0) || d != (double)(int64_t)d) return 0;
-    int64_t v = (int64_t)d;
-    char tmp[24];
-    size_t n = 0;
-    uint64_t u = v < 0 ? (uint64_t)-v : (uint64_t)v;
-    do {
-        tmp[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    size_t len = 0;
-    if (v < 0) out[len++] = '-';
-    while (n)
-        out[len++] = tmp[--n];
+    uint64_t u = idx_get_u64(f);
+    if (desc) u = ~u;
+    u = (u >> 63) ? u ^ (1ULL << 63) : ~u; /* the IEEE bits (idx_key_get_num) */
+    *neg = 0;
+    if (!(u << 1)) {
+        *mag = 0;
+        return 1;
+    }
+    int e = (int)((u >> 52) & 0x7FF) - 1023;
+    if (e < 0 || e > 52) return 0; /* |v| < 1 and not 0, or >= 2^53 (inf, NaN) */
+    uint64_t m = (u & ((1ULL << 52) - 1)) | (1ULL << 52);
+    unsigned sh = (unsigned)(52 - e);
+    if (sh && (m & ((1ULL << sh) - 1))) return 0; /* a fraction */
+    *mag = m >> sh;
+    *neg = (int)(u >> 63);
+    return 1;
+}
+
+/* Writes the decimal text of mag (sign first when neg) at out, which has
+ * room for 21 bytes; returns its length. */
+static size_t put_int_text(char *out, uint64_t mag, int neg)
+{
+    size_t digits = 1;
+    for (uint64_t t = mag; t >= 10; t /= 10)
+        digits++;
+    size_t len = digits + (size_t)neg;
+    char *p = out + len;
+    while (mag >= 100) {
+        unsigned r = (unsigned)(mag % 100);
+        mag /= 100;
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * r, 2);
+    }
+    if (mag >= 10) {
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * mag, 2);
+    } else {
+        *--p = (char)('0' + mag);
+    }
+    if (neg) out[0] = '-';
     return len;
 }
 
@@ -228,11 +264,12 @@ int idx_key_implied(idx_buf *out, const char *prefix, size_t plen, const char *f
 {
     out->len = 0;
     if (numeric) {
-        char text[24];
-        size_t tl = n == 8 ? int_text(idx_key_get_num(f, desc), text) : 0;
-        if (!tl) return 0;
-        idx_buf_append(out, prefix, plen);
-        idx_buf_append(out, text, tl);
+        uint64_t mag;
+        int neg;
+        if (n != 8 || !enc_int(f, desc, &mag, &neg)) return 0;
+        idx_buf_reserve(out, plen + 21); /* 16 digits and a sign at most: < 2^53 */
+        if (plen) memcpy(out->data, prefix, plen);
+        out->len = plen + put_int_text(out->data + plen, mag, neg);
         return 1;
     }
     idx_buf_append(out, prefix, plen);

@@ -21,6 +21,11 @@
 typedef struct range {
     idx_buf lo, hi;
     int empty;
+    /* The entry prefix and the encodings of the first nfixed EQ fields
+     * (fewer than the index has): every hit starts with them, so hit
+     * decoding starts after them (idx_entry_hash_key_from). */
+    idx_buf fixed;
+    size_t nfixed;
 } range;
 
 /* Looks up a ready index of ctx->db, or fails with the error IDX.RANGE
@@ -119,9 +124,13 @@ static ks_status plan_range(ks_ctx *ctx, const idx_def *d, const idx_query *q, r
         goto out;
     }
     idx_key_entry_prefix(&p, d->id);
-    for (size_t i = 0; i < q->neq && st == KS_OK; i++)
+    for (size_t i = 0; i < q->neq && st == KS_OK; i++) {
+        if (i == d->nfields - 1) idx_buf_append(&r->fixed, p.data, p.len);
         st = put_value(ctx, &d->fields[i], q->eq[i].p, q->eq[i].n, &p);
+    }
     if (st != KS_OK) goto out;
+    r->nfixed = q->neq < d->nfields ? q->neq : d->nfields - 1;
+    if (q->neq < d->nfields) idx_buf_append(&r->fixed, p.data, p.len);
     idx_buf_append(&r->lo, p.data, p.len);
     idx_buf_append(&r->hi, p.data, p.len);
     idx_key_prefix_successor(&r->hi);
@@ -209,8 +218,13 @@ static ks_status walk(ks_ctx *ctx, const idx_def *d, const idx_query *q, const r
         const char *k = eng_iter_key(it, &kl), *v = eng_iter_value(it, &vl), *hk;
         if (q->rev ? key_cmp(k, kl, &r->lo) < 0 : key_cmp(k, kl, &r->hi) >= 0) break;
         int64_t exp = idx_entry_expire(v, vl);
-        if (exp >= 0 && !idx_expired(exp, ctx->now_ms) &&
-            idx_entry_hash_key(d, k, kl, v, vl, &hk, &hkl) == 0) {
+        /* [lo, hi) lies within the keys starting with the fixed prefix; the
+         * check keeps a decoding of bytes it did not skip impossible (the
+         * entry prefix alone idx_entry_hash_key never checked either) */
+        size_t fl = r->fixed.len;
+        int fixed = !r->nfixed || (kl >= fl && memcmp(k, r->fixed.data, fl) == 0);
+        if (exp >= 0 && !idx_expired(exp, ctx->now_ms) && fixed &&
+            idx_entry_hash_key_from(d, k, kl, v, vl, fl, r->nfixed, &hk, &hkl) == 0) {
             if (skip > 0) {
                 skip--;
             } else {
@@ -251,7 +265,7 @@ static ks_status point(ks_ctx *ctx, const idx_def *d, const idx_query *q, const 
 ks_status idx_range(ks_ctx *ctx, const idx_query *q, idx_result *out)
 {
     idx_def *d = NULL;
-    range r = {{0}, {0}, 0};
+    range r = {{0}, {0}, 0, {0}, 0};
     memset(out, 0, sizeof(*out));
     ks_status st = find_ready(ctx, q->name, &d);
     if (st == KS_OK) st = plan_range(ctx, d, q, &r);
@@ -286,6 +300,7 @@ ks_status idx_range(ks_ctx *ctx, const idx_query *q, idx_result *out)
 out:
     idx_buf_free(&r.lo);
     idx_buf_free(&r.hi);
+    idx_buf_free(&r.fixed);
     return st;
 }
 
