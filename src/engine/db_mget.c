@@ -54,6 +54,7 @@ struct eng_mget {
     char **copies; /* values found in the batch's point index, copied: the batch's own
                       encoding moves as it grows */
     size_t ncopies, copies_cap;
+    const mem_scan_only *so; /* the db's scan-only prefixes, for batch_point_get */
 };
 
 eng_mget *eng_mget_new(void)
@@ -144,7 +145,7 @@ static int batch_point_stage(eng_mget *m, const eng_batch *pb, mg_item *x)
 {
     int type;
     slice v;
-    int pr = batch_point_get(pb, x->key, &type, &v);
+    int pr = batch_point_get(pb, m->so, x->key, &type, &v);
     if (pr != 1) return pr;
     if (type != ENG_TYPE_VALUE) {
         answer(x, ENG_NOTFOUND, NULL, 0);
@@ -447,6 +448,7 @@ eng_status eng_multi_get(eng_db *db, const eng_snapshot *snap, eng_batch *b, siz
         m->it[i] = (mg_item){ENG_NOTFOUND, 0, 0, NULL, NULL, 0, 0, slice_make(keys[i], klens[i])};
     uint64_t seq;
     m->sv = db_get_sv(db, &seq);
+    m->so = &db->scan_only;
     if (snap) seq = snap->seq;
     const eng_batch *pb = b && !batch_has_range_deletes(b) ? b : NULL;
     memtable *bm = b && !pb ? batch_index(b) : NULL;

@@ -160,7 +160,7 @@ eng_status eng_get_batch(eng_db *db, const eng_snapshot *snap, eng_batch *b, con
 {
     slice key = slice_make(k, kl), v;
     int type;
-    int pr = b ? batch_point_get(b, key, &type, &v) : 0; /* no range deletions: a probe */
+    int pr = b ? batch_point_get(b, &db->scan_only, key, &type, &v) : 0; /* a probe */
     if (pr == 0) return eng_get(db, snap, k, kl, val, vlen);
     if (pr == 1) {
         if (type != ENG_TYPE_VALUE) return ENG_NOTFOUND;

@@ -29,8 +29,15 @@
  *       into ops[] (hashed_len is the rep offset of op n_hashed), and slots
  *       (open addressing on key_hash) hold one entry per distinct key among
  *       them, naming its newest op; an op that a later op on the same key
- *       replaced is marked shadowed. n_hashed <= count; a rollback below
- *       n_hashed empties it.
+ *       replaced is marked shadowed. An op on a key under a scan-only
+ *       prefix of so (memtable.h: no command point-reads those) is parsed
+ *       but left out of the slots (pop.point == 0) and never marks or is
+ *       marked shadowed, so B5 inserts it; batch_point_get answers -1 for
+ *       such keys, and for every key once an op was left out and it is asked
+ *       with another prefix set. Each op with point == 1 that no later op
+ *       shadowed names its slot in pop.slot, so the slots in use are exactly
+ *       those of such ops (a shadowed op's slot went to its replacement).
+ *       n_hashed <= count; a rollback below n_hashed empties it.
  *   B5. batch_insert_into leaves out of the memtable the ops B4 marks
  *       shadowed: the batch is published whole (last_seq moves past all of
  *       it at once, db_write.c), so no reader can ask for a sequence at
@@ -74,8 +81,10 @@ typedef struct pslot {
 /* An op of the point index (B4), parsed: its key and value in rep. */
 typedef struct pop {
     uint32_t koff, klen, voff, vlen;
+    uint32_t slot; /* B4: its slot, while point and not shadowed */
     unsigned char type;
     unsigned char shadowed; /* a later op on the same key replaced it */
+    unsigned char point;    /* in the slots (B4: 0 for a scan-only key) */
 } pop;
 
 typedef struct savepoint {
@@ -102,6 +111,9 @@ struct eng_batch {
     size_t hashed_len;   /* rep offset of op n_hashed */
     pop *ops;            /* op i < n_hashed, parsed */
     uint32_t cap_ops;
+    uint32_t n_unpointed;     /* B4: of the hashed ops, left out of the slots */
+    const mem_scan_only *so;  /* B4: the prefixes they were left out by */
+    uint32_t last_drop_slots; /* slots the last points_drop wrote (a test hook) */
 };
 
 static void reset_rep(eng_batch *b)
@@ -142,14 +154,35 @@ static void index_drop(eng_batch *b)
     b->index = NULL;
 }
 
-/* Empties the point index (B4: nothing hashed afterwards); O(1) when it
- * already is. */
+/* Empties the point index (B4: nothing hashed afterwards) in O(ops hashed):
+ * the slot table keeps the size of the largest batch it held (a pipeline's),
+ * so the small batches after it clear only the slots their ops hold, and
+ * only a table that many ops fill is wiped whole. ops[] is still valid for
+ * i < n_hashed here, even after a rollback cut rep below them. */
 static void points_drop(eng_batch *b)
 {
+    b->last_drop_slots = 0;
     if (b->n_hashed == 0) return;
-    memset(b->slots, 0, ((size_t)b->slot_mask + 1) * sizeof(*b->slots));
-    b->n_hashed = b->n_shadowed = 0;
+    size_t n_slots = (size_t)b->slot_mask + 1;
+    if ((size_t)b->n_hashed * 8 >= n_slots) {
+        memset(b->slots, 0, n_slots * sizeof(*b->slots));
+        b->last_drop_slots = (uint32_t)n_slots;
+    } else {
+        for (uint32_t i = 0; i < b->n_hashed; i++) {
+            const pop *o = &b->ops[i];
+            if (!o->point || o->shadowed) continue;
+            b->slots[o->slot] = (pslot){0, 0}; /* B4: the only slots in use */
+            b->last_drop_slots++;
+        }
+    }
+    b->n_hashed = b->n_shadowed = b->n_unpointed = 0;
+    b->so = NULL;
     b->hashed_len = BATCH_HEADER_SIZE;
+}
+
+uint32_t batch_point_drop_slots(const eng_batch *b)
+{
+    return b->last_drop_slots;
 }
 
 void eng_batch_free(eng_batch *b)
@@ -390,29 +423,43 @@ static int points_reserve(eng_batch *b, uint32_t n)
             for (uint32_t j = old[i].hash & b->slot_mask;; j = (j + 1) & b->slot_mask)
                 if (!b->slots[j].op) {
                     b->slots[j] = old[i];
+                    b->ops[old[i].op - 1].slot = j; /* B4 */
                     break;
                 }
     free(old);
     return 1;
 }
 
-/* Adds ops n_hashed .. count-1 to the point index. 0 when it cannot be
- * kept (range deletions, a huge batch, no memory): nothing is hashed. */
-static int points_catch_up(eng_batch *b)
+/* Adds ops n_hashed .. count-1 to the point index, those on keys under a
+ * prefix of so parsed only (B4). 0 when it cannot be kept (range
+ * deletions, a huge batch, no memory): nothing is hashed. */
+static int points_catch_up(eng_batch *b, const mem_scan_only *so)
 {
     if (b->n_range || b->rep.len > UINT32_MAX || !points_reserve(b, b->count)) {
         points_drop(b);
         return 0;
     }
+    if (b->n_hashed == 0) b->so = so;
     const char *base = b->rep.data, *p = base + b->hashed_len, *limit = base + b->rep.len;
     while (b->n_hashed < b->count) {
-        uint32_t i = b->n_hashed;
+        uint32_t i = b->n_hashed++;
         int type;
         slice k, v;
         if (!parse_op(&p, limit, &type, &k, &v)) abort(); /* B1 broken */
-        b->ops[i] = (pop){(uint32_t)(k.data - base), (uint32_t)k.size,    (uint32_t)(v.data - base),
-                          (uint32_t)v.size,          (unsigned char)type, 0};
-        if (!v.size) b->ops[i].voff = 0; /* a deletion's "" is no offset in rep */
+        pop *o = &b->ops[i];
+        *o = (pop){(uint32_t)(k.data - base),
+                   (uint32_t)k.size,
+                   (uint32_t)(v.data - base),
+                   (uint32_t)v.size,
+                   0,
+                   (unsigned char)type,
+                   0,
+                   0};
+        if (!v.size) o->voff = 0; /* a deletion's "" is no offset in rep */
+        if (mem_scan_only_match(b->so, k)) {
+            b->n_unpointed++; /* B4: parsed for B5, never in the slots */
+            continue;
+        }
         uint32_t h = key_hash(k.data, k.size);
         pslot *s = slot_find(b, k, h);
         if (s->op) {
@@ -420,17 +467,20 @@ static int points_catch_up(eng_batch *b)
             b->n_shadowed++;
         }
         *s = (pslot){h, i + 1};
-        b->n_hashed++;
+        o->slot = (uint32_t)(s - b->slots);
+        o->point = 1;
     }
     b->hashed_len = (size_t)(p - base);
     return 1;
 }
 
-int batch_point_get(const eng_batch *cb, slice key, int *type, slice *value)
+int batch_point_get(const eng_batch *cb, const mem_scan_only *so, slice key, int *type,
+                    slice *value)
 {
     eng_batch *b = (eng_batch *)cb; /* logically const, as batch_index */
     if (!b->indexed || b->count == 0) return 0;
-    if (b->n_hashed < b->count && !points_catch_up(b)) return -1;
+    if (b->n_hashed < b->count && !points_catch_up(b, b->n_hashed ? b->so : so)) return -1;
+    if (b->n_unpointed && (so != b->so || mem_scan_only_match(so, key))) return -1; /* B4 */
     pslot *s = slot_find(b, key, key_hash(key.data, key.size));
     if (!s->op) return 0;
     op_key(b, s->op - 1, type, value);
@@ -561,7 +611,7 @@ eng_status batch_insert_into(const eng_batch *cb, memtable *mem)
      * from the ops it holds parsed, even when none is shadowed: parsing and
      * validating the whole batch again costs more than the catch-up. */
     eng_batch *b = (eng_batch *)cb;
-    if (b->n_hashed && (b->n_hashed == b->count || points_catch_up(b))) {
+    if (b->n_hashed && (b->n_hashed == b->count || points_catch_up(b, b->so))) {
         insert_newest(b, &c);
         return ENG_OK;
     }

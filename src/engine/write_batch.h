@@ -20,6 +20,7 @@
 #define BATCH_HEADER_SIZE 12
 
 struct memtable;
+struct mem_scan_only;
 
 /* The encoded representation (header included). */
 slice batch_contents(const eng_batch *b);
@@ -69,9 +70,17 @@ struct rdel_set *batch_rdels(const eng_batch *b);
  * (write_batch.c, B4; brought up to date first, O(new ops)): 1 with *type
  * (ENG_TYPE_VALUE or ENG_TYPE_DELETION) and *value (valid until the batch
  * changes), 0 when no op of the batch is on key, -1 when the point index
- * cannot answer (the batch holds range deletions): use batch_index.
- * REQUIRES: as batch_index. */
-int batch_point_get(const eng_batch *b, slice key, int *type, slice *value);
+ * cannot answer (the batch holds range deletions, or key is under a prefix
+ * of so, whose ops the point index leaves out): use batch_index. so is the
+ * db's scan-only prefix set (NULL: none; it must outlive the batch's ops,
+ * and be the same set for every call until the batch is cleared, or the
+ * answer is -1). REQUIRES: as batch_index. */
+int batch_point_get(const eng_batch *b, const struct mem_scan_only *so, slice key, int *type,
+                    slice *value);
+
+/* A test hook: how many point-index slots the batch's last clear (or
+ * rollback below its point index) wrote. */
+uint32_t batch_point_drop_slots(const eng_batch *b);
 
 /* Does the batch contain any delete-range op? */
 int batch_has_range_deletes(const eng_batch *b);
