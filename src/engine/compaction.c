@@ -33,7 +33,8 @@
  *      compaction is manual (eng_compact_range: DEBUG COMPACT, a settle),
  *      else at compression_level: with few levels every L0 compaction
  *      rewrites the bottom, and level 6 there cost inserts ~60% more CPU.
- *      Other levels and flushes: compression_level, no dictionary.
+ *      Other levels: compression_level, no dictionary; flushes:
+ *      flush_compression_level (flush.c, F2).
  * Range tombstones are carried into the output files, clipped to each
  * file's key span so that files in a level never overlap (V2), and dropped
  * once every snapshot sees them and no deeper level overlaps them.

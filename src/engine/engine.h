@@ -99,6 +99,9 @@ typedef struct eng_options {
     int compression_level;         /* zstd level; 0 turns compression off; 1 */
     int bottom_compression_level;  /* zstd level of a manual compaction's output into the
                                       bottom level (compaction.c, C6); 0 = compression_level; 6 */
+    int flush_compression_level;   /* zstd level of the level-0 tables a flush (or log
+                                      recovery) writes (flush.c, F2); 0 = blocks stored raw,
+                                      negative = zstd's fast levels; 0 */
     size_t dict_size;              /* zstd dictionary trained per bottom-level table
                                       (table_format.md); 0 = none; 8 KiB */
     int bloom_bits_per_key;        /* 0 disables bloom filters; 10 */

@@ -14,6 +14,14 @@
  *      the older one, as compaction's C1. Hot keys (counters, a big
  *      collection's metadata) leave one version per flush instead of one
  *      per write.
+ *  F2. A flush writes its table at flush_compression_level (default 0:
+ *      blocks stored raw), not compression_level: the table lands in L0
+ *      (flush_one, recover_flush) and the next compaction rewrites it at
+ *      compression_level (C6), so compressing it here was paid twice; zstd
+ *      level 1 was 80% of the flush thread's instructions. Readers need
+ *      nothing: every block carries its own type byte (table_format.md).
+ *      The price is space while a table waits in L0 (profile hashes: ~5x
+ *      level 1's size; zstd -3 is ~1.4x but saves half the instructions).
  *
  * Faults: a flush that fails keeps its memtable and is retried after a
  * delay (D6). After a log failure the thread also freezes the failed log's
@@ -35,8 +43,8 @@ eng_status db_build_table(eng_db *db, iter *it, uint64_t number, uint64_t oldest
 {
     char path[PATH_MAX];
     db_filename(path, db->dir, number, "sst");
-    sst_options so = {db->opts.block_size, db->opts.compression_level, db->opts.bloom_bits_per_key,
-                      number};
+    sst_options so = {db->opts.block_size, db->opts.flush_compression_level, /* F2 */
+                      db->opts.bloom_bits_per_key, number};
     so.filter_policy = __atomic_load_n(&db->filter_policy, __ATOMIC_ACQUIRE);
     sst_builder *b;
     *out = NULL;

@@ -184,6 +184,7 @@ int server_open_storage(void)
     o.write_buffer_size = (size_t)cfg.write_buffer_size;
     o.compression_level = cfg.compression;
     o.bottom_compression_level = cfg.bottom_compression;
+    o.flush_compression_level = cfg.flush_compression;
     o.dict_size = (size_t)cfg.compression_dict_size;
     o.sync_mode = cfg.appendfsync;
     o.compaction_filter = ks_compaction_filter;

@@ -3,12 +3,20 @@
  * overwrote (Invariant F1 of flush.c), but never drops a version a live
  * snapshot can still read, nor the deletion that hides older tables'
  * versions. Memtables waiting for their flush borrow their size from the
- * block cache and give it back once flushed.
+ * block cache and give it back once flushed. A flush writes its table's
+ * blocks at flush_compression_level, a compaction at compression_level
+ * (Invariant F2 of flush.c).
  */
 #include "test.h"
 
 #include "engine/engine.h"
 #include "eng_db_util.h"
+#include "engine/table_internal.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 static eng_db *open_db(void)
 {
@@ -123,6 +131,118 @@ TEST(ImmutableMemtablesBorrowFromTheBlockCache)
     eng_get_stats(db, &st);
     CHECK_EQ_INT(st.immutable_memtables, 0);
     CHECK_EQ_INT(st.cache_capacity, o.cache_size);
+    CHECK(eng_close(db) == ENG_OK);
+}
+
+/* The path of the newest table file in dir (the highest number). */
+static void newest_table(const char *dir, char *path, size_t cap)
+{
+    DIR *d = opendir(dir);
+    CHECK(d != NULL);
+    unsigned long best = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        unsigned long n;
+        char ext[8];
+        if (sscanf(e->d_name, "%lu.%7s", &n, ext) == 2 && strcmp(ext, "sst") == 0 && n > best)
+            best = n;
+    }
+    closedir(d);
+    CHECK_MSG(best > 0, "no table in %s", dir);
+    snprintf(path, cap, "%s/%06lu.sst", dir, best);
+}
+
+/* Counts the data blocks of the newest table in dir by their stored type
+ * byte (SST_COMPRESSION_*): what the builder chose, not what a read
+ * decodes to. */
+static void count_block_types(const char *dir, uint64_t counts[3])
+{
+    char path[1024];
+    newest_table(dir, path, sizeof path);
+    sst_reader *r;
+    CHECK_MSG(sst_reader_open(path, 0, NULL, &r) == ENG_OK, "open %s: %s", path, eng_last_error());
+    counts[0] = counts[1] = counts[2] = 0;
+    block_iter ii;
+    block_iter_init(&ii, &r->index, BLOCK_CMP_IKEY);
+    for (block_iter_seek_first(&ii); block_iter_valid(&ii); block_iter_next(&ii)) {
+        sst_handle h;
+        CHECK(sst_index_handle(r, &ii, &h) == ENG_OK);
+        unsigned char type;
+        CHECK(pread(r->fd, &type, 1, (off_t)(h.offset + h.size)) == 1);
+        CHECK_MSG(type < 3, "block at %llu has type %u", (unsigned long long)h.offset, type);
+        counts[type]++;
+    }
+    block_iter_cleanup(&ii);
+    sst_reader_close(r);
+}
+
+/* Values zstd shrinks by far more than the 1/8 a block must save. */
+static void put_compressible(eng_db *db, int n)
+{
+    char k[32], v[256];
+    for (int i = 0; i < n; i++) {
+        snprintf(k, sizeof k, "key%06d", i);
+        snprintf(v, sizeof v, "%06d-%s%s", i, "the same words over and over again, ",
+                 "the same words over and over again, the same words over and over again");
+        put(db, k, v);
+    }
+}
+
+static eng_db *open_compressing(int level, int flush_level)
+{
+    eng_options o;
+    eng_options_init(&o);
+    o.compression_level = level;
+    o.bottom_compression_level = 0; /* = compression_level */
+    o.dict_size = 0;                /* ZSTD blocks, not ZSTD_DICT */
+    o.flush_compression_level = flush_level;
+    eng_db *db;
+    CHECK(eng_open(test_tmpdir(), &o, &db) == ENG_OK);
+    return db;
+}
+
+TEST(FlushedTableIsRawWhileCompactionCompresses)
+{
+    eng_db *db = open_compressing(1, 0);
+    put_compressible(db, 3000);
+    CHECK(eng_flush(db) == ENG_OK);
+    uint64_t c[3];
+    count_block_types(test_tmpdir(), c);
+    CHECK_MSG(c[SST_COMPRESSION_NONE] > 10 && c[SST_COMPRESSION_ZSTD] == 0,
+              "flushed table: %llu raw, %llu zstd blocks", (unsigned long long)c[0],
+              (unsigned long long)c[1]);
+    CHECK(eng_compact_range(db, NULL, 0, NULL, 0) == ENG_OK);
+    count_block_types(test_tmpdir(), c);
+    CHECK_MSG(c[SST_COMPRESSION_ZSTD] > 0 && c[SST_COMPRESSION_NONE] == 0,
+              "compacted table: %llu raw, %llu zstd blocks", (unsigned long long)c[0],
+              (unsigned long long)c[1]);
+    put(db, "key000007", "newer");
+    CHECK(eng_flush(db) == ENG_OK); /* a raw table over a compressed one */
+    CHECK(eng_close(db) == ENG_OK);
+    db = open_compressing(1, 3); /* readers follow each block's type byte */
+    CHECK_GET(db, "key000007", "newer");
+    char v[256];
+    snprintf(v, sizeof v, "%06d-%s%s", 2999, "the same words over and over again, ",
+             "the same words over and over again, the same words over and over again");
+    CHECK_GET(db, "key002999", v);
+    CHECK(eng_close(db) == ENG_OK);
+}
+
+/* flush-compression is its own setting: a negative (fast) level
+ * compresses flushes while compaction output stays raw. */
+TEST(FlushedTableUsesANegativeFlushLevelWithCompressionOff)
+{
+    eng_db *db = open_compressing(0, -5);
+    put_compressible(db, 3000);
+    CHECK(eng_flush(db) == ENG_OK);
+    uint64_t c[3];
+    count_block_types(test_tmpdir(), c);
+    CHECK_MSG(c[SST_COMPRESSION_ZSTD] > 0, "flushed table: %llu raw, %llu zstd blocks",
+              (unsigned long long)c[0], (unsigned long long)c[1]);
+    CHECK(eng_compact_range(db, NULL, 0, NULL, 0) == ENG_OK);
+    count_block_types(test_tmpdir(), c);
+    CHECK_MSG(c[SST_COMPRESSION_ZSTD] == 0, "compacted table: %llu zstd blocks",
+              (unsigned long long)c[1]);
     CHECK(eng_close(db) == ENG_OK);
 }
 
