@@ -101,7 +101,7 @@ typedef struct eng_options {
                                       bottom level (compaction.c, C6); 0 = compression_level; 6 */
     int flush_compression_level;   /* zstd level of the level-0 tables a flush (or log
                                       recovery) writes (flush.c, F2); 0 = blocks stored raw,
-                                      negative = zstd's fast levels; 0 */
+                                      negative = zstd's fast levels; 1 */
     size_t dict_size;              /* zstd dictionary trained per bottom-level table
                                       (table_format.md); 0 = none; 8 KiB */
     int bloom_bits_per_key;        /* 0 disables bloom filters; 10 */

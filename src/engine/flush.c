@@ -14,14 +14,16 @@
  *      the older one, as compaction's C1. Hot keys (counters, a big
  *      collection's metadata) leave one version per flush instead of one
  *      per write.
- *  F2. A flush writes its table at flush_compression_level (default 0:
- *      blocks stored raw), not compression_level: the table lands in L0
- *      (flush_one, recover_flush) and the next compaction rewrites it at
- *      compression_level (C6), so compressing it here was paid twice; zstd
- *      level 1 was 80% of the flush thread's instructions. Readers need
- *      nothing: every block carries its own type byte (table_format.md).
- *      The price is space while a table waits in L0 (profile hashes: ~5x
- *      level 1's size; zstd -3 is ~1.4x but saves half the instructions).
+ *  F2. A flush writes its table at flush_compression_level, not
+ *      compression_level: the table lands in L0 (flush_one, recover_flush)
+ *      and the next compaction rewrites it at compression_level (C6), so
+ *      compressing it here is paid twice; zstd level 1 is 80% of the flush
+ *      thread's instructions. Readers need nothing: every block carries its
+ *      own type byte (table_format.md). The default stays level 1: raw (0)
+ *      saves those instructions (ZPOPMIN 23.7k -> 18.5k per pop) but a
+ *      table waiting in L0 is ~5x level 1's size (zstd -3: ~1.4x), and a
+ *      disk near full then cannot take a flush or the recovery of a log
+ *      (test_disk_full.py's 16 MB disk fails at open with raw tables).
  *
  * Faults: a flush that fails keeps its memtable and is retried after a
  * delay (D6). After a log failure the thread also freezes the failed log's

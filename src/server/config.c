@@ -272,7 +272,7 @@ static const config_row config_table[] = {
      NULL, NULL},
     {"compression", T_INT, F_IMMUTABLE, &cfg.compression, "1", 0, 22, NULL, NULL},
     {"bottom-compression", T_INT, F_IMMUTABLE, &cfg.bottom_compression, "6", 0, 22, NULL, NULL},
-    {"flush-compression", T_INT, F_IMMUTABLE, &cfg.flush_compression, "0", -100, 22, NULL, NULL},
+    {"flush-compression", T_INT, F_IMMUTABLE, &cfg.flush_compression, "1", -100, 22, NULL, NULL},
     {"compression-dict-size", T_MEM, F_IMMUTABLE, &cfg.compression_dict_size, "8kb", 0, 1024 * 1024,
      NULL, NULL},
     {"log-load-corrupt", T_BOOL, F_IMMUTABLE, &cfg.log_load_corrupt, "no", 0, 0, NULL, NULL},
