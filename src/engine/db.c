@@ -42,7 +42,7 @@ void eng_options_init(eng_options *o)
     o->block_size = 4096;
     o->compression_level = 1;
     o->bottom_compression_level = 6;
-    o->flush_compression_level = 1; /* F2 */
+    o->flush_compression_level = ENG_FLUSH_COMPRESSION_SAME; /* F2 */
     o->dict_size = 8u << 10;
     o->bloom_bits_per_key = 10;
     o->sync_mode = ENG_SYNC_EVERYSEC;

@@ -81,6 +81,9 @@ typedef int (*eng_compaction_filter_fn)(void *ctx, const char *key, size_t klen,
  * Called from the flush and compaction threads: thread-safe, no calls back
  * into the engine. */
 #define ENG_FILTER_MAX_SKIP_PREFIX 64
+
+/* eng_options.flush_compression_level: the flush uses compression_level. */
+#define ENG_FLUSH_COMPRESSION_SAME (-1000)
 typedef struct eng_filter_policy {
     int (*skip)(void *ctx, const char *key, size_t klen, size_t *plen);
     void *ctx;
@@ -101,7 +104,9 @@ typedef struct eng_options {
                                       bottom level (compaction.c, C6); 0 = compression_level; 6 */
     int flush_compression_level;   /* zstd level of the level-0 tables a flush (or log
                                       recovery) writes (flush.c, F2); 0 = blocks stored raw,
-                                      negative = zstd's fast levels; 1 */
+                                      negative = zstd's fast levels;
+                                      ENG_FLUSH_COMPRESSION_SAME (the default) =
+                                      compression_level */
     size_t dict_size;              /* zstd dictionary trained per bottom-level table
                                       (table_format.md); 0 = none; 8 KiB */
     int bloom_bits_per_key;        /* 0 disables bloom filters; 10 */
