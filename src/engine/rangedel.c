@@ -36,10 +36,10 @@ struct rdel_chunk {
 };
 
 /* Freed objects wait on the set's retired list (R4): lists and frags. */
-typedef struct rdel_gc {
-    struct rdel_gc *next;
+struct rdel_gc {
+    rdel_gc *next;
     int is_frag;
-} rdel_gc;
+};
 
 typedef struct rdel_frag {
     rdel_gc gc;
@@ -99,8 +99,8 @@ static void gc_free_all(rdel_gc *g)
 
 static void retire(rdel_set *s, rdel_gc *g)
 {
-    g->next = (rdel_gc *)s->retired;
-    s->retired = (rdel_levels *)g;
+    g->next = s->retired;
+    s->retired = g;
 }
 
 rdel_set *rdel_set_new(void)
@@ -131,7 +131,7 @@ void rdel_set_unref(rdel_set *s)
             frag_free(s->levels->lev[i]);
         free(s->levels);
     }
-    gc_free_all((rdel_gc *)s->retired);
+    gc_free_all(s->retired);
     free(s);
 }
 
@@ -418,7 +418,7 @@ static void maybe_build(rdel_set *s, size_t n)
     /* R4: a search that loaded a retired pointer counts in in_flight, and
      * one that starts after this load sees the new list. */
     if (__atomic_load_n(&s->in_flight, __ATOMIC_SEQ_CST) == 0) {
-        gc_free_all((rdel_gc *)s->retired);
+        gc_free_all(s->retired);
         s->retired = NULL;
     }
     __atomic_store_n(&s->building, 0, __ATOMIC_RELEASE);

@@ -54,6 +54,7 @@ typedef struct rdel {
 
 typedef struct rdel_chunk rdel_chunk;
 typedef struct rdel_levels rdel_levels;
+typedef struct rdel_gc rdel_gc;
 
 typedef struct rdel_set {
     int refs;         /* atomic */
@@ -62,10 +63,10 @@ typedef struct rdel_set {
     size_t n;         /* atomic: tombstones published */
     uint64_t max_seq; /* atomic: the highest sequence published */
     /* The search indexes (R3, R4); a cache the readers build. */
-    rdel_levels *levels;  /* atomic; NULL until the set outgrows RDEL_LINEAR_MAX */
-    int building;         /* atomic: 1 while one reader builds */
-    int in_flight;        /* atomic: searches using levels */
-    rdel_levels *retired; /* the builder's: lists and indexes not yet freed */
+    rdel_levels *levels; /* atomic; NULL until the set outgrows RDEL_LINEAR_MAX */
+    int building;        /* atomic: 1 while one reader builds */
+    int in_flight;       /* atomic: searches using levels */
+    rdel_gc *retired;    /* the builder's: lists and indexes not yet freed */
 } rdel_set;
 
 /* A new empty set with one reference. */
