@@ -548,6 +548,16 @@ static void note_result(eng_db *db, eng_status s)
     db_fault_backoff(db, &db->compact_retry_at, &db->compact_delay);
 }
 
+/* run_compaction, counted in st.compactions_running while it runs (so a
+ * caller can wait for the engine to be at rest). REQUIRES: mu. */
+static eng_status run_counted(eng_db *db, compaction *c)
+{
+    db->st.compactions_running++;
+    eng_status s = run_compaction(db, c);
+    db->st.compactions_running--;
+    return s;
+}
+
 void *db_compact_thread(void *arg)
 {
     eng_db *db = arg;
@@ -558,7 +568,7 @@ void *db_compact_thread(void *arg)
             manual_compaction *m = db->manual;
             m->st = db->bg_error;
             if (m->st == ENG_OK) c = pick_manual(db, m->lo, m->hi);
-            if (c) m->st = run_compaction(db, c);
+            if (c) m->st = run_counted(db, c);
             compaction_free(c);
             if (c) note_result(db, m->st);
             m->done = 1;
@@ -567,7 +577,7 @@ void *db_compact_thread(void *arg)
         }
         uint64_t now = env_now_micros();
         if (db->bg_error == ENG_OK && db->compact_retry_at <= now && (c = pick_auto(db)) != NULL) {
-            eng_status s = run_compaction(db, c);
+            eng_status s = run_counted(db, c);
             compaction_free(c);
             note_result(db, s);
             pthread_cond_broadcast(&db->bg_cv);

@@ -263,6 +263,7 @@ void eng_get_stats(eng_db *db, eng_stats *st)
         if (env_file_size(path, &size) == ENG_OK) st->log_bytes += size;
     }
     st->last_sequence = db->last_seq;
+    st->compaction_pending = v->score >= 1 && v->score_level >= 0;
     pthread_mutex_unlock(&db->mu);
     for (int l = 0; l < ENG_MAX_LEVELS; l++) {
         st->level_files[l] = (uint64_t)v->nfiles[l];

@@ -381,6 +381,8 @@ typedef struct eng_stats {
     uint64_t bytes_read_compaction;
     uint64_t flushes;
     uint64_t compactions;
+    uint64_t compactions_running; /* 0 or 1: the compaction thread is merging */
+    uint64_t compaction_pending;  /* 1: a level is over its target (score >= 1) */
     uint64_t cache_capacity;
     uint64_t cache_usage;
     uint64_t cache_hits;

@@ -503,6 +503,8 @@ static void info_engine(sbuf *b)
     F(bytes_read_compaction);
     F(flushes);
     F(compactions);
+    F(compactions_running);
+    F(compaction_pending);
     F(cache_capacity);
     F(cache_usage);
     F(cache_hits);

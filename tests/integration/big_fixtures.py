@@ -26,7 +26,29 @@ def rss_mb(srv):
     return 0
 
 
-def assert_rss_within(srv, limit_mb):
+def wait_engine_at_rest(r, timeout=60):
+    """Waits until no memtable waits for its flush and no compaction runs
+    or is due (INFO engine), so what the server holds is its steady state,
+    not a background job's buffers."""
+    deadline = time.time() + timeout
+    while True:
+        e = r.info("engine")
+        if not (e["immutable_memtables"] or e["compactions_running"] or e["compaction_pending"]):
+            return
+        assert time.time() < deadline, "engine still busy after %ds: %r" % (timeout, e)
+        time.sleep(0.05)
+
+
+def assert_rss_within(srv, limit_mb, r=None):
+    """The server's RSS is at most limit_mb once the allocator has handed
+    back the pages it keeps after a free (MEMORY PURGE: jemalloc returns
+    them only after its decay time, so a transient peak would otherwise
+    count for seconds). With a client r it first waits for the engine to
+    be at rest."""
+    c = r or srv.client()
+    if r is not None:
+        wait_engine_at_rest(r)
+    assert c.execute_command("MEMORY", "PURGE") in (b"OK", "OK", True)
     got = rss_mb(srv)
     assert got <= limit_mb, "RSS %d MB > %d MB" % (got, limit_mb)
 

@@ -8,6 +8,8 @@
  *    across a clean close and across a power loss.
  *  - A failing log fsync, a failing flush (the memtable is kept and the flush
  *    retried), a failing compaction (retried): the same.
+ *  - The stats say a compaction is due while attempts fail, and that none
+ *    runs between them.
  *  - A batch over the log's record limit is refused before anything of it is
  *    applied, and the log goes on.
  * (The random workload under thousands of injected faults is
@@ -228,6 +230,62 @@ TEST(FailingCompactionIsRetriedAndLosesNothing)
         CHECK(has(db, k, "new"));
     }
     CHECK(eng_close(db) == ENG_OK);
+}
+
+/* INFO engine's compaction_pending and compactions_running are what a
+ * caller waits on for the engine to be at rest: a level over its target is
+ * due until a compaction brings it under, failed attempts included, and
+ * nothing counts as running between attempts. */
+TEST(StatsSayACompactionIsDueUntilOneSucceeds)
+{
+    eng_options o = fault_opts();
+    o.log_fn = quiet_log;
+    o.write_buffer_size = 1 << 20;
+    o.l0_compaction_trigger = 50; /* three tables in L0, nothing due */
+    o.l0_slowdown_trigger = 60;
+    o.l0_stop_trigger = 70;
+    eng_db *db = open_at(test_tmpdir(), &o);
+    char k[32];
+    for (int t = 0; t < 3; t++) {
+        for (int i = 0; i < 100; i++) {
+            snprintf(k, sizeof(k), "k%04d", i);
+            CHECK(put1(db, k, "v", 0) == ENG_OK);
+        }
+        CHECK(eng_flush(db) == ENG_OK);
+    }
+    eng_stats st;
+    eng_get_stats(db, &st);
+    CHECK(st.level_files[0] == 3 && !st.compaction_pending && !st.compactions_running);
+    CHECK(eng_close(db) == ENG_OK);
+
+    /* Reopened with a trigger of 2 and no room for a table: the compaction
+     * due at open fails, and its retry is a minute away. */
+    fault_env_install();
+    fault_env_only(".sst");
+    fault_env_arm(FAULT_STICKY, 1, FAULT_CREATE, ENOSPC);
+    o.l0_compaction_trigger = 2;
+    o.l0_slowdown_trigger = 6;
+    o.l0_stop_trigger = 8;
+    o.retry_delay_us = 60 * 1000000ull;
+    db = open_at(test_tmpdir(), &o);
+    eng_health h;
+    for (int i = 0; i < 5000; i++) {
+        eng_get_health(db, &h);
+        if (h.compaction.failing) break;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    CHECK_MSG(h.compaction.failing, "the compaction due at open never failed");
+    eng_get_stats(db, &st);
+    CHECK_MSG(st.compaction_pending && !st.compactions_running, "pending %llu running %llu",
+              (unsigned long long)st.compaction_pending,
+              (unsigned long long)st.compactions_running);
+    fault_env_disarm();
+    CHECK(eng_compact_range(db, NULL, 0, NULL, 0) == ENG_OK);
+    eng_get_stats(db, &st);
+    CHECK(st.level_files[0] == 0 && !st.compaction_pending && !st.compactions_running);
+    CHECK(eng_close(db) == ENG_OK);
+    fault_env_uninstall();
 }
 
 TEST(BatchOverTheRecordLimitIsRefusedBeforeAnythingIsApplied)
