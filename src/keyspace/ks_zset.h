@@ -3,8 +3,9 @@
  *   ks_zset.c        storage (packed bodies, member and order entries), the
  *                    zset row, views, the write context, the single-key
  *                    commands (ZADD, ZREM, ZSCORE, ZCARD, ZSCAN)
- *   ks_zset_rank.c   the counted rank blocks (KS-Z2, KS-Z3): rank(x), at(r),
- *                    their upkeep, the rebuild and the invariant checker
+ *   ks_zset_rank.c   the counted rank blocks (KS-Z2, KS-Z3): rank(x), at(r)
+ *                    and the invariant checker
+ *   ks_zset_rank_upkeep.c  their upkeep (the rank log, apply) and the rebuild
  *   ks_zset_range.c  ranges by rank, score and lex; ZCOUNT, ZLEXCOUNT,
  *                    ZRANK, ZREMRANGEBY*, ZPOP*, ZRANDMEMBER
  *   ks_zset_ops.c    ZUNION, ZINTER, ZDIFF (and their STORE forms),
