@@ -23,6 +23,10 @@
 
 #include "keyspace/keyspace.h"
 
+/* strata's version: INFO's strata_version and the version COMMAND DOCS
+ * gives strata's own commands (cmd_info.c, cmd_server.c). */
+#define STRATA_VERSION "0.1.0"
+
 /* A command argument: a NUL-terminated copy of the bytes (len excludes it). */
 typedef struct arg {
     char *ptr;
