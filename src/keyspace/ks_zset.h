@@ -1,8 +1,10 @@
 /*
  * ks_zset.h -- internal to src/keyspace: what the sorted-set files share.
- *   ks_zset.c        storage (packed bodies, member and order entries), the
- *                    zset row, views, the write context, the single-key
- *                    commands (ZADD, ZREM, ZSCORE, ZCARD, ZSCAN)
+ *   ks_zset.c        storage (packed and big bodies), the zset row, views,
+ *                    the write context
+ *   ks_zset_entry.c  member vectors, entry suffixes, order-entry iteration
+ *   ks_zset_cmd.c    the single-key commands (ZADD, ZREM, ZSCORE, ZCARD,
+ *                    ZSCAN)
  *   ks_zset_rank.c   the counted rank blocks (KS-Z2, KS-Z3): rank(x), at(r)
  *                    and the invariant checker
  *   ks_zset_rank_upkeep.c  their upkeep (the rank log, apply) and the rebuild
