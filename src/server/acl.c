@@ -1,6 +1,7 @@
 /*
- * acl.c -- ACL users and their rules (Redis 7.0's ACL SETUSER language) and
- * the descriptions ACL LIST, ACL GETUSER and ACL SAVE print.
+ * acl.c -- ACL users and their rules (Redis 7.0's ACL SETUSER language);
+ * the descriptions ACL LIST, ACL GETUSER and ACL SAVE print are in
+ * acl_describe.c.
  *
  * A user has flags (on/off, nopass, sanitize-payload), SHA-256 digests of
  * its passwords, and selectors: the root selector holds the rules given
@@ -11,16 +12,8 @@
  * ("+select|0"), key patterns with read/write permission and channel
  * patterns. Bit ACL_FUTURE_BIT records "+@all": a description then starts
  * from +@all instead of -@all.
- *
- * Describing the command rules follows Redis's algorithm, so that the
- * strings match redis-server's for the same rules: start from +@all or
- * -@all, repeatedly apply the category that best fits the remaining
- * differences (more commands in common than different, fewest differences,
- * then most in common), then single commands and first arguments in the
- * command table's order.
  */
 #include <ctype.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,10 +28,7 @@ acl_user **acl_users;
 int acl_nusers;
 static acl_user *default_user;
 
-static const struct {
-    const char *name;
-    uint32_t bit;
-} categories[] = {
+const acl_category acl_categories[] = {
     {"keyspace", ACL_CAT_KEYSPACE},
     {"read", ACL_CAT_READ},
     {"write", ACL_CAT_WRITE},
@@ -62,19 +52,20 @@ static const struct {
     {"scripting", ACL_CAT_SCRIPTING},
     {"search", ACL_CAT_SEARCH},
 };
-#define NCATS (sizeof(categories) / sizeof(categories[0]))
+_Static_assert(sizeof(acl_categories) / sizeof(acl_categories[0]) == ACL_NCATS,
+               "ACL_NCATS counts the rows of acl_categories");
 
 const char *acl_category_name(uint32_t bit)
 {
-    for (size_t i = 0; i < NCATS; i++)
-        if (categories[i].bit == bit) return categories[i].name;
+    for (size_t i = 0; i < ACL_NCATS; i++)
+        if (acl_categories[i].bit == bit) return acl_categories[i].name;
     return NULL;
 }
 
 uint32_t acl_category_by_name(const char *name)
 {
-    for (size_t i = 0; i < NCATS; i++)
-        if (!strcasecmp(categories[i].name, name)) return categories[i].bit;
+    for (size_t i = 0; i < ACL_NCATS; i++)
+        if (!strcasecmp(acl_categories[i].name, name)) return acl_categories[i].bit;
     return 0;
 }
 
@@ -96,7 +87,7 @@ int acl_match(const char *pat, size_t plen, const char *s, size_t n)
 
 /* ---- Selectors ------------------------------------------------------------ */
 
-static void sel_init(acl_selector *s, uint32_t flags)
+void acl_sel_init(acl_selector *s, uint32_t flags)
 {
     memset(s, 0, sizeof(*s));
     s->flags = flags | (cfg.acl_pubsub_default ? SEL_ALLCHANNELS : 0);
@@ -118,7 +109,7 @@ static void fargs_reset(acl_selector *s)
     s->nfargs = 0;
 }
 
-static void sel_free(acl_selector *s)
+void acl_sel_free(acl_selector *s)
 {
     strs_free(s->keys, s->nkeys);
     strs_free(s->chans, s->nchans);
@@ -147,7 +138,7 @@ static void sel_copy(acl_selector *d, const acl_selector *s)
         d->fargs[i] = (acl_firstarg){s->fargs[i].id, strdup(s->fargs[i].arg)};
 }
 
-static int bit_get(const acl_selector *s, int id)
+int acl_sel_bit_get(const acl_selector *s, int id)
 {
     return id >= 0 && id < ACL_CMD_BITS && (s->cmds[id / 64] >> (id % 64)) & 1;
 }
@@ -176,7 +167,7 @@ static void fargs_reset_cmd(acl_selector *s, int id)
 }
 
 /* Allows or denies cmd, and a container's subcommands with it. */
-static void change_perm(acl_selector *s, const struct command *cmd, int allow)
+void acl_sel_change_perm(acl_selector *s, const struct command *cmd, int allow)
 {
     int id = command_id(cmd), n;
     bit_set(s, id, allow);
@@ -186,11 +177,11 @@ static void change_perm(acl_selector *s, const struct command *cmd, int allow)
         bit_set(s, command_id(&subs[i]), allow);
 }
 
-static void set_category(acl_selector *s, uint32_t cat, int allow)
+void acl_sel_set_category(acl_selector *s, uint32_t cat, int allow)
 {
     for (int i = 0; i < command_count(); i++) {
         const struct command *cmd = command_list_order(i);
-        if (command_categories(cmd) & cat) change_perm(s, cmd, allow);
+        if (command_categories(cmd) & cat) acl_sel_change_perm(s, cmd, allow);
     }
 }
 
@@ -260,7 +251,7 @@ static int sel_allow_command(acl_selector *s, const char *name)
     if (!bar) {
         const struct command *cmd = command_lookup_orig(name, strlen(name));
         if (!cmd) return ACL_ERR_UNKNOWN;
-        change_perm(s, cmd, 1);
+        acl_sel_change_perm(s, cmd, 1);
         return 0;
     }
     const struct command *cmd = command_lookup_orig(name, (size_t)(bar - name));
@@ -271,7 +262,7 @@ static int sel_allow_command(acl_selector *s, const char *name)
     if (command_subcommands(cmd, &n)) {
         const struct command *sub = command_lookup_orig(name, strlen(name));
         if (!sub) return ACL_ERR_UNKNOWN;
-        change_perm(s, sub, 1);
+        acl_sel_change_perm(s, sub, 1);
         return 0;
     }
     server_log(LL_WARNING,
@@ -282,7 +273,7 @@ static int sel_allow_command(acl_selector *s, const char *name)
     return 0;
 }
 
-static int sel_apply(acl_selector *s, const char *op, size_t len)
+int acl_sel_apply(acl_selector *s, const char *op, size_t len)
 {
     if (!strcasecmp(op, "allkeys") || !strcasecmp(op, "~*")) {
         s->flags |= SEL_ALLKEYS;
@@ -320,11 +311,11 @@ static int sel_apply(acl_selector *s, const char *op, size_t len)
     } else if (op[0] == '-' && op[1] != '@') {
         const struct command *cmd = command_lookup_orig(op + 1, len - 1);
         if (!cmd) return ACL_ERR_UNKNOWN;
-        change_perm(s, cmd, 0);
+        acl_sel_change_perm(s, cmd, 0);
     } else if ((op[0] == '+' || op[0] == '-') && op[1] == '@') {
         uint32_t cat = acl_category_by_name(op + 2);
         if (!cat) return ACL_ERR_UNKNOWN;
-        set_category(s, cat, op[0] == '+');
+        acl_sel_set_category(s, cat, op[0] == '+');
     } else {
         return ACL_ERR_SYNTAX;
     }
@@ -338,12 +329,12 @@ static int sel_from_opset(acl_selector *out, const char *op, size_t len)
     char **argv;
     int argc = config_split_args(inner, &argv), err = 0;
     free(inner);
-    sel_init(out, 0);
+    acl_sel_init(out, 0);
     if (argc < 0) return ACL_ERR_SYNTAX;
     for (int i = 0; i < argc && !err; i++)
-        err = sel_apply(out, argv[i], strlen(argv[i]));
+        err = acl_sel_apply(out, argv[i], strlen(argv[i]));
     config_free_args(argv, argc);
-    if (err) sel_free(out);
+    if (err) acl_sel_free(out);
     return err;
 }
 
@@ -358,7 +349,7 @@ acl_user *acl_user_new(const char *name, size_t len)
     u->name_len = len;
     u->flags = USER_OFF;
     u->sel = malloc(sizeof(*u->sel));
-    sel_init(&u->sel[0], SEL_ROOT);
+    acl_sel_init(&u->sel[0], SEL_ROOT);
     u->nsel = 1;
     acl_user_changed(u);
     return u;
@@ -367,7 +358,7 @@ acl_user *acl_user_new(const char *name, size_t len)
 static void user_clear(acl_user *u)
 {
     for (int i = 0; i < u->nsel; i++)
-        sel_free(&u->sel[i]);
+        acl_sel_free(&u->sel[i]);
     free(u->sel);
     free(u->pass);
     free(u->descr);
@@ -522,7 +513,7 @@ int acl_user_apply(acl_user *u, const char *op, size_t len)
         }
     } else if (!strcasecmp(op, "clearselectors")) {
         for (int i = 1; i < u->nsel; i++)
-            sel_free(&u->sel[i]);
+            acl_sel_free(&u->sel[i]);
         u->nsel = 1;
     } else if (!strcasecmp(op, "reset")) {
         static const char *const steps[] = {"resetpass", "resetkeys",        "resetchannels",
@@ -533,7 +524,7 @@ int acl_user_apply(acl_user *u, const char *op, size_t len)
             if (i == 2 && cfg.acl_pubsub_default) acl_user_apply(u, "allchannels", 11);
         }
     } else {
-        err = sel_apply(&u->sel[0], op, len);
+        err = acl_sel_apply(&u->sel[0], op, len);
     }
     acl_user_changed(u);
     return err;
@@ -674,199 +665,6 @@ int acl_channels_shrank(const acl_user *now, const acl_user *before)
         }
     }
     return 0;
-}
-
-/* ---- Descriptions ------------------------------------------------------------ */
-
-typedef struct sb {
-    char *p;
-    size_t n, cap;
-} sb;
-
-static void sb_add(sb *b, const char *s, size_t n)
-{
-    if (b->n + n + 1 > b->cap) {
-        b->cap = (b->n + n + 1) * 2;
-        b->p = realloc(b->p, b->cap);
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-}
-
-static void sb_str(sb *b, const char *s)
-{
-    sb_add(b, s, strlen(s));
-}
-
-static char *sb_done(sb *b)
-{
-    if (!b->p) return strdup("");
-    return b->p;
-}
-
-/* How many commands of category cat s allows (*on) and denies (*off). */
-static void count_category(const acl_selector *s, uint32_t cat, long *on, long *off)
-{
-    *on = *off = 0;
-    for (int i = 0; i < command_count(); i++) {
-        const struct command *cmd = command_list_order(i);
-        if (!(command_categories(cmd) & cat)) continue;
-        if (bit_get(s, command_id(cmd)))
-            (*on)++;
-        else
-            (*off)++;
-    }
-}
-
-char *acl_selector_describe_commands(const acl_selector *s)
-{
-    sb b = {0};
-    acl_selector fake, tmp;
-    sel_init(&fake, 0);
-    sel_init(&tmp, 0);
-    int additive = !bit_get(s, ACL_FUTURE_BIT);
-    sb_str(&b, additive ? "-@all " : "+@all ");
-    sel_apply(&fake, additive ? "-@all" : "+@all", 5);
-    memcpy(tmp.cmds, s->cmds, sizeof(tmp.cmds));
-    char applied[NCATS] = {0};
-    for (;;) {
-        int best = -1;
-        long mindiff = LONG_MAX, maxsame = 0;
-        for (size_t j = 0; j < NCATS; j++) {
-            if (applied[j]) continue;
-            long on, off;
-            count_category(&tmp, categories[j].bit, &on, &off);
-            long diff = additive ? off : on, same = additive ? on : off;
-            if (same > diff && (diff < mindiff || (diff == mindiff && same > maxsame))) {
-                best = (int)j;
-                mindiff = diff;
-                maxsame = same;
-            }
-        }
-        if (best < 0) break;
-        set_category(&fake, categories[best].bit, additive);
-        set_category(&tmp, categories[best].bit, !additive);
-        sb_str(&b, additive ? "+@" : "-@");
-        sb_str(&b, categories[best].name);
-        sb_str(&b, " ");
-        applied[best] = 1;
-    }
-    for (int i = 0; i < command_count(); i++) {
-        const struct command *cmd = command_list_order(i);
-        int id = command_id(cmd), ub = bit_get(s, id);
-        if (ub != bit_get(&fake, id)) {
-            sb_str(&b, ub ? "+" : "-");
-            sb_str(&b, cmd->name);
-            sb_str(&b, " ");
-            change_perm(&fake, cmd, ub);
-        }
-        /* a container's first arguments follow its subcommands */
-        const struct command *parent = command_parent(cmd);
-        int n;
-        const struct command *owner = NULL;
-        if (!parent && !command_subcommands(cmd, &n))
-            owner = cmd;
-        else if (parent && cmd == command_subcommands(parent, &n) + n - 1)
-            owner = parent;
-        if (!owner || bit_get(s, command_id(owner))) continue;
-        for (int k = 0; k < s->nfargs; k++) {
-            if (s->fargs[k].id != command_id(owner)) continue;
-            sb_str(&b, "+");
-            sb_str(&b, owner->name);
-            sb_str(&b, "|");
-            sb_str(&b, s->fargs[k].arg);
-            sb_str(&b, " ");
-        }
-    }
-    sel_free(&fake);
-    sel_free(&tmp);
-    if (b.n) b.p[--b.n] = '\0'; /* the last space */
-    return sb_done(&b);
-}
-
-static void key_pattern(sb *b, const acl_str *k)
-{
-    sb_str(b, k->perm == PERM_ALL ? "~" : k->perm == PERM_READ ? "%R~" : "%W~");
-    sb_add(b, k->p, k->n);
-}
-
-char *acl_selector_describe_keys(const acl_selector *s)
-{
-    sb b = {0};
-    if (s->flags & SEL_ALLKEYS) return strdup("~*");
-    for (int i = 0; i < s->nkeys; i++) {
-        if (i) sb_str(&b, " ");
-        key_pattern(&b, &s->keys[i]);
-    }
-    return sb_done(&b);
-}
-
-char *acl_selector_describe_channels(const acl_selector *s)
-{
-    sb b = {0};
-    if (s->flags & SEL_ALLCHANNELS) return strdup("&*");
-    for (int i = 0; i < s->nchans; i++) {
-        if (i) sb_str(&b, " ");
-        sb_str(&b, "&");
-        sb_add(&b, s->chans[i].p, s->chans[i].n);
-    }
-    return sb_done(&b);
-}
-
-static void describe_selector(sb *b, const acl_selector *s)
-{
-    if (s->flags & SEL_ALLKEYS) {
-        sb_str(b, "~* ");
-    } else {
-        for (int i = 0; i < s->nkeys; i++) {
-            key_pattern(b, &s->keys[i]);
-            sb_str(b, " ");
-        }
-    }
-    if (s->flags & SEL_ALLCHANNELS) {
-        sb_str(b, "&* ");
-    } else {
-        sb_str(b, "resetchannels ");
-        for (int i = 0; i < s->nchans; i++) {
-            sb_str(b, "&");
-            sb_add(b, s->chans[i].p, s->chans[i].n);
-            sb_str(b, " ");
-        }
-    }
-    char *rules = acl_selector_describe_commands(s);
-    sb_str(b, rules);
-    free(rules);
-}
-
-const acl_flag_name acl_flag_names[ACL_NFLAG_NAMES] = {
-    {USER_ON, "on"},
-    {USER_OFF, "off"},
-    {USER_NOPASS, "nopass"},
-    {USER_SKIP_SANITIZE, "skip-sanitize-payload"},
-    {USER_SANITIZE, "sanitize-payload"}};
-
-const char *acl_user_describe(acl_user *u)
-{
-    if (u->descr) return u->descr;
-    sb b = {0};
-    for (int i = 0; i < ACL_NFLAG_NAMES; i++) {
-        if (!(u->flags & acl_flag_names[i].bit)) continue;
-        sb_str(&b, acl_flag_names[i].name);
-        sb_str(&b, " ");
-    }
-    for (int i = 0; i < u->npass; i++) {
-        sb_str(&b, "#");
-        sb_add(&b, u->pass[i], 64);
-        sb_str(&b, " ");
-    }
-    for (int i = 0; i < u->nsel; i++) {
-        if (i) sb_str(&b, " (");
-        describe_selector(&b, &u->sel[i]);
-        if (i) sb_str(&b, ")");
-    }
-    u->descr = sb_done(&b);
-    return u->descr;
 }
 
 /* ---- The default user, requirepass --------------------------------------------- */

@@ -1,8 +1,8 @@
 /*
  * acl_internal.h -- the ACL module's own structures, shared by acl.c
- * (users, rules, descriptions), acl_check.c (checks, log), acl_file.c
- * (aclfile, config lines) and cmd_acl.c (the ACL command). Nothing outside
- * the ACL files includes it.
+ * (users, rules), acl_describe.c (descriptions), acl_check.c (checks,
+ * log), acl_file.c (aclfile, config lines) and cmd_acl.c (the ACL
+ * command). Nothing outside the ACL files includes it.
  */
 #ifndef STRATA_ACL_INTERNAL_H
 #define STRATA_ACL_INTERNAL_H
@@ -119,5 +119,29 @@ int acl_channels_shrank(const acl_user *now, const acl_user *before);
 int acl_match(const char *pat, size_t plen, const char *s, size_t n);
 /* Computes the SHA-256 hex digest of p[0..n) into out[65]. */
 void acl_hash_password(const char *p, size_t n, char out[65]);
+
+/* The ACL categories, in the order ACL CAT lists them and a description
+ * tries them (acl.c owns the table; read-only). */
+typedef struct acl_category {
+    const char *name;
+    uint32_t bit;
+} acl_category;
+#define ACL_NCATS 22
+extern const acl_category acl_categories[ACL_NCATS];
+
+/* Selector primitives acl.c applies rules with and acl_describe.c replays
+ * them with to find the shortest description. Command thread. */
+/* An empty selector (flags: SEL_*; channels per acl-pubsub-default). */
+void acl_sel_init(acl_selector *s, uint32_t flags);
+/* Frees what s owns (patterns, first arguments); s is not reusable. */
+void acl_sel_free(acl_selector *s);
+/* Applies one rule to s; 0 or ACL_ERR_*. */
+int acl_sel_apply(acl_selector *s, const char *op, size_t len);
+/* Whether command id (or ACL_FUTURE_BIT) is allowed in s. */
+int acl_sel_bit_get(const acl_selector *s, int id);
+/* Allows or denies cmd, and a container's subcommands with it. */
+void acl_sel_change_perm(acl_selector *s, const struct command *cmd, int allow);
+/* Allows or denies every command of category cat (an ACL_CAT_* bit). */
+void acl_sel_set_category(acl_selector *s, uint32_t cat, int allow);
 
 #endif
