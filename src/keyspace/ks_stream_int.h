@@ -1,8 +1,8 @@
 /*
  * ks_stream_int.h -- internal to the stream files (ks_stream.c,
- * ks_stream_trim.c, ks_stream_group.c, ks_stream_pel.c): the stream
- * header kept in the record's ext, the member suffixes and the helpers
- * the files share. The format is ENCODING.md's "Streams (type 6)":
+ * ks_stream_id.c, ks_stream_trim.c, ks_stream_group.c, ks_stream_pel.c):
+ * the stream header kept in the record's ext, the member suffixes and the
+ * helpers the files share. The format is ENCODING.md's "Streams (type 6)":
  *
  *   ext = the xs_hdr fields below as varints, in order
  *   'E' ms:be64 seq:be64                -> node:varint nfields:varint {flen f vlen v}
