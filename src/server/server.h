@@ -791,6 +791,13 @@ char *client_info_line(client *c);
  * (reply-memory-limit: the clients holding the most are closed first). A
  * client over a limit is scheduled to close, with a log line, as Redis. */
 void networking_reply_grew(client *c);
+/* Hints the keys of the complete requests in c's query buffer (up to
+ * KS_PREFETCH_MAX of them) to the keyspace's prefetch before they run
+ * (networking_prefetch.c); networking_prefetch_resumes says that c's
+ * parser has reached where the last hints stopped, so the next requests
+ * want theirs. Hints only: no effect on replies. Command thread. */
+void networking_prefetch(client *c);
+int networking_prefetch_resumes(const client *c);
 
 /* reply.c */
 void reply_append(client *c, const char *p, size_t n);
