@@ -1,7 +1,8 @@
 /*
  * ks_list.h -- internal to src/keyspace: what ks_list.c (the list row,
  * packed lists, the commands' data work) and ks_list_big.c (big lists:
- * chunks of 32 positions, ENCODING.md "Lists") share.
+ * chunks of 32 positions, ENCODING.md "Lists"; one chunk's encoding in
+ * ks_list_chunk.c) share.
  *
  * The lbig_* functions change a big list's members in c->batch and its
  * view (head, n) in memory; the caller writes the record once at the end

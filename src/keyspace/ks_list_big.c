@@ -1,7 +1,9 @@
 /*
  * ks_list_big.c -- big lists: items at contiguous positions from the head,
  * grouped 32 positions to a chunk, one engine value per chunk, items over
- * KS_LIST_INLINE bytes out of line in a slot key of their own.
+ * KS_LIST_INLINE bytes out of line in a slot key of their own. This file
+ * holds the operations; one chunk's encoding, gets and puts are in
+ * ks_list_chunk.c (ks_list_chunk.h).
  *
  * On-disk format (ENCODING.md, "Lists"):
  *   'd' db be64(version) be64(c)        -> [varint(3 + 2*s)] entries: from
@@ -35,325 +37,10 @@
 #include <string.h>
 
 #include "keyspace/ks_list.h"
+#include "keyspace/ks_list_chunk.h"
 
-#define CHUNK_SHIFT KS_LIST_CHUNK_SHIFT
-#define CHUNK_N (1u << CHUNK_SHIFT)
 #define ROUND_CHUNKS 64
 #define ROUND_BYTES (4u << 20)
-
-static uint64_t chunk_of(uint64_t pos)
-{
-    return pos >> CHUNK_SHIFT;
-}
-
-static uint64_t bit(uint64_t pos)
-{
-    return 1ull << (pos & (CHUNK_N - 1));
-}
-
-/* The list positions chunk c holds: [*first, *first + result). */
-static size_t chunk_span(const lview *lv, uint64_t c, uint64_t *first)
-{
-    uint64_t a = c << CHUNK_SHIFT, b = a + (CHUNK_N - 1);
-    uint64_t lo = lv->head, hi = lv->head + lv->n - 1;
-    *first = a;
-    if (lv->n == 0 || b < lo || a > hi) return 0;
-    if (a < lo) a = lo;
-    if (b > hi) b = hi;
-    *first = a;
-    return (size_t)(b - a + 1);
-}
-
-/* Index bounds of the chunk holding index i: its first item, and one past
- * its last. */
-static uint64_t align_down(const lview *lv, uint64_t i)
-{
-    uint64_t first;
-    chunk_span(lv, chunk_of(lv->head + i), &first);
-    return first - lv->head;
-}
-
-static uint64_t align_up(const lview *lv, uint64_t i)
-{
-    uint64_t first;
-    size_t n = chunk_span(lv, chunk_of(lv->head + i), &first);
-    return first + n - lv->head;
-}
-
-static void chunk_sfx(char *s, uint64_t c)
-{
-    ks_put_be64(s, c);
-}
-
-static void slot_sfx(char *s, uint64_t pos)
-{
-    ks_put_be64(s, chunk_of(pos));
-    s[8] = (char)(pos & (CHUNK_N - 1));
-}
-
-/* ---- Chunks ----------------------------------------------------------------- */
-
-typedef struct litem {
-    const char *p; /* the value; NULL for an out-of-line item not loaded */
-    size_t n;
-    int stored; /* out of line, and the slot of position `at` holds it */
-    uint64_t at;
-} litem;
-
-typedef struct lchunk {
-    char *raw; /* engine buffer (chunk_get), or NULL */
-    uint64_t c, first;
-    size_t n;
-    uint64_t mask; /* the slots it has */
-    int hdr;       /* the value starts with a header (dead entries allowed) */
-    litem it[CHUNK_N];
-    size_t off[CHUNK_N];      /* read_chunk: values as offsets into its buffer */
-    size_t eoff[CHUNK_N + 1]; /* where each entry starts in the value; eoff[n]: its length */
-} lchunk;
-
-#define CHUNK_BYTES (1 + CHUNK_N * (KS_LIST_INLINE + 2)) /* the longest chunk value */
-
-/* The header of a chunk value whose first entry is at position first: one
- * byte, 3 + 2 * (first % 32), odd and >= 3 where an entry's varint is 1 or
- * even (so a value without one, of an older writer, is told apart). */
-static char chunk_hdr(uint64_t first)
-{
-    return (char)(3 + 2 * (first & (CHUNK_N - 1)));
-}
-
-static int outline(const litem *it)
-{
-    return it->stored || it->n > KS_LIST_INLINE;
-}
-
-/* Steps over the entry at p (its varint in *e); the end of it, or NULL
- * when it is malformed. */
-static inline __attribute__((always_inline)) const char *entry_next(const char *p, const char *end,
-                                                                    uint64_t *e)
-{
-    if (p < end && (unsigned char)*p < 0x80) { /* one byte: len < 64, the usual case */
-        unsigned b = (unsigned char)*p++;
-        *e = b;
-        if (b == 1) return p;
-        return !(b & 1) && (b >> 1) <= (size_t)(end - p) ? p + (b >> 1) : NULL;
-    }
-    if (!(p = ks_get_varint(p, end, e))) return NULL;
-    if (*e == 1) return p;
-    if ((*e & 1) || *e / 2 > KS_LIST_INLINE || *e / 2 > (uint64_t)(end - p)) return NULL;
-    return p + *e / 2;
-}
-
-/* Decodes the live entries of ch from v (ch->c, ch->first and ch->n set:
- * the positions inside the list). With a header, the value's entries run
- * from its position on, covering the live ones, and may go on past them
- * (dead entries of earlier pops, checked but not returned); without one
- * they are exactly the live ones. Only eoff[0] and eoff[n] unless full
- * (a push copies the live entries as one run). 0, or -1. */
-static int chunk_decode_as(lchunk *ch, const char *v, size_t vl, int full)
-{
-    const char *p = v, *end = v + vl;
-    uint64_t pos = ch->first, last = (ch->c << CHUNK_SHIFT) + (CHUNK_N - 1), e;
-    ch->mask = 0;
-    ch->hdr = vl > 0 && (unsigned char)v[0] >= 3 && (v[0] & 1);
-    if (vl > CHUNK_BYTES || ch->first + ch->n - 1 > last) return -1;
-    if (ch->hdr) {
-        if ((unsigned char)v[0] > 3 + 2 * (CHUNK_N - 1)) return -1;
-        pos = (ch->c << CHUNK_SHIFT) + (((unsigned char)*p++ - 3) >> 1);
-        if (pos > ch->first) return -1;
-        for (; pos < ch->first; pos++) /* dead: popped from the head */
-            if (!(p = entry_next(p, end, &e))) return -1;
-    }
-    ch->eoff[0] = (size_t)(p - v);
-    for (size_t i = 0; i < ch->n; i++, pos++) {
-        if (full) ch->eoff[i] = (size_t)(p - v);
-        if (!(p = entry_next(p, end, &e))) return -1;
-        if (!full) continue;
-        if (e == 1) {
-            ch->it[i] = (litem){NULL, 0, 1, pos};
-            ch->mask |= bit(pos);
-        } else {
-            ch->it[i] = (litem){p - e / 2, (size_t)(e / 2), 0, 0};
-        }
-    }
-    ch->eoff[ch->n] = (size_t)(p - v);
-    if (!ch->hdr) return p == end ? 0 : -1;
-    for (; p < end; pos++) /* dead: popped from the tail */
-        if (pos > last || !(p = entry_next(p, end, &e))) return -1;
-    return 0;
-}
-
-static int chunk_decode(lchunk *ch, const char *v, size_t vl)
-{
-    return chunk_decode_as(ch, v, vl, 1);
-}
-
-/* The entry at position pos in chunk ci's value v, when v has a header
- * (only the entries before it are stepped over, not decoded): 0, or -1
- * (no header, or malformed: chunk_decode then says which). */
-static int chunk_entry_at(uint64_t ci, const char *v, size_t vl, uint64_t pos, litem *it)
-{
-    if (!vl || (unsigned char)v[0] < 3 || !(v[0] & 1) ||
-        (unsigned char)v[0] > 3 + 2 * (CHUNK_N - 1))
-        return -1;
-    uint64_t at = (ci << CHUNK_SHIFT) + (((unsigned char)v[0] - 3) >> 1), e;
-    const char *p = v + 1, *end = v + vl;
-    if (at > pos) return -1;
-    for (; at < pos; at++)
-        if (!(p = entry_next(p, end, &e))) return -1;
-    if (!(p = entry_next(p, end, &e))) return -1;
-    *it = e == 1 ? (litem){NULL, 0, 1, pos} : (litem){p - e / 2, (size_t)(e / 2), 0, 0};
-    return 0;
-}
-
-/* Reads chunk ci with one get (out-of-line values not loaded; full 0:
- * only the bounds of its live entries, see chunk_decode_as). */
-static ks_status chunk_get_as(ks_ctx *c, int db, const lview *lv, uint64_t ci, lchunk *ch, int full)
-{
-    ch->raw = NULL;
-    ch->c = ci;
-    ch->mask = 0;
-    ch->n = chunk_span(lv, ci, &ch->first);
-    if (!ch->n) return KS_OK;
-    char s[8];
-    size_t vl;
-    chunk_sfx(s, ci);
-    eng_status es = ks_member_get(c, NULL, db, lv->version, s, 8, &ch->raw, &vl);
-    if (es == ENG_NOTFOUND) return ks_corrupt(c, "list chunk");
-    if (es != ENG_OK) return ks_engine_err(c, es, "list read");
-    if (chunk_decode_as(ch, ch->raw, vl, full) != 0) {
-        eng_free(ch->raw);
-        ch->raw = NULL;
-        return ks_corrupt(c, "list chunk");
-    }
-    return KS_OK;
-}
-
-static ks_status chunk_get(ks_ctx *c, int db, const lview *lv, uint64_t ci, lchunk *ch)
-{
-    return chunk_get_as(c, db, lv, ci, ch, 1);
-}
-
-static void chunk_free(lchunk *ch)
-{
-    if (ch->raw) eng_free(ch->raw);
-    ch->raw = NULL;
-}
-
-/* The value of the out-of-line item at pos (an engine buffer). */
-static ks_status slot_get(ks_ctx *c, int db, uint64_t version, uint64_t pos, char **v, size_t *n)
-{
-    char s[9];
-    slot_sfx(s, pos);
-    eng_status es = ks_member_get(c, NULL, db, version, s, 9, v, n);
-    if (es == ENG_NOTFOUND) return ks_corrupt(c, "list item");
-    return es == ENG_OK ? KS_OK : ks_engine_err(c, es, "list read");
-}
-
-/* Writes chunk ci holding items[0..n) at positions first.. (n 0: deletes
- * it): its value, the slot of each out-of-line item not already stored at
- * its position (REQUIRES: those are loaded), and a delete for each slot of
- * old (the slots it had) it no longer uses. */
-static void chunk_put(ks_ctx *c, int db, uint64_t version, uint64_t ci, uint64_t first,
-                      const litem *items, size_t n, uint64_t old)
-{
-    char buf[CHUNK_BYTES], *p = buf, s[9];
-    uint64_t mask = 0;
-    *p++ = chunk_hdr(first);
-    for (size_t i = 0; i < n; i++) {
-        const litem *it = &items[i];
-        uint64_t pos = first + i;
-        if (!outline(it)) {
-            p = ks_put_varint(p, 2 * (uint64_t)it->n);
-            if (it->n) memcpy(p, it->p, it->n);
-            p += it->n;
-            continue;
-        }
-        p = ks_put_varint(p, 1);
-        mask |= bit(pos);
-        if (it->stored && it->at == pos) continue;
-        slot_sfx(s, pos);
-        ks_member_put(c, db, version, s, 9, it->p, it->n);
-    }
-    for (uint64_t gone = old & ~mask; gone; gone &= gone - 1) {
-        slot_sfx(s, (ci << CHUNK_SHIFT) + (uint64_t)__builtin_ctzll(gone));
-        ks_member_del(c, db, version, s, 9);
-    }
-    chunk_sfx(s, ci);
-    if (n)
-        ks_member_put(c, db, version, s, 8, buf, (size_t)(p - buf));
-    else
-        ks_member_del(c, db, version, s, 8);
-}
-
-/* Deletes chunks c0..c1 and their slots: one range delete. */
-static void chunks_del(ks_ctx *c, int db, uint64_t version, uint64_t c0, uint64_t c1)
-{
-    if (c0 > c1) return;
-    char a[8], b[8];
-    chunk_sfx(a, c0);
-    chunk_sfx(b, c1 + 1);
-    ks_members_delete_range(c, db, version, a, 8, b, 8);
-}
-
-/* Puts chunk ci's value: v (vl bytes), which starts with its header
- * (chunk_hdr); vl 0 deletes the chunk key. */
-static void chunk_raw_put(ks_ctx *c, int db, uint64_t version, uint64_t ci, const char *v,
-                          size_t vl)
-{
-    char s[8];
-    chunk_sfx(s, ci);
-    if (vl)
-        ks_member_put(c, db, version, s, 8, v, vl);
-    else
-        ks_member_del(c, db, version, s, 8);
-}
-
-/* Puts chunk ci as ch's entries [i0, i1) (i1 > i0), with their header. */
-static void chunk_put_part(ks_ctx *c, int db, uint64_t version, const lchunk *ch, size_t i0,
-                           size_t i1)
-{
-    char buf[CHUNK_BYTES];
-    size_t n = ch->eoff[i1] - ch->eoff[i0];
-    buf[0] = chunk_hdr(ch->first + i0);
-    memcpy(buf + 1, ch->raw + ch->eoff[i0], n);
-    chunk_raw_put(c, db, version, ch->c, buf, n + 1);
-}
-
-/* Deletes the slots of ch's out-of-line items i in [i0, i1). */
-static void slots_del(ks_ctx *c, int db, uint64_t version, const lchunk *ch, size_t i0, size_t i1)
-{
-    char s[9];
-    for (size_t i = i0; i < i1; i++) {
-        if (!ch->it[i].stored) continue;
-        slot_sfx(s, ch->first + i);
-        ks_member_del(c, db, version, s, 9);
-    }
-}
-
-/* Appends the entry of a new item at pos to p, writing its slot when it is
- * out of line; returns the end. */
-static char *new_entry(ks_ctx *c, int db, uint64_t version, char *p, uint64_t pos, const char *v,
-                       size_t vl)
-{
-    if (vl <= KS_LIST_INLINE) {
-        p = ks_put_varint(p, 2 * (uint64_t)vl);
-        if (vl) memcpy(p, v, vl);
-        return p + vl;
-    }
-    char s[9];
-    slot_sfx(s, pos);
-    ks_member_put(c, db, version, s, 9, v, vl);
-    return ks_put_varint(p, 1);
-}
-
-/* The bytes of ch's entries [i0, i1) appended to p: old entries keep their
- * encoding (and their slots: same positions). */
-static char *old_entries(char *p, const lchunk *ch, size_t i0, size_t i1)
-{
-    size_t n = ch->eoff[i1] - ch->eoff[i0];
-    if (n) memcpy(p, ch->raw + ch->eoff[i0], n);
-    return p + n;
-}
 
 /* ---- Reading chunks through an iterator --------------------------------- */
 
@@ -388,13 +75,13 @@ static ks_status read_chunk(ks_ctx *c, ks_miter *mi, const lview *lv, uint64_t c
 {
     ch->raw = NULL;
     ch->c = ci;
-    ch->n = chunk_span(lv, ci, &ch->first);
+    ch->n = lbig_chunk_span(lv, ci, &ch->first);
     size_t sn, vn, base;
     const char *s = ks_miter_valid(mi) ? ks_miter_suffix(mi, &sn) : NULL;
     if (!s || sn != 8 || ks_get_be64(s) != ci) return ks_corrupt(c, "list chunk");
     const char *v = ks_miter_value(mi, &vn);
     if (rbuf_add(b, v, vn, &base) != 0) return ks_oom(c);
-    if (chunk_decode(ch, b->p + base, vn) != 0) return ks_corrupt(c, "list chunk");
+    if (lbig_chunk_decode(ch, b->p + base, vn) != 0) return ks_corrupt(c, "list chunk");
     for (size_t i = 0; i < ch->n; i++)
         if (!ch->it[i].stored) ch->off[i] = (size_t)(ch->it[i].p - b->p);
     ks_miter_next(mi);
@@ -427,7 +114,7 @@ static void chunk_fix(lchunk *ch, const char *base)
 static ks_status walk_by_gets(ks_ctx *c, int db, const lview *lv, uint64_t p0, uint64_t p1, int rev,
                               lwalk_fn fn, void *arg)
 {
-    uint64_t c0 = chunk_of(p0), c1 = chunk_of(p1);
+    uint64_t c0 = lbig_chunk_of(p0), c1 = lbig_chunk_of(p1);
     ks_status st = KS_OK;
     lchunk ch;
     ks_field f[CHUNK_N];
@@ -435,7 +122,7 @@ static ks_status walk_by_gets(ks_ctx *c, int db, const lview *lv, uint64_t p0, u
     int stop = 0;
     for (uint64_t j = 0; j <= c1 - c0 && !stop && st == KS_OK; j++) {
         uint64_t ci = rev ? c1 - j : c0 + j;
-        if ((st = chunk_get(c, db, lv, ci, &ch)) != KS_OK) break;
+        if ((st = lbig_chunk_get(c, db, lv, ci, &ch)) != KS_OK) break;
         uint64_t lo = ch.first < p0 ? p0 : ch.first, hi = ch.first + ch.n - 1;
         if (hi > p1) hi = p1;
         size_t n = (size_t)(hi - lo + 1), q = 0, ns = 0;
@@ -444,13 +131,13 @@ static ks_status walk_by_gets(ks_ctx *c, int db, const lview *lv, uint64_t p0, u
             const litem *it = &ch.it[pos - ch.first];
             f[q] = (ks_field){it->p, it->n, NULL, 0};
             if (it->stored &&
-                (st = slot_get(c, db, lv->version, pos, &slot[ns], &f[q].fl)) == KS_OK)
+                (st = lbig_slot_get(c, db, lv->version, pos, &slot[ns], &f[q].fl)) == KS_OK)
                 f[q].f = slot[ns++];
         }
         if (st == KS_OK) stop = fn(arg, (rev ? hi : lo) - lv->head, f, n);
         while (ns > 0)
             eng_free(slot[--ns]);
-        chunk_free(&ch);
+        lbig_chunk_free(&ch);
     }
     return st;
 }
@@ -463,7 +150,7 @@ ks_status lbig_walk(ks_ctx *c, int db, const lview *lv, uint64_t from, uint64_t 
 {
     if (!k) return KS_OK;
     uint64_t p0 = lv->head + from, p1 = p0 + k - 1;
-    uint64_t c0 = chunk_of(p0), c1 = chunk_of(p1);
+    uint64_t c0 = lbig_chunk_of(p0), c1 = lbig_chunk_of(p1);
     if (c1 - c0 < WALK_GETS_CHUNKS) return walk_by_gets(c, db, lv, p0, p1, rev, fn, arg);
     ks_miter mi;
     ks_miter_open(&mi, c, NULL, db, lv->version);
@@ -476,7 +163,7 @@ ks_status lbig_walk(ks_ctx *c, int db, const lview *lv, uint64_t from, uint64_t 
         uint64_t ci = rev ? c1 - j : c0 + j;
         char s[8];
         size_t sn, vn;
-        chunk_sfx(s, ci);
+        lbig_chunk_sfx(s, ci);
         if (rev || j == 0) ks_miter_seek(&mi, s, 8);
         const char *sf = ks_miter_valid(&mi) ? ks_miter_suffix(&mi, &sn) : NULL;
         if (!sf || sn != 8 || ks_get_be64(sf) != ci) {
@@ -487,8 +174,8 @@ ks_status lbig_walk(ks_ctx *c, int db, const lview *lv, uint64_t from, uint64_t 
          * slots to step to: then copies. */
         const char *v = ks_miter_value(&mi, &vn);
         ch.c = ci;
-        ch.n = chunk_span(lv, ci, &ch.first);
-        if (chunk_decode(&ch, v, vn) != 0) {
+        ch.n = lbig_chunk_span(lv, ci, &ch.first);
+        if (lbig_chunk_decode(&ch, v, vn) != 0) {
             st = ks_corrupt(c, "list chunk");
             break;
         }
@@ -555,15 +242,15 @@ static void out_flush(lout *w)
     }
     uint64_t d = w->mdesc ? w->mbase - w->cur : w->cur - w->mbase;
     uint64_t old = w->masks && d < w->mn ? w->masks[d] : 0;
-    chunk_put(w->c, w->db, w->version, w->cur, (w->cur << CHUNK_SHIFT) + w->lo, items,
-              w->hi - w->lo + 1, old);
+    lbig_chunk_put(w->c, w->db, w->version, w->cur, (w->cur << CHUNK_SHIFT) + w->lo, items,
+                   w->hi - w->lo + 1, old);
     w->has = 0;
     w->b.n = 0;
 }
 
 static ks_status out_emit(lout *w, uint64_t pos, const litem *it)
 {
-    uint64_t ci = chunk_of(pos);
+    uint64_t ci = lbig_chunk_of(pos);
     unsigned s = (unsigned)(pos & (CHUNK_N - 1));
     if (w->has && ci != w->cur) out_flush(w);
     if (!w->has) {
@@ -592,7 +279,7 @@ static void out_free(lout *w)
 
 /* ---- Rewrites ---------------------------------------------------------------- */
 
-/* Input items [a, e) (aligned to chunks, see align_down/up) read forward
+/* Input items [a, e) (aligned to chunks, see lbig_align_down/up) read forward
  * and written from position out upward, or (rev) read backward and written
  * from out downward; the indexes gone (in reading order) are dropped, and
  * the new item (has_ins) goes in before index ins when reading forward, or
@@ -652,7 +339,7 @@ static ks_status job_round(lst *l, jstate *js, uint64_t cfirst, uint64_t nchunks
     for (; *next + r < nchunks && r < ROUND_CHUNKS && b.n < ROUND_BYTES; r++) {
         uint64_t ci = j->rev ? cfirst - (*next + r) : cfirst + *next + r;
         char s[8];
-        chunk_sfx(s, ci);
+        lbig_chunk_sfx(s, ci);
         if (r == 0 || j->rev) ks_miter_seek(&mi, s, 8);
         if ((st = read_chunk(c, &mi, lv, ci, &b, &round[r])) != KS_OK) break;
         masks[*next + r] = round[r].mask;
@@ -682,7 +369,7 @@ static ks_status rewrite(lst *l, const ljob *j)
     out_init(&js.w, l);
     uint64_t nchunks = 0, cfirst = 0, next = 0;
     if (j->e > j->a) {
-        uint64_t ca = chunk_of(lv->head + j->a), ce = chunk_of(lv->head + j->e - 1);
+        uint64_t ca = lbig_chunk_of(lv->head + j->a), ce = lbig_chunk_of(lv->head + j->e - 1);
         nchunks = ce - ca + 1;
         cfirst = j->rev ? ce : ca;
     }
@@ -738,32 +425,33 @@ ks_status lbig_push(lst *l, int where, const ks_field *items, size_t n)
      * its old entries are copied as they are, before or after the new. */
     lchunk ch = {0};
     int partial = ((head ? h : tail) & (CHUNK_N - 1)) != 0;
-    ks_status st = partial ? chunk_get_as(c, db, lv, chunk_of(head ? h : tail - 1), &ch, 0) : KS_OK;
+    ks_status st =
+        partial ? lbig_chunk_get_as(c, db, lv, lbig_chunk_of(head ? h : tail - 1), &ch, 0) : KS_OK;
     if (st != KS_OK) return st;
     char buf[CHUNK_BYTES], *p = buf + 1; /* buf[0]: the header */
     uint64_t p0 = head ? h - n : tail, first = p0;
     if (!head && partial) {
-        p = old_entries(p, &ch, 0, ch.n);
+        p = lbig_old_entries(p, &ch, 0, ch.n);
         first = ch.first;
     }
     for (size_t q = 0; q < n; q++) {
         uint64_t pos = p0 + q;
         const ks_field *f = &items[head ? n - 1 - q : q];
-        p = new_entry(c, db, ver, p, pos, f->f, f->fl);
+        p = lbig_new_entry(c, db, ver, p, pos, f->f, f->fl);
         if ((pos & (CHUNK_N - 1)) != CHUNK_N - 1 && q + 1 < n) continue;
-        if (head && partial && q + 1 == n) p = old_entries(p, &ch, 0, ch.n);
-        buf[0] = chunk_hdr(first);
-        chunk_raw_put(c, db, ver, chunk_of(pos), buf, (size_t)(p - buf));
+        if (head && partial && q + 1 == n) p = lbig_old_entries(p, &ch, 0, ch.n);
+        buf[0] = lbig_chunk_hdr(first);
+        lbig_chunk_raw_put(c, db, ver, lbig_chunk_of(pos), buf, (size_t)(p - buf));
         p = buf + 1;
         first = pos + 1;
     }
-    chunk_free(&ch);
+    lbig_chunk_free(&ch);
     if (head) lv->head = h - n;
     lv->n += n;
     return KS_OK;
 }
 
-/* Hands item it (of a chunk read with chunk_get) to out: a pointer into
+/* Hands item it (of a chunk read with lbig_chunk_get) to out: a pointer into
  * the chunk's buffer, which out then keeps (*keep), or into the buffer of
  * its slot, which out takes. */
 static ks_status take_item(ks_ctx *c, int db, uint64_t version, const litem *it, ks_fvec *out,
@@ -775,7 +463,7 @@ static ks_status take_item(ks_ctx *c, int db, uint64_t version, const litem *it,
     }
     char *v;
     size_t vn;
-    ks_status st = slot_get(c, db, version, it->at, &v, &vn);
+    ks_status st = lbig_slot_get(c, db, version, it->at, &v, &vn);
     if (st != KS_OK) return st;
     if (ks_fvec_adopt(out, v) != 0) {
         eng_free(v);
@@ -793,17 +481,17 @@ static ks_status pop_one(lst *l, int head, ks_fvec *out, int *done)
     ks_ctx *c = l->w.c;
     lview *lv = &l->v;
     int db = l->w.db;
-    uint64_t pos = head ? lv->head : lv->head + lv->n - 1, ci = chunk_of(pos), first;
-    size_t live = chunk_span(lv, ci, &first);
+    uint64_t pos = head ? lv->head : lv->head + lv->n - 1, ci = lbig_chunk_of(pos), first;
+    size_t live = lbig_chunk_span(lv, ci, &first);
     char s[9], *raw;
     size_t vl;
     litem it;
     *done = 0;
-    chunk_sfx(s, ci);
+    lbig_chunk_sfx(s, ci);
     eng_status es = ks_member_get(c, NULL, db, lv->version, s, 8, &raw, &vl);
     if (es == ENG_NOTFOUND) return ks_corrupt(c, "list chunk");
     if (es != ENG_OK) return ks_engine_err(c, es, "list read");
-    if (chunk_entry_at(ci, raw, vl, pos, &it) != 0) {
+    if (lbig_chunk_entry_at(ci, raw, vl, pos, &it) != 0) {
         eng_free(raw);
         return KS_OK;
     }
@@ -815,9 +503,9 @@ static ks_status pop_one(lst *l, int head, ks_fvec *out, int *done)
         st = ks_oom(c);
     if (raw) eng_free(raw);
     if (st != KS_OK) return st;
-    if (live == 1) chunk_raw_put(c, db, lv->version, ci, NULL, 0);
+    if (live == 1) lbig_chunk_raw_put(c, db, lv->version, ci, NULL, 0);
     if (it.stored) {
-        slot_sfx(s, pos);
+        lbig_slot_sfx(s, pos);
         ks_member_del(c, db, lv->version, s, 9);
     }
     if (head) lv->head++;
@@ -837,12 +525,12 @@ ks_status lbig_pop(lst *l, int where, uint64_t k, ks_fvec *out)
         ks_status st = pop_one(l, head, out, &done);
         if (st != KS_OK || done) return st;
     }
-    uint64_t left = k, ci = chunk_of(head ? lv->head : lv->head + lv->n - 1), c0 = ci;
+    uint64_t left = k, ci = lbig_chunk_of(head ? lv->head : lv->head + lv->n - 1), c0 = ci;
     uint64_t emptied = 0;
     ks_status st = KS_OK;
     while (left && st == KS_OK) {
         lchunk ch;
-        if ((st = chunk_get(c, db, lv, ci, &ch)) != KS_OK) break;
+        if ((st = lbig_chunk_get(c, db, lv, ci, &ch)) != KS_OK) break;
         size_t t = left < ch.n ? (size_t)left : ch.n;
         int keep = 0; /* items point into ch.raw: out keeps it */
         for (size_t i = 0; i < t && st == KS_OK; i++)
@@ -851,25 +539,26 @@ ks_status lbig_pop(lst *l, int where, uint64_t k, ks_fvec *out)
             size_t i0 = head ? t : 0, i1 = head ? ch.n : ch.n - t;
             /* With a header the chunk stays as it is: the record's new
              * head or count makes the popped entries dead. */
-            if (!ch.hdr) chunk_put_part(c, db, lv->version, &ch, i0, i1);
-            head ? slots_del(c, db, lv->version, &ch, 0, t)
-                 : slots_del(c, db, lv->version, &ch, ch.n - t, ch.n);
+            if (!ch.hdr) lbig_chunk_put_part(c, db, lv->version, &ch, i0, i1);
+            head ? lbig_slots_del(c, db, lv->version, &ch, 0, t)
+                 : lbig_slots_del(c, db, lv->version, &ch, ch.n - t, ch.n);
         } else if (st == KS_OK && !all && emptied++ == 0 && left == t) {
             /* one chunk emptied: point deletes, kinder to readers than a range */
-            chunk_raw_put(c, db, lv->version, ci, NULL, 0);
-            slots_del(c, db, lv->version, &ch, 0, ch.n);
+            lbig_chunk_raw_put(c, db, lv->version, ci, NULL, 0);
+            lbig_slots_del(c, db, lv->version, &ch, 0, ch.n);
             emptied = 0;
         }
         if (keep && ks_fvec_adopt(out, ch.raw) == 0)
             ch.raw = NULL;
         else if (keep && st == KS_OK)
             st = ks_oom(c);
-        chunk_free(&ch);
+        lbig_chunk_free(&ch);
         left -= t;
         ci = head ? ci + 1 : ci - 1;
     }
     if (st == KS_OK && !all && emptied)
-        chunks_del(c, db, lv->version, head ? c0 : c0 - emptied + 1, head ? c0 + emptied - 1 : c0);
+        lbig_chunks_del(c, db, lv->version, head ? c0 : c0 - emptied + 1,
+                        head ? c0 + emptied - 1 : c0);
     if (st == KS_OK) {
         if (head) lv->head += k;
         lv->n -= k;
@@ -881,7 +570,7 @@ ks_status lbig_get(ks_ctx *c, int db, const lview *lv, uint64_t i, ks_val *out)
 {
     lchunk ch;
     uint64_t pos = lv->head + i;
-    ks_status st = chunk_get(c, db, lv, chunk_of(pos), &ch);
+    ks_status st = lbig_chunk_get(c, db, lv, lbig_chunk_of(pos), &ch);
     if (st != KS_OK) return st;
     const litem *it = &ch.it[pos - ch.first];
     if (!it->stored) {
@@ -890,9 +579,9 @@ ks_status lbig_get(ks_ctx *c, int db, const lview *lv, uint64_t i, ks_val *out)
     }
     char *v;
     size_t vn;
-    st = slot_get(c, db, lv->version, pos, &v, &vn);
+    st = lbig_slot_get(c, db, lv->version, pos, &v, &vn);
     if (st == KS_OK) *out = (ks_val){v, v, vn};
-    chunk_free(&ch);
+    lbig_chunk_free(&ch);
     return st;
 }
 
@@ -902,18 +591,18 @@ ks_status lbig_set(lst *l, uint64_t i, const char *v, size_t vl)
     lview *lv = &l->v;
     ks_ctx *c = l->w.c;
     uint64_t pos = lv->head + i;
-    ks_status st = chunk_get(c, l->w.db, lv, chunk_of(pos), &ch);
+    ks_status st = lbig_chunk_get(c, l->w.db, lv, lbig_chunk_of(pos), &ch);
     if (st != KS_OK) return st;
     size_t at = (size_t)(pos - ch.first);
     char buf[CHUNK_BYTES], *p = buf;
-    *p++ = chunk_hdr(ch.first);
-    p = old_entries(p, &ch, 0, at);
-    p = new_entry(c, l->w.db, lv->version, p, pos, v, vl);
-    p = old_entries(p, &ch, at + 1, ch.n);
+    *p++ = lbig_chunk_hdr(ch.first);
+    p = lbig_old_entries(p, &ch, 0, at);
+    p = lbig_new_entry(c, l->w.db, lv->version, p, pos, v, vl);
+    p = lbig_old_entries(p, &ch, at + 1, ch.n);
     if (ch.it[at].stored && vl <= KS_LIST_INLINE)
-        slots_del(c, l->w.db, lv->version, &ch, at, at + 1);
-    chunk_raw_put(c, l->w.db, lv->version, ch.c, buf, (size_t)(p - buf));
-    chunk_free(&ch);
+        lbig_slots_del(c, l->w.db, lv->version, &ch, at, at + 1);
+    lbig_chunk_raw_put(c, l->w.db, lv->version, ch.c, buf, (size_t)(p - buf));
+    lbig_chunk_free(&ch);
     return KS_OK;
 }
 
@@ -921,17 +610,17 @@ ks_status lbig_set(lst *l, uint64_t i, const char *v, size_t vl)
 static ks_status cut_chunk(lst *l, uint64_t ci, uint64_t lo, uint64_t hi)
 {
     lchunk ch;
-    ks_status st = chunk_get(l->w.c, l->w.db, &l->v, ci, &ch);
+    ks_status st = lbig_chunk_get(l->w.c, l->w.db, &l->v, ci, &ch);
     if (st != KS_OK) return st;
     size_t i0 = ch.first < lo ? (size_t)(lo - ch.first) : 0;
     size_t i1 = ch.first + ch.n - 1 > hi ? (size_t)(hi - ch.first + 1) : ch.n;
     if (i0 != 0 || i1 != ch.n) {
         uint64_t ver = l->v.version;
-        chunk_put_part(l->w.c, l->w.db, ver, &ch, i0, i1);
-        slots_del(l->w.c, l->w.db, ver, &ch, 0, i0);
-        slots_del(l->w.c, l->w.db, ver, &ch, i1, ch.n);
+        lbig_chunk_put_part(l->w.c, l->w.db, ver, &ch, i0, i1);
+        lbig_slots_del(l->w.c, l->w.db, ver, &ch, 0, i0);
+        lbig_slots_del(l->w.c, l->w.db, ver, &ch, i1, ch.n);
     }
-    chunk_free(&ch);
+    lbig_chunk_free(&ch);
     return KS_OK;
 }
 
@@ -940,13 +629,13 @@ ks_status lbig_trim(lst *l, uint64_t from, uint64_t k)
     lview *lv = &l->v;
     ks_ctx *c = l->w.c;
     uint64_t lo = lv->head + from, hi = lo + k - 1;
-    uint64_t ca = chunk_of(lv->head), cl = chunk_of(lo), cr = chunk_of(hi),
-             cz = chunk_of(lv->head + lv->n - 1);
+    uint64_t ca = lbig_chunk_of(lv->head), cl = lbig_chunk_of(lo), cr = lbig_chunk_of(hi),
+             cz = lbig_chunk_of(lv->head + lv->n - 1);
     ks_status st = cut_chunk(l, cl, lo, hi);
     if (st == KS_OK && cr != cl) st = cut_chunk(l, cr, lo, hi);
     if (st != KS_OK) return st;
-    if (cl > ca) chunks_del(c, l->w.db, lv->version, ca, cl - 1);
-    if (cz > cr) chunks_del(c, l->w.db, lv->version, cr + 1, cz);
+    if (cl > ca) lbig_chunks_del(c, l->w.db, lv->version, ca, cl - 1);
+    if (cz > cr) lbig_chunks_del(c, l->w.db, lv->version, cr + 1, cz);
     lv->head = lo;
     lv->n = k;
     return KS_OK;
@@ -966,14 +655,15 @@ ks_status lbig_insert(lst *l, uint64_t j, const char *v, size_t vl)
     job.ivl = vl;
     if (left) { /* items [0, j) move one towards the head */
         uint64_t first;
-        size_t cn = chunk_span(lv, chunk_of(h - 1 + j), &first);
+        size_t cn = lbig_chunk_span(lv, lbig_chunk_of(h - 1 + j), &first);
         job.e = cn ? first + cn - h : 0; /* the end of the chunk the new item lands in */
         job.out = h - 1;
     } else { /* items [j, n) move one towards the tail */
         job.rev = 1;
-        job.a = j < n                                           ? align_down(lv, j)
-                : (n && chunk_of(h + n) == chunk_of(h + n - 1)) ? align_down(lv, n - 1)
-                                                                : n;
+        job.a = j < n ? lbig_align_down(lv, j)
+                : (n && lbig_chunk_of(h + n) == lbig_chunk_of(h + n - 1))
+                    ? lbig_align_down(lv, n - 1)
+                    : n;
         job.e = n;
         job.out = h + n;
     }
@@ -992,14 +682,15 @@ ks_status lbig_remove(lst *l, const uint64_t *gone, size_t k)
     ljob job = {0};
     ks_status st;
     if (n - lo <= hi + 1) { /* the tail side moves towards the head */
-        job.a = align_down(lv, lo);
+        job.a = lbig_align_down(lv, lo);
         job.e = n;
         job.out = h + job.a;
         job.gone = gone;
         job.ngone = k;
         st = rewrite(l, &job);
         if (st == KS_OK)
-            chunks_del(c, l->w.db, lv->version, chunk_of(h + n - k - 1) + 1, chunk_of(h + n - 1));
+            lbig_chunks_del(c, l->w.db, lv->version, lbig_chunk_of(h + n - k - 1) + 1,
+                            lbig_chunk_of(h + n - 1));
         if (st == KS_OK) lv->n = n - k;
         return st;
     }
@@ -1008,15 +699,15 @@ ks_status lbig_remove(lst *l, const uint64_t *gone, size_t k)
     for (size_t i = 0; i < k; i++)
         desc[i] = gone[k - 1 - i];
     job.rev = 1;
-    job.e = align_up(lv, hi);
+    job.e = lbig_align_up(lv, hi);
     job.out = h + job.e - 1;
     job.gone = desc;
     job.ngone = k;
     st = rewrite(l, &job);
     free(desc);
     if (st != KS_OK) return st;
-    if (chunk_of(h + k) > chunk_of(h))
-        chunks_del(c, l->w.db, lv->version, chunk_of(h), chunk_of(h + k) - 1);
+    if (lbig_chunk_of(h + k) > lbig_chunk_of(h))
+        lbig_chunks_del(c, l->w.db, lv->version, lbig_chunk_of(h), lbig_chunk_of(h + k) - 1);
     lv->head = h + k;
     lv->n = n - k;
     return KS_OK;
