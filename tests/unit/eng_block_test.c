@@ -8,14 +8,7 @@
 #include "engine/block_builder.h"
 #include "engine/dbformat.h"
 
-static uint64_t rng_state = 88172645463325252ull;
-static uint64_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
+#include "test_rng.h"
 
 typedef struct kv {
     char *k, *v;

@@ -15,14 +15,8 @@
 #include "engine/engine.h"
 #include "eng_db_util.h"
 
-static uint64_t rs = 0x243F6A8885A308D3ull;
-static uint64_t rnd(void)
-{
-    rs ^= rs << 13;
-    rs ^= rs >> 7;
-    rs ^= rs << 17;
-    return rs;
-}
+#define TEST_RNG_SEED 0x243F6A8885A308D3ull /* the sequence this test always drew */
+#include "test_rng.h"
 
 #define NKEYS 3000
 

@@ -12,22 +12,15 @@
 #include "index/idx_key.h"
 #include "test.h"
 
-static uint64_t rng = 88172645463325252ULL;
-static uint64_t next_rand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+#include "test_rng.h"
 
 /* Short strings over a tiny alphabet that stresses the escapes. */
 static size_t rand_tag(char *out)
 {
     static const unsigned char alpha[] = {0x00, 0x01, 0x02, 0x7f, 0xfe, 0xff, 'a'};
-    size_t n = next_rand() % 5;
+    size_t n = rnd() % 5;
     for (size_t i = 0; i < n; i++)
-        out[i] = (char)alpha[next_rand() % sizeof(alpha)];
+        out[i] = (char)alpha[rnd() % sizeof(alpha)];
     return n;
 }
 
@@ -49,9 +42,9 @@ static double rand_num(void)
                                      -INFINITY,
                                      2.25,
                                      -2.25};
-    if (next_rand() % 2) return special[next_rand() % 16];
-    double d = (double)(int64_t)(next_rand() % 2001) - 1000;
-    return d / (double)(1 + next_rand() % 4);
+    if (rnd() % 2) return special[rnd() % 16];
+    double d = (double)(int64_t)(rnd() % 2001) - 1000;
+    return d / (double)(1 + rnd() % 4);
 }
 
 static int cmp_bytes(const char *a, size_t an, const char *b, size_t bn)
@@ -159,11 +152,11 @@ TEST(CompositeTupleOrderEqualsFieldByFieldOrderThenKey)
         tuple a, b;
         rand_tuple(&a);
         rand_tuple(&b);
-        if (next_rand() % 3 == 0) { /* share a prefix of fields often */
+        if (rnd() % 3 == 0) { /* share a prefix of fields often */
             memcpy(b.t1, a.t1, a.n1);
             b.n1 = a.n1;
             b.x2 = a.x2;
-            if (next_rand() % 2) {
+            if (rnd() % 2) {
                 memcpy(b.t3, a.t3, a.n3);
                 b.n3 = a.n3;
             }
@@ -394,29 +387,29 @@ static size_t reference_implied(const char *f, int desc, char *out)
 static void rand_encoded(idx_buf *f, int desc)
 {
     f->len = 0;
-    uint64_t r = next_rand(), pow10 = 1;
+    uint64_t r = rnd(), pow10 = 1;
     for (unsigned k = (unsigned)(r % 17); k; k--)
         pow10 *= 10;
     double lim = 9007199254740992.0;
     switch ((r >> 8) % 6) {
     case 0:
-        idx_key_put_num(f, (double)(next_rand() % pow10), desc);
+        idx_key_put_num(f, (double)(rnd() % pow10), desc);
         break;
     case 1:
-        idx_key_put_num(f, -(double)(next_rand() % pow10), desc);
+        idx_key_put_num(f, -(double)(rnd() % pow10), desc);
         break;
     case 2:
-        idx_key_put_num(f, (r & 512 ? lim : -lim) + (double)(next_rand() % 5) - 2, desc);
+        idx_key_put_num(f, (r & 512 ? lim : -lim) + (double)(rnd() % 5) - 2, desc);
         break;
     case 3:
-        idx_key_put_num(f, (double)(int64_t)next_rand() / (double)pow10, desc);
+        idx_key_put_num(f, (double)(int64_t)rnd() / (double)pow10, desc);
         break;
     case 4:
-        idx_key_put_num(f, ldexp((double)(next_rand() % 1000), (int)(next_rand() % 80)), desc);
+        idx_key_put_num(f, ldexp((double)(rnd() % 1000), (int)(rnd() % 80)), desc);
         break;
     default:
         idx_buf_reserve(f, 8);
-        idx_put_u64(f->data, r & 1024 ? next_rand() : (r & 2048 ? 1ULL << 63 : ~(1ULL << 63)));
+        idx_put_u64(f->data, r & 1024 ? rnd() : (r & 2048 ? 1ULL << 63 : ~(1ULL << 63)));
         f->len = 8;
     }
 }
@@ -426,7 +419,7 @@ TEST(ImpliedIntegerTextMatchesTheDoubleDecodingOverRandomValues)
     idx_buf f = {0}, imp = {0};
     char want[40];
     for (int i = 0; i < 200000; i++) {
-        int desc = (int)(next_rand() & 1);
+        int desc = (int)(rnd() & 1);
         rand_encoded(&f, desc);
         size_t wl = reference_implied(f.data, desc, want);
         int has = idx_key_implied(&imp, "p", 1, f.data, f.len, 1, desc);

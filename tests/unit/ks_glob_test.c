@@ -16,6 +16,7 @@
 
 #include "keyspace/keyspace.h"
 #include "test.h"
+#include "test_rng.h"
 
 static int ref_lower(int ch)
 {
@@ -88,19 +89,10 @@ static int ref_match(const char *p, size_t pl, const char *s, size_t sl, int noc
     return r;
 }
 
-static uint64_t rng = 88172645463325252ull;
-static uint64_t next_rand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-
 static void random_bytes(char *out, size_t n, const char *alphabet, size_t an)
 {
     for (size_t i = 0; i < n; i++)
-        out[i] = alphabet[next_rand() % an];
+        out[i] = alphabet[rnd() % an];
 }
 
 TEST(RandomPatternsAgreeWithTheReferenceMatcher)
@@ -110,10 +102,10 @@ TEST(RandomPatternsAgreeWithTheReferenceMatcher)
     char p[16], s[12];
     uint64_t matches = 0;
     for (int i = 0; i < 1000000; i++) {
-        size_t pl = next_rand() % sizeof(p), sl = next_rand() % sizeof(s);
+        size_t pl = rnd() % sizeof(p), sl = rnd() % sizeof(s);
         random_bytes(p, pl, pat_alpha, sizeof(pat_alpha) - 1);
         random_bytes(s, sl, str_alpha, sizeof(str_alpha) - 1);
-        int nocase = (int)(next_rand() & 1);
+        int nocase = (int)(rnd() & 1);
         int want = ref_match(p, pl, s, sl, nocase);
         int got = ks_glob_match(p, pl, s, sl, nocase);
         matches += (uint64_t)want;
