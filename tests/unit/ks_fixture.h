@@ -44,4 +44,19 @@ static inline void teardown(void)
     eng_close(edb);
 }
 
+/* How many engine keys start with the namespace byte ns ('d' members,
+ * 'm' metadata ...): what a test expects a command to have stored. */
+static inline size_t count_engine_keys(char ns)
+{
+    size_t n = 0;
+    eng_iter *it = eng_iter_new(edb, NULL, NULL);
+    for (eng_iter_seek(it, &ns, 1); eng_iter_valid(it); eng_iter_next(it)) {
+        size_t kl;
+        if (eng_iter_key(it, &kl)[0] != ns) break;
+        n++;
+    }
+    eng_iter_free(it);
+    return n;
+}
+
 #endif

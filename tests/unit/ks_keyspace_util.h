@@ -1,10 +1,10 @@
 /*
  * ks_keyspace_util.h -- what the keyspace-over-an-engine tests
  * (ks_keyspace_test, ks_keyspace_hash_test) share: one-line SET/GET and
- * HSET/HGET that commit, counting the engine keys of a namespace, a hash
- * of many fields, and a hash hook that records its last call (KS1).
- * Included after test.h and ks_fixture.h; the functions are static
- * inline so a test may use any.
+ * HSET/HGET that commit, a hash of many fields, and a hash hook that
+ * records its last call (KS1). Included after test.h and ks_fixture.h
+ * (count_engine_keys is there); the functions are static inline so a
+ * test may use any.
  */
 #ifndef STRATA_TESTS_KS_KEYSPACE_UTIL_H
 #define STRATA_TESTS_KS_KEYSPACE_UTIL_H
@@ -51,20 +51,6 @@ static inline int hget_is(const char *k, const char *f, const char *want)
     int ok = want ? it.v && it.vl == strlen(want) && memcmp(it.v, want, it.vl) == 0 : !it.v;
     ks_hmget_free(owner);
     return ok;
-}
-
-static inline size_t count_engine_keys(char ns)
-{
-    size_t n = 0;
-    eng_iter *it = eng_iter_new(edb, NULL, NULL);
-    for (eng_iter_seek(it, &ns, 1); eng_iter_valid(it); eng_iter_next(it)) {
-        size_t kl;
-        const char *k = eng_iter_key(it, &kl);
-        if (k[0] != ns) break;
-        n++;
-    }
-    eng_iter_free(it);
-    return n;
 }
 
 static inline void hset_many(const char *key, int from, int to, const char *prefix)

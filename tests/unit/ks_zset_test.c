@@ -176,6 +176,21 @@ static void small_limits(long long entries)
 
 /* ---- Tests ---------------------------------------------------------------------------- */
 
+/* "q": n members m00000.. with scores 0, 1, ... (big: limits of 4). */
+static void fill_queue(int n)
+{
+    small_limits(4);
+    for (int i = 0; i < n; i++) {
+        char m[24];
+        size_t ml = (size_t)snprintf(m, sizeof(m), "m%05d", i);
+        ks_zmember z = {m, ml, (double)i};
+        ks_zadd_result r;
+        CHECK(ks_zadd(&ctx, "q", 1, &z, 1, 0, &r) == KS_OK);
+        if (i % 500 == 499) commit();
+    }
+    commit();
+}
+
 /* Random adds, score changes, removals, range removals and pops against
  * the model, on a zset that grows past several levels of rank blocks and
  * shrinks again (splits, merges, new and dropped levels). */
@@ -371,18 +386,9 @@ static uint64_t front_read_steps(void)
 TEST(ReadsOfTheFrontSeekPastThePoppedMembersTombstones)
 {
     setup();
-    small_limits(4);
     ks_zrewrite_slack = 1u << 30; /* no rewrite: only the floor can help */
     enum { N = 4000 };
-    for (int i = 0; i < N; i++) {
-        char m[24];
-        size_t ml = (size_t)snprintf(m, sizeof(m), "m%05d", i);
-        ks_zmember z = {m, ml, (double)i};
-        ks_zadd_result r;
-        CHECK(ks_zadd(&ctx, "q", 1, &z, 1, 0, &r) == KS_OK);
-        if (i % 500 == 499) commit();
-    }
-    commit();
+    fill_queue(N);
     CHECK(ks_zpop(&ctx, &(ks_field){"q", 1, NULL, 0}, 1, 0, N / 2, pop_fn, NULL) == KS_OK);
     commit();
     uint64_t steps = front_read_steps();
@@ -598,21 +604,6 @@ TEST(SingleMemberWritesWaitInTheRankLogAndRankReadsCountThem)
 }
 
 /* ---- The front cache (KS-Z6) ---------------------------------------------------------- */
-
-/* "q": n members m00000.. with scores 0, 1, ... (big: limits of 4). */
-static void fill_queue(int n)
-{
-    small_limits(4);
-    for (int i = 0; i < n; i++) {
-        char m[24];
-        size_t ml = (size_t)snprintf(m, sizeof(m), "m%05d", i);
-        ks_zmember z = {m, ml, (double)i};
-        ks_zadd_result r;
-        CHECK(ks_zadd(&ctx, "q", 1, &z, 1, 0, &r) == KS_OK);
-        if (i % 500 == 499) commit();
-    }
-    commit();
-}
 
 /* ZPOPMIN q: the member it popped must be name with score. */
 static void pop_one_is(const char *name, double score)
