@@ -271,6 +271,46 @@ static char *save_points(const config_row *r, const char *const *argv, int argc,
     return v;
 }
 
+/* client-output-buffer-limit: several arguments, or one that holds them
+ * all (CONFIG SET). 0, or -1 with *err set (malloc'd). */
+static int set_obuf_setting(const char *const *argv, int argc, char **err)
+{
+    char **split = NULL;
+    int n = argc;
+    if (argc == 1 && argv[0][0]) {
+        n = config_split_args(argv[0], &split);
+        argv = (const char *const *)split;
+    }
+    const char *why = n < 0 ? "Wrong number of arguments in buffer limit configuration."
+                            : set_obuf_limits(argv, n);
+    if (split) config_free_args(split, n);
+    if (why)
+        *err = fmt_err("CONFIG SET failed (possibly related to argument "
+                       "'client-output-buffer-limit') - %s",
+                       why);
+    return why ? -1 : 0;
+}
+
+/* Stores a value parse_value accepted (num) or the string v in r's
+ * storage; T_SPECIAL rows were stored by set_special. */
+static void store_value(const config_row *r, const char *v, long long num)
+{
+    switch (r->type) {
+    case T_SPECIAL:
+        break;
+    case T_STR:
+        free(*(char **)r->ptr);
+        *(char **)r->ptr = strdup(v);
+        break;
+    case T_MEM:
+    case T_LL:
+        *(long long *)r->ptr = num;
+        break;
+    default:
+        *(int *)r->ptr = (int)num;
+    }
+}
+
 int config_set(const char *name, const char *const *argv, int argc, int at_startup, char **err)
 {
     const config_row *r = find_row(name);
@@ -285,23 +325,7 @@ int config_set(const char *name, const char *const *argv, int argc, int at_start
         free(v);
         return rc;
     }
-    if (r && r->type == T_OBUF) {
-        /* Several arguments, or one that holds them all (CONFIG SET). */
-        char **split = NULL;
-        int n = argc;
-        if (argc == 1 && argv[0][0]) {
-            n = config_split_args(argv[0], &split);
-            argv = (const char *const *)split;
-        }
-        const char *why = n < 0 ? "Wrong number of arguments in buffer limit configuration."
-                                : set_obuf_limits(argv, n);
-        if (split) config_free_args(split, n);
-        if (why)
-            *err = fmt_err("CONFIG SET failed (possibly related to argument "
-                           "'client-output-buffer-limit') - %s",
-                           why);
-        return why ? -1 : 0;
-    }
+    if (r && r->type == T_OBUF) return set_obuf_setting(argv, argc, err);
     if (!r || (argc != 1 && !(r->type == T_SPECIAL && at_startup && argc > 0))) {
         *err = fmt_err("Unknown option or number of arguments for CONFIG SET - '%s'", name);
         return -1;
@@ -330,20 +354,7 @@ int config_set(const char *name, const char *const *argv, int argc, int at_start
         *err = strdup(buf);
         return -1;
     }
-    switch (r->type) {
-    case T_SPECIAL:
-        break; /* stored by set_special */
-    case T_STR:
-        free(*(char **)r->ptr);
-        *(char **)r->ptr = strdup(argv[0]);
-        break;
-    case T_MEM:
-    case T_LL:
-        *(long long *)r->ptr = num;
-        break;
-    default:
-        *(int *)r->ptr = (int)num;
-    }
+    store_value(r, argv[0], num);
     if (r->apply && !at_startup) r->apply();
     return 0;
 }
