@@ -386,48 +386,60 @@ static const char *config_help[] = {
     "    Rewrite the configuration file.",
     NULL};
 
+/* CONFIG GET pattern [pattern ...]: every setting matching one, once. */
+static void config_get_reply(client *c)
+{
+    if (c->argc < 3) return add_reply_subcommand_arity(c);
+    get_ctx g = {c, NULL, NULL, 0, 0};
+    for (int i = 2; i < c->argc; i++)
+        config_match(c->argv[i].ptr, collect, &g);
+    add_reply_map_len(c, g.n);
+    for (long i = 0; i < g.n; i++) {
+        add_reply_bulk_cstr(c, g.names[i]);
+        add_reply_bulk_cstr(c, g.vals[i]);
+        free(g.names[i]);
+        free(g.vals[i]);
+    }
+    free(g.names);
+    free(g.vals);
+}
+
+/* CONFIG SET name value [name value ...]: all or nothing (config_set_pairs). */
+static void config_set_reply(client *c)
+{
+    if (c->argc < 4) return add_reply_subcommand_arity(c);
+    if (c->argc % 2 != 0) return add_reply_error(c, ERR_SYNTAX); /* as Redis: pairs */
+    for (int i = 2; i < c->argc; i += 2)                         /* before anything can fail */
+        if (config_is_sensitive(c->argv[i].ptr)) server_redact_arg(c, i + 1);
+    int n = (c->argc - 2) / 2;
+    const char **pairs = malloc(sizeof(*pairs) * 2 * (size_t)n);
+    if (!pairs) return add_reply_error(c, "ERR out of memory");
+    for (int i = 0; i < 2 * n; i++)
+        pairs[i] = c->argv[2 + i].ptr;
+    char *err = NULL;
+    config_protected_allowed =
+        cfg.enable_protected_configs == PROTECTED_YES ||
+        (cfg.enable_protected_configs == PROTECTED_LOCAL && client_is_local(c));
+    int rc = config_set_pairs(pairs, n, &err);
+    config_protected_allowed = 0;
+    if (rc < 0) {
+        add_reply_error(c, err);
+        free(err);
+    } else {
+        add_reply_ok(c);
+    }
+    free(pairs);
+}
+
 void cmd_config(client *c)
 {
     const arg *sub = &c->argv[1];
     if (arg_is(sub, "help") && c->argc == 2) {
         add_reply_help(c, config_help);
     } else if (arg_is(sub, "get")) {
-        if (c->argc < 3) return add_reply_subcommand_arity(c);
-        get_ctx g = {c, NULL, NULL, 0, 0};
-        for (int i = 2; i < c->argc; i++)
-            config_match(c->argv[i].ptr, collect, &g);
-        add_reply_map_len(c, g.n);
-        for (long i = 0; i < g.n; i++) {
-            add_reply_bulk_cstr(c, g.names[i]);
-            add_reply_bulk_cstr(c, g.vals[i]);
-            free(g.names[i]);
-            free(g.vals[i]);
-        }
-        free(g.names);
-        free(g.vals);
+        config_get_reply(c);
     } else if (arg_is(sub, "set")) {
-        if (c->argc < 4) return add_reply_subcommand_arity(c);
-        if (c->argc % 2 != 0) return add_reply_error(c, ERR_SYNTAX); /* as Redis: pairs */
-        for (int i = 2; i < c->argc; i += 2)                         /* before anything can fail */
-            if (config_is_sensitive(c->argv[i].ptr)) server_redact_arg(c, i + 1);
-        int n = (c->argc - 2) / 2;
-        const char **pairs = malloc(sizeof(*pairs) * 2 * (size_t)n);
-        if (!pairs) return add_reply_error(c, "ERR out of memory");
-        for (int i = 0; i < 2 * n; i++)
-            pairs[i] = c->argv[2 + i].ptr;
-        char *err = NULL;
-        config_protected_allowed =
-            cfg.enable_protected_configs == PROTECTED_YES ||
-            (cfg.enable_protected_configs == PROTECTED_LOCAL && client_is_local(c));
-        int rc = config_set_pairs(pairs, n, &err);
-        config_protected_allowed = 0;
-        if (rc < 0) {
-            add_reply_error(c, err);
-            free(err);
-        } else {
-            add_reply_ok(c);
-        }
-        free(pairs);
+        config_set_reply(c);
     } else if (arg_is(sub, "resetstat")) {
         if (c->argc != 2) return add_reply_subcommand_arity(c);
         server.stat_commands = server.stat_connections = server.stat_rejected_conn = 0;
