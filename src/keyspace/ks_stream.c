@@ -399,6 +399,30 @@ static ks_status xadd_id(ks_ctx *c, const xs_hdr *h, const ks_xadd_args *a, ks_x
     return KS_OK;
 }
 
+/* Puts entry id of node with the pairs fv[0..n) (their encoded size
+ * pairs_size) in c's batch: node:varint n:varint then {flen f vlen v}. */
+static ks_status entry_put(ks_ctx *c, xs_stream *s, const ks_xid *id, uint64_t node,
+                           const ks_field *fv, size_t n, size_t pairs_size)
+{
+    size_t vsize = pairs_size + ks_varint_len(node) + ks_varint_len(n);
+    char *val = malloc(vsize), *p = val;
+    if (!val) return ks_oom(c);
+    p = ks_put_varint(p, node);
+    p = ks_put_varint(p, n);
+    for (size_t i = 0; i < n; i++) {
+        p = ks_put_varint(p, fv[i].fl);
+        memcpy(p, fv[i].f, fv[i].fl);
+        p += fv[i].fl;
+        p = ks_put_varint(p, fv[i].vl);
+        memcpy(p, fv[i].v, fv[i].vl);
+        p += fv[i].vl;
+    }
+    char k[17];
+    ks_member_put(c, c->db, xs_version(s), k, xs_entry_key(k, id), val, vsize);
+    free(val);
+    return KS_OK;
+}
+
 ks_status ks_xadd(ks_ctx *c, const char *key, size_t klen, const ks_xadd_args *a,
                   const ks_field *fv, size_t n, ks_xid *id, uint64_t *trimmed)
 {
@@ -431,25 +455,7 @@ ks_status ks_xadd(ks_ctx *c, const char *key, size_t klen, const ks_xadd_args *a
         goto out;
     }
     uint64_t node = node_append(c, &s, id, fv, n, tot);
-    vsize += ks_varint_len(node) + ks_varint_len(n);
-    char *val = malloc(vsize), *p = val;
-    if (!val) {
-        st = ks_oom(c);
-        goto out;
-    }
-    p = ks_put_varint(p, node);
-    p = ks_put_varint(p, n);
-    for (size_t i = 0; i < n; i++) {
-        p = ks_put_varint(p, fv[i].fl);
-        memcpy(p, fv[i].f, fv[i].fl);
-        p += fv[i].fl;
-        p = ks_put_varint(p, fv[i].vl);
-        memcpy(p, fv[i].v, fv[i].vl);
-        p += fv[i].vl;
-    }
-    char k[17];
-    ks_member_put(c, c->db, xs_version(&s), k, xs_entry_key(k, id), val, vsize);
-    free(val);
+    if ((st = entry_put(c, &s, id, node, fv, n, vsize)) != KS_OK) goto out;
     s.length++;
     h->entries_added++;
     h->last = *id;
