@@ -290,6 +290,43 @@ static ks_status split(ks_ctx *c, int db, uint64_t version, int level, zblk *b, 
     return st;
 }
 
+/* Writes a level's touched blocks t[0..nt) (deleted when merged, with
+ * the pieces of a split after them) and the predecessors extra[0..nextra)
+ * merges grew; *up (malloc'd, *nup entries) gets the changes for the level
+ * above: each block's count change, -1 child per merged block, +1 per
+ * piece. KS_OK, or KS_OOM with nothing written. */
+static ks_status level_write(ks_ctx *c, int db, uint64_t version, int level, const zblk *t,
+                             size_t nt, const zblk *extra, size_t nextra, ks_zdelta **up,
+                             size_t *nup)
+{
+    size_t cap = 2 * nt + 1;
+    for (size_t i = 0; i < nt; i++)
+        cap += t[i].pieces.n;
+    ks_zdelta *u = malloc(cap * sizeof(*u));
+    size_t nu = 0;
+    if (!u) return ks_oom(c);
+    for (size_t i = 0; i < nt; i++) {
+        const zblk *b = &t[i];
+        if (b->into)
+            ks_zrank_blk_del(c, db, version, level, b->start, b->sl);
+        else
+            ks_zrank_blk_put(c, db, version, level, b->start, b->sl, b->count, b->children);
+        if (b->dcount || b->into)
+            u[nu++] = (ks_zdelta){b->start, b->sl, b->dcount, b->into ? -1 : 0};
+        for (size_t p = 0; p < b->pieces.n; p++) {
+            ks_zrank_blk_put(c, db, version, level, b->pieces.start[p], b->pieces.sl[p],
+                             b->pieces.count[p], b->pieces.children[p]);
+            u[nu++] = (ks_zdelta){b->pieces.start[p], b->pieces.sl[p], 0, 1};
+        }
+    }
+    for (size_t i = 0; i < nextra; i++)
+        ks_zrank_blk_put(c, db, version, level, extra[i].start, extra[i].sl, extra[i].count,
+                         extra[i].children);
+    *up = u;
+    *nup = nu;
+    return KS_OK;
+}
+
 /* Applies the changes d[0..n) (sorted, distinct) to level; *up gets the
  * changes for the level above (count changes and the starts gained and
  * lost), *nup their number. top: the level has no parent. */
@@ -330,41 +367,13 @@ static ks_status level_apply(ks_ctx *c, int db, uint64_t version, int level, int
             st = split(c, db, version, level, &t[i], own);
             *structural = 1;
         }
-    /* Writes, and the changes for the level above. */
-    size_t cap = 2 * nt + 1;
-    for (size_t i = 0; i < nt; i++)
-        cap += t[i].pieces.n;
-    ks_zdelta *u = st == KS_OK ? malloc(cap * sizeof(*u)) : NULL;
-    size_t nu = 0;
-    if (st == KS_OK && !u) st = ks_oom(c);
-    for (size_t i = 0; st == KS_OK && i < nt; i++) {
-        zblk *b = &t[i];
-        if (b->into)
-            ks_zrank_blk_del(c, db, version, level, b->start, b->sl);
-        else
-            ks_zrank_blk_put(c, db, version, level, b->start, b->sl, b->count, b->children);
-        if (b->dcount || b->into)
-            u[nu++] = (ks_zdelta){b->start, b->sl, b->dcount, b->into ? -1 : 0};
-        for (size_t p = 0; p < b->pieces.n; p++) {
-            ks_zrank_blk_put(c, db, version, level, b->pieces.start[p], b->pieces.sl[p],
-                             b->pieces.count[p], b->pieces.children[p]);
-            u[nu++] = (ks_zdelta){b->pieces.start[p], b->pieces.sl[p], 0, 1};
-        }
-    }
-    for (size_t i = 0; st == KS_OK && i < nextra; i++)
-        ks_zrank_blk_put(c, db, version, level, extra[i].start, extra[i].sl, extra[i].count,
-                         extra[i].children);
+    *up = NULL;
+    *nup = 0;
+    if (st == KS_OK) st = level_write(c, db, version, level, t, nt, extra, nextra, up, nup);
     for (size_t i = 0; t && i < nt; i++)
         ks_zrank_blist_free(&t[i].pieces);
     free(t);
     free(extra);
-    if (st != KS_OK) {
-        free(u);
-        u = NULL;
-        nu = 0;
-    }
-    *up = u;
-    *nup = nu;
     return st;
 }
 
