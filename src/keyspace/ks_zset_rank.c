@@ -514,15 +514,14 @@ static const char *check_levels(ks_ctx *c, const ks_zview *v, ks_miter *mi, ks_z
     return NULL;
 }
 
-static const char *check_big(ks_ctx *c, const ks_zview *v, ks_miter *mi)
+/* KS-Z1: each member entry has its order entry with the same score, and
+ * their counts are ZCARD; order gets the order keys (copies in own) for
+ * the level checks. NULL, or what is wrong. */
+static const char *check_members(ks_ctx *c, const ks_zview *v, ks_miter *mi, ks_fvec *own,
+                                 ks_zrank_blist *order)
 {
-    ks_fvec own;
-    ks_fvec_init(&own);
-    ks_zrank_blist order = {0}, lv[KS_ZRANK_MAX_HEIGHT + 1];
-    memset(lv, 0, sizeof(lv));
     const char *why = NULL;
     uint64_t members = 0;
-    /* KS-Z1: each member entry has its order entry with the same score. */
     char t = KS_ZTAG_MEMBER;
     for (ks_miter_seek(mi, &t, 1); !why && ks_miter_valid(mi); ks_miter_next(mi)) {
         size_t sn, vn;
@@ -541,20 +540,32 @@ static const char *check_big(ks_ctx *c, const ks_zview *v, ks_miter *mi)
         }
         size_t sn;
         const char *s = ks_miter_suffix(mi, &sn);
-        if (ks_zrank_copy_into(c, &own, s + 1, sn - 1, &cp) != KS_OK ||
-            ks_zrank_blist_push(&order, cp, sn - 1, 1, 1))
+        if (ks_zrank_copy_into(c, own, s + 1, sn - 1, &cp) != KS_OK ||
+            ks_zrank_blist_push(order, cp, sn - 1, 1, 1))
             why = "out of memory";
     }
-    for (size_t i = 0; !why && i < order.n; i++) {
-        ks_zmember z = {order.start[i] + 8, order.sl[i] - 8,
-                        ks_zskey_score(ks_get_be64(order.start[i]))};
+    for (size_t i = 0; !why && i < order->n; i++) {
+        ks_zmember z = {order->start[i] + 8, order->sl[i] - 8,
+                        ks_zskey_score(ks_get_be64(order->start[i]))};
         double sc;
         int r = ks_zview_score(c, v, z.m, z.ml, &sc);
-        if (r != 1 || ks_zskey(sc) != ks_get_be64(order.start[i]))
+        if (r != 1 || ks_zskey(sc) != ks_get_be64(order->start[i]))
             why = "KS-Z1: an order entry without its member entry";
     }
-    if (!why && (members != order.n || order.n != v->n))
+    if (!why && (members != order->n || order->n != v->n))
         why = "KS-Z1: member entries, order entries and ZCARD differ";
+    return why;
+}
+
+/* Every invariant of big zset v's entries (KS-Z1 to KS-Z5); NULL, or what is
+ * wrong. */
+static const char *check_big(ks_ctx *c, const ks_zview *v, ks_miter *mi)
+{
+    ks_fvec own;
+    ks_fvec_init(&own);
+    ks_zrank_blist order = {0}, lv[KS_ZRANK_MAX_HEIGHT + 1];
+    memset(lv, 0, sizeof(lv));
+    const char *why = check_members(c, v, mi, &own, &order);
     if (!why) {
         zpend p;
         if (pend_load(c, v, &p) != KS_OK)
