@@ -37,6 +37,211 @@ static const char *pick_value(unsigned *seed)
     return buf;
 }
 
+/* one_op: push 1..5. */
+static void op_push(unsigned *seed, const char *key, size_t kl, mlist *m)
+{
+    int where = rand_r(seed) % 2, cnt = 1 + rand_r(seed) % 5;
+    char vals[5][VMAX];
+    ks_field f[5];
+    for (int i = 0; i < cnt; i++) {
+        strcpy(vals[i], pick_value(seed));
+        f[i] = (ks_field){vals[i], strlen(vals[i]), NULL, 0};
+    }
+    uint64_t len;
+    CHECK_EQ_INT(ks_lpush(&ctx, key, kl, where, 0, f, (size_t)cnt, &len), KS_OK);
+    for (int i = 0; i < cnt; i++)
+        m_insert(m, where == KS_LIST_HEAD ? 0 : m->n, vals[i]);
+    CHECK_EQ_INT(len, m->n);
+}
+
+/* one_op: pop. */
+static void op_pop(unsigned *seed, const char *key, size_t kl, mlist *m)
+{
+    int where = rand_r(seed) % 2;
+    uint64_t cnt = 1 + (uint64_t)(rand_r(seed) % 4);
+    got g = {0};
+    ks_status st = ks_lpop(&ctx, key, kl, where, cnt, got_items, &g);
+    if (!m->n) {
+        CHECK_EQ_INT(st, KS_NOTFOUND);
+        return;
+    }
+    CHECK_EQ_INT(st, KS_OK);
+    CHECK_EQ_INT(g.n, cnt < m->n ? cnt : m->n);
+    for (size_t i = 0; i < g.n; i++) {
+        size_t at = where == KS_LIST_HEAD ? 0 : m->n - 1;
+        CHECK(strcmp(g.v[i], m->v[at]) == 0);
+        m_remove(m, at);
+    }
+    got_free(&g);
+}
+
+/* one_op: lindex. */
+static void op_lindex(unsigned *seed, const char *key, size_t kl, mlist *m)
+{
+    long long n = (long long)m->n;
+    long long i = (rand_r(seed) % (2 * n + 3)) - n - 1;
+    ks_val v;
+    ks_status st = ks_lindex(&ctx, key, kl, i, &v);
+    long long j = i < 0 ? i + n : i;
+    if (j < 0 || j >= n) {
+        CHECK_EQ_INT(st, KS_NOTFOUND);
+    } else {
+        CHECK_EQ_INT(st, KS_OK);
+        CHECK_MEM(v.p, v.n, m->v[j]);
+        ks_val_free(&v);
+    }
+}
+
+/* one_op: lset. */
+static void op_lset(unsigned *seed, const char *key, size_t kl, mlist *m)
+{
+    long long n = (long long)m->n;
+    long long i = (rand_r(seed) % (2 * n + 3)) - n - 1, j = i < 0 ? i + n : i;
+    const char *v = pick_value(seed);
+    ks_status st = ks_lset(&ctx, key, kl, i, v, strlen(v));
+    if (!m->n) {
+        CHECK_EQ_INT(st, KS_NOTFOUND);
+    } else if (j < 0 || j >= n) {
+        CHECK_EQ_INT(st, KS_ERR_MSG);
+        ks_ctx_reset(&ctx);
+    } else {
+        CHECK_EQ_INT(st, KS_OK);
+        free(m->v[j]);
+        m->v[j] = strdup(v);
+    }
+}
+
+/* one_op: linsert. */
+static void op_linsert(unsigned *seed, const char *key, size_t kl, mlist *m)
+{
+    char pivot[VMAX], v[VMAX];
+    strcpy(pivot, pick_value(seed));
+    strcpy(v, pick_value(seed));
+    int after = rand_r(seed) % 2;
+    long long len;
+    ks_status st = ks_linsert(&ctx, key, kl, after, pivot, strlen(pivot), v, strlen(v), &len);
+    if (!m->n) {
+        CHECK_EQ_INT(st, KS_NOTFOUND);
+        return;
+    }
+    CHECK_EQ_INT(st, KS_OK);
+    size_t at = 0;
+    while (at < m->n && strcmp(m->v[at], pivot) != 0)
+        at++;
+    if (at == m->n) {
+        CHECK_EQ_INT(len, -1);
+    } else {
+        m_insert(m, at + (size_t)after, v);
+        CHECK_EQ_INT(len, m->n);
+    }
+}
+
+/* one_op: lrem. */
+static void op_lrem(unsigned *seed, const char *key, size_t kl, mlist *m)
+{
+    char v[VMAX];
+    strcpy(v, pick_value(seed));
+    long long cnt = (rand_r(seed) % 7) - 3;
+    uint64_t removed;
+    ks_status st = ks_lrem(&ctx, key, kl, cnt, v, strlen(v), &removed);
+    if (!m->n) {
+        CHECK_EQ_INT(st, KS_NOTFOUND);
+        return;
+    }
+    CHECK_EQ_INT(st, KS_OK);
+    uint64_t want = 0, limit = cnt < 0 ? (uint64_t)-cnt : (uint64_t)cnt;
+    if (cnt >= 0) {
+        for (size_t i = 0; i < m->n && (!limit || want < limit);)
+            if (strcmp(m->v[i], v) == 0)
+                m_remove(m, i), want++;
+            else
+                i++;
+    } else {
+        for (size_t i = m->n; i-- > 0 && want < limit;)
+            if (strcmp(m->v[i], v) == 0) m_remove(m, i), want++;
+    }
+    CHECK_EQ_INT(removed, want);
+}
+
+/* one_op: ltrim, rarely: it empties lists fast. */
+static void op_ltrim(unsigned *seed, const char *key, size_t kl, mlist *m)
+{
+    long long n = (long long)m->n;
+    if (rand_r(seed) % 4) return;
+    long long a = (rand_r(seed) % (2 * n + 3)) - n - 1, b = (rand_r(seed) % (2 * n + 3)) - n - 1;
+    ks_status st = ks_ltrim(&ctx, key, kl, a, b);
+    if (!m->n) {
+        CHECK_EQ_INT(st, KS_NOTFOUND);
+        return;
+    }
+    CHECK_EQ_INT(st, KS_OK);
+    if (a < 0) a += n;
+    if (b < 0) b += n;
+    if (a < 0) a = 0;
+    if (a > b || a >= n) {
+        m_clear(m);
+    } else {
+        if (b >= n) b = n - 1;
+        while ((long long)m->n > b + 1)
+            m_remove(m, m->n - 1);
+        for (long long i = 0; i < a; i++)
+            m_remove(m, 0);
+    }
+}
+
+/* one_op: lpos. */
+static void op_lpos(unsigned *seed, const char *key, size_t kl, mlist *m)
+{
+    char v[VMAX];
+    strcpy(v, pick_value(seed));
+    long long rank = (rand_r(seed) % 5) - 2;
+    if (rank == 0) rank = 1;
+    uint64_t cnt = (uint64_t)(rand_r(seed) % 3), maxlen = (uint64_t)(rand_r(seed) % 3) * 3;
+    uint64_t *idx;
+    size_t ni;
+    ks_status st = ks_lpos(&ctx, key, kl, v, strlen(v), rank, cnt, maxlen, &idx, &ni);
+    if (!m->n) {
+        CHECK_EQ_INT(st, KS_NOTFOUND);
+        return;
+    }
+    CHECK_EQ_INT(st, KS_OK);
+    uint64_t want[4096], nw = 0, matches = 0, seen = 0, r = rank < 0 ? -rank : rank;
+    for (size_t j = 0; j < m->n; j++) {
+        size_t i = rank < 0 ? m->n - 1 - j : j;
+        if (maxlen && seen >= maxlen) break;
+        seen++;
+        if (strcmp(m->v[i], v) != 0 || ++matches < r) continue;
+        want[nw++] = i;
+        if (cnt && nw >= cnt) break;
+    }
+    CHECK_EQ_INT(ni, nw);
+    for (size_t i = 0; i < ni; i++)
+        CHECK_EQ_INT(idx[i], want[i]);
+    free(idx);
+}
+
+/* one_op: lmove, also onto itself. */
+static void op_lmove(unsigned *seed, const char *key, size_t kl, mlist *m, mlist *ml,
+                     const char **keys)
+{
+    int to_k = rand_r(seed) % 2, from = rand_r(seed) % 2, to = rand_r(seed) % 2;
+    ks_val out;
+    ks_status st = ks_lmove(&ctx, key, kl, keys[to_k], strlen(keys[to_k]), from, to, &out);
+    if (!m->n) {
+        CHECK_EQ_INT(st, KS_NOTFOUND);
+        return;
+    }
+    CHECK_EQ_INT(st, KS_OK);
+    size_t at = from == KS_LIST_HEAD ? 0 : m->n - 1;
+    CHECK_MEM(out.p, out.n, m->v[at]);
+    char *v = strdup(m->v[at]);
+    m_remove(m, at);
+    mlist *d = &ml[to_k];
+    m_insert(d, to == KS_LIST_HEAD ? 0 : d->n, v);
+    free(v);
+    ks_val_free(&out);
+}
+
 static void one_op(unsigned *seed, mlist *ml, const char **keys)
 {
     int k = rand_r(seed) % 2;
@@ -44,174 +249,24 @@ static void one_op(unsigned *seed, mlist *ml, const char **keys)
     mlist *m = &ml[k];
     size_t kl = strlen(key);
     int op = rand_r(seed) % 11;
-    long long n = (long long)m->n;
-    if (op <= 2) { /* push 1..5 */
-        int where = rand_r(seed) % 2, cnt = 1 + rand_r(seed) % 5;
-        char vals[5][VMAX];
-        ks_field f[5];
-        for (int i = 0; i < cnt; i++) {
-            strcpy(vals[i], pick_value(seed));
-            f[i] = (ks_field){vals[i], strlen(vals[i]), NULL, 0};
-        }
-        uint64_t len;
-        CHECK_EQ_INT(ks_lpush(&ctx, key, kl, where, 0, f, (size_t)cnt, &len), KS_OK);
-        for (int i = 0; i < cnt; i++)
-            m_insert(m, where == KS_LIST_HEAD ? 0 : m->n, vals[i]);
-        CHECK_EQ_INT(len, m->n);
-    } else if (op == 3) { /* pop */
-        int where = rand_r(seed) % 2;
-        uint64_t cnt = 1 + (uint64_t)(rand_r(seed) % 4);
-        got g = {0};
-        ks_status st = ks_lpop(&ctx, key, kl, where, cnt, got_items, &g);
-        if (!m->n) {
-            CHECK_EQ_INT(st, KS_NOTFOUND);
-            return;
-        }
-        CHECK_EQ_INT(st, KS_OK);
-        CHECK_EQ_INT(g.n, cnt < m->n ? cnt : m->n);
-        for (size_t i = 0; i < g.n; i++) {
-            size_t at = where == KS_LIST_HEAD ? 0 : m->n - 1;
-            CHECK(strcmp(g.v[i], m->v[at]) == 0);
-            m_remove(m, at);
-        }
-        got_free(&g);
-    } else if (op == 4) { /* lindex */
-        long long i = (rand_r(seed) % (2 * n + 3)) - n - 1;
-        ks_val v;
-        ks_status st = ks_lindex(&ctx, key, kl, i, &v);
-        long long j = i < 0 ? i + n : i;
-        if (j < 0 || j >= n) {
-            CHECK_EQ_INT(st, KS_NOTFOUND);
-        } else {
-            CHECK_EQ_INT(st, KS_OK);
-            CHECK_MEM(v.p, v.n, m->v[j]);
-            ks_val_free(&v);
-        }
-    } else if (op == 5) { /* lset */
-        long long i = (rand_r(seed) % (2 * n + 3)) - n - 1, j = i < 0 ? i + n : i;
-        const char *v = pick_value(seed);
-        ks_status st = ks_lset(&ctx, key, kl, i, v, strlen(v));
-        if (!m->n) {
-            CHECK_EQ_INT(st, KS_NOTFOUND);
-        } else if (j < 0 || j >= n) {
-            CHECK_EQ_INT(st, KS_ERR_MSG);
-            ks_ctx_reset(&ctx);
-        } else {
-            CHECK_EQ_INT(st, KS_OK);
-            free(m->v[j]);
-            m->v[j] = strdup(v);
-        }
-    } else if (op == 6) { /* linsert */
-        char pivot[VMAX], v[VMAX];
-        strcpy(pivot, pick_value(seed));
-        strcpy(v, pick_value(seed));
-        int after = rand_r(seed) % 2;
-        long long len;
-        ks_status st = ks_linsert(&ctx, key, kl, after, pivot, strlen(pivot), v, strlen(v), &len);
-        if (!m->n) {
-            CHECK_EQ_INT(st, KS_NOTFOUND);
-            return;
-        }
-        CHECK_EQ_INT(st, KS_OK);
-        size_t at = 0;
-        while (at < m->n && strcmp(m->v[at], pivot) != 0)
-            at++;
-        if (at == m->n) {
-            CHECK_EQ_INT(len, -1);
-        } else {
-            m_insert(m, at + (size_t)after, v);
-            CHECK_EQ_INT(len, m->n);
-        }
-    } else if (op == 7) { /* lrem */
-        char v[VMAX];
-        strcpy(v, pick_value(seed));
-        long long cnt = (rand_r(seed) % 7) - 3;
-        uint64_t removed;
-        ks_status st = ks_lrem(&ctx, key, kl, cnt, v, strlen(v), &removed);
-        if (!m->n) {
-            CHECK_EQ_INT(st, KS_NOTFOUND);
-            return;
-        }
-        CHECK_EQ_INT(st, KS_OK);
-        uint64_t want = 0, limit = cnt < 0 ? (uint64_t)-cnt : (uint64_t)cnt;
-        if (cnt >= 0) {
-            for (size_t i = 0; i < m->n && (!limit || want < limit);)
-                if (strcmp(m->v[i], v) == 0)
-                    m_remove(m, i), want++;
-                else
-                    i++;
-        } else {
-            for (size_t i = m->n; i-- > 0 && want < limit;)
-                if (strcmp(m->v[i], v) == 0) m_remove(m, i), want++;
-        }
-        CHECK_EQ_INT(removed, want);
-    } else if (op == 8) { /* ltrim, rarely: it empties lists fast */
-        if (rand_r(seed) % 4) return;
-        long long a = (rand_r(seed) % (2 * n + 3)) - n - 1,
-                  b = (rand_r(seed) % (2 * n + 3)) - n - 1;
-        ks_status st = ks_ltrim(&ctx, key, kl, a, b);
-        if (!m->n) {
-            CHECK_EQ_INT(st, KS_NOTFOUND);
-            return;
-        }
-        CHECK_EQ_INT(st, KS_OK);
-        if (a < 0) a += n;
-        if (b < 0) b += n;
-        if (a < 0) a = 0;
-        if (a > b || a >= n) {
-            m_clear(m);
-        } else {
-            if (b >= n) b = n - 1;
-            while ((long long)m->n > b + 1)
-                m_remove(m, m->n - 1);
-            for (long long i = 0; i < a; i++)
-                m_remove(m, 0);
-        }
-    } else if (op == 9) { /* lpos */
-        char v[VMAX];
-        strcpy(v, pick_value(seed));
-        long long rank = (rand_r(seed) % 5) - 2;
-        if (rank == 0) rank = 1;
-        uint64_t cnt = (uint64_t)(rand_r(seed) % 3), maxlen = (uint64_t)(rand_r(seed) % 3) * 3;
-        uint64_t *idx;
-        size_t ni;
-        ks_status st = ks_lpos(&ctx, key, kl, v, strlen(v), rank, cnt, maxlen, &idx, &ni);
-        if (!m->n) {
-            CHECK_EQ_INT(st, KS_NOTFOUND);
-            return;
-        }
-        CHECK_EQ_INT(st, KS_OK);
-        uint64_t want[4096], nw = 0, matches = 0, seen = 0, r = rank < 0 ? -rank : rank;
-        for (size_t j = 0; j < m->n; j++) {
-            size_t i = rank < 0 ? m->n - 1 - j : j;
-            if (maxlen && seen >= maxlen) break;
-            seen++;
-            if (strcmp(m->v[i], v) != 0 || ++matches < r) continue;
-            want[nw++] = i;
-            if (cnt && nw >= cnt) break;
-        }
-        CHECK_EQ_INT(ni, nw);
-        for (size_t i = 0; i < ni; i++)
-            CHECK_EQ_INT(idx[i], want[i]);
-        free(idx);
-    } else { /* lmove, also onto itself */
-        int to_k = rand_r(seed) % 2, from = rand_r(seed) % 2, to = rand_r(seed) % 2;
-        ks_val out;
-        ks_status st = ks_lmove(&ctx, key, kl, keys[to_k], strlen(keys[to_k]), from, to, &out);
-        if (!m->n) {
-            CHECK_EQ_INT(st, KS_NOTFOUND);
-            return;
-        }
-        CHECK_EQ_INT(st, KS_OK);
-        size_t at = from == KS_LIST_HEAD ? 0 : m->n - 1;
-        CHECK_MEM(out.p, out.n, m->v[at]);
-        char *v = strdup(m->v[at]);
-        m_remove(m, at);
-        mlist *d = &ml[to_k];
-        m_insert(d, to == KS_LIST_HEAD ? 0 : d->n, v);
-        free(v);
-        ks_val_free(&out);
-    }
+    if (op <= 2)
+        op_push(seed, key, kl, m);
+    else if (op == 3)
+        op_pop(seed, key, kl, m);
+    else if (op == 4)
+        op_lindex(seed, key, kl, m);
+    else if (op == 5)
+        op_lset(seed, key, kl, m);
+    else if (op == 6)
+        op_linsert(seed, key, kl, m);
+    else if (op == 7)
+        op_lrem(seed, key, kl, m);
+    else if (op == 8)
+        op_ltrim(seed, key, kl, m);
+    else if (op == 9)
+        op_lpos(seed, key, kl, m);
+    else
+        op_lmove(seed, key, kl, m, ml, keys);
 }
 
 static void model_run(long long fill, unsigned seed, int ops)
