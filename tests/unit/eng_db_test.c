@@ -302,7 +302,7 @@ TEST(FullCompactionDropsOverwrittenAndDeletedVersions)
         if (i % 2 == 0)
             CHECK_MSG(g == NULL, "%s resurfaced", k);
         else
-            CHECK_MSG(g && g[0] == 'd', "%s: %s", k, g ? g : "(absent)");
+            CHECK_MSG(g && g[0] == 'd', "%s: %.200s", k, g ? g : "(absent)");
     }
     eng_close(db);
 }
@@ -464,9 +464,9 @@ TEST(BatchReadBetweenAppendsWritesNewestVersionsAndRecoversThem)
     eng_batch *b = eng_batch_new(1);
     char *v;
     size_t vl;
-    char val[8];
+    char val[16];                   /* room for any int: -Wformat-truncation */
     for (int i = 1; i <= 20; i++) { /* 20 commands: a key each, one counter */
-        char k[8];
+        char k[16];
         snprintf(k, sizeof(k), "k%02d", i);
         CHECK(eng_get_batch(db, NULL, b, k, strlen(k), &v, &vl) == ENG_NOTFOUND);
         CHECK(eng_get_batch(db, NULL, b, "n", 1, &v, &vl) == ENG_OK);

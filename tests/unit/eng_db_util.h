@@ -55,15 +55,16 @@ static inline const char *get(eng_db *db, const char *k)
     return get_at(db, NULL, k);
 }
 
+/* Values print cut to 200 bytes: a failure message fits test.h's buffer. */
 #define CHECK_GET_AT(db, snap, k, want)                                                            \
     do {                                                                                           \
         const char *got_ = get_at(db, snap, k);                                                    \
         const char *want_ = (want);                                                                \
         if (!want_)                                                                                \
-            CHECK_MSG(got_ == NULL, "get %s: want absent, got %s", k, got_);                       \
+            CHECK_MSG(got_ == NULL, "get %.200s: want absent, got %.200s", k, got_);               \
         else                                                                                       \
-            CHECK_MSG(got_ && !strcmp(got_, want_), "get %s: want %s, got %s", k, want_,           \
-                      got_ ? got_ : "(absent)");                                                   \
+            CHECK_MSG(got_ && !strcmp(got_, want_), "get %.200s: want %.200s, got %.200s", k,      \
+                      want_, got_ ? got_ : "(absent)");                                            \
     } while (0)
 #define CHECK_GET(db, k, want) CHECK_GET_AT(db, NULL, k, want)
 
