@@ -179,6 +179,12 @@ uint64_t db_oldest_snapshot(eng_db *db);
 uint64_t db_newest_snapshot(eng_db *db);
 
 /* ---- flush.c ----------------------------------------------------------- */
+/* F3: the tombstones a flush leaves the entries they cover out under. */
+typedef struct db_hide {
+    rdel_view v;
+    int seek; /* v's are newer than every entry and none is an entry: a flush
+                 seeks past the rest of a covering tombstone's range */
+} db_hide;
 /* Writes the entries of it (internal keys; range deletion entries become the
  * table's tombstones) to table file `number`, without the versions every
  * snapshot at or above oldest_snapshot has a newer one of (F1), nor the
@@ -187,7 +193,7 @@ uint64_t db_newest_snapshot(eng_db *db);
  * NULL when there was nothing to write (no file left behind), else
  * metadata with refs = 1. Takes no lock. */
 eng_status db_build_table(eng_db *db, iter *it, uint64_t number, uint64_t oldest_snapshot,
-                          const rdel_view *hide, file_meta **out);
+                          const db_hide *hide, file_meta **out);
 void *db_flush_thread(void *arg);
 
 /* ---- compaction.c ------------------------------------------------------ */

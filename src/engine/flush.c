@@ -70,8 +70,56 @@ static int hidden(const rdel_view *hide, slice k, uint64_t oldest, const rdel **
     return *run != NULL;
 }
 
+/* Moves it to the first entry at or after user key end. */
+static void seek_past(iter *it, slice end, buf *t)
+{
+    t->len = 0;
+    ikey_append(t, end, ENG_MAX_SEQUENCE, ENG_TYPE_SEEK);
+    iter_seek(it, slice_make(t->data, t->len));
+}
+
+/* Adds the entries of it that db_build_table keeps (F1, F3) to b; *n
+ * counts them. */
+static eng_status add_entries(sst_builder *b, iter *it, uint64_t oldest, const db_hide *hide,
+                              uint64_t *n)
+{
+    buf last = {0}, t = {0}; /* last: the user key of the last point entry kept */
+    int have_last = 0;
+    uint64_t last_seq = 0;
+    const rdel *run = NULL; /* F3 */
+    eng_status s = ENG_OK;
+    iter_seek_first(it);
+    while (s == ENG_OK && iter_valid(it)) {
+        slice k = iter_key(it), uk = ikey_user_key(k);
+        if (ikey_type(k) == ENG_TYPE_RANGE_DELETION) {
+            /* An empty range [a, b) with b <= a deletes nothing. */
+            if (slice_compare(uk, iter_value(it)) < 0) {
+                sst_builder_add_range_del(b, uk, iter_value(it), ikey_sequence(k));
+                (*n)++;
+            }
+        } else if (hide && hidden(&hide->v, k, oldest, &run)) {
+            if (hide->seek) { /* F3: the rest of run's range is covered too */
+                seek_past(it, rdel_end(run), &t);
+                continue;
+            }
+        } else if (!have_last || last_seq > oldest ||
+                   slice_compare(uk, slice_make(last.data, last.len)) != 0) {
+            last.len = 0; /* else F1: shadowed for every snapshot */
+            buf_append(&last, uk.data, uk.size);
+            have_last = 1;
+            last_seq = ikey_sequence(k);
+            (*n)++;
+            s = sst_builder_add(b, k, iter_value(it));
+        }
+        iter_next(it);
+    }
+    buf_free(&last);
+    buf_free(&t);
+    return s;
+}
+
 eng_status db_build_table(eng_db *db, iter *it, uint64_t number, uint64_t oldest_snapshot,
-                          const rdel_view *hide, file_meta **out)
+                          const db_hide *hide, file_meta **out)
 {
     char path[PATH_MAX];
     db_filename(path, db->dir, number, "sst");
@@ -86,34 +134,7 @@ eng_status db_build_table(eng_db *db, iter *it, uint64_t number, uint64_t oldest
     eng_status s = sst_builder_new(path, &so, &b);
     if (s != ENG_OK) return s;
     uint64_t n = 0;
-    buf last = {0}; /* the user key of the last point entry kept */
-    int have_last = 0;
-    uint64_t last_seq = 0;
-    const rdel *run = NULL; /* F3 */
-    for (iter_seek_first(it); iter_valid(it); iter_next(it)) {
-        slice k = iter_key(it);
-        if (ikey_type(k) == ENG_TYPE_RANGE_DELETION) {
-            /* An empty range [a, b) with b <= a deletes nothing. */
-            if (slice_compare(ikey_user_key(k), iter_value(it)) < 0) {
-                sst_builder_add_range_del(b, ikey_user_key(k), iter_value(it), ikey_sequence(k));
-                n++;
-            }
-            continue;
-        }
-        if (hide && hidden(hide, k, oldest_snapshot, &run)) continue; /* F3 */
-        slice uk = ikey_user_key(k);
-        if (have_last && last_seq <= oldest_snapshot &&
-            slice_compare(uk, slice_make(last.data, last.len)) == 0)
-            continue; /* F1: shadowed for every snapshot */
-        last.len = 0;
-        buf_append(&last, uk.data, uk.size);
-        have_last = 1;
-        last_seq = ikey_sequence(k);
-        n++;
-        s = sst_builder_add(b, k, iter_value(it));
-        if (s != ENG_OK) break;
-    }
-    buf_free(&last);
+    s = add_entries(b, it, oldest_snapshot, hide, &n);
     if (s == ENG_OK) s = iter_status(it);
     if (s != ENG_OK || n == 0) {
         sst_builder_abandon(b);
@@ -147,9 +168,13 @@ eng_status db_build_table(eng_db *db, iter *it, uint64_t number, uint64_t oldest
  * reference: imm[0]'s own, and, when no log failed (D5), those of the newer
  * memtables, the current log synced first when mem holds some. A failed
  * sync leaves only imm[0]'s own. REQUIRES: mu; may drop it for the sync. */
-static void hiding_tombstones(eng_db *db, rdel_view *v)
+static void hiding_tombstones(eng_db *db, db_hide *h)
 {
+    rdel_view *v = &h->v;
     v->n = 0;
+    /* Without range deletions of its own, every tombstone in v is newer
+     * than every entry of imm[0] (D2) and none is an entry to keep. */
+    h->seek = mem_range_deletions(db->imm[0].mem) == 0;
     if (!rdel_set_empty(db->imm[0].rdels)) rdel_view_add(v, db->imm[0].rdels);
     if (db->log_fault.st != ENG_OK) return;
     for (int i = 1; i < db->nimm; i++)
@@ -174,16 +199,16 @@ static eng_status flush_one(eng_db *db)
     mem_ref(m);
     uint64_t number = db->vs.next_file++;
     uint64_t oldest = db_oldest_snapshot(db); /* F1, F3 */
-    rdel_view hide;
+    db_hide hide;
     hiding_tombstones(db, &hide);
     pthread_mutex_unlock(&db->mu);
 
     file_meta *f = NULL;
     iter *it = mem_iter_new(m);
-    eng_status s = db_build_table(db, it, number, oldest, hide.n ? &hide : NULL, &f);
+    eng_status s = db_build_table(db, it, number, oldest, hide.v.n ? &hide : NULL, &f);
     iter_free(it);
     mem_unref(m);
-    rdel_view_release(&hide);
+    rdel_view_release(&hide.v);
 
     pthread_mutex_lock(&db->mu);
     if (s != ENG_OK) return s;

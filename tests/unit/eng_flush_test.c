@@ -283,6 +283,36 @@ TEST(FlushLeavesOutWhatANewerMemtablesTombstoneHides)
     CHECK(eng_close(db) == ENG_OK);
 }
 
+/* F3 (b): the flush of a memtable without tombstones of its own seeks past
+ * the rest of each newer tombstone's range: it must land on the first key
+ * at its end, and find the next range after the keys between. */
+TEST(FlushSeeksPastEachHiddenRangeAndKeepsTheKeysBetween)
+{
+    eng_db *db = open_db();
+    put_run(db, 2000);
+    eng_batch *b = eng_batch_new(0);
+    eng_batch_delete_range(b, "r00100", 6, "r01200", 6); /* a fresh memtable */
+    eng_batch_delete_range(b, "r01300", 6, "r01400", 6);
+    eng_batch_delete_range(b, "r01401", 6, "r01402", 6);
+    CHECK(eng_write(db, b, 0) == ENG_OK);
+    eng_batch_free(b);
+    CHECK(eng_flush(db) == ENG_OK);
+    static const char *kept[] = {"r00000", "r00099", "r01200", "r01299",
+                                 "r01400", "r01402", "r01999"};
+    static const char *gone[] = {"r00100", "r01199", "r01300", "r01399", "r01401"};
+    char v[128];
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++) {
+        int n = atoi(kept[i] + 1);
+        snprintf(v, sizeof v, "%05d-%090d", n, n);
+        CHECK_GET(db, kept[i], v);
+    }
+    for (size_t i = 0; i < sizeof gone / sizeof *gone; i++)
+        CHECK_GET(db, gone[i], NULL);
+    CHECK_MSG(level0_bytes(db) < 120000, "level 0: %llu bytes",
+              (unsigned long long)level0_bytes(db)); /* 898 keys of ~110 bytes */
+    CHECK(eng_close(db) == ENG_OK);
+}
+
 /* F3 (a): a tombstone in the memtable it is flushed with (too few entries
  * under it for a fresh memtable) hides what is older than it, not what
  * was written under it after it. */
