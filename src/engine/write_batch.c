@@ -318,19 +318,31 @@ int batch_has_range_deletes(const eng_batch *b)
     return b->n_range > 0;
 }
 
+/* Parses a varstring's length at q (< limit): inline for one byte (a key
+ * or value under 128 bytes: nearly every op's), which dec_varint32's loop
+ * costs several times over, on every op a batch parses. NULL when bad. */
+static inline const char *parse_len(const char *q, const char *limit, uint32_t *n)
+{
+    if (q < limit && !(*q & 0x80)) {
+        *n = (unsigned char)*q;
+        return q + 1;
+    }
+    return dec_varint32(q, limit, n);
+}
+
 /* Parses one op at *p (< limit); returns 0 on a bad encoding. */
-static int parse_op(const char **p, const char *limit, int *type, slice *k, slice *v)
+static inline int parse_op(const char **p, const char *limit, int *type, slice *k, slice *v)
 {
     const char *q = *p;
     uint32_t n;
     *type = (unsigned char)*q++;
     if (*type > ENG_TYPE_RANGE_DELETION) return 0;
-    if (!(q = dec_varint32(q, limit, &n)) || n > (size_t)(limit - q)) return 0;
+    if (!(q = parse_len(q, limit, &n)) || n > (size_t)(limit - q)) return 0;
     *k = slice_make(q, n);
     q += n;
     *v = slice_make("", 0);
     if (*type != ENG_TYPE_DELETION) {
-        if (!(q = dec_varint32(q, limit, &n)) || n > (size_t)(limit - q)) return 0;
+        if (!(q = parse_len(q, limit, &n)) || n > (size_t)(limit - q)) return 0;
         *v = slice_make(q, n);
         q += n;
     }
@@ -380,8 +392,34 @@ struct rdel_set *batch_rdels(const eng_batch *b)
 
 #define POINT_FIRST_SLOTS 64
 
+/* The last n (0..7) bytes of a key, at p, as memcpy(&w, p, n) into a zero
+ * word gives them on a little-endian host (their first byte lowest: the
+ * table's index takes the hash's low bits), without memcpy's libc call for
+ * a variable length: a key of 8 or more bytes (len; it starts at base)
+ * rereads the 8 ending at its end and shifts, a shorter one combines
+ * overlapping 4- or 1-byte loads. */
+static inline uint64_t tail_word(const char *p, size_t n, const char *base, size_t len)
+{
+    uint64_t w;
+    uint32_t a, b;
+    if (n == 0) return 0;
+    if (len >= 8) {
+        memcpy(&w, base + len - 8, 8);
+        return w >> (8 * (8 - n));
+    }
+    if (n >= 4) {
+        memcpy(&a, p, 4);
+        memcpy(&b, p + n - 4, 4);
+        return a | (uint64_t)b << (8 * (n - 4));
+    }
+    return (unsigned char)p[0] | (uint64_t)(unsigned char)p[n / 2] << (8 * (n / 2)) |
+           (uint64_t)(unsigned char)p[n - 1] << (8 * (n - 1));
+}
+
 static uint32_t key_hash(const char *p, size_t n)
 {
+    const char *base = p;
+    size_t len = n;
     uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
     for (; n >= 8; p += 8, n -= 8) {
         uint64_t w;
@@ -389,9 +427,7 @@ static uint32_t key_hash(const char *p, size_t n)
         h = (h ^ w) * 0xff51afd7ed558ccdull;
         h ^= h >> 32;
     }
-    uint64_t w = 0;
-    memcpy(&w, p, n);
-    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+    h = (h ^ tail_word(p, n, base, len)) * 0xc4ceb9fe1a85ec53ull;
     return (uint32_t)(h ^ (h >> 29));
 }
 
