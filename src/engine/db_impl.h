@@ -179,13 +179,21 @@ uint64_t db_oldest_snapshot(eng_db *db);
 uint64_t db_newest_snapshot(eng_db *db);
 
 /* ---- flush.c ----------------------------------------------------------- */
+/* F3: the tombstones a flush leaves the entries they cover out under. */
+typedef struct db_hide {
+    rdel_view v;
+    int seek; /* v's are newer than every entry and none is an entry: a flush
+                 seeks past the rest of a covering tombstone's range */
+} db_hide;
 /* Writes the entries of it (internal keys; range deletion entries become the
  * table's tombstones) to table file `number`, without the versions every
- * snapshot at or above oldest_snapshot has a newer one of (F1). *out is
+ * snapshot at or above oldest_snapshot has a newer one of (F1), nor the
+ * point entries a tombstone of hide (NULL: none) visible at oldest_snapshot
+ * covers (F3: the caller makes sure that may be dropped). *out is
  * NULL when there was nothing to write (no file left behind), else
  * metadata with refs = 1. Takes no lock. */
 eng_status db_build_table(eng_db *db, iter *it, uint64_t number, uint64_t oldest_snapshot,
-                          file_meta **out);
+                          const db_hide *hide, file_meta **out);
 void *db_flush_thread(void *arg);
 
 /* ---- compaction.c ------------------------------------------------------ */
@@ -238,6 +246,10 @@ void db_log_failed(eng_db *db, eng_status s);
  * the refused-write error while the log is failing, ENG_INVALID without a
  * log; a failing write is db_log_failed's. REQUIRES: mu. */
 eng_status db_flush_log(eng_db *db);
+/* db_flush_log, then fdatasyncs the log (mu dropped during the sync): every
+ * record written so far is durable when it returns ENG_OK. A failure is a
+ * log failure (D5). REQUIRES: mu; returns with it held. */
+eng_status db_sync_log(eng_db *db);
 /* mem -> imm[nimm] with log number log_number and max_seq = last_seq.
  * REQUIRES: mu; nimm < DB_MAX_IMM. */
 void db_push_imm(eng_db *db);

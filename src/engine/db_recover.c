@@ -175,7 +175,7 @@ static eng_status recover_flush(recovery *rc)
     file_meta *f;
     iter *it = mem_iter_new(rc->mem);
     eng_status s =
-        db_build_table(db, it, db->vs.next_file++, ENG_MAX_SEQUENCE, &f); /* no snapshots */
+        db_build_table(db, it, db->vs.next_file++, ENG_MAX_SEQUENCE, NULL, &f); /* no snapshots */
     iter_free(it);
     if (s != ENG_OK) return s;
     if (f) edit_add_file(rc->e, 0, f);

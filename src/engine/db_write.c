@@ -148,7 +148,8 @@ static eng_status count_covered(void *ctx, uint64_t seq, int type, slice start, 
 
 /* A batch whose range deletion hides many entries of mem goes into a fresh
  * memtable: then every entry it hides is in a source older than it, which a
- * scan jumps over (G2) instead of stepping through. REQUIRES: mu. */
+ * scan jumps over (G2) instead of stepping through, and which the old
+ * memtable's flush leaves out of its table (flush.c, F3). REQUIRES: mu. */
 static eng_status fresh_memtable_for_rdel(eng_db *db, eng_batch *b)
 {
     if (!batch_has_range_deletes(b) || db->nimm >= DB_MAX_IMM || mem_entries(db->mem) == 0)
@@ -250,11 +251,16 @@ eng_status db_flush_log(eng_db *db)
     return s;
 }
 
+eng_status db_sync_log(eng_db *db)
+{
+    eng_status s = db_flush_log(db);
+    return s == ENG_OK ? sync_log_unlocked(db) : s;
+}
+
 eng_status eng_commit(eng_db *db, int sync)
 {
     pthread_mutex_lock(&db->mu);
-    eng_status s = db_flush_log(db);
-    if (s == ENG_OK && sync) s = sync_log_unlocked(db);
+    eng_status s = sync ? db_sync_log(db) : db_flush_log(db);
     pthread_mutex_unlock(&db->mu);
     return s;
 }

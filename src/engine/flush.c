@@ -25,6 +25,23 @@
  *      table waiting in L0 is ~5x level 1's size (zstd -3: ~1.4x), and a
  *      disk near full then cannot take a flush or the recovery of a log
  *      (test_disk_full.py's 16 MB disk fails at open with raw tables).
+ *  F3. A flush drops a point entry that a range tombstone visible to every
+ *      snapshot (sequence <= the oldest snapshot when the flush began, as
+ *      F1) covers with a higher sequence (R1), when the tombstone is either
+ *      (a) in the memtable being flushed: the table carries it, so no
+ *      reader of the table or of what compaction makes of it can reach the
+ *      entry; or (b) in a newer memtable (imm[1..], mem), whose log is
+ *      durable before the table is built: an immutable memtable's log was
+ *      synced when it was closed (db_switch_memtable; with no log failure,
+ *      D5, every imm[] came from there), the current log is synced by
+ *      hiding_tombstones. Then the log that recovery replays once the
+ *      manifest passes imm[0]'s log holds the tombstone, the whole batch
+ *      around it. Without the sync a power loss could keep the table
+ *      without the entries and lose the tombstone's batch (a partial
+ *      batch). A big key's delete or rewrite puts its range tombstone in a
+ *      fresh memtable (db_write.c) and so leaves the old one every member
+ *      of the key to flush: SPOP's rewrite of a set popped down to half
+ *      made the flush write ~50k entries no reader could see.
  *
  * Faults: a flush that fails keeps its memtable and is retried after a
  * delay (D6). After a log failure the thread also freezes the failed log's
@@ -41,8 +58,68 @@
 #include <time.h>
 #include <unistd.h>
 
+/* F3: is the point entry k covered by a tombstone of hide visible at
+ * oldest? *run caches the last covering tombstone: the keys come in order,
+ * so the next ones below its end are covered too when older than it. */
+static int hidden(const rdel_view *hide, slice k, uint64_t oldest, const rdel **run)
+{
+    slice uk = ikey_user_key(k);
+    uint64_t seq = ikey_sequence(k);
+    if (*run && (*run)->seq > seq && slice_compare(uk, rdel_end(*run)) < 0) return 1;
+    *run = rdel_view_covering(hide, uk, seq, oldest);
+    return *run != NULL;
+}
+
+/* Moves it to the first entry at or after user key end. */
+static void seek_past(iter *it, slice end, buf *t)
+{
+    t->len = 0;
+    ikey_append(t, end, ENG_MAX_SEQUENCE, ENG_TYPE_SEEK);
+    iter_seek(it, slice_make(t->data, t->len));
+}
+
+/* Adds the entries of it that db_build_table keeps (F1, F3) to b; *n
+ * counts them. */
+static eng_status add_entries(sst_builder *b, iter *it, uint64_t oldest, const db_hide *hide,
+                              uint64_t *n)
+{
+    buf last = {0}, t = {0}; /* last: the user key of the last point entry kept */
+    int have_last = 0;
+    uint64_t last_seq = 0;
+    const rdel *run = NULL; /* F3 */
+    eng_status s = ENG_OK;
+    iter_seek_first(it);
+    while (s == ENG_OK && iter_valid(it)) {
+        slice k = iter_key(it), uk = ikey_user_key(k);
+        if (ikey_type(k) == ENG_TYPE_RANGE_DELETION) {
+            /* An empty range [a, b) with b <= a deletes nothing. */
+            if (slice_compare(uk, iter_value(it)) < 0) {
+                sst_builder_add_range_del(b, uk, iter_value(it), ikey_sequence(k));
+                (*n)++;
+            }
+        } else if (hide && hidden(&hide->v, k, oldest, &run)) {
+            if (hide->seek) { /* F3: the rest of run's range is covered too */
+                seek_past(it, rdel_end(run), &t);
+                continue;
+            }
+        } else if (!have_last || last_seq > oldest ||
+                   slice_compare(uk, slice_make(last.data, last.len)) != 0) {
+            last.len = 0; /* else F1: shadowed for every snapshot */
+            buf_append(&last, uk.data, uk.size);
+            have_last = 1;
+            last_seq = ikey_sequence(k);
+            (*n)++;
+            s = sst_builder_add(b, k, iter_value(it));
+        }
+        iter_next(it);
+    }
+    buf_free(&last);
+    buf_free(&t);
+    return s;
+}
+
 eng_status db_build_table(eng_db *db, iter *it, uint64_t number, uint64_t oldest_snapshot,
-                          file_meta **out)
+                          const db_hide *hide, file_meta **out)
 {
     char path[PATH_MAX];
     db_filename(path, db->dir, number, "sst");
@@ -57,32 +134,7 @@ eng_status db_build_table(eng_db *db, iter *it, uint64_t number, uint64_t oldest
     eng_status s = sst_builder_new(path, &so, &b);
     if (s != ENG_OK) return s;
     uint64_t n = 0;
-    buf last = {0}; /* the user key of the last point entry kept */
-    int have_last = 0;
-    uint64_t last_seq = 0;
-    for (iter_seek_first(it); iter_valid(it); iter_next(it)) {
-        slice k = iter_key(it);
-        if (ikey_type(k) == ENG_TYPE_RANGE_DELETION) {
-            /* An empty range [a, b) with b <= a deletes nothing. */
-            if (slice_compare(ikey_user_key(k), iter_value(it)) < 0) {
-                sst_builder_add_range_del(b, ikey_user_key(k), iter_value(it), ikey_sequence(k));
-                n++;
-            }
-            continue;
-        }
-        slice uk = ikey_user_key(k);
-        if (have_last && last_seq <= oldest_snapshot &&
-            slice_compare(uk, slice_make(last.data, last.len)) == 0)
-            continue; /* F1: shadowed for every snapshot */
-        last.len = 0;
-        buf_append(&last, uk.data, uk.size);
-        have_last = 1;
-        last_seq = ikey_sequence(k);
-        n++;
-        s = sst_builder_add(b, k, iter_value(it));
-        if (s != ENG_OK) break;
-    }
-    buf_free(&last);
+    s = add_entries(b, it, oldest_snapshot, hide, &n);
     if (s == ENG_OK) s = iter_status(it);
     if (s != ENG_OK || n == 0) {
         sst_builder_abandon(b);
@@ -112,6 +164,33 @@ eng_status db_build_table(eng_db *db, iter *it, uint64_t number, uint64_t oldest
     return ENG_OK;
 }
 
+/* F3: the tombstones imm[0]'s flush may drop entries under, each set with a
+ * reference: imm[0]'s own, and, when no log failed (D5), those of the newer
+ * memtables, the current log synced first when mem holds some. A failed
+ * sync leaves only imm[0]'s own. REQUIRES: mu; may drop it for the sync. */
+static void hiding_tombstones(eng_db *db, db_hide *h)
+{
+    rdel_view *v = &h->v;
+    v->n = 0;
+    /* Without range deletions of its own, every tombstone in v is newer
+     * than every entry of imm[0] (D2) and none is an entry to keep. */
+    h->seek = mem_range_deletions(db->imm[0].mem) == 0;
+    if (!rdel_set_empty(db->imm[0].rdels)) rdel_view_add(v, db->imm[0].rdels);
+    if (db->log_fault.st != ENG_OK) return;
+    for (int i = 1; i < db->nimm; i++)
+        if (!rdel_set_empty(db->imm[i].rdels)) rdel_view_add(v, db->imm[i].rdels);
+    if (rdel_set_empty(db->mem_rdels)) return;
+    rdel_set *cur = db->mem_rdels;
+    rdel_set_ref(cur); /* mem may be frozen and flushed while mu is dropped */
+    if (db->log && db_sync_log(db) == ENG_OK) {
+        rdel_view_add(v, cur);
+    } else { /* a log failure now (D5): from here on, rely on none of the newer ones */
+        rdel_view_release(v);
+        if (!rdel_set_empty(db->imm[0].rdels)) rdel_view_add(v, db->imm[0].rdels);
+    }
+    rdel_set_unref(cur);
+}
+
 /* Flushes imm[0]. REQUIRES: mu held, nimm > 0; drops it while writing. */
 static eng_status flush_one(eng_db *db)
 {
@@ -119,14 +198,17 @@ static eng_status flush_one(eng_db *db)
     uint64_t old_log = db->imm[0].log_number;
     mem_ref(m);
     uint64_t number = db->vs.next_file++;
-    uint64_t oldest = db_oldest_snapshot(db); /* F1 */
+    uint64_t oldest = db_oldest_snapshot(db); /* F1, F3 */
+    db_hide hide;
+    hiding_tombstones(db, &hide);
     pthread_mutex_unlock(&db->mu);
 
     file_meta *f = NULL;
     iter *it = mem_iter_new(m);
-    eng_status s = db_build_table(db, it, number, oldest, &f);
+    eng_status s = db_build_table(db, it, number, oldest, hide.v.n ? &hide : NULL, &f);
     iter_free(it);
     mem_unref(m);
+    rdel_view_release(&hide.v);
 
     pthread_mutex_lock(&db->mu);
     if (s != ENG_OK) return s;

@@ -12,6 +12,8 @@
 #ifndef STRATA_MEMTABLE_H
 #define STRATA_MEMTABLE_H
 
+#include <stdatomic.h>
+
 #include "coding.h"
 #include "engine.h"
 #include "iter.h"
@@ -51,6 +53,22 @@ int mem_scan_only_add(mem_scan_only *s, const char *p, size_t n);
 
 /* Does key start with a prefix of s? s may be NULL (no prefixes). */
 int mem_scan_only_match(const mem_scan_only *s, slice key);
+
+/* Could key start with a prefix of s? Inline, for callers that ask of
+ * every key they see (a batch's ops and point reads): 0 when no prefix
+ * starts with key's first byte (a keyspace key, usually), from one bit;
+ * 1 when one may (mem_scan_only_match decides). s may be NULL. Any
+ * thread, no lock: mem_scan_only_add sets a prefix's bit (release) after
+ * publishing the prefix, so a caller that sees the bit (acquire) sees the
+ * prefix, and one that does not answers as if the prefix came later. */
+static inline int mem_scan_only_maybe(const mem_scan_only *s, slice key)
+{
+    if (!s || !key.size) return 0;
+    unsigned char c = (unsigned char)key.data[0];
+    uint64_t bits =
+        atomic_load_explicit(&((mem_scan_only *)s)->first[c >> 6], memory_order_acquire);
+    return (int)(bits >> (c & 63) & 1);
+}
 
 /* Makes m consult s (which must outlive m) for scan-only keys. REQUIRES:
  * nothing has been added to m yet. */

@@ -38,6 +38,8 @@
  *       shadowed names its slot in pop.slot, so the slots in use are exactly
  *       those of such ops (a shadowed op's slot went to its replacement).
  *       n_hashed <= count; a rollback below n_hashed empties it.
+ *       Which keys are under so is decided by so_match (B7), for an op
+ *       and for a read alike.
  *   B5. batch_insert_into leaves out of the memtable the ops B4 marks
  *       shadowed: the batch is published whole (last_seq moves past all of
  *       it at once, db_write.c), so no reader can ask for a sequence at
@@ -48,6 +50,14 @@
  *       0 .. n_indexed-1, at their index sequences, in op order; it is
  *       kept with the index (B2) and dropped with it, so a reader of a
  *       batch with range deletions gets them without a walk of the index.
+ *   B7. sw is a copy of the first sw.n prefixes of sw.of, taken after
+ *       loading sw.of->n (acquire): when they all have one length of at
+ *       most 8 bytes (else sw.slow, and no copy decides), as one masked
+ *       word each in a table; sw.of == so while so != NULL. Prefixes
+ *       are only appended (memtable.h), and sw only ever grows while it
+ *       copies the same set, so so_match's answer for a key only ever goes
+ *       from 0 to 1: an op it left out of the slots (B4) stays left out at
+ *       every later read of its key.
  *
  * Why lazy: the server runs every command through an indexed batch, but most
  * commands never read through it while it holds ops, so indexing each op as
@@ -87,6 +97,16 @@ typedef struct pop {
     unsigned char point;    /* in the slots (B4: 0 for a scan-only key) */
 } pop;
 
+/* B7: the batch's copy of its scan-only prefixes, for so_match. */
+#define SO_SLOTS 64 /* twice MEM_SCAN_ONLY_MAX: at most half full */
+typedef struct so_words {
+    const mem_scan_only *of; /* the set copied; NULL: none yet */
+    uint32_t n;              /* of's prefixes copied */
+    int slow;                /* not all as below: mem_scan_only_match decides */
+    uint64_t mask;           /* every prefix's mask: one length, at most 8 bytes */
+    uint64_t slot[SO_SLOTS]; /* the prefixes as words, by so_hash; 0: empty */
+} so_words;
+
 typedef struct savepoint {
     size_t len;
     uint32_t count, n_range;
@@ -113,6 +133,7 @@ struct eng_batch {
     uint32_t cap_ops;
     uint32_t n_unpointed;     /* B4: of the hashed ops, left out of the slots */
     const mem_scan_only *so;  /* B4: the prefixes they were left out by */
+    so_words sw;              /* B7: so's prefixes as words */
     uint32_t last_drop_slots; /* slots the last points_drop wrote (a test hook) */
 };
 
@@ -297,19 +318,31 @@ int batch_has_range_deletes(const eng_batch *b)
     return b->n_range > 0;
 }
 
+/* Parses a varstring's length at q (< limit): inline for one byte (a key
+ * or value under 128 bytes: nearly every op's), which dec_varint32's loop
+ * costs several times over, on every op a batch parses. NULL when bad. */
+static inline const char *parse_len(const char *q, const char *limit, uint32_t *n)
+{
+    if (q < limit && !(*q & 0x80)) {
+        *n = (unsigned char)*q;
+        return q + 1;
+    }
+    return dec_varint32(q, limit, n);
+}
+
 /* Parses one op at *p (< limit); returns 0 on a bad encoding. */
-static int parse_op(const char **p, const char *limit, int *type, slice *k, slice *v)
+static inline int parse_op(const char **p, const char *limit, int *type, slice *k, slice *v)
 {
     const char *q = *p;
     uint32_t n;
     *type = (unsigned char)*q++;
     if (*type > ENG_TYPE_RANGE_DELETION) return 0;
-    if (!(q = dec_varint32(q, limit, &n)) || n > (size_t)(limit - q)) return 0;
+    if (!(q = parse_len(q, limit, &n)) || n > (size_t)(limit - q)) return 0;
     *k = slice_make(q, n);
     q += n;
     *v = slice_make("", 0);
     if (*type != ENG_TYPE_DELETION) {
-        if (!(q = dec_varint32(q, limit, &n)) || n > (size_t)(limit - q)) return 0;
+        if (!(q = parse_len(q, limit, &n)) || n > (size_t)(limit - q)) return 0;
         *v = slice_make(q, n);
         q += n;
     }
@@ -359,8 +392,34 @@ struct rdel_set *batch_rdels(const eng_batch *b)
 
 #define POINT_FIRST_SLOTS 64
 
+/* The last n (0..7) bytes of a key, at p, as memcpy(&w, p, n) into a zero
+ * word gives them on a little-endian host (their first byte lowest: the
+ * table's index takes the hash's low bits), without memcpy's libc call for
+ * a variable length: a key of 8 or more bytes (len; it starts at base)
+ * rereads the 8 ending at its end and shifts, a shorter one combines
+ * overlapping 4- or 1-byte loads. */
+static inline uint64_t tail_word(const char *p, size_t n, const char *base, size_t len)
+{
+    uint64_t w;
+    uint32_t a, b;
+    if (n == 0) return 0;
+    if (len >= 8) {
+        memcpy(&w, base + len - 8, 8);
+        return w >> (8 * (8 - n));
+    }
+    if (n >= 4) {
+        memcpy(&a, p, 4);
+        memcpy(&b, p + n - 4, 4);
+        return a | (uint64_t)b << (8 * (n - 4));
+    }
+    return (unsigned char)p[0] | (uint64_t)(unsigned char)p[n / 2] << (8 * (n / 2)) |
+           (uint64_t)(unsigned char)p[n - 1] << (8 * (n - 1));
+}
+
 static uint32_t key_hash(const char *p, size_t n)
 {
+    const char *base = p;
+    size_t len = n;
     uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
     for (; n >= 8; p += 8, n -= 8) {
         uint64_t w;
@@ -368,9 +427,7 @@ static uint32_t key_hash(const char *p, size_t n)
         h = (h ^ w) * 0xff51afd7ed558ccdull;
         h ^= h >> 32;
     }
-    uint64_t w = 0;
-    memcpy(&w, p, n);
-    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+    h = (h ^ tail_word(p, n, base, len)) * 0xc4ceb9fe1a85ec53ull;
     return (uint32_t)(h ^ (h >> 29));
 }
 
@@ -430,6 +487,51 @@ static int points_reserve(eng_batch *b, uint32_t n)
     return 1;
 }
 
+static inline uint32_t so_hash(uint64_t w)
+{
+    return (uint32_t)((w * 0x9E3779B97F4A7C15ull) >> 58); /* SO_SLOTS == 1 << 6 */
+}
+
+/* Brings sw up to date with so (B7): O(1) unless a prefix was added. */
+static void so_words_sync(so_words *sw, const mem_scan_only *so)
+{
+    uint32_t n = atomic_load_explicit(&((mem_scan_only *)so)->n, memory_order_acquire);
+    if (sw->of == so && sw->n == n) return;
+    if (sw->of != so) *sw = (so_words){.of = so};
+    for (; sw->n < n; sw->n++) {
+        uint64_t w = so->p[sw->n].w[0], m = so->p[sw->n].mask[0];
+        if (so->p[sw->n].mask[1] || !w || (sw->n && m != sw->mask)) sw->slow = 1;
+        if (sw->slow) continue;
+        sw->mask = m;
+        uint32_t i = so_hash(w);
+        while (sw->slot[i])
+            i = (i + 1) % SO_SLOTS;
+        sw->slot[i] = w;
+    }
+}
+
+/* Is key under a prefix of b->so (B4)? Asked for every op hashed and every
+ * point read of a batch that left ops out, so it decides a key no prefix
+ * starts like (a keyspace key) from one bit, inline, and a candidate (an
+ * index's key: the catalog's prefixes are all 6 bytes) from one masked
+ * word and a probe, where mem_scan_only_match, out of line, compares two
+ * words per prefix: both cost about what hashing the key saves, so leaving
+ * scan-only ops out only pays with a cheap test. B7: sw copies b->so (set
+ * only by points_catch_up, which syncs sw then), and the answer for a key
+ * only goes from 0 to 1. */
+static inline int so_match(const eng_batch *b, slice key)
+{
+    if (!mem_scan_only_maybe(b->so, key)) return 0;
+    if (b->sw.slow || key.size < 8) return mem_scan_only_match(b->so, key);
+    uint64_t w;
+    memcpy(&w, key.data, 8); /* as mem_scan_only_add loads a prefix's words */
+    w &= b->sw.mask;
+    for (uint32_t i = so_hash(w);; i = (i + 1) % SO_SLOTS) {
+        if (!b->sw.slot[i]) return 0; /* no prefix word is 0 (sync) */
+        if (b->sw.slot[i] == w) return 1;
+    }
+}
+
 /* Adds ops n_hashed .. count-1 to the point index, those on keys under a
  * prefix of so parsed only (B4). 0 when it cannot be kept (range
  * deletions, a huge batch, no memory): nothing is hashed. */
@@ -440,6 +542,8 @@ static int points_catch_up(eng_batch *b, const mem_scan_only *so)
         return 0;
     }
     if (b->n_hashed == 0) b->so = so;
+    if (b->so) so_words_sync(&b->sw, b->so);
+    int any = b->so && b->sw.n; /* none (a db without indexes): no op is tested */
     const char *base = b->rep.data, *p = base + b->hashed_len, *limit = base + b->rep.len;
     while (b->n_hashed < b->count) {
         uint32_t i = b->n_hashed++;
@@ -456,7 +560,7 @@ static int points_catch_up(eng_batch *b, const mem_scan_only *so)
                    0,
                    0};
         if (!v.size) o->voff = 0; /* a deletion's "" is no offset in rep */
-        if (mem_scan_only_match(b->so, k)) {
+        if (any && so_match(b, k)) {
             b->n_unpointed++; /* B4: parsed for B5, never in the slots */
             continue;
         }
@@ -480,7 +584,7 @@ int batch_point_get(const eng_batch *cb, const mem_scan_only *so, slice key, int
     eng_batch *b = (eng_batch *)cb; /* logically const, as batch_index */
     if (!b->indexed || b->count == 0) return 0;
     if (b->n_hashed < b->count && !points_catch_up(b, b->n_hashed ? b->so : so)) return -1;
-    if (b->n_unpointed && (so != b->so || mem_scan_only_match(so, key))) return -1; /* B4 */
+    if (b->n_unpointed && (so != b->so || so_match(b, key))) return -1; /* B4 */
     pslot *s = slot_find(b, key, key_hash(key.data, key.size));
     if (!s->op) return 0;
     op_key(b, s->op - 1, type, value);

@@ -3,7 +3,8 @@
  * corrupt encodings before any op is applied, the private index of an
  * indexed batch (built lazily, on the first read after appends), and nested
  * savepoints, including rollbacks below and above the indexed point; the
- * point index and the ops it lets an insert leave out.
+ * point index with the ranges and savepoints it defers to (the ops it lets
+ * an insert leave out, and the scan-only ones: eng_batch_point_test.c).
  */
 #include <stdint.h>
 
@@ -623,138 +624,6 @@ TEST(InsertIntoUsesBatchSequence)
     CHECK_EQ_INT(seq, 1001);
     CHECK_EQ_INT(mem_range_deletions(m), 1);
     CHECK_EQ_INT(mem_entries(m), 3);
-    mem_unref(m);
-    eng_batch_free(b);
-}
-
-/* B5: once a point read built the point index, the insert leaves out the
- * ops a later op on the same key replaced -- also those appended after the
- * read -- and gives the others their own sequence numbers. */
-TEST(InsertIntoLeavesOutOpsReplacedInAPointReadBatch)
-{
-    eng_batch *b = eng_batch_new(1);
-    eng_batch_put(b, "a", 1, "1", 1); /* 100, replaced */
-    eng_batch_put(b, "b", 1, "1", 1); /* 101, replaced */
-    eng_batch_put(b, "a", 1, "2", 1); /* 102, replaced after the read */
-    eng_batch_delete(b, "b", 1);      /* 103 */
-    int type;
-    slice v;
-    CHECK_EQ_INT(batch_point_get(b, NULL, slice_make("a", 1), &type, &v), 1);
-    CHECK(type == ENG_TYPE_VALUE && v.size == 1 && v.data[0] == '2');
-    CHECK_EQ_INT(batch_point_get(b, NULL, slice_make("b", 1), &type, &v), 1);
-    CHECK_EQ_INT(type, ENG_TYPE_DELETION);
-    CHECK_EQ_INT(batch_point_get(b, NULL, slice_make("c", 1), &type, &v), 0);
-    eng_batch_put(b, "c", 1, "3", 1); /* 104 */
-    eng_batch_put(b, "a", 1, "3", 1); /* 105 */
-    batch_set_sequence(b, 100);
-    memtable *m = mem_new();
-    CHECK_EQ_INT(batch_insert_into(b, m), ENG_OK);
-    CHECK_EQ_INT(mem_entries(m), 3);
-    uint64_t seq;
-    CHECK_EQ_INT(mem_get(m, slice_make("a", 1), ENG_MAX_SEQUENCE, &type, &seq, &v), 1);
-    CHECK(seq == 105 && type == ENG_TYPE_VALUE && v.data[0] == '3');
-    CHECK_EQ_INT(mem_get(m, slice_make("b", 1), ENG_MAX_SEQUENCE, &type, &seq, &v), 1);
-    CHECK(seq == 103 && type == ENG_TYPE_DELETION);
-    CHECK_EQ_INT(mem_get(m, slice_make("c", 1), ENG_MAX_SEQUENCE, &type, &seq, &v), 1);
-    CHECK(seq == 104 && v.data[0] == '3');
-    mem_unref(m);
-    /* The same ops never read through the point index: all of them. */
-    eng_batch_clear(b);
-    eng_batch_put(b, "a", 1, "1", 1);
-    eng_batch_put(b, "a", 1, "2", 1);
-    m = mem_new();
-    CHECK_EQ_INT(batch_insert_into(b, m), ENG_OK);
-    CHECK_EQ_INT(mem_entries(m), 2);
-    mem_unref(m);
-    eng_batch_free(b);
-}
-
-/* The point index does not answer for a batch with a range deletion (the
- * caller asks the memtable index, which knows the ranges); nor does a
- * batch keep it across a rollback below its hashed ops. */
-TEST(PointIndexDefersToRangeDeletionsAndRollbacks)
-{
-    eng_batch *b = eng_batch_new(1);
-    int type;
-    slice v;
-    eng_batch_put(b, "a", 1, "1", 1);
-    eng_batch_set_savepoint(b);
-    eng_batch_put(b, "a", 1, "2", 1);
-    CHECK_EQ_INT(batch_point_get(b, NULL, slice_make("a", 1), &type, &v), 1);
-    CHECK_EQ_INT(v.data[0], '2');
-    CHECK_EQ_INT(eng_batch_rollback(b), ENG_OK);
-    CHECK_EQ_INT(batch_point_get(b, NULL, slice_make("a", 1), &type, &v), 1);
-    CHECK_EQ_INT(v.data[0], '1');
-    eng_batch_delete_range(b, "a", 1, "b", 1);
-    CHECK_EQ_INT(batch_point_get(b, NULL, slice_make("a", 1), &type, &v), -1);
-    eng_batch_free(b);
-}
-
-/* B4: a clear after a batch of a whole pipeline wiped the slot table it
- * left behind, whatever the next batch held: a small batch's clear writes
- * only the slots its own ops hold, and leaves no stale key behind. */
-TEST(ClearAfterABigBatchWritesOnlyTheSlotsOfItsOps)
-{
-    eng_batch *b = eng_batch_new(1);
-    char k[16];
-    int type;
-    slice v;
-    for (int i = 0; i < 1000; i++)
-        eng_batch_put(b, k, (size_t)snprintf(k, sizeof(k), "k%d", i), "v", 1);
-    CHECK_EQ_INT(batch_point_get(b, NULL, slice_make("k7", 2), &type, &v), 1);
-    eng_batch_clear(b);
-    CHECK(batch_point_drop_slots(b) >= 2000); /* a full table: wiped whole */
-    for (int round = 0; round < 3; round++) {
-        eng_batch_put(b, "k7", 2, "a", 1);
-        eng_batch_put(b, "x", 1, "b", 1);
-        eng_batch_put(b, "k7", 2, "c", 1); /* shares its slot with the first */
-        CHECK_EQ_INT(batch_point_get(b, NULL, slice_make("k7", 2), &type, &v), 1);
-        CHECK_EQ_INT(v.data[0], 'c');
-        CHECK_EQ_INT(batch_point_get(b, NULL, slice_make("k8", 2), &type, &v), 0);
-        eng_batch_clear(b);
-        CHECK_EQ_INT(batch_point_drop_slots(b), 2);
-    }
-    eng_batch_put(b, "y", 1, "d", 1);
-    CHECK_EQ_INT(batch_point_get(b, NULL, slice_make("k7", 2), &type, &v), 0);
-    CHECK_EQ_INT(batch_point_get(b, NULL, slice_make("x", 1), &type, &v), 0);
-    eng_batch_free(b);
-}
-
-/* B4: ops on scan-only keys (an index's entries) stay out of the point
- * index: asked for, it answers -1 and the memtable index has them; they are
- * never shadowed, so the insert keeps each, also when the prefix arrived
- * while the batch held an op on the key. */
-TEST(ScanOnlyOpsStayOutOfThePointIndexAndReadBackThroughTheBatch)
-{
-    mem_scan_only so;
-    mem_scan_only_init(&so);
-    CHECK_EQ_INT(mem_scan_only_add(&so, "\x01i", 2), 1);
-    eng_batch *b = eng_batch_new(1);
-    int type;
-    slice v;
-    uint64_t seq;
-    eng_batch_put(b, "\x01ia", 3, "1", 1);
-    eng_batch_put(b, "\x01ia", 3, "2", 1);
-    eng_batch_put(b, "\x02jb", 3, "3", 1); /* not yet scan-only */
-    eng_batch_put(b, "p", 1, "4", 1);
-    CHECK_EQ_INT(batch_point_get(b, &so, slice_make("\x01ia", 3), &type, &v), -1);
-    CHECK_EQ_INT(
-        mem_get(batch_index(b), slice_make("\x01ia", 3), ENG_MAX_SEQUENCE, &type, &seq, &v), 1);
-    CHECK_EQ_INT(v.data[0], '2');
-    CHECK_EQ_INT(batch_point_get(b, &so, slice_make("p", 1), &type, &v), 1);
-    CHECK_EQ_INT(batch_point_get(b, NULL, slice_make("p", 1), &type, &v), -1); /* another set */
-    CHECK_EQ_INT(mem_scan_only_add(&so, "\x02j", 2), 1);
-    eng_batch_put(b, "\x02jb", 3, "5", 1);
-    CHECK_EQ_INT(batch_point_get(b, &so, slice_make("\x02jb", 3), &type, &v), -1);
-    CHECK_EQ_INT(batch_point_get(b, &so, slice_make("q", 1), &type, &v), 0);
-    batch_set_sequence(b, 10);
-    memtable *m = mem_new();
-    CHECK_EQ_INT(batch_insert_into(b, m), ENG_OK);
-    CHECK_EQ_INT(mem_entries(m), 5);
-    CHECK_EQ_INT(mem_get(m, slice_make("\x01ia", 3), ENG_MAX_SEQUENCE, &type, &seq, &v), 1);
-    CHECK(seq == 11 && v.data[0] == '2');
-    CHECK_EQ_INT(mem_get(m, slice_make("\x02jb", 3), ENG_MAX_SEQUENCE, &type, &seq, &v), 1);
-    CHECK(seq == 14 && v.data[0] == '5');
     mem_unref(m);
     eng_batch_free(b);
 }

@@ -5,15 +5,19 @@
  * versions. Memtables waiting for their flush borrow their size from the
  * block cache and give it back once flushed. A flush writes its table's
  * blocks at flush_compression_level, a compaction at compression_level
- * (Invariant F2 of flush.c).
+ * (Invariant F2 of flush.c). A flush leaves out what a range tombstone
+ * visible to every snapshot hides, in its own memtable or a newer one
+ * (F3), and never so that a power loss keeps half of a batch.
  */
 #include "test.h"
 
 #include "engine/engine.h"
 #include "eng_db_util.h"
+#include "engine/env_fault.h"
 #include "engine/table_internal.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -243,6 +247,142 @@ TEST(FlushedTableUsesANegativeFlushLevelWithCompressionOff)
     count_block_types(test_tmpdir(), c);
     CHECK_MSG(c[SST_COMPRESSION_ZSTD] == 0, "compacted table: %llu zstd blocks",
               (unsigned long long)c[1]);
+    CHECK(eng_close(db) == ENG_OK);
+}
+
+/* n keys r00000.. of ~100 bytes. */
+static void put_run(eng_db *db, int n)
+{
+    char k[16], v[128];
+    for (int i = 0; i < n; i++) {
+        snprintf(k, sizeof k, "r%05d", i);
+        snprintf(v, sizeof v, "%05d-%090d", i, i);
+        put(db, k, v);
+    }
+}
+
+/* F3 (b): a tombstone hiding 2000 entries goes into a fresh memtable
+ * (db_write.c), so the flush of the old one, holding no tombstone, wrote
+ * all 2000 (~230 KB) that the newer memtable's tombstone hides. */
+TEST(FlushLeavesOutWhatANewerMemtablesTombstoneHides)
+{
+    eng_db *db = open_db();
+    put_run(db, 2000);
+    del_range(db, "r", "s");
+    put(db, "s", "after");
+    CHECK(eng_flush(db) == ENG_OK);
+    CHECK_MSG(level0_bytes(db) < 16000, "level 0: %llu bytes",
+              (unsigned long long)level0_bytes(db));
+    CHECK_GET(db, "r00007", NULL);
+    CHECK_GET(db, "s", "after");
+    CHECK(eng_close(db) == ENG_OK);
+    db = open_db();
+    CHECK_GET(db, "r00007", NULL);
+    CHECK_GET(db, "r01999", NULL);
+    CHECK_GET(db, "s", "after");
+    CHECK(eng_close(db) == ENG_OK);
+}
+
+/* F3 (b): the flush of a memtable without tombstones of its own seeks past
+ * the rest of each newer tombstone's range: it must land on the first key
+ * at its end, and find the next range after the keys between. */
+TEST(FlushSeeksPastEachHiddenRangeAndKeepsTheKeysBetween)
+{
+    eng_db *db = open_db();
+    put_run(db, 2000);
+    eng_batch *b = eng_batch_new(0);
+    eng_batch_delete_range(b, "r00100", 6, "r01200", 6); /* a fresh memtable */
+    eng_batch_delete_range(b, "r01300", 6, "r01400", 6);
+    eng_batch_delete_range(b, "r01401", 6, "r01402", 6);
+    CHECK(eng_write(db, b, 0) == ENG_OK);
+    eng_batch_free(b);
+    CHECK(eng_flush(db) == ENG_OK);
+    static const char *kept[] = {"r00000", "r00099", "r01200", "r01299",
+                                 "r01400", "r01402", "r01999"};
+    static const char *gone[] = {"r00100", "r01199", "r01300", "r01399", "r01401"};
+    char v[128];
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++) {
+        int n = atoi(kept[i] + 1);
+        snprintf(v, sizeof v, "%05d-%090d", n, n);
+        CHECK_GET(db, kept[i], v);
+    }
+    for (size_t i = 0; i < sizeof gone / sizeof *gone; i++)
+        CHECK_GET(db, gone[i], NULL);
+    CHECK_MSG(level0_bytes(db) < 120000, "level 0: %llu bytes",
+              (unsigned long long)level0_bytes(db)); /* 898 keys of ~110 bytes */
+    CHECK(eng_close(db) == ENG_OK);
+}
+
+/* F3 (a): a tombstone in the memtable it is flushed with (too few entries
+ * under it for a fresh memtable) hides what is older than it, not what
+ * was written under it after it. */
+TEST(FlushLeavesOutWhatATombstoneOfItsOwnMemtableHides)
+{
+    eng_db *db = open_db();
+    put_run(db, 500);
+    del_range(db, "r", "s");
+    put(db, "r00003", "rewritten");
+    CHECK(eng_flush(db) == ENG_OK);
+    CHECK_MSG(level0_bytes(db) < 16000, "level 0: %llu bytes",
+              (unsigned long long)level0_bytes(db));
+    CHECK_GET(db, "r00002", NULL);
+    CHECK_GET(db, "r00003", "rewritten");
+    CHECK(eng_close(db) == ENG_OK);
+}
+
+/* F3: only a tombstone every snapshot sees hides anything from a flush. */
+TEST(FlushKeepsWhatATombstoneHidesFromAnOlderSnapshot)
+{
+    eng_db *db = open_db();
+    put_run(db, 2000);
+    const eng_snapshot *s = eng_snapshot_new(db);
+    del_range(db, "r", "s");
+    CHECK(eng_flush(db) == ENG_OK);
+    char v[128];
+    snprintf(v, sizeof v, "%05d-%090d", 1234, 1234);
+    CHECK_GET_AT(db, s, "r01234", v);
+    CHECK_GET(db, "r01234", NULL);
+    eng_snapshot_release(db, s);
+    CHECK(eng_close(db) == ENG_OK);
+}
+
+/* F3 (b): the flush that left out what the newer memtable's tombstone
+ * hides had the log holding it synced first; without that, a power loss
+ * kept the table without the entries and lost the tombstone's batch, so
+ * its other write (marker) was lost while its range deletion held. */
+TEST(PowerLossAfterAFlushUnderANewerTombstoneKeepsItsBatchWhole)
+{
+    fault_env_install();
+    fault_env_set_fake_sync(1);
+    eng_options o;
+    eng_options_init(&o);
+    o.compression_level = 0;
+    o.sync_mode = ENG_SYNC_NO;
+    eng_db *db;
+    CHECK(eng_open(test_tmpdir(), &o, &db) == ENG_OK);
+    put_run(db, 2000);
+    CHECK(eng_commit(db, 1) == ENG_OK);
+    eng_batch *b = eng_batch_new(0);
+    eng_batch_delete_range(b, "r", 1, "s", 1);
+    eng_batch_put(b, "marker", 6, "1", 1);
+    CHECK(eng_write(db, b, 0) == ENG_OK); /* not synced by the writer */
+    eng_batch_free(b);
+    eng_stats st;
+    for (int i = 0; i < 5000; i++) { /* the old memtable's flush */
+        eng_get_stats(db, &st);
+        if (st.flushes >= 1) break;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    CHECK(st.flushes >= 1);
+    fault_env_arm(FAULT_POWER_LOSS, 1, FAULT_ALL, EIO);
+    eng_close(db); /* fails: the machine is gone */
+    CHECK(fault_env_power_loss() == 0);
+    fault_env_uninstall();
+    CHECK(eng_open(test_tmpdir(), &o, &db) == ENG_OK);
+    int gone = get(db, "r01000") == NULL, marker = get(db, "marker") != NULL;
+    CHECK_MSG(gone == marker, "range deletion %s, marker %s", gone ? "applied" : "lost",
+              marker ? "kept" : "lost");
     CHECK(eng_close(db) == ENG_OK);
 }
 
