@@ -26,6 +26,10 @@ typedef struct range {
      * decoding starts after them (idx_entry_hash_key_from). */
     idx_buf fixed;
     size_t nfixed;
+    /* Q1: where the one-byte suffix of a hit whose key the tuple implies
+     * sits, when every field after the fixed ones is NUMERIC (8 bytes
+     * each) in an implied-key index; 0: no such fixed place. */
+    size_t suffix_at;
 } range;
 
 /* Looks up a ready index of ctx->db, or fails with the error IDX.RANGE
@@ -146,10 +150,12 @@ static int key_cmp(const char *a, size_t al, const idx_buf *b)
     return idx_key_cmp(a, al, b->data, b->len);
 }
 
-/* Appends a hit. Keys go into one buffer (no allocation per hit); h->key
- * holds the offset until fix_keys turns it into a pointer, because the
- * buffer may move while it grows. */
-static void add_hit(idx_result *out, const char *k, size_t kl)
+/* Room at the end of out's key buffer for one more hit's key of up to kl
+ * bytes (and its NUL), and a slot for the hit; hit_commit makes it one.
+ * Keys go into one buffer (no allocation per hit); h->key holds the offset
+ * until fix_keys turns it into a pointer, because the buffer may move
+ * while it grows. */
+static char *hit_room(idx_result *out, size_t kl)
 {
     if (out->n == out->cap) {
         out->cap = out->cap ? out->cap * 2 : 16;
@@ -164,14 +170,62 @@ static void add_hit(idx_result *out, const char *k, size_t kl)
         if (!out->keys) abort();
         out->keys_cap = cap;
     }
+    return out->keys + out->keys_len;
+}
+
+/* The key hit_room gave room for, kl bytes now written there, is a hit. */
+static void hit_commit(idx_result *out, size_t kl)
+{
     idx_hit *h = &out->hits[out->n++];
-    memcpy(out->keys + out->keys_len, k, kl);
     out->keys[out->keys_len + kl] = 0;
     h->key = (char *)(uintptr_t)out->keys_len;
     h->klen = kl;
     h->f = NULL;
     h->nf = 0;
     out->keys_len += kl + 1;
+}
+
+static void add_hit(idx_result *out, const char *k, size_t kl)
+{
+    memcpy(hit_room(out, kl), k, kl);
+    hit_commit(out, kl);
+}
+
+/* Invariant Q1: in an implied-key index an entry key whose fields after
+ * the nfixed fixed ones are all NUMERIC has its hash-key suffix at one
+ * offset, suffix_at, the fields' fixed 8 bytes each after the fixed part
+ * (FORMAT.md, "Hash key"); an entry of exactly suffix_at + 1 bytes ending
+ * in the implied marker names the key the last field implies. Such a hit's
+ * key is written straight into the result, with no field walk and no copy
+ * through a scratch buffer; every other entry takes the general decoding
+ * (idx_entry_hash_key_from), which agrees with this one on these. */
+static void plan_suffix(const idx_def *d, range *r)
+{
+    r->suffix_at = 0;
+    if (d->unique || !d->implied_key || r->nfixed >= d->nfields) return;
+    for (size_t i = r->nfixed; i < d->nfields; i++)
+        if (!d->fields[i].numeric) return;
+    r->suffix_at = r->fixed.len + 8 * (d->nfields - r->nfixed);
+}
+
+/* Writes the hash key of entry (k, kl; value v, vl) into the room for the
+ * next hit of out and returns its length, or -1 when the entry is
+ * malformed. */
+static long decode_hit(const idx_def *d, const range *r, const char *k, size_t kl, const char *v,
+                       size_t vl, idx_result *out)
+{
+    size_t at = r->suffix_at, hkl;
+    const char *hk;
+    if (at && kl == at + 1 && (unsigned char)k[at] == IDX_HK_IMPLIED) { /* Q1 */
+        const idx_field *last = &d->fields[d->nfields - 1];
+        char *dst = hit_room(out, d->plen + IDX_IMPLIED_NUM_MAX);
+        size_t n = idx_key_implied_num(dst, d->prefix, d->plen, k + at - 8, last->desc);
+        return n ? (long)n : -1; /* no implied key: as idx_key_get_hash_key */
+    }
+    if (idx_entry_hash_key_from(d, k, kl, v, vl, r->fixed.len, r->nfixed, &hk, &hkl) != 0)
+        return -1;
+    memcpy(hit_room(out, hkl), hk, hkl);
+    return (long)hkl;
 }
 
 /* A LIMIT'ed walk knows how many hits it may add: room for them up front
@@ -214,8 +268,8 @@ static ks_status walk(ks_ctx *ctx, const idx_def *d, const idx_query *q, const r
         eng_iter_seek(it, r->lo.data, r->lo.len);
     }
     while (eng_iter_valid(it)) {
-        size_t kl, vl, hkl;
-        const char *k = eng_iter_key(it, &kl), *v = eng_iter_value(it, &vl), *hk;
+        size_t kl, vl;
+        const char *k = eng_iter_key(it, &kl), *v = eng_iter_value(it, &vl);
         if (q->rev ? key_cmp(k, kl, &r->lo) < 0 : key_cmp(k, kl, &r->hi) >= 0) break;
         int64_t exp = idx_entry_expire(v, vl);
         /* [lo, hi) lies within the keys starting with the fixed prefix; the
@@ -223,12 +277,13 @@ static ks_status walk(ks_ctx *ctx, const idx_def *d, const idx_query *q, const r
          * entry prefix alone idx_entry_hash_key never checked either) */
         size_t fl = r->fixed.len;
         int fixed = !r->nfixed || (kl >= fl && memcmp(k, r->fixed.data, fl) == 0);
+        long hkl;
         if (exp >= 0 && !idx_expired(exp, ctx->now_ms) && fixed &&
-            idx_entry_hash_key_from(d, k, kl, v, vl, fl, r->nfixed, &hk, &hkl) == 0) {
+            (hkl = decode_hit(d, r, k, kl, v, vl, out)) >= 0) {
             if (skip > 0) {
-                skip--;
+                skip--; /* the key written stays uncommitted */
             } else {
-                add_hit(out, hk, hkl);
+                hit_commit(out, (size_t)hkl);
                 if (q->count >= 0 && (long long)out->n >= q->count) break;
             }
         }
@@ -265,10 +320,11 @@ static ks_status point(ks_ctx *ctx, const idx_def *d, const idx_query *q, const 
 ks_status idx_range(ks_ctx *ctx, const idx_query *q, idx_result *out)
 {
     idx_def *d = NULL;
-    range r = {{0}, {0}, 0, {0}, 0};
+    range r = {{0}, {0}, 0, {0}, 0, 0};
     memset(out, 0, sizeof(*out));
     ks_status st = find_ready(ctx, q->name, &d);
     if (st == KS_OK) st = plan_range(ctx, d, q, &r);
+    if (st == KS_OK) plan_suffix(d, &r);
     if (st != KS_OK || r.empty || q->offset < 0 || q->count == 0 ||
         key_cmp(r.lo.data, r.lo.len, &r.hi) >= 0)
         goto out;
