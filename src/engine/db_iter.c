@@ -59,6 +59,10 @@ struct eng_iter {
     uint64_t seek_seq; /* sequence used to build seek targets */
     rdel_view rd;      /* the tombstone sets to consult (sv's and the batch's) */
     int dir, valid;
+    /* I4: while cur_ok, cur is iter_key(it): set by the plain forward step
+     * from the key its next_key returned, cleared by every other move. */
+    int cur_ok;
+    slice cur;
     uint64_t steps;     /* internal entries looked at (eng_iter_steps) */
     sst_damage_log dmg; /* blocks stepped over (eng_iter_skip_damaged, T3) */
     buf saved_key, saved_value, target;
@@ -360,6 +364,7 @@ void eng_iter_free(eng_iter *di)
 
 void eng_iter_seek_first(eng_iter *di)
 {
+    di->cur_ok = 0; /* I4 */
     di->dir = DIR_FORWARD;
     di->saved_value.len = 0;
     iter_seek_first(di->it);
@@ -371,6 +376,7 @@ void eng_iter_seek_first(eng_iter *di)
 
 void eng_iter_seek_last(eng_iter *di)
 {
+    di->cur_ok = 0; /* I4 */
     di->dir = DIR_REVERSE;
     di->saved_value.len = 0;
     iter_seek_last(di->it);
@@ -379,6 +385,7 @@ void eng_iter_seek_last(eng_iter *di)
 
 void eng_iter_seek(eng_iter *di, const char *k, size_t kl)
 {
+    di->cur_ok = 0; /* I4 */
     di->dir = DIR_FORWARD;
     di->saved_value.len = 0;
     seek_internal(di, slice_make(k, kl), di->seek_seq, ENG_TYPE_SEEK);
@@ -410,15 +417,16 @@ void eng_iter_seek_prev(eng_iter *di, const char *k, size_t kl)
  * its internal keys only grow (G1: user key ascending, then sequence
  * descending), so the new user key is >= saved_key: "after saved_key" is
  * "not equal to it", which is cheaper to test than the order. */
-static inline int next_is_plain(eng_iter *di)
+static inline int next_is_plain(eng_iter *di, slice k)
 {
     if (di->rd.n || di->dmg.n) return 0;
-    slice k = iter_key(di->it);
     if (ikey_type(k) != ENG_TYPE_VALUE || !visible(di, ikey_sequence(k))) return 0;
     if (same_user_key(ikey_user_key(k), &di->saved_key)) return 0; /* I3 */
     di->steps++;
     di->valid = 1;
     di->saved_key.len = 0;
+    di->cur = k; /* I4 */
+    di->cur_ok = 1;
     return 1;
 }
 
@@ -426,6 +434,9 @@ void eng_iter_next(eng_iter *di)
 {
     if (!di->valid) return;
     iter *it = di->it;
+    slice k;
+    int was_cur = di->cur_ok;
+    di->cur_ok = 0; /* I4: the internal iterator moves */
     if (di->dir == DIR_REVERSE) {
         /* I1: the internal iterator is before key(); step into its entries,
          * which saved_key names, and skip them. */
@@ -440,14 +451,13 @@ void eng_iter_next(eng_iter *di)
             return;
         }
     } else {
-        save_step_key(&di->saved_key, ikey_user_key(iter_key(it)));
-        iter_next(it);
-        if (!iter_valid(it)) {
+        save_step_key(&di->saved_key, ikey_user_key(was_cur ? di->cur : iter_key(it)));
+        if (!iter_next_key(it, &k)) {
             di->valid = 0;
             di->saved_key.len = 0;
             return;
         }
-        if (next_is_plain(di)) return;
+        if (next_is_plain(di, k)) return;
     }
     find_next_user_entry(di, 1);
 }
@@ -456,6 +466,7 @@ void eng_iter_prev(eng_iter *di)
 {
     if (!di->valid) return;
     iter *it = di->it;
+    di->cur_ok = 0; /* I4: the internal iterator moves */
     if (di->dir == DIR_FORWARD) {
         /* I1: move before every entry of the current key. */
         save_slice(&di->saved_key, ikey_user_key(iter_key(it)));
@@ -481,7 +492,9 @@ int eng_iter_valid(const eng_iter *di)
 
 const char *eng_iter_key(const eng_iter *di, size_t *kl)
 {
-    slice k = di->dir == DIR_FORWARD ? ikey_user_key(iter_key(di->it)) : saved(&di->saved_key);
+    slice k = di->cur_ok               ? ikey_user_key(di->cur) /* I4 */
+              : di->dir == DIR_FORWARD ? ikey_user_key(iter_key(di->it))
+                                       : saved(&di->saved_key);
     *kl = k.size;
     return k.data;
 }
