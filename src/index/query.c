@@ -30,7 +30,30 @@ typedef struct range {
      * sits, when every field after the fixed ones is NUMERIC (8 bytes
      * each) in an implied-key index; 0: no such fixed place. */
     size_t suffix_at;
+    idx_buf work, bound; /* plan_range's and apply_bound's scratch */
 } range;
+
+/* The range buffers outlive a query (one command thread, and no query runs
+ * inside another): a scan then allocates none of its six. Buffers grown
+ * past RANGE_KEEP bytes by a huge value are freed instead of kept. */
+enum { RANGE_KEEP = 4096 };
+static __thread range scratch;
+
+static range *range_get(void)
+{
+    range *r = &scratch;
+    r->lo.len = r->hi.len = r->fixed.len = r->work.len = r->bound.len = 0;
+    r->empty = 0;
+    r->nfixed = r->suffix_at = 0;
+    return r;
+}
+
+static void range_put(range *r)
+{
+    idx_buf *bufs[] = {&r->lo, &r->hi, &r->fixed, &r->work, &r->bound};
+    for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+        if (bufs[i]->cap > RANGE_KEEP) idx_buf_free(bufs[i]);
+}
 
 /* Looks up a ready index of ctx->db, or fails with the error IDX.RANGE
  * replies. */
@@ -86,8 +109,9 @@ static ks_status apply_bound(ks_ctx *ctx, const idx_field *fd, idx_str raw, int 
         excl = 1;
         v++, n--;
     }
-    idx_buf e = {0};
-    idx_buf_append(&e, prefix->data, prefix->len);
+    idx_buf *e = &r->bound;
+    e->len = 0;
+    idx_buf_append(e, prefix->data, prefix->len);
     ks_status st = KS_OK;
     if (fd->numeric) {
         double x;
@@ -95,25 +119,24 @@ static ks_status apply_bound(ks_ctx *ctx, const idx_field *fd, idx_str raw, int 
             st = idx_fail(ctx, "ERR min or max is not a float");
             goto out;
         }
-        idx_key_put_num(&e, x, fd->desc);
+        idx_key_put_num(e, x, fd->desc);
     } else {
-        idx_key_put_tag(&e, v, n, fd->desc);
+        idx_key_put_tag(e, v, n, fd->desc);
     }
     /* lower end of the key range when the bound is the "smaller" side */
     int sets_lo = is_min != fd->desc;
     int use_succ = sets_lo ? excl : !excl;
-    if (use_succ) idx_key_prefix_successor(&e);
+    if (use_succ) idx_key_prefix_successor(e);
     idx_buf *dst = sets_lo ? &r->lo : &r->hi;
     dst->len = 0;
-    idx_buf_append(dst, e.data, e.len);
+    idx_buf_append(dst, e->data, e->len);
 out:
-    idx_buf_free(&e);
     return st;
 }
 
 static ks_status plan_range(ks_ctx *ctx, const idx_def *d, const idx_query *q, range *r)
 {
-    idx_buf p = {0};
+    idx_buf *p = &r->work;
     ks_status st = KS_OK;
     if (q->neq > d->nfields) {
         st = idx_fail(ctx, "ERR EQ has %zu values but index '%s' has %zu fields", q->neq,
@@ -127,27 +150,44 @@ static ks_status plan_range(ks_ctx *ctx, const idx_def *d, const idx_query *q, r
                       idx_printable(d->name, d->nlen, 0), q->neq);
         goto out;
     }
-    idx_key_entry_prefix(&p, d->id);
+    idx_key_entry_prefix(p, d->id);
     for (size_t i = 0; i < q->neq && st == KS_OK; i++) {
-        if (i == d->nfields - 1) idx_buf_append(&r->fixed, p.data, p.len);
-        st = put_value(ctx, &d->fields[i], q->eq[i].p, q->eq[i].n, &p);
+        if (i == d->nfields - 1) idx_buf_append(&r->fixed, p->data, p->len);
+        st = put_value(ctx, &d->fields[i], q->eq[i].p, q->eq[i].n, p);
     }
     if (st != KS_OK) goto out;
     r->nfixed = q->neq < d->nfields ? q->neq : d->nfields - 1;
-    if (q->neq < d->nfields) idx_buf_append(&r->fixed, p.data, p.len);
-    idx_buf_append(&r->lo, p.data, p.len);
-    idx_buf_append(&r->hi, p.data, p.len);
+    if (q->neq < d->nfields) idx_buf_append(&r->fixed, p->data, p->len);
+    idx_buf_append(&r->lo, p->data, p->len);
+    idx_buf_append(&r->hi, p->data, p->len);
     idx_key_prefix_successor(&r->hi);
-    if (q->has_min) st = apply_bound(ctx, &d->fields[q->neq], q->min, 1, &p, r);
-    if (st == KS_OK && q->has_max) st = apply_bound(ctx, &d->fields[q->neq], q->max, 0, &p, r);
+    if (q->has_min) st = apply_bound(ctx, &d->fields[q->neq], q->min, 1, p, r);
+    if (st == KS_OK && q->has_max) st = apply_bound(ctx, &d->fields[q->neq], q->max, 0, p, r);
 out:
-    idx_buf_free(&p);
     return st;
 }
 
 static int key_cmp(const char *a, size_t al, const idx_buf *b)
 {
     return idx_key_cmp(a, al, b->data, b->len);
+}
+
+/* key_cmp(k, kl, b) >= 0, the walk's test of every entry against the end
+ * of its range. That end is mostly an entry prefix's successor of at most
+ * 8 bytes and the keys longer: one big-endian word compare, not a memcmp
+ * call. */
+static inline int at_or_after(const char *k, size_t kl, const idx_buf *b)
+{
+    size_t bl = b->len;
+    if (bl && bl <= 8 && kl >= 8 && b->cap >= 8) {
+        uint64_t x, y, mask = ~0ULL << (8 * (8 - bl));
+        memcpy(&x, k, 8);
+        memcpy(&y, b->data, 8); /* the bytes past len are masked off */
+        x = __builtin_bswap64(x) & mask;
+        y = __builtin_bswap64(y) & mask;
+        return x != y ? x > y : 1; /* equal: b is a prefix of k */
+    }
+    return key_cmp(k, kl, b) >= 0;
 }
 
 /* Room at the end of out's key buffer for one more hit's key of up to kl
@@ -270,15 +310,15 @@ static ks_status walk(ks_ctx *ctx, const idx_def *d, const idx_query *q, const r
     while (eng_iter_valid(it)) {
         size_t kl, vl;
         const char *k = eng_iter_key(it, &kl), *v = eng_iter_value(it, &vl);
-        if (q->rev ? key_cmp(k, kl, &r->lo) < 0 : key_cmp(k, kl, &r->hi) >= 0) break;
-        int64_t exp = idx_entry_expire(v, vl);
+        if (q->rev ? !at_or_after(k, kl, &r->lo) : at_or_after(k, kl, &r->hi)) break;
+        int64_t exp = vl ? idx_entry_expire(v, vl) : 0; /* empty: a bare value, no TTL */
         /* [lo, hi) lies within the keys starting with the fixed prefix; the
          * check keeps a decoding of bytes it did not skip impossible (the
          * entry prefix alone idx_entry_hash_key never checked either) */
         size_t fl = r->fixed.len;
         int fixed = !r->nfixed || (kl >= fl && memcmp(k, r->fixed.data, fl) == 0);
         long hkl;
-        if (exp >= 0 && !idx_expired(exp, ctx->now_ms) && fixed &&
+        if (exp >= 0 && (exp == 0 || !idx_expired(exp, ctx->now_ms)) && fixed &&
             (hkl = decode_hit(d, r, k, kl, v, vl, out)) >= 0) {
             if (skip > 0) {
                 skip--; /* the key written stays uncommitted */
@@ -320,13 +360,13 @@ static ks_status point(ks_ctx *ctx, const idx_def *d, const idx_query *q, const 
 ks_status idx_range(ks_ctx *ctx, const idx_query *q, idx_result *out)
 {
     idx_def *d = NULL;
-    range r = {{0}, {0}, 0, {0}, 0, 0};
+    range *r = range_get();
     memset(out, 0, sizeof(*out));
     ks_status st = find_ready(ctx, q->name, &d);
-    if (st == KS_OK) st = plan_range(ctx, d, q, &r);
-    if (st == KS_OK) plan_suffix(d, &r);
-    if (st != KS_OK || r.empty || q->offset < 0 || q->count == 0 ||
-        key_cmp(r.lo.data, r.lo.len, &r.hi) >= 0)
+    if (st == KS_OK) st = plan_range(ctx, d, q, r);
+    if (st == KS_OK) plan_suffix(d, r);
+    if (st != KS_OK || r->empty || q->offset < 0 || q->count == 0 ||
+        key_cmp(r->lo.data, r->lo.len, &r->hi) >= 0)
         goto out;
     /* One snapshot for the entries and the hashes. Within one command no
      * other writer runs (one command thread), so when the batch holds
@@ -335,10 +375,10 @@ ks_status idx_range(ks_ctx *ctx, const idx_query *q, idx_result *out)
     eng_batch *b = eng_batch_count(ctx->batch) ? ctx->batch : NULL;
     const eng_snapshot *snap = eng_snapshot_new(idx_g.eng);
     if (d->unique && q->neq == d->nfields) {
-        st = point(ctx, d, q, &r, snap, b, out);
+        st = point(ctx, d, q, r, snap, b, out);
     } else {
         eng_iter *it = eng_iter_new(idx_g.eng, snap, b);
-        st = walk(ctx, d, q, &r, it, out);
+        st = walk(ctx, d, q, r, it, out);
         eng_iter_free(it);
     }
     fix_keys(out);
@@ -354,9 +394,7 @@ ks_status idx_range(ks_ctx *ctx, const idx_query *q, idx_result *out)
     eng_snapshot_release(idx_g.eng, snap);
     if (st != KS_OK) idx_result_free(out);
 out:
-    idx_buf_free(&r.lo);
-    idx_buf_free(&r.hi);
-    idx_buf_free(&r.fixed);
+    range_put(r);
     return st;
 }
 
