@@ -195,7 +195,7 @@ static inline int at_or_after(const char *k, size_t kl, const idx_buf *b)
  * Keys go into one buffer (no allocation per hit); h->key holds the offset
  * until fix_keys turns it into a pointer, because the buffer may move
  * while it grows. */
-static char *hit_room(idx_result *out, size_t kl)
+static void hit_grow(idx_result *out, size_t kl)
 {
     if (out->n == out->cap) {
         out->cap = out->cap ? out->cap * 2 : 16;
@@ -210,6 +210,12 @@ static char *hit_room(idx_result *out, size_t kl)
         if (!out->keys) abort();
         out->keys_cap = cap;
     }
+}
+
+/* Inline: every hit asks, and a LIMIT'ed walk has reserved the room. */
+static inline char *hit_room(idx_result *out, size_t kl)
+{
+    if (out->n == out->cap || out->keys_len + kl + 1 > out->keys_cap) hit_grow(out, kl);
     return out->keys + out->keys_len;
 }
 
@@ -271,8 +277,9 @@ static long decode_hit(const idx_def *d, const range *r, const char *k, size_t k
 /* A LIMIT'ed walk knows how many hits it may add: room for them up front
  * (up to a bound: a huge COUNT must not allocate for hits that may never
  * come) saves add_hit's doublings. Keys of about a dozen bytes are the
- * common case; longer ones still grow the buffer as needed. */
-enum { HITS_RESERVE_MAX = 1024, KEY_BYTES_GUESS = 16 };
+ * common case, and a key written in place (Q1) asks for the prefix and 21
+ * bytes of room; longer ones still grow the buffer as needed. */
+enum { HITS_RESERVE_MAX = 1024, KEY_BYTES_GUESS = 32 };
 
 static void reserve_hits(idx_result *out, long long count)
 {
