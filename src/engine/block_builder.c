@@ -11,6 +11,9 @@
  *   B1. The entry at a restart offset has shared == 0.
  *   B2. Restart offsets increase strictly; the first is 0.
  *   B3. num_restarts >= 1, even for an empty block (one restart at 0).
+ * and the writer's choice (table_format.h; readers accept any restarts):
+ *   B4. An entry starts a restart when `interval` entries or
+ *       SST_RESTART_BYTES bytes of entries follow the last restart.
  */
 #include "block_builder.h"
 
@@ -36,6 +39,7 @@ void block_builder_reset(block_builder *b)
     b->restarts.len = 0;
     b->last_key.len = 0;
     b->counter = 0;
+    b->since = 0;
     b->entries = 0;
     b->finished = 0;
     buf_put_fixed32(&b->restarts, 0);
@@ -44,7 +48,7 @@ void block_builder_reset(block_builder *b)
 void block_builder_add(block_builder *b, slice key, slice value)
 {
     size_t shared = 0;
-    if (b->counter < b->interval) {
+    if (b->counter < b->interval && b->since < SST_RESTART_BYTES) { /* B4 */
         size_t n = key.size < b->last_key.len ? key.size : b->last_key.len;
         while (shared < n && key.data[shared] == b->last_key.data[shared])
             shared++;
@@ -52,7 +56,9 @@ void block_builder_add(block_builder *b, slice key, slice value)
         /* B1: a restart entry carries its whole key. */
         buf_put_fixed32(&b->restarts, (uint32_t)b->data.len);
         b->counter = 0;
+        b->since = 0;
     }
+    size_t start = b->data.len;
     size_t non_shared = key.size - shared;
     buf_put_varint(&b->data, shared);
     buf_put_varint(&b->data, non_shared);
@@ -63,6 +69,7 @@ void block_builder_add(block_builder *b, slice key, slice value)
     b->last_key.len = shared;
     buf_append(&b->last_key, key.data + shared, non_shared);
     b->counter++;
+    b->since += b->data.len - start;
     b->entries++;
 }
 

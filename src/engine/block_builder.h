@@ -16,6 +16,7 @@ typedef struct block_builder {
     buf last_key;     /* the previous key, for prefix compression */
     int interval;     /* entries between restart points */
     int counter;      /* entries since the last restart */
+    size_t since;     /* entry bytes since the last restart (B4) */
     uint64_t entries; /* entries since the last reset */
     int finished;
 } block_builder;

@@ -43,6 +43,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum { DIR_FORWARD, DIR_REVERSE };
 
@@ -58,6 +59,10 @@ struct eng_iter {
     uint64_t seek_seq; /* sequence used to build seek targets */
     rdel_view rd;      /* the tombstone sets to consult (sv's and the batch's) */
     int dir, valid;
+    /* I4: while cur_ok, cur is iter_key(it): set by the plain forward step
+     * from the key its next_key returned, cleared by every other move. */
+    int cur_ok;
+    slice cur;
     uint64_t steps;     /* internal entries looked at (eng_iter_steps) */
     sst_damage_log dmg; /* blocks stepped over (eng_iter_skip_damaged, T3) */
     buf saved_key, saved_value, target;
@@ -111,6 +116,44 @@ static inline void save_slice(buf *b, slice s)
 static inline slice saved(const buf *b)
 {
     return slice_make(b->data, b->len);
+}
+
+/* save_slice for the key a forward step leaves, which every step saves:
+ * word moves (the keys are a few dozen bytes) instead of a memcpy call. */
+static inline void save_step_key(buf *b, slice s)
+{
+    size_t n = s.size;
+    if (!b->data || n > b->cap) {
+        b->len = 0;
+        buf_reserve(b, n < 16 ? 16 : n); /* key() never hands out NULL */
+    }
+    char *d = b->data;
+    const char *p = s.data;
+    if (n >= 8) {
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8)
+            memcpy(d + i, p + i, 8);
+        if (i < n) memcpy(d + n - 8, p + n - 8, 8); /* the tail, overlapping */
+    } else {
+        for (size_t i = 0; i < n; i++)
+            d[i] = p[i];
+    }
+    b->len = n;
+}
+
+/* Whether user key a is saved_key b. Tested from the end first, where
+ * neighbouring keys of a scan differ. */
+static inline int same_user_key(slice a, const buf *b)
+{
+    size_t n = a.size;
+    if (n != b->len) return 0;
+    if (n >= 8) {
+        uint64_t x, y;
+        memcpy(&x, a.data + n - 8, 8);
+        memcpy(&y, b->data + n - 8, 8);
+        if (x != y) return 0;
+    }
+    return n == 0 || memcmp(a.data, b->data, n) == 0;
 }
 
 /* Positions the internal iterator at the first entry >= (uk, seq, type). */
@@ -321,6 +364,7 @@ void eng_iter_free(eng_iter *di)
 
 void eng_iter_seek_first(eng_iter *di)
 {
+    di->cur_ok = 0; /* I4 */
     di->dir = DIR_FORWARD;
     di->saved_value.len = 0;
     iter_seek_first(di->it);
@@ -332,6 +376,7 @@ void eng_iter_seek_first(eng_iter *di)
 
 void eng_iter_seek_last(eng_iter *di)
 {
+    di->cur_ok = 0; /* I4 */
     di->dir = DIR_REVERSE;
     di->saved_value.len = 0;
     iter_seek_last(di->it);
@@ -340,6 +385,7 @@ void eng_iter_seek_last(eng_iter *di)
 
 void eng_iter_seek(eng_iter *di, const char *k, size_t kl)
 {
+    di->cur_ok = 0; /* I4 */
     di->dir = DIR_FORWARD;
     di->saved_value.len = 0;
     seek_internal(di, slice_make(k, kl), di->seek_seq, ENG_TYPE_SEEK);
@@ -364,16 +410,23 @@ void eng_iter_seek_prev(eng_iter *di, const char *k, size_t kl)
 /* The usual forward step: the internal iterator is at a visible value of a
  * user key after saved_key, and no tombstone set or damage log is there to
  * consult. That is what find_next_user_entry would decide on its loop's
- * first pass; deciding it here spares the call and the loop's set-up. */
-static inline int next_is_plain(eng_iter *di)
+ * first pass; deciding it here spares the call and the loop's set-up.
+ *
+ * Invariant I3: here the merger moved forward one step from the entry of
+ * saved_key with no child jumping (no tombstone set, so no G2 skip), and
+ * its internal keys only grow (G1: user key ascending, then sequence
+ * descending), so the new user key is >= saved_key: "after saved_key" is
+ * "not equal to it", which is cheaper to test than the order. */
+static inline int next_is_plain(eng_iter *di, slice k)
 {
     if (di->rd.n || di->dmg.n) return 0;
-    slice k = iter_key(di->it);
     if (ikey_type(k) != ENG_TYPE_VALUE || !visible(di, ikey_sequence(k))) return 0;
-    if (slice_compare(ikey_user_key(k), saved(&di->saved_key)) <= 0) return 0;
+    if (same_user_key(ikey_user_key(k), &di->saved_key)) return 0; /* I3 */
     di->steps++;
     di->valid = 1;
     di->saved_key.len = 0;
+    di->cur = k; /* I4 */
+    di->cur_ok = 1;
     return 1;
 }
 
@@ -381,6 +434,9 @@ void eng_iter_next(eng_iter *di)
 {
     if (!di->valid) return;
     iter *it = di->it;
+    slice k;
+    int was_cur = di->cur_ok;
+    di->cur_ok = 0; /* I4: the internal iterator moves */
     if (di->dir == DIR_REVERSE) {
         /* I1: the internal iterator is before key(); step into its entries,
          * which saved_key names, and skip them. */
@@ -395,14 +451,13 @@ void eng_iter_next(eng_iter *di)
             return;
         }
     } else {
-        save_slice(&di->saved_key, ikey_user_key(iter_key(it)));
-        iter_next(it);
-        if (!iter_valid(it)) {
+        save_step_key(&di->saved_key, ikey_user_key(was_cur ? di->cur : iter_key(it)));
+        if (!iter_next_key(it, &k)) {
             di->valid = 0;
             di->saved_key.len = 0;
             return;
         }
-        if (next_is_plain(di)) return;
+        if (next_is_plain(di, k)) return;
     }
     find_next_user_entry(di, 1);
 }
@@ -411,6 +466,7 @@ void eng_iter_prev(eng_iter *di)
 {
     if (!di->valid) return;
     iter *it = di->it;
+    di->cur_ok = 0; /* I4: the internal iterator moves */
     if (di->dir == DIR_FORWARD) {
         /* I1: move before every entry of the current key. */
         save_slice(&di->saved_key, ikey_user_key(iter_key(it)));
@@ -436,7 +492,9 @@ int eng_iter_valid(const eng_iter *di)
 
 const char *eng_iter_key(const eng_iter *di, size_t *kl)
 {
-    slice k = di->dir == DIR_FORWARD ? ikey_user_key(iter_key(di->it)) : saved(&di->saved_key);
+    slice k = di->cur_ok               ? ikey_user_key(di->cur) /* I4 */
+              : di->dir == DIR_FORWARD ? ikey_user_key(iter_key(di->it))
+                                       : saved(&di->saved_key);
     *kl = k.size;
     return k.data;
 }

@@ -95,7 +95,7 @@ static void find_current(merger *m)
 
 /* cur moved one step in the merger's direction (note_child done): G3's
  * fast path keeps cur while it is still ahead of second. */
-static void after_step(merger *m)
+static inline void after_step(merger *m)
 {
     int cur = m->cur;
     if (m->ok[cur] && (m->second < 0 || ahead(m, cur, m->second))) return;
@@ -138,6 +138,16 @@ static void mg_seek(iter *it, slice target)
     find_current(m);
 }
 
+/* The forward step of cur while the merger moves forward: one call into
+ * the child, then G3's check against second. */
+static inline void step_forward(merger *m)
+{
+    int i = m->cur;
+    m->ok[i] = (unsigned char)iter_next_key(m->c[i], &m->key[i]);
+    if (!m->ok[i]) note_child(m, i); /* records an error */
+    after_step(m);
+}
+
 static void mg_next(iter *it)
 {
     merger *m = (merger *)it;
@@ -158,10 +168,21 @@ static void mg_next(iter *it)
         find_current(m);
         return;
     }
-    int i = m->cur;
-    m->ok[i] = (unsigned char)iter_next_key(cur, &m->key[i]);
-    if (!m->ok[i]) note_child(m, i); /* records an error */
-    after_step(m);
+    step_forward(m);
+}
+
+/* next, valid and key in one call (iter.h): the user iterator's forward
+ * step wants all three, and key() is the cached one (G3). */
+static int mg_next_key(iter *it, slice *key)
+{
+    merger *m = (merger *)it;
+    if (m->dir == DIR_FORWARD)
+        step_forward(m);
+    else
+        mg_next(it);
+    if (m->cur < 0 || m->st != ENG_OK) return 0;
+    *key = m->key[m->cur];
+    return 1;
 }
 
 static void mg_prev(iter *it)
@@ -274,8 +295,8 @@ int merger_skip_covered(iter *it, slice start, slice end, uint64_t seq)
 }
 
 static const struct iter_ops merger_ops = {
-    mg_valid, mg_seek_first, mg_seek_last, mg_seek,   mg_next,
-    mg_prev,  mg_key,        mg_value,     mg_status, mg_destroy,
+    mg_valid, mg_seek_first, mg_seek_last, mg_seek,    mg_next,     mg_prev,
+    mg_key,   mg_value,      mg_status,    mg_destroy, mg_next_key,
 };
 
 iter *merger_new(iter **children, int n)

@@ -55,6 +55,14 @@ enum {
 #define SST_RESTART_INTERVAL 16
 #define SST_INDEX_RESTART_INTERVAL 1
 
+/* B4: a data block also restarts at the first entry that starts this many
+ * bytes or more past the previous restart, so a point lookup in a block of
+ * large entries (a 9-field hash is ~250 bytes: 16 of them fill a block)
+ * binary-searches to within a few entries instead of decoding up to 16;
+ * entries of small keys and values (index entries, set members) still
+ * restart every 16. */
+#define SST_RESTART_BYTES 1024
+
 /* No block, stored or uncompressed, may exceed this: a larger size read
  * from disk is corruption, not a reason to allocate. The builder refuses an
  * entry that could make a block exceed it (a Redis value is at most 512 MiB). */

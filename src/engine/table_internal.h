@@ -38,9 +38,9 @@ struct sst_reader {
     sst_props props;       /* the properties block, read at open */
     uint64_t bloom_useful; /* relaxed atomic */
     /* The index search array (see sst_index_seek in table_reader.c): for
-     * index entry i, 8 bytes of its user key after the ix_lcp bytes all of
-     * them share, big-endian so that integer order is bytewise order. NULL:
-     * search the block. */
+     * index entry i, at [2i] and [2i + 1], 16 bytes of its user key after
+     * the ix_lcp bytes all of them share, as two big-endian words so that
+     * integer order is bytewise order. NULL: search the block. */
     uint64_t *ix_prefix;
     uint32_t ix_n;
     size_t ix_lcp;

@@ -270,7 +270,7 @@ static void build_index_prefixes(sst_reader *r)
         entries++;
     int ok = block_iter_status(&it) == ENG_OK && entries == n;
     block_iter_cleanup(&it);
-    if (!ok || !(r->ix_prefix = malloc((size_t)n * sizeof(uint64_t)))) return;
+    if (!ok || !(r->ix_prefix = malloc((size_t)n * 2 * sizeof(uint64_t)))) return;
     slice a = ikey_user_key(first), b = ikey_user_key(last);
     size_t lcp = 0;
     while (lcp < a.size && lcp < b.size && a.data[lcp] == b.data[lcp])
@@ -281,20 +281,25 @@ static void build_index_prefixes(sst_reader *r)
             r->ix_prefix = NULL;
             return;
         }
-        r->ix_prefix[i] = key_prefix(ikey_user_key(k), lcp);
+        r->ix_prefix[2 * i] = key_prefix(ikey_user_key(k), lcp);
+        r->ix_prefix[2 * i + 1] = key_prefix(ikey_user_key(k), lcp + 8);
     }
     r->ix_n = n;
     r->ix_lcp = lcp;
     r->ix_lcp_data = a.data;
 }
 
-/* Whether index entry i is < target: by its prefix (p, target's) alone
- * unless the two tie, then by the whole key. REQUIRES: ix_prefix. */
-static int index_entry_lt(const sst_reader *r, uint32_t i, uint64_t p, slice target)
+/* Whether index entry i is < target: by its 16 prefix bytes (p, p2:
+ * target's) alone unless they tie, then by the whole key. Two words, not
+ * one: a table holding hashes and index entries shares no prefix (ix_lcp
+ * 0), and 8 bytes ("k" db "user:1") tied in three comparisons of four.
+ * REQUIRES: ix_prefix. */
+static int index_entry_lt(const sst_reader *r, uint32_t i, uint64_t p, uint64_t p2, slice target)
 {
-    uint64_t q = r->ix_prefix[i];
+    uint64_t q = r->ix_prefix[2 * i], q2 = r->ix_prefix[2 * i + 1];
     slice k;
     if (q != p) return q < p;
+    if (q2 != p2) return q2 < p2;
     return block_restart_key(&r->index, i, BLOCK_CMP_IKEY, &k) && ikey_compare(k, target) < 0;
 }
 
@@ -309,16 +314,16 @@ static uint32_t index_find(const sst_reader *r, slice target)
     if (c == 0 && tu.size < r->ix_lcp) c = -1;
     if (c != 0) /* below or above every index key */
         return c < 0 ? 0 : r->ix_n;
-    uint64_t p = key_prefix(tu, r->ix_lcp);
+    uint64_t p = key_prefix(tu, r->ix_lcp), p2 = key_prefix(tu, r->ix_lcp + 8);
     uint32_t left = 0, right = r->ix_n - 1;
     while (left < right) {
         uint32_t mid = left + (right - left + 1) / 2;
-        if (index_entry_lt(r, mid, p, target))
+        if (index_entry_lt(r, mid, p, p2, target))
             left = mid;
         else
             right = mid - 1;
     }
-    return index_entry_lt(r, left, p, target) ? left + 1 : left;
+    return index_entry_lt(r, left, p, p2, target) ? left + 1 : left;
 }
 
 /* Positions ii (over r->index) at the first index entry >= target. */

@@ -107,6 +107,13 @@ double idx_key_get_num(const char *p, int desc);
 int idx_key_implied(idx_buf *out, const char *prefix, size_t plen, const char *f, size_t n,
                     int numeric, int desc);
 
+/* idx_key_implied of a NUMERIC last field f (8 bytes), written at out,
+ * which has room for plen + IDX_IMPLIED_NUM_MAX bytes, with no idx_buf: a
+ * scan writes each hit's key straight into its result. Returns the key's
+ * length (at least plen + 1), or 0 when the value implies no key. */
+#define IDX_IMPLIED_NUM_MAX 21 /* a sign and 16 digits at most (< 2^53), with room to spare */
+size_t idx_key_implied_num(char *out, const char *prefix, size_t plen, const char *f, int desc);
+
 /* Appends the suffix naming key k (kl bytes) given the implied key i (il
  * bytes; has_i 0: none). */
 void idx_key_put_hash_key(idx_buf *b, const char *k, size_t kl, const char *i, size_t il,

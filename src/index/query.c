@@ -26,7 +26,34 @@ typedef struct range {
      * decoding starts after them (idx_entry_hash_key_from). */
     idx_buf fixed;
     size_t nfixed;
+    /* Q1: where the one-byte suffix of a hit whose key the tuple implies
+     * sits, when every field after the fixed ones is NUMERIC (8 bytes
+     * each) in an implied-key index; 0: no such fixed place. */
+    size_t suffix_at;
+    idx_buf work, bound; /* plan_range's and apply_bound's scratch */
 } range;
+
+/* The range buffers outlive a query (one command thread, and no query runs
+ * inside another): a scan then allocates none of its six. Buffers grown
+ * past RANGE_KEEP bytes by a huge value are freed instead of kept. */
+enum { RANGE_KEEP = 4096 };
+static __thread range scratch;
+
+static range *range_get(void)
+{
+    range *r = &scratch;
+    r->lo.len = r->hi.len = r->fixed.len = r->work.len = r->bound.len = 0;
+    r->empty = 0;
+    r->nfixed = r->suffix_at = 0;
+    return r;
+}
+
+static void range_put(range *r)
+{
+    idx_buf *bufs[] = {&r->lo, &r->hi, &r->fixed, &r->work, &r->bound};
+    for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+        if (bufs[i]->cap > RANGE_KEEP) idx_buf_free(bufs[i]);
+}
 
 /* Looks up a ready index of ctx->db, or fails with the error IDX.RANGE
  * replies. */
@@ -82,8 +109,9 @@ static ks_status apply_bound(ks_ctx *ctx, const idx_field *fd, idx_str raw, int 
         excl = 1;
         v++, n--;
     }
-    idx_buf e = {0};
-    idx_buf_append(&e, prefix->data, prefix->len);
+    idx_buf *e = &r->bound;
+    e->len = 0;
+    idx_buf_append(e, prefix->data, prefix->len);
     ks_status st = KS_OK;
     if (fd->numeric) {
         double x;
@@ -91,25 +119,24 @@ static ks_status apply_bound(ks_ctx *ctx, const idx_field *fd, idx_str raw, int 
             st = idx_fail(ctx, "ERR min or max is not a float");
             goto out;
         }
-        idx_key_put_num(&e, x, fd->desc);
+        idx_key_put_num(e, x, fd->desc);
     } else {
-        idx_key_put_tag(&e, v, n, fd->desc);
+        idx_key_put_tag(e, v, n, fd->desc);
     }
     /* lower end of the key range when the bound is the "smaller" side */
     int sets_lo = is_min != fd->desc;
     int use_succ = sets_lo ? excl : !excl;
-    if (use_succ) idx_key_prefix_successor(&e);
+    if (use_succ) idx_key_prefix_successor(e);
     idx_buf *dst = sets_lo ? &r->lo : &r->hi;
     dst->len = 0;
-    idx_buf_append(dst, e.data, e.len);
+    idx_buf_append(dst, e->data, e->len);
 out:
-    idx_buf_free(&e);
     return st;
 }
 
 static ks_status plan_range(ks_ctx *ctx, const idx_def *d, const idx_query *q, range *r)
 {
-    idx_buf p = {0};
+    idx_buf *p = &r->work;
     ks_status st = KS_OK;
     if (q->neq > d->nfields) {
         st = idx_fail(ctx, "ERR EQ has %zu values but index '%s' has %zu fields", q->neq,
@@ -123,21 +150,20 @@ static ks_status plan_range(ks_ctx *ctx, const idx_def *d, const idx_query *q, r
                       idx_printable(d->name, d->nlen, 0), q->neq);
         goto out;
     }
-    idx_key_entry_prefix(&p, d->id);
+    idx_key_entry_prefix(p, d->id);
     for (size_t i = 0; i < q->neq && st == KS_OK; i++) {
-        if (i == d->nfields - 1) idx_buf_append(&r->fixed, p.data, p.len);
-        st = put_value(ctx, &d->fields[i], q->eq[i].p, q->eq[i].n, &p);
+        if (i == d->nfields - 1) idx_buf_append(&r->fixed, p->data, p->len);
+        st = put_value(ctx, &d->fields[i], q->eq[i].p, q->eq[i].n, p);
     }
     if (st != KS_OK) goto out;
     r->nfixed = q->neq < d->nfields ? q->neq : d->nfields - 1;
-    if (q->neq < d->nfields) idx_buf_append(&r->fixed, p.data, p.len);
-    idx_buf_append(&r->lo, p.data, p.len);
-    idx_buf_append(&r->hi, p.data, p.len);
+    if (q->neq < d->nfields) idx_buf_append(&r->fixed, p->data, p->len);
+    idx_buf_append(&r->lo, p->data, p->len);
+    idx_buf_append(&r->hi, p->data, p->len);
     idx_key_prefix_successor(&r->hi);
-    if (q->has_min) st = apply_bound(ctx, &d->fields[q->neq], q->min, 1, &p, r);
-    if (st == KS_OK && q->has_max) st = apply_bound(ctx, &d->fields[q->neq], q->max, 0, &p, r);
+    if (q->has_min) st = apply_bound(ctx, &d->fields[q->neq], q->min, 1, p, r);
+    if (st == KS_OK && q->has_max) st = apply_bound(ctx, &d->fields[q->neq], q->max, 0, p, r);
 out:
-    idx_buf_free(&p);
     return st;
 }
 
@@ -146,10 +172,30 @@ static int key_cmp(const char *a, size_t al, const idx_buf *b)
     return idx_key_cmp(a, al, b->data, b->len);
 }
 
-/* Appends a hit. Keys go into one buffer (no allocation per hit); h->key
- * holds the offset until fix_keys turns it into a pointer, because the
- * buffer may move while it grows. */
-static void add_hit(idx_result *out, const char *k, size_t kl)
+/* key_cmp(k, kl, b) >= 0, the walk's test of every entry against the end
+ * of its range. That end is mostly an entry prefix's successor of at most
+ * 8 bytes and the keys longer: one big-endian word compare, not a memcmp
+ * call. */
+static inline int at_or_after(const char *k, size_t kl, const idx_buf *b)
+{
+    size_t bl = b->len;
+    if (bl && bl <= 8 && kl >= 8 && b->cap >= 8) {
+        uint64_t x, y, mask = ~0ULL << (8 * (8 - bl));
+        memcpy(&x, k, 8);
+        memcpy(&y, b->data, 8); /* the bytes past len are masked off */
+        x = __builtin_bswap64(x) & mask;
+        y = __builtin_bswap64(y) & mask;
+        return x != y ? x > y : 1; /* equal: b is a prefix of k */
+    }
+    return key_cmp(k, kl, b) >= 0;
+}
+
+/* Room at the end of out's key buffer for one more hit's key of up to kl
+ * bytes (and its NUL), and a slot for the hit; hit_commit makes it one.
+ * Keys go into one buffer (no allocation per hit); h->key holds the offset
+ * until fix_keys turns it into a pointer, because the buffer may move
+ * while it grows. */
+static void hit_grow(idx_result *out, size_t kl)
 {
     if (out->n == out->cap) {
         out->cap = out->cap ? out->cap * 2 : 16;
@@ -164,8 +210,19 @@ static void add_hit(idx_result *out, const char *k, size_t kl)
         if (!out->keys) abort();
         out->keys_cap = cap;
     }
+}
+
+/* Inline: every hit asks, and a LIMIT'ed walk has reserved the room. */
+static inline char *hit_room(idx_result *out, size_t kl)
+{
+    if (out->n == out->cap || out->keys_len + kl + 1 > out->keys_cap) hit_grow(out, kl);
+    return out->keys + out->keys_len;
+}
+
+/* The key hit_room gave room for, kl bytes now written there, is a hit. */
+static void hit_commit(idx_result *out, size_t kl)
+{
     idx_hit *h = &out->hits[out->n++];
-    memcpy(out->keys + out->keys_len, k, kl);
     out->keys[out->keys_len + kl] = 0;
     h->key = (char *)(uintptr_t)out->keys_len;
     h->klen = kl;
@@ -174,11 +231,55 @@ static void add_hit(idx_result *out, const char *k, size_t kl)
     out->keys_len += kl + 1;
 }
 
+static void add_hit(idx_result *out, const char *k, size_t kl)
+{
+    memcpy(hit_room(out, kl), k, kl);
+    hit_commit(out, kl);
+}
+
+/* Invariant Q1: in an implied-key index an entry key whose fields after
+ * the nfixed fixed ones are all NUMERIC has its hash-key suffix at one
+ * offset, suffix_at, the fields' fixed 8 bytes each after the fixed part
+ * (FORMAT.md, "Hash key"); an entry of exactly suffix_at + 1 bytes ending
+ * in the implied marker names the key the last field implies. Such a hit's
+ * key is written straight into the result, with no field walk and no copy
+ * through a scratch buffer; every other entry takes the general decoding
+ * (idx_entry_hash_key_from), which agrees with this one on these. */
+static void plan_suffix(const idx_def *d, range *r)
+{
+    r->suffix_at = 0;
+    if (d->unique || !d->implied_key || r->nfixed >= d->nfields) return;
+    for (size_t i = r->nfixed; i < d->nfields; i++)
+        if (!d->fields[i].numeric) return;
+    r->suffix_at = r->fixed.len + 8 * (d->nfields - r->nfixed);
+}
+
+/* Writes the hash key of entry (k, kl; value v, vl) into the room for the
+ * next hit of out and returns its length, or -1 when the entry is
+ * malformed. */
+static long decode_hit(const idx_def *d, const range *r, const char *k, size_t kl, const char *v,
+                       size_t vl, idx_result *out)
+{
+    size_t at = r->suffix_at, hkl;
+    const char *hk;
+    if (at && kl == at + 1 && (unsigned char)k[at] == IDX_HK_IMPLIED) { /* Q1 */
+        const idx_field *last = &d->fields[d->nfields - 1];
+        char *dst = hit_room(out, d->plen + IDX_IMPLIED_NUM_MAX);
+        size_t n = idx_key_implied_num(dst, d->prefix, d->plen, k + at - 8, last->desc);
+        return n ? (long)n : -1; /* no implied key: as idx_key_get_hash_key */
+    }
+    if (idx_entry_hash_key_from(d, k, kl, v, vl, r->fixed.len, r->nfixed, &hk, &hkl) != 0)
+        return -1;
+    memcpy(hit_room(out, hkl), hk, hkl);
+    return (long)hkl;
+}
+
 /* A LIMIT'ed walk knows how many hits it may add: room for them up front
  * (up to a bound: a huge COUNT must not allocate for hits that may never
  * come) saves add_hit's doublings. Keys of about a dozen bytes are the
- * common case; longer ones still grow the buffer as needed. */
-enum { HITS_RESERVE_MAX = 1024, KEY_BYTES_GUESS = 16 };
+ * common case, and a key written in place (Q1) asks for the prefix and 21
+ * bytes of room; longer ones still grow the buffer as needed. */
+enum { HITS_RESERVE_MAX = 1024, KEY_BYTES_GUESS = 32 };
 
 static void reserve_hits(idx_result *out, long long count)
 {
@@ -214,21 +315,22 @@ static ks_status walk(ks_ctx *ctx, const idx_def *d, const idx_query *q, const r
         eng_iter_seek(it, r->lo.data, r->lo.len);
     }
     while (eng_iter_valid(it)) {
-        size_t kl, vl, hkl;
-        const char *k = eng_iter_key(it, &kl), *v = eng_iter_value(it, &vl), *hk;
-        if (q->rev ? key_cmp(k, kl, &r->lo) < 0 : key_cmp(k, kl, &r->hi) >= 0) break;
-        int64_t exp = idx_entry_expire(v, vl);
+        size_t kl, vl;
+        const char *k = eng_iter_key(it, &kl), *v = eng_iter_value(it, &vl);
+        if (q->rev ? !at_or_after(k, kl, &r->lo) : at_or_after(k, kl, &r->hi)) break;
+        int64_t exp = vl ? idx_entry_expire(v, vl) : 0; /* empty: a bare value, no TTL */
         /* [lo, hi) lies within the keys starting with the fixed prefix; the
          * check keeps a decoding of bytes it did not skip impossible (the
          * entry prefix alone idx_entry_hash_key never checked either) */
         size_t fl = r->fixed.len;
         int fixed = !r->nfixed || (kl >= fl && memcmp(k, r->fixed.data, fl) == 0);
-        if (exp >= 0 && !idx_expired(exp, ctx->now_ms) && fixed &&
-            idx_entry_hash_key_from(d, k, kl, v, vl, fl, r->nfixed, &hk, &hkl) == 0) {
+        long hkl;
+        if (exp >= 0 && (exp == 0 || !idx_expired(exp, ctx->now_ms)) && fixed &&
+            (hkl = decode_hit(d, r, k, kl, v, vl, out)) >= 0) {
             if (skip > 0) {
-                skip--;
+                skip--; /* the key written stays uncommitted */
             } else {
-                add_hit(out, hk, hkl);
+                hit_commit(out, (size_t)hkl);
                 if (q->count >= 0 && (long long)out->n >= q->count) break;
             }
         }
@@ -265,12 +367,13 @@ static ks_status point(ks_ctx *ctx, const idx_def *d, const idx_query *q, const 
 ks_status idx_range(ks_ctx *ctx, const idx_query *q, idx_result *out)
 {
     idx_def *d = NULL;
-    range r = {{0}, {0}, 0, {0}, 0};
+    range *r = range_get();
     memset(out, 0, sizeof(*out));
     ks_status st = find_ready(ctx, q->name, &d);
-    if (st == KS_OK) st = plan_range(ctx, d, q, &r);
-    if (st != KS_OK || r.empty || q->offset < 0 || q->count == 0 ||
-        key_cmp(r.lo.data, r.lo.len, &r.hi) >= 0)
+    if (st == KS_OK) st = plan_range(ctx, d, q, r);
+    if (st == KS_OK) plan_suffix(d, r);
+    if (st != KS_OK || r->empty || q->offset < 0 || q->count == 0 ||
+        key_cmp(r->lo.data, r->lo.len, &r->hi) >= 0)
         goto out;
     /* One snapshot for the entries and the hashes. Within one command no
      * other writer runs (one command thread), so when the batch holds
@@ -279,10 +382,10 @@ ks_status idx_range(ks_ctx *ctx, const idx_query *q, idx_result *out)
     eng_batch *b = eng_batch_count(ctx->batch) ? ctx->batch : NULL;
     const eng_snapshot *snap = eng_snapshot_new(idx_g.eng);
     if (d->unique && q->neq == d->nfields) {
-        st = point(ctx, d, q, &r, snap, b, out);
+        st = point(ctx, d, q, r, snap, b, out);
     } else {
         eng_iter *it = eng_iter_new(idx_g.eng, snap, b);
-        st = walk(ctx, d, q, &r, it, out);
+        st = walk(ctx, d, q, r, it, out);
         eng_iter_free(it);
     }
     fix_keys(out);
@@ -298,9 +401,7 @@ ks_status idx_range(ks_ctx *ctx, const idx_query *q, idx_result *out)
     eng_snapshot_release(idx_g.eng, snap);
     if (st != KS_OK) idx_result_free(out);
 out:
-    idx_buf_free(&r.lo);
-    idx_buf_free(&r.hi);
-    idx_buf_free(&r.fixed);
+    range_put(r);
     return st;
 }
 

@@ -7,6 +7,7 @@
 #include "engine/block.h"
 #include "engine/block_builder.h"
 #include "engine/dbformat.h"
+#include "engine/table_format.h"
 
 #include "test_rng.h"
 
@@ -455,6 +456,59 @@ TEST(TwoByteValueLengthCutByTheRestartArrayIsCorruption)
     CHECK(!block_iter_valid(&it));
     CHECK_EQ_INT(block_iter_status(&it), ENG_CORRUPTION);
     block_iter_cleanup(&it);
+}
+
+/* B4: a block of large entries (a profile hash is ~250 bytes) restarts
+ * every SST_RESTART_BYTES bytes as well as every 16 entries, so a point
+ * seek decodes a few entries, not up to 16; small entries still restart
+ * every 16; a reset block starts counting bytes afresh; and every key of
+ * the block is found by a seek, and the block reads back in order. */
+TEST(LargeEntriesRestartEveryRestartBytesAndSeekToEachKey)
+{
+    block_builder bb;
+    block_builder_init(&bb, SST_RESTART_INTERVAL);
+    char k[16], v[300];
+    memset(v, 'v', sizeof(v));
+    for (int round = 0; round < 2; round++) {
+        block_builder_reset(&bb);
+        for (int i = 0; i < 16; i++) {
+            snprintf(k, sizeof(k), "user:%05d", i);
+            block_builder_add(&bb, slice_make(k, strlen(k)), slice_make(v, 250));
+        }
+        slice s = block_builder_finish(&bb);
+        block b;
+        CHECK_EQ_INT(block_parse(&b, s.data, s.size, NULL), ENG_OK);
+        /* 254..264 bytes an entry: a restart per SST_RESTART_BYTES of them */
+        CHECK_MSG(b.num_restarts >= 16 * 254 / SST_RESTART_BYTES &&
+                      b.num_restarts <= 16 * 264 / SST_RESTART_BYTES + 1,
+                  "%u restarts", b.num_restarts);
+        block_iter it;
+        block_iter_init(&it, &b, BLOCK_CMP_BYTEWISE);
+        for (int i = 0; i < 16; i++) {
+            snprintf(k, sizeof(k), "user:%05d", i);
+            block_iter_seek(&it, slice_make(k, strlen(k)));
+            CHECK(block_iter_valid(&it));
+            CHECK_MEM(block_iter_key(&it).data, block_iter_key(&it).size, k);
+            CHECK_EQ_INT(block_iter_value(&it).size, 250);
+        }
+        block_iter_seek_first(&it);
+        for (int i = 0; i < 16; i++, block_iter_next(&it)) {
+            snprintf(k, sizeof(k), "user:%05d", i);
+            CHECK_MEM(block_iter_key(&it).data, block_iter_key(&it).size, k);
+        }
+        CHECK(!block_iter_valid(&it));
+        block_iter_cleanup(&it);
+    }
+    block_builder_reset(&bb);
+    for (int i = 0; i < 32; i++) {
+        snprintf(k, sizeof(k), "m:%05d", i);
+        block_builder_add(&bb, slice_make(k, strlen(k)), slice_make(v, 4));
+    }
+    slice s = block_builder_finish(&bb);
+    block b;
+    CHECK_EQ_INT(block_parse(&b, s.data, s.size, NULL), ENG_OK);
+    CHECK_EQ_INT(b.num_restarts, 2); /* 32 small entries: every 16 */
+    block_builder_free(&bb);
 }
 
 int main(int argc, char **argv)

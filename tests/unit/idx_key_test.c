@@ -431,6 +431,48 @@ TEST(ImpliedIntegerTextMatchesTheDoubleDecodingOverRandomValues)
     idx_buf_free(&imp);
 }
 
+/* idx_key_implied_num, which scans write hit keys with, gives the
+ * reference text behind every prefix length its short copy treats apart
+ * (0..3 bytewise, 4..7 and 8..16 in two moves, longer by memcpy) and at
+ * every digit-count boundary, the 32-bit switch of its digit loop and the
+ * edges of 2^53, both signs and directions; it writes nothing past the
+ * length it returns. */
+TEST(ImpliedNumTextAtDigitBoundariesBehindEveryPrefixLength)
+{
+    static const char pre[] = "abcdefghijklmnopqrstuvwxyz";
+    idx_buf f = {0};
+    char want[80], got[80];
+    uint64_t vals[64];
+    size_t nv = 0;
+    for (uint64_t p10 = 1; p10 <= 1000000000000000ULL; p10 *= 10) {
+        vals[nv++] = p10 - 1;
+        vals[nv++] = p10;
+    }
+    vals[nv++] = 4294967295ULL;
+    vals[nv++] = 4294967296ULL;
+    vals[nv++] = 4294967297ULL;
+    vals[nv++] = 9007199254740991ULL;
+    vals[nv++] = 9007199254740992ULL; /* 2^53: no implied key */
+    for (size_t plen = 0; plen <= 20; plen++)
+        for (size_t i = 0; i < nv; i++)
+            for (int sign = 0; sign < 2; sign++)
+                for (int desc = 0; desc < 2; desc++) {
+                    f.len = 0;
+                    idx_key_put_num(&f, sign ? -(double)vals[i] : (double)vals[i], desc);
+                    int has = vals[i] < 9007199254740992ULL;
+                    int wl = snprintf(want, sizeof(want), "%.*s%s%llu", (int)plen, pre,
+                                      sign && vals[i] ? "-" : "", (unsigned long long)vals[i]);
+                    memset(got, '#', sizeof(got));
+                    size_t gl = idx_key_implied_num(got, pre, plen, f.data, desc);
+                    CHECK_MSG(has ? gl == (size_t)wl && memcmp(got, want, gl) == 0 : gl == 0,
+                              "plen %zu value %s%llu desc %d: want '%s', got '%.*s'", plen,
+                              sign ? "-" : "", (unsigned long long)vals[i], desc, has ? want : "",
+                              (int)gl, got);
+                    CHECK(got[gl] == '#' || !has);
+                }
+    idx_buf_free(&f);
+}
+
 int main(int argc, char **argv)
 {
     return test_main(argc, argv);
