@@ -110,7 +110,7 @@ def failover_hands_the_primary_over_and_keeps_every_write():
         st = info(rc, "stats")
         assert (st["sync_partial_ok"], st["sync_full"], st["sync_partial_err"]) == (1, 0, 0), st
         rc.set("after", "1")
-        wait_for(lambda: mc.get("after") == b"1", 10, "the new primary's write on the old one")
+        wait_for(lambda: mc.get("after") == b"1", 30, "the new primary's write on the old one")
         try:
             mc.set("x", "1")
             raise AssertionError("the old primary took a write")
@@ -161,7 +161,7 @@ def failover_force_promotes_a_lagging_target_after_the_timeout():
         mc, rc = m.client(), r.client()
         replicate(m, r)
         mc.set("k", "1")
-        wait_for(lambda: caught_up(m, [r]), 10, "catch up")
+        wait_for(lambda: caught_up(m, [r]), 30, "catch up")
         r.proc.send_signal(signal.SIGSTOP)
         mc.set("late", "1")
         mc.execute_command("FAILOVER", "TO", "127.0.0.1", r.port, "FORCE", "TIMEOUT", "200")
@@ -230,11 +230,11 @@ def replicated_write_fails_exec_of_a_watcher_on_the_replica():
         for change in (lambda: mc.set("w", "1"), lambda: mc.delete("w"),
                        lambda: mc.flushdb()):
             mc.set("w", "0")
-            wait_for(lambda: caught_up(m, [r]), 10, "catch up")
+            wait_for(lambda: caught_up(m, [r]), 30, "catch up")
             p = rc.pipeline(transaction=True)
             p.watch("w")
             change()
-            wait_for(lambda: caught_up(m, [r]), 10, "catch up")
+            wait_for(lambda: caught_up(m, [r]), 30, "catch up")
             p.multi()
             p.get("other")
             try:
@@ -244,11 +244,11 @@ def replicated_write_fails_exec_of_a_watcher_on_the_replica():
                 pass
         # an unrelated write leaves the transaction alone
         mc.set("w", "0")
-        wait_for(lambda: caught_up(m, [r]), 10, "catch up")
+        wait_for(lambda: caught_up(m, [r]), 30, "catch up")
         p = rc.pipeline(transaction=True)
         p.watch("w")
         mc.set("other", "2")
-        wait_for(lambda: caught_up(m, [r]), 10, "catch up")
+        wait_for(lambda: caught_up(m, [r]), 30, "catch up")
         p.multi()
         p.get("w")
         assert p.execute() == [b"0"]
