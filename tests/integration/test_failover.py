@@ -12,7 +12,7 @@ import time
 
 import redis
 
-from harness import Server, free_port, main, test
+from harness import Server, answered_by, free_port, main, test
 from repl_helpers import caught_up, info, replicate, wait_for
 
 
@@ -20,19 +20,27 @@ class RedisServer:
     """A redis-server on a free port, for the same steps side by side."""
 
     def __init__(self):
-        self.port = free_port()
         self.dir = tempfile.mkdtemp(prefix="redis-it-")
-        self.proc = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--dir", self.dir, "--save", "",
-             "--appendonly", "no", "--logfile", self.dir + "/log"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        c = self.client()
-        for _ in range(200):
-            try:
-                c.ping()
-                return
-            except redis.ConnectionError:
-                time.sleep(0.05)
+        # The port can be bound by someone else before redis-server binds
+        # it: then it exits, or another server answers; try a new one.
+        for _ in range(5):
+            self.port = free_port()
+            self.proc = subprocess.Popen(
+                ["redis-server", "--port", str(self.port), "--dir", self.dir, "--save", "",
+                 "--appendonly", "no", "--logfile", self.dir + "/log"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            c = self.client()
+            for _ in range(600):
+                if self.proc.poll() is not None:
+                    break
+                try:
+                    if answered_by(c) == self.proc.pid:
+                        return
+                    break
+                except redis.ConnectionError:
+                    time.sleep(0.05)
+            self.cleanup()
+        raise RuntimeError("redis-server did not start on a free port")
 
     def client(self, **kw):
         return redis.Redis(port=self.port, socket_timeout=30, **kw)
