@@ -297,7 +297,7 @@ class RawConn:
     def _freeze(v):
         return tuple(v) if isinstance(v, list) else v
 
-    def closed_by_server(self, timeout=5):
+    def closed_by_server(self, timeout=30):
         """True when the server closes the connection within timeout (any
         bytes still in flight are drained first)."""
         self.s.settimeout(timeout)

@@ -36,7 +36,7 @@ def flood(srv, n, chunk=10000):
     return s, sent
 
 
-def closed(s, timeout=5):
+def closed(s, timeout=30):
     s.settimeout(timeout)
     try:
         while True:
