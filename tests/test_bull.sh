@@ -29,14 +29,40 @@ tmp=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$tmp"; }
 trap cleanup EXIT INT TERM
-wait_ping() { for _ in $(seq 100); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.1; done; return 1; }
-sport=$(free_port)
-"$STRATA" --port "$sport" --dir "$tmp/strata" --logfile "$tmp/strata.log" --appendfsync everysec &
-pids+=($!)
-rport=$(free_port)
-redis-server --port "$rport" --dir "$tmp" --save "" --appendonly no >/dev/null 2>&1 &
-pids+=($!)
-wait_ping "$sport" || { echo "FAIL bull_on_strata: the server did not start"; echo "0 passed, 1 failed"; exit 1; }
+# wait_ping PORT [PID]: PORT answers PING (and the server there is PID).
+wait_ping() {
+  for _ in $(seq 300); do
+    if redis-cli -p "$1" ping >/dev/null 2>&1; then
+      [ -z "${2:-}" ] && return 0
+      [ "$(redis-cli -p "$1" info server | tr -d '\r' | sed -n 's/^process_id://p')" = "$2" ]
+      return
+    fi
+    [ -n "${2:-}" ] && ! kill -0 "$2" 2>/dev/null && return 1
+    sleep 0.1
+  done
+  return 1
+}
+run_strata() { exec "$STRATA" --port "$1" --dir "$tmp/strata" --logfile "$tmp/strata.log" --appendfsync everysec; }
+run_redis() { exec redis-server --port "$1" --dir "$tmp" --save "" --appendonly no >/dev/null 2>&1; }
+# start VAR FUNCTION: runs FUNCTION PORT (which execs the server, so $! is
+# its pid) in the background on a free port and sets VAR to the port.
+# free_port's port is free only until someone binds it (another test
+# program's server, a client's source port): when the server exits or
+# another server answers there, it tries a new port.
+start() {
+  local port pid
+  for _ in 1 2 3 4 5; do
+    port=$(free_port)
+    "$2" "$port" &
+    pid=$!
+    if wait_ping "$port" "$pid"; then pids+=("$pid"); printf -v "$1" %s "$port"; return 0; fi
+    kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+  done
+  return 1
+}
+sport=0 rport=0
+start sport run_strata || { echo "FAIL bull_on_strata: the server did not start"; echo "0 passed, 1 failed"; exit 1; }
+start rport run_redis
 for need in lpush brpoplpush zadd evalsha publish; do
   [ -n "$(redis-cli -p "$sport" command info "$need" | head -1)" ] ||
     skip "strata has no $(echo $need | tr a-z A-Z) yet, which Bull calls"

@@ -11,7 +11,7 @@ def blocked(r):
     return int(r.info("clients")["blocked_clients"])
 
 
-def wait_blocked(r, n, timeout=10, count=blocked):
+def wait_blocked(r, n, timeout=30, count=blocked):
     """Polls until count(r) is n; fails after timeout seconds."""
     deadline = time.time() + timeout
     while count(r) != n:

@@ -37,6 +37,33 @@ def free_port():
         return s.getsockname()[1]
 
 
+class PortTaken(Exception):
+    """The port a server was given was bound by someone else first."""
+
+
+def answered_by(c):
+    """The process id of the server c talks to (INFO server), or None where
+    INFO is not allowed."""
+    try:
+        return int(c.info("server")["process_id"])
+    except redis.ResponseError:
+        return None
+
+
+def wait_for(pred, timeout=30, what="condition", step=0.05):
+    """Polls pred until it returns something true, then returns that. The
+    deadline is generous: it bounds a hang, not how fast the server is on a
+    loaded machine (under ASan, beside other test programs)."""
+    deadline = time.time() + timeout
+    while True:
+        got = pred()
+        if got:
+            return got
+        if time.time() > deadline:
+            raise AssertionError("timed out after %ss waiting for %s" % (timeout, what))
+        time.sleep(step)
+
+
 class Server:
     def __init__(self, *args, dir=None, **settings):
         self.dir = dir or tempfile.mkdtemp(prefix="strata-it-")
@@ -48,6 +75,7 @@ class Server:
         self.settings.update({k.replace("_", "-"): str(v) for k, v in settings.items()})
         self.extra = list(args)
         self.proc = None
+        self.started = False  # the port moves only before the first start
         self.logfile = os.path.join(self.dir, "server.log")
 
     def argv(self):
@@ -58,18 +86,46 @@ class Server:
         return a + self.extra
 
     def start(self, timeout=20):
+        """Starts the server and waits until it answers PING. A port that
+        free_port() handed out can be taken before the server binds it (by
+        a server another test program started, or as a client's source
+        port); on the first start the server then moves to another port."""
+        moves = 0 if self.started else 5
+        while True:
+            try:
+                self._start(timeout)
+                self.started = True
+                return self
+            except PortTaken:
+                if moves == 0:
+                    raise
+                moves -= 1
+                self.port = free_port()
+
+    def _start(self, timeout):
         self.proc = subprocess.Popen(self.argv(), stdout=subprocess.DEVNULL,
                                      stderr=open(os.path.join(self.dir, "stderr.log"), "ab"))
         deadline = time.time() + timeout
         while time.time() < deadline:
             if self.proc.poll() is not None:
+                if "Address already in use" in self.log_tail(5):
+                    raise PortTaken(self.port)
                 raise RuntimeError("server exited with %s; log:\n%s" % (self.proc.returncode, self.log_tail()))
             try:
                 c = redis.Redis(port=self.port, socket_timeout=2)
                 if self.settings.get("requirepass"):
                     c = redis.Redis(port=self.port, socket_timeout=2, password=self.settings["requirepass"])
                 c.ping()
+                owner = answered_by(c)
                 c.connection_pool.disconnect()  # close() alone leaves the socket open
+                if owner not in (None, self.proc.pid):
+                    # Another server holds the port: ours fails to bind.
+                    try:
+                        self.proc.wait(timeout)
+                    except subprocess.TimeoutExpired:
+                        self.proc.kill()
+                        self.proc.wait()
+                    raise PortTaken(self.port)
                 return self
             except (redis.ConnectionError, redis.TimeoutError, ConnectionRefusedError):
                 time.sleep(0.05)
@@ -241,7 +297,7 @@ class RawConn:
     def _freeze(v):
         return tuple(v) if isinstance(v, list) else v
 
-    def closed_by_server(self, timeout=5):
+    def closed_by_server(self, timeout=30):
         """True when the server closes the connection within timeout (any
         bytes still in flight are drained first)."""
         self.s.settimeout(timeout)

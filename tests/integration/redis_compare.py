@@ -8,7 +8,7 @@ import os, shutil, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import redis
-from harness import free_port
+from harness import answered_by, free_port
 
 
 class RealRedis:
@@ -17,20 +17,37 @@ class RealRedis:
     def __init__(self, *extra):
         """extra: more command-line arguments, e.g. "--enable-debug-command", "yes"."""
         self.dir = tempfile.mkdtemp(prefix="strata-ref-")
-        self.port = free_port()
         exe = shutil.which("redis-server") or "/usr/bin/redis-server"
-        self.proc = subprocess.Popen([exe, "--port", str(self.port), "--save", "",
-                                      "--appendonly", "no", "--dir", self.dir] + list(extra),
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 10
-        while True:
+        # A port free_port() handed out can be bound by someone else before
+        # redis-server binds it: then it exits, or another server answers.
+        for _ in range(5):
+            self.port = free_port()
+            self.proc = subprocess.Popen([exe, "--port", str(self.port), "--save", "",
+                                          "--appendonly", "no", "--dir", self.dir] + list(extra),
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            if self._answers(30):
+                return
+        raise RuntimeError("redis-server found no free port")
+
+    def _answers(self, timeout):
+        """True once this redis-server answers on self.port; False when it
+        exited or another server answers there."""
+        deadline = time.time() + timeout
+        while self.proc.poll() is None:
             try:
-                redis.Redis(port=self.port).ping()
-                break
+                c = redis.Redis(port=self.port)
+                owner = answered_by(c)
+                c.connection_pool.disconnect()
+                if owner in (None, self.proc.pid):
+                    return True
+                self.proc.kill()
+                self.proc.wait()
+                return False
             except redis.ConnectionError:
                 if time.time() > deadline:
                     raise
                 time.sleep(0.05)
+        return False
 
     def client(self):
         return redis.Redis(port=self.port)

@@ -11,7 +11,7 @@ import tempfile
 import threading
 import time
 
-from harness import REDIS_CLI, RawConn, RespError, Server, main, test
+from harness import REDIS_CLI, RawConn, RespError, Server, main, test, wait_for
 from redis_compare import RealRedis
 
 
@@ -101,7 +101,7 @@ def slowlog_logs_a_blocked_command_when_it_is_served_as_redis(srv):
             c.command("CONFIG", "SET", "slowlog-log-slower-than", "0")
             c.command("DEL", "l", "z")
             w.send(RawConn.encode("BLPOP", "l", "0"))
-            deadline = time.time() + 5
+            deadline = time.time() + 30  # bounds a hang, not the load
             while b"blocked_clients:1" not in c.command("INFO", "clients"):
                 assert time.time() < deadline
                 time.sleep(0.01)
@@ -125,7 +125,7 @@ def a_blocked_command_served_an_error_counts_as_failed(srv):
     c.command("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
     c.command("CONFIG", "RESETSTAT")
     w.send(RawConn.encode("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">"))
-    deadline = time.time() + 5
+    deadline = time.time() + 30  # bounds a hang, not the load
     while b"blocked_clients:1" not in c.command("INFO", "clients"):
         assert time.time() < deadline
         time.sleep(0.01)
@@ -539,8 +539,7 @@ def client_pause_write_holds_writes_not_reads(srv):
     m = srv.raw()
     assert m.command("MULTI") == "OK" and m.command("GET", "k") == "QUEUED"
     assert m.command("EXEC") == [b"v"]  # a read-only EXEC runs
-    time.sleep(0.2)
-    assert blocked(srv) == 2
+    wait_for(lambda: blocked(srv) == 2, 30, "the two writers held")
     w1.s.settimeout(0.3)
     try:
         w1.read_reply()
@@ -557,8 +556,10 @@ def client_pause_write_holds_writes_not_reads(srv):
 @test
 def client_pause_all_and_its_timeout(srv):
     c = srv.raw()
-    assert c.command("CLIENT", "PAUSE", "300") == "OK"
+    # From before the PAUSE is sent: the pause then ends 300 ms or more
+    # after t0 however late this process gets the reply back.
     t0 = time.time()
+    assert c.command("CLIENT", "PAUSE", "300") == "OK"
     other = srv.raw()
     assert other.command("PING") == "PONG"
     assert time.time() - t0 >= 0.25, "PING was not held by CLIENT PAUSE ALL"
@@ -592,7 +593,7 @@ def wait_returns_zero_without_replicas(srv):
     assert c.command("WAIT", "0", "0") == 0
     t0 = time.time()
     assert c.command("WAIT", "1", "200") == 0
-    assert 0.15 <= time.time() - t0 < 2
+    assert 0.15 <= time.time() - t0 < 10  # 10: the time out, not a hang, on a loaded machine
     ref = ref_server()
     try:
         for cmd in (("WAIT", "x", "0"), ("WAIT", "1", "-1"), ("WAIT", "1"), ("WAIT", "0", "0")):

@@ -44,7 +44,7 @@ def blocking_pop_times_out_with_a_null_reply(srv):
     assert c.command("BLPOP", "none", "0.3") is None
     assert c.last_raw == b"*-1\r\n"
     took = time.time() - t0
-    assert 0.25 <= took < 3, took
+    assert 0.25 <= took < 10, took  # 10: the time out, not a hang, on a loaded machine
     assert c.command("BLMOVE", "none", "d", "LEFT", "LEFT", "0.05") is None
     assert c.last_raw == b"*-1\r\n"  # Redis 7.0 times BLMOVE out with a null array too
     assert c.command("HELLO", "3")[b"proto"] == 3
@@ -62,7 +62,7 @@ def later_timeouts_do_not_delay_earlier_ones(srv):
     t0 = time.time()
     short = srv.raw()
     assert short.command("BLPOP", "k", "0.2") is None
-    assert time.time() - t0 < 3
+    assert time.time() - t0 < 10  # not the 30 s of the later one, on a loaded machine
     assert int(r.info("clients")["clients_in_timeout_table"]) == 1
     r.rpush("k", "v")
     assert long_one.read_reply() == [b"k", b"v"]

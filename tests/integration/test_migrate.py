@@ -14,6 +14,10 @@ import redis
 from harness import Server, test, main
 from redis_compare import RealRedis, reply
 
+# MIGRATE's timeout (ms) bounds each read and write with the target: 10 s,
+# not 1-2, for an ASan target with appendfsync always on a loaded machine.
+T = 10000
+
 
 def fill(c):
     c.set("str", "v", ex=500)
@@ -40,20 +44,20 @@ def every_type_moves_between_strata_and_redis_with_its_ttl():
         fill(ca)
         want = content(ca)
         keys = list(want)
-        assert ca.execute_command("MIGRATE", "127.0.0.1", b.port, "", 2, 2000, "KEYS", *keys) == b"OK"
+        assert ca.execute_command("MIGRATE", "127.0.0.1", b.port, "", 2, T, "KEYS", *keys) == b"OK"
         assert ca.exists(*keys) == 0
         cb2 = redis.Redis(port=b.port, db=2)
         assert content(cb2) == want and 400 < cb2.ttl("str") <= 500
         # strata -> redis-server, and back
-        assert cb2.execute_command("MIGRATE", "127.0.0.1", ref.port, "", 0, 2000, "COPY", "KEYS", *keys) == b"OK"
+        assert cb2.execute_command("MIGRATE", "127.0.0.1", ref.port, "", 0, T, "COPY", "KEYS", *keys) == b"OK"
         assert content(cr) == want and cb2.exists(*keys) == len(keys)
-        got = reply(cr, ["MIGRATE", "127.0.0.1", a.port, "", 0, 2000, "KEYS"] + keys)
+        got = reply(cr, ["MIGRATE", "127.0.0.1", a.port, "", 0, T, "KEYS"] + keys)
         assert got == ("ok", b"OK"), (got, a.log_tail(10))
         assert content(ca) == want
         a.kill9()  # a RESTOREd key is in the target's log like any write
         a.start()
         assert content(a.client()) == want
-        assert cb2.execute_command("MIGRATE", "127.0.0.1", a.port, "list", 5, 2000) == b"OK"
+        assert cb2.execute_command("MIGRATE", "127.0.0.1", a.port, "list", 5, T) == b"OK"
         b.kill9()  # and the source's delete in the source's
         b.start()
         assert redis.Redis(port=b.port, db=2).exists("list") == 0
@@ -69,11 +73,11 @@ def scenario(src, dst_port, dst):
     src.set("k", "v"), src.set("k2", "v2"), src.set("p", "1")
     dst.set("busy", "x")
     src.set("busy", "y")
-    for cmd in (["k", 0, 1000], ["busy", 0, 1000], ["busy", 0, 1000, "REPLACE"],
-                ["", 0, 1000, "COPY", "KEYS", "k2", "nokey"], ["nokey", 0, 1000],
-                ["x", 0, 1000, "KEYS", "k2"], ["k2", 0, 1000, "FOO"], ["k2", 0, "x"],
-                ["k2", "y", 1000], ["k2", 0, 1000, "AUTH"], ["k2", 0, 1000, "AUTH2", "u"],
-                ["p", 0, 1000, "AUTH", "wrong"], ["p", 0, 1000, "AUTH2", "default", "wrong"],
+    for cmd in (["k", 0, T], ["busy", 0, T], ["busy", 0, T, "REPLACE"],
+                ["", 0, T, "COPY", "KEYS", "k2", "nokey"], ["nokey", 0, T],
+                ["x", 0, T, "KEYS", "k2"], ["k2", 0, T, "FOO"], ["k2", 0, "x"],
+                ["k2", "y", T], ["k2", 0, T, "AUTH"], ["k2", 0, T, "AUTH2", "u"],
+                ["p", 0, T, "AUTH", "wrong"], ["p", 0, T, "AUTH2", "default", "wrong"],
                 ["k2", 0, 0, "COPY"]):
         out.append((cmd, reply(src, ["MIGRATE", "127.0.0.1", dst_port] + cmd)))
     out.append(("unreachable", reply(src, ["MIGRATE", "127.0.0.1", 1, "p", 0, 300])))
@@ -102,12 +106,12 @@ def a_closed_cached_connection_is_reopened():
     try:
         c = s.client()
         c.set("a", 1), c.set("b", 2)
-        assert c.execute_command("MIGRATE", "127.0.0.1", t.port, "a", 0, 1000) == b"OK"
+        assert c.execute_command("MIGRATE", "127.0.0.1", t.port, "a", 0, T) == b"OK"
         t.restart()  # the cached socket is now closed by its peer
-        assert c.execute_command("MIGRATE", "127.0.0.1", t.port, "b", 0, 1000) == b"OK"
+        assert c.execute_command("MIGRATE", "127.0.0.1", t.port, "b", 0, T) == b"OK"
         assert t.client().mget("a", "b") == [b"1", b"2"]
         t.stop()
-        assert reply(c, ["MIGRATE", "127.0.0.1", t.port, "nokey", 0, 1000]) == ("ok", b"NOKEY")
+        assert reply(c, ["MIGRATE", "127.0.0.1", t.port, "nokey", 0, T]) == ("ok", b"NOKEY")
         c.set("z", 1)
         r = reply(c, ["MIGRATE", "127.0.0.1", t.port, "z", 0, 500])
         assert r[0] == "err" and r[1].startswith("IOERR"), r

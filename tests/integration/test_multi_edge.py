@@ -82,10 +82,11 @@ def watched_keys_that_expire_fail_exec_and_expired_ones_survive_a_flush(srv):
     # something reads or flushes them.
     steps = [
         (1, "DEBUG SET-ACTIVE-EXPIRE 0"),
-        # live at WATCH, expired by EXEC: EXEC fails
-        (1, "SET k v PX 150"), (0, "WATCH k"), 0.3, (0, "MULTI"), (0, "PING"), (0, "EXEC"),
+        # live at WATCH, expired by EXEC: EXEC fails (500 ms: the WATCH
+        # right after the SET must come before the expiry on a loaded machine)
+        (1, "SET k v PX 500"), (0, "WATCH k"), 0.7, (0, "MULTI"), (0, "PING"), (0, "EXEC"),
         # live at WATCH, expired by the time of a flush: EXEC fails
-        (1, "SET k v PX 150"), (0, "WATCH k"), 0.3, (1, "FLUSHALL"), (0, "MULTI"), (0, "PING"),
+        (1, "SET k v PX 500"), (0, "WATCH k"), 0.7, (1, "FLUSHALL"), (0, "MULTI"), (0, "PING"),
         (0, "EXEC"),
         # expired before WATCH, then flushed: nothing changed
         (1, "SET k v PX 50"), 0.2, (0, "WATCH k"), (1, "FLUSHALL"), (0, "MULTI"), (0, "PING"),

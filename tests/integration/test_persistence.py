@@ -8,7 +8,7 @@ import time
 
 import redis
 
-from harness import RespError, Server, main, test
+from harness import RespError, Server, main, test, wait_for
 
 
 def fill(c, n, prefix="k", pad=0):
@@ -85,7 +85,9 @@ def sigkill_with_appendfsync_always_keeps_every_acknowledged_write():
         stop = threading.Event()
 
         def writer(wid):
-            c = srv.client(socket_timeout=5)
+            # 30 s: an fsync on a loaded machine can take seconds, and a
+            # timed-out writer would stop writing for the rest of the run.
+            c = srv.client(socket_timeout=30)
             i = 0
             while not stop.is_set():
                 k = "w%d:%d" % (wid, i)
@@ -110,6 +112,9 @@ def sigkill_with_appendfsync_always_keeps_every_acknowledged_write():
         for t in ts:
             t.start()
         time.sleep(1.5)
+        # At least 100 acknowledged before the kill, however slow the
+        # machine's fsyncs are.
+        wait_for(lambda: len(acked) > 100, 60, "100 acknowledged writes")
         srv.kill9()
         stop.set()
         for t in ts:

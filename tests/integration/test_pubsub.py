@@ -8,7 +8,7 @@ import time
 
 import redis
 
-from harness import RawConn, RespError, Server, main, test
+from harness import RawConn, RespError, Server, main, test, wait_for
 from redis_compare import RealRedis, compare_with_redis
 
 
@@ -236,13 +236,19 @@ def subscriber_that_never_reads(port, channel):
     return s
 
 
+def subscribed(r, channel):
+    """Waits until the server has run the SUBSCRIBE sent to channel (a
+    fixed pause was too short when the machine is loaded)."""
+    wait_for(lambda: r.pubsub_numsub(channel)[0][1] == 1, 30, "SUBSCRIBE " + channel)
+
+
 @test
 def subscriber_that_does_not_read_is_disconnected_at_the_hard_limit(srv):
     r = srv.client()
     assert r.config_get("client-output-buffer-limit")["client-output-buffer-limit"] == \
         "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"
     slow = subscriber_that_never_reads(srv.port, "firehose")
-    time.sleep(0.2)
+    subscribed(r, "firehose")
     base = rss_kb(srv.proc.pid)
     msg = b"x" * (1 << 20)
     delivered = 0
@@ -266,11 +272,11 @@ def subscriber_over_the_soft_limit_for_its_seconds_is_disconnected(srv):
     r = srv.client()
     r.config_set("client-output-buffer-limit", "pubsub 0 1mb 1")
     slow = subscriber_that_never_reads(srv.port, "slowly")
-    time.sleep(0.2)
+    subscribed(r, "slowly")
     for _ in range(10):  # 10 MB over the soft limit, far below any hard one
         r.publish("slowly", b"y" * (1 << 20))
     assert r.pubsub_numsub("slowly")[0][1] == 1  # not at once: the soft limit has seconds
-    deadline = time.time() + 5
+    deadline = time.time() + 30  # bounds a hang; the limit's second is counted by the server
     while r.pubsub_numsub("slowly")[0][1] and time.time() < deadline:
         r.publish("slowly", b"z" * 20000)  # as Redis: the limit is checked as replies grow
         time.sleep(0.1)

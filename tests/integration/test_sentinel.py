@@ -80,16 +80,18 @@ def sentinel_fails_a_killed_primary_over_to_a_replica_without_losing_waited_writ
         m.client().execute_command("IDX.CREATE", "email", "PREFIX", "user:", "UNIQUE",
                                    "SCHEMA", "email", "TAG")
         sent = redis.sentinel.Sentinel([("127.0.0.1", p) for _, p in sentinels], socket_timeout=2)
-        client = sent.master_for("mymaster", socket_timeout=2)
+        # WAIT returns once the replicas ack; 10 s (and a socket timeout
+        # above it) is for replicas held off the CPU on a loaded machine.
+        client = sent.master_for("mymaster", socket_timeout=15)
         acked = []
         for i in range(200):
             client.set("k%d" % i, i)
             client.hset("user:%d" % i, mapping={"email": "u%d@x" % i})
             if i % 20 == 19:
-                assert client.execute_command("WAIT", 1, 1000) >= 1
+                assert client.execute_command("WAIT", 1, 10000) >= 1
                 acked = list(range(i + 1))
         client.hset("user:1", mapping={"email": "a@b"})
-        assert client.execute_command("WAIT", 2, 1000) == 2
+        assert client.execute_command("WAIT", 2, 10000) == 2
 
         t_kill = time.time()
         m.kill9()

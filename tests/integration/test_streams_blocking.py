@@ -49,7 +49,7 @@ def xread_block_times_out_with_a_null_array(srv):
     t0 = time.time()
     assert c.command("XREAD", "BLOCK", "300", "STREAMS", "none", "$") is None
     assert c.last_raw == b"*-1\r\n"
-    assert 0.25 <= time.time() - t0 < 3
+    assert 0.25 <= time.time() - t0 < 10  # 10: the time out, not a hang, on a loaded machine
     e = c.command("XREAD", "BLOCK", "-1", "STREAMS", "none", "$")
     assert isinstance(e, RespError) and "timeout is negative" in str(e), e
     e = c.command("XREAD", "BLOCK", "x", "STREAMS", "none", "$")

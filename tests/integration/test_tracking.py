@@ -73,9 +73,9 @@ def run(port):
     cmd(a, "GET", "k2")
     cmd(a, "EXEC")                 # the invalidation of k1 after EXEC's reply
     cmd(a, "GET", "e")
-    cmd(b, "SET", "e", "1", "PX", "300")
-    cmd(a, "GET", "e")             # tracked again
-    time.sleep(0.4)
+    cmd(b, "SET", "e", "1", "PX", "1000")  # 1 s: still live for the GET right after,
+    cmd(a, "GET", "e")             # tracked again (each cmd syncs four connections)
+    time.sleep(1.2)
     cmd(b, "GET", "e")             # lazy expiry invalidates
     cmd(a, "FLUSHALL")             # null invalidation
     cmd(a, "CLIENT", "TRACKING", "off")
