@@ -1,0 +1,145 @@
+/*
+ * eng_mem_tree_test.c -- the memtable's memory and its tree's insert
+ * paths (mem_tree.c): what scan-only keys save, how full ascending runs
+ * leave the nodes, and what the shortcuts that avoid a descent from the
+ * root cost -- the fingers (T9) for keys that arrive in order, the leaf
+ * hint (T8) for a new version of a key -- and that they keep the tree's
+ * invariants on the way.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "engine/arena.h"
+#include "engine/dbformat.h"
+#include "engine/mem_tree.h"
+#include "engine/memtable.h"
+#include "test.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* A tree entry for user key k[0..kl) at sequence seq, in a. */
+static mem_ent *ent_new(arena *a, const char *k, size_t kl, uint64_t seq)
+{
+    mem_ent *e = arena_alloc(a, sizeof(mem_ent) + kl + 8);
+    e->klen = (uint32_t)kl + 8;
+    e->vlen = 0;
+    memcpy(e->data, k, kl);
+    enc_fixed64(e->data + kl, ikey_pack_trailer(seq, ENG_TYPE_VALUE));
+    return e;
+}
+
+/* Scan-only keys (memtable.h, M8) get no hash index slot and no leaf
+ * hint: the same entries cost at least 24 bytes less each. */
+TEST(ScanOnlyKeysCostLessMemory)
+{
+    enum { N = 50000 };
+    mem_scan_only so;
+    mem_scan_only_init(&so);
+    CHECK_EQ_INT(mem_scan_only_add(&so, "xE", 2), 1);
+    memtable *m[2] = {mem_new(), mem_new()};
+    mem_set_scan_only(m[1], &so);
+    for (int t = 0; t < 2; t++)
+        for (unsigned i = 0; i < N; i++) {
+            char k[40];
+            int kl = snprintf(k, sizeof(k), "xE%08u:field:%u", (unsigned)(rnd() % 100000000), i);
+            mem_add(m[t], i + 1, ENG_TYPE_VALUE, slice_make(k, (size_t)kl), slice_make("v", 1));
+        }
+    CHECK_EQ_INT(mem_check(m[0]), 0);
+    CHECK_EQ_INT(mem_check(m[1]), 0);
+    CHECK_MSG(mem_usage(m[1]) + (size_t)N * 24 <= mem_usage(m[0]), "usage %zu vs %zu",
+              mem_usage(m[1]), mem_usage(m[0]));
+    mem_unref(m[0]);
+    mem_unref(m[1]);
+}
+
+/* Bytes of memtable for n keys of key(i, n, buf) inserted in order i = 0..n-1;
+ * scan-only, so that entries and tree nodes are all there is. */
+static size_t usage_for(unsigned n, size_t (*key)(unsigned, unsigned, char *))
+{
+    mem_scan_only so;
+    mem_scan_only_init(&so);
+    CHECK_EQ_INT(mem_scan_only_add(&so, "x", 1), 1);
+    memtable *m = mem_new();
+    mem_set_scan_only(m, &so);
+    for (unsigned i = 0; i < n; i++) {
+        char k[40];
+        size_t kl = key(i, n, k);
+        mem_add(m, i + 1, ENG_TYPE_VALUE, slice_make(k, kl), slice_make("", 0));
+    }
+    CHECK_EQ_INT(mem_check(m), 0);
+    size_t u = mem_usage(m);
+    mem_unref(m);
+    return u;
+}
+
+/* Four ascending runs, interleaved: index entries whose last field grows,
+ * each run appending amid the tree (before the next run's keys). */
+static size_t key_interleaved(unsigned i, unsigned n, char *k)
+{
+    (void)n;
+    k[0] = 'x';
+    enc_fixed32(k + 1, __builtin_bswap32(i % 4));
+    enc_fixed64(k + 5, __builtin_bswap64(i / 4));
+    return 13;
+}
+
+/* The same keys in key order: every insert at the tree's end. */
+static size_t key_sorted(unsigned i, unsigned n, char *k)
+{
+    unsigned per = n / 4;
+    return key_interleaved((i % per) * 4 + i / per, n, k);
+}
+
+/* An insert just after the node's previous one splits the node after the
+ * new key (mem_tree.c, split_point), so ascending runs amid other keys fill
+ * nodes as appends at the end do, instead of leaving them half empty. */
+TEST(AscendingRunsAmidOtherKeysFillTreeNodes)
+{
+    enum { N = 200000 };
+    size_t inter = usage_for(N, key_interleaved), sorted = usage_for(N, key_sorted);
+    CHECK_MSG(inter <= sorted + (size_t)N * 4, "interleaved %zu vs sorted %zu", inter, sorted);
+}
+
+/* Keys that arrive in order (four runs, interleaved) go into the leaf the
+ * run's previous key took, through its finger (mem_tree.c, T9): a descent
+ * from the root only when that leaf is full. */
+TEST(InterleavedAscendingRunsInsertMostlyWithoutDescents)
+{
+    enum { N = 100000 };
+    arena a;
+    arena_init(&a, 1u << 20, 1u << 20);
+    mem_tree t;
+    mt_init(&t, &a);
+    for (unsigned i = 0; i < N; i++) {
+        char k[40];
+        size_t kl = key_interleaved(i, N, k);
+        mt_insert(&t, ent_new(&a, k, kl, i + 1), NULL);
+    }
+    uint64_t n = N;
+    CHECK_EQ_INT(mt_check(&t, &n), 0);
+    CHECK_MSG(t.descents <= N / 8, "%llu descents for %d inserts", (unsigned long long)t.descents,
+              N);
+    mt_cursor c;
+    mt_cursor_init(&c, &t);
+    unsigned seen = 0;
+    for (const mem_ent *e = mt_first(&c); e; e = mt_next(&c)) {
+        char k[40];
+        size_t kl = key_sorted(seen++, N, k);
+        CHECK(e->klen == kl + 8 && memcmp(e->data, k, kl) == 0);
+    }
+    CHECK_EQ_INT(seen, N);
+    arena_destroy(&a);
+}
+
+int main(int argc, char **argv)
+{
+    return test_main(argc, argv);
+}
