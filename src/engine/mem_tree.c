@@ -98,7 +98,9 @@ void mt_init(mem_tree *t, arena *a)
     t->height = 1;
     t->first = node_new(t, 1, 0);
     memset(t->finger, 0, sizeof(t->finger));
+    memset(t->finger_fails, 0, sizeof(t->finger_fails));
     t->descents = 0;
+    t->finger_tries = 0;
     atomic_store_explicit(&t->root, t->first, REL);
 }
 
@@ -380,10 +382,19 @@ static int finger_insert(mem_tree *t, mt_node *n, mem_ent *e, const tkey *k)
 void mt_insert(mem_tree *t, mem_ent *e, mt_node **leaf)
 {
     tkey k = tkey_of(e);
-    mt_node **f = &t->finger[finger_of(k.uk, k.ul)];
-    if (*f && finger_insert(t, *f, e, &k)) {
-        if (leaf) *leaf = *f; /* T8 */
-        return;
+    unsigned fi = finger_of(k.uk, k.ul);
+    mt_node **f = &t->finger[fi];
+    /* A failed try costs a miss or two (the leaf's first key, the next
+     * leaf and its first key): keys in random order would pay them on
+     * every insert, so a finger that keeps failing rests. */
+    if (*f && t->finger_fails[fi] < MT_FINGER_TRIES) {
+        t->finger_tries++;
+        if (finger_insert(t, *f, e, &k)) {
+            t->finger_fails[fi] = 0;
+            if (leaf) *leaf = *f; /* T8 */
+            return;
+        }
+        t->finger_fails[fi]++;
     }
     t->descents++;
     path p;
@@ -405,7 +416,9 @@ void mt_insert(mem_tree *t, mem_ent *e, mt_node **leaf)
         prefetch_node(n, kid_leaf);
     }
     p.pos[d] = search(n, &k, 0, !lo || !hi);
-    *f = insert_path(t, &p, d, e, leaf);
+    mt_node *in = insert_path(t, &p, d, e, leaf);
+    if (in == *f) t->finger_fails[fi] = 0; /* the finger would have done: try it again */
+    *f = in;
 }
 
 /* How many leaves mt_insert_before follows from a stale hint (T8). */

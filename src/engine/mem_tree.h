@@ -44,6 +44,8 @@ static inline slice ment_value(const mem_ent *e)
 struct mt_node;
 
 #define MT_FINGERS 64
+/* Failed finger tries in a row after which a finger rests (mem_tree.c). */
+#define MT_FINGER_TRIES 2
 
 typedef struct mem_tree {
     arena *arena;                   /* where nodes are allocated: writer-only */
@@ -51,9 +53,12 @@ typedef struct mem_tree {
     int height;                     /* levels, 1 = the root is a leaf: writer-only */
     struct mt_node *first;          /* the first leaf, always (splits keep the lower half) */
     /* Writer-only: per hash of a key's first bytes, the leaf the last such
-     * key went into, tried before a descent (mem_tree.c, T9). */
+     * key went into, tried before a descent (mem_tree.c, T9) unless
+     * fails[i] says the last MT_FINGER_TRIES tries missed. */
     struct mt_node *finger[MT_FINGERS];
-    uint64_t descents; /* writer-only: inserts that searched from the root */
+    uint8_t finger_fails[MT_FINGERS];
+    uint64_t descents;     /* writer-only: inserts that searched from the root */
+    uint64_t finger_tries; /* writer-only: inserts that tried a finger first */
 } mem_tree;
 
 /* An empty tree whose nodes come from a (the memtable's arena). */
@@ -63,7 +68,9 @@ void mt_init(mem_tree *t, arena *a);
  * (a hint for mt_insert_before, T8). Tries first, without a descent, the
  * leaf the last key with e's first bytes went into (its finger): keys that
  * arrive in order, such as an index's entries whose last field grows, cost
- * an in-leaf insert. REQUIRES: the caller is the only writer (T1); no
+ * an in-leaf insert. Keys in random order, whose finger keeps missing,
+ * stop trying it until a descent lands in the leaf the one before went
+ * into. REQUIRES: the caller is the only writer (T1); no
  * entry with e's ikey is in the tree; e stays valid and unchanged while
  * the tree is. */
 void mt_insert(mem_tree *t, mem_ent *e, struct mt_node **leaf);

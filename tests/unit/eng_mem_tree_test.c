@@ -139,6 +139,57 @@ TEST(InterleavedAscendingRunsInsertMostlyWithoutDescents)
     arena_destroy(&a);
 }
 
+/* Keys in random order that share their first bytes share a finger that
+ * almost never fits (its leaf is rarely the next key's): each failed try
+ * costs the writer a miss or two, so after MT_FINGER_TRIES failures in a
+ * row the finger rests until a descent lands where the last one did. */
+TEST(RandomOrderInsertsRestTheirFinger)
+{
+    enum { N = 50000 };
+    arena a;
+    arena_init(&a, 1u << 20, 1u << 20);
+    mem_tree t;
+    mt_init(&t, &a);
+    for (unsigned i = 0; i < N; i++) {
+        char k[32];
+        int kl =
+            snprintf(k, sizeof(k), "m\001key:%012llu", (unsigned long long)(rnd() % 1000000000));
+        mt_insert(&t, ent_new(&a, k, (size_t)kl, i + 1), NULL);
+    }
+    uint64_t n = N;
+    CHECK_EQ_INT(mt_check(&t, &n), 0);
+    CHECK_MSG(t.finger_tries <= N / 20, "%llu finger tries for %d random inserts",
+              (unsigned long long)t.finger_tries, N);
+    arena_destroy(&a);
+}
+
+/* A run that arrives in order after random keys of its finger: the finger
+ * rested during the random keys, and takes up the run again. */
+TEST(AscendingRunAfterRandomKeysWakesItsFinger)
+{
+    enum { N = 20000 };
+    arena a;
+    arena_init(&a, 1u << 20, 1u << 20);
+    mem_tree t;
+    mt_init(&t, &a);
+    char k[32];
+    for (unsigned i = 0; i < N; i++) {
+        int kl =
+            snprintf(k, sizeof(k), "xE0001:%010llu", (unsigned long long)(rnd() % 10000000000));
+        mt_insert(&t, ent_new(&a, k, (size_t)kl, i + 1), NULL);
+    }
+    uint64_t before = t.descents;
+    for (unsigned i = 0; i < N; i++) {
+        int kl = snprintf(k, sizeof(k), "xE0001:%010u:", i * 7);
+        mt_insert(&t, ent_new(&a, k, (size_t)kl, N + i + 1), NULL);
+    }
+    uint64_t n = 2 * N;
+    CHECK_EQ_INT(mt_check(&t, &n), 0);
+    CHECK_MSG(t.descents - before <= N / 8, "%llu descents for %d ascending inserts",
+              (unsigned long long)(t.descents - before), N);
+    arena_destroy(&a);
+}
+
 int main(int argc, char **argv)
 {
     return test_main(argc, argv);
