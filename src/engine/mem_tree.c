@@ -101,6 +101,7 @@ void mt_init(mem_tree *t, arena *a)
     memset(t->finger_fails, 0, sizeof(t->finger_fails));
     t->descents = 0;
     t->finger_tries = 0;
+    t->hint_reads = 0;
     atomic_store_explicit(&t->root, t->first, REL);
 }
 
@@ -424,15 +425,41 @@ void mt_insert(mem_tree *t, mem_ent *e, mt_node **leaf)
 /* How many leaves mt_insert_before follows from a stale hint (T8). */
 #define HINT_HOPS 2
 
+/* next's slot in leaf n, or n's count when n does not hold it. The slot
+ * the leaf's last insert took comes first (a key updated over and over,
+ * such as a list's metadata, takes the same slot each time); then a binary
+ * search of the discs, which reads a few of the leaf's lines where a scan
+ * of the key pointers would read every line up to next's: next's disc in
+ * n, when n holds it, is its slot's (T5), and only slots with that disc
+ * can hold it. */
+static unsigned leaf_slot_of(mem_tree *t, const mt_node *n, const mem_ent *next)
+{
+    unsigned cnt = atomic_load_explicit(&n->count, RLX), lo = 0, hi = cnt;
+    const leaf_slot *sl = slot_at(n, sizeof(leaf_slot), 0);
+    t->hint_reads++;
+    if (n->last_pos < cnt && atomic_load_explicit(&sl[n->last_pos].key, RLX) == next)
+        return n->last_pos;
+    uint64_t nd =
+        ent_disc(atomic_load_explicit(&n->plen, RLX), atomic_load_explicit(&n->dbytes, RLX), next);
+    while (lo < hi) { /* the first slot whose disc is >= nd */
+        unsigned mid = (lo + hi) / 2;
+        if (atomic_load_explicit(&sl[mid].disc, RLX) < nd)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < cnt && atomic_load_explicit(&sl[lo].disc, RLX) == nd; lo++, t->hint_reads++)
+        if (atomic_load_explicit(&sl[lo].key, RLX) == next) return lo;
+    return cnt;
+}
+
 int mt_insert_before(mem_tree *t, mem_ent *e, mt_node **leaf, const mem_ent *next,
                      mt_node *next_leaf)
 {
     mt_node *n = next_leaf;
     for (int hop = 0; n && hop <= HINT_HOPS; hop++, n = atomic_load_explicit(&n->link, RLX)) {
-        unsigned cnt = atomic_load_explicit(&n->count, RLX), i;
+        unsigned cnt = atomic_load_explicit(&n->count, RLX), i = leaf_slot_of(t, n, next);
         const leaf_slot *sl = slot_at(n, sizeof(leaf_slot), 0);
-        for (i = 0; i < cnt && atomic_load_explicit(&sl[i].key, RLX) != next; i++) {
-        }
         if (i == cnt) continue; /* moved right by a split (T8) */
         /* A full leaf splits: that needs the path from the root. */
         if (cnt >= CAP) return 0;

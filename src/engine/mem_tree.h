@@ -59,6 +59,7 @@ typedef struct mem_tree {
     uint8_t finger_fails[MT_FINGERS];
     uint64_t descents;     /* writer-only: inserts that searched from the root */
     uint64_t finger_tries; /* writer-only: inserts that tried a finger first */
+    uint64_t hint_reads;   /* writer-only: key pointers mt_insert_before compared */
 } mem_tree;
 
 /* An empty tree whose nodes come from a (the memtable's arena). */

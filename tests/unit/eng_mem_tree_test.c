@@ -190,6 +190,110 @@ TEST(AscendingRunAfterRandomKeysWakesItsFinger)
     arena_destroy(&a);
 }
 
+/* The newest version of each of n keys, with the leaf recorded for it. */
+typedef struct newest {
+    const mem_ent *e;
+    struct mt_node *leaf;
+} newest;
+
+static unsigned hint_hits; /* updates done through the leaf hint */
+
+/* Inserts a new version of key i (key(i, buf)) through the leaf hint, as
+ * mem_add does, falling back to a descent. */
+static void update(mem_tree *t, arena *a, newest *v, unsigned i, uint64_t seq,
+                   size_t (*key)(unsigned, char *))
+{
+    char k[64];
+    size_t kl = key(i, k);
+    mem_ent *e = ent_new(a, k, kl, seq);
+    struct mt_node *leaf = NULL;
+    if (v[i].e && mt_insert_before(t, e, &leaf, v[i].e, v[i].leaf))
+        hint_hits++;
+    else
+        mt_insert(t, e, &leaf);
+    v[i].e = e;
+    v[i].leaf = leaf;
+}
+
+static size_t key_plain(unsigned i, char *k)
+{
+    return (size_t)snprintf(k, 64, "m\001key:%08u", i * 2654435761u % 100000000);
+}
+
+/* Three keys per group that differ only after 14 shared bytes: a leaf
+ * spans groups, so its prefix stops before them (T5) and each group's
+ * slots, every version of its three keys, share one disc. */
+static size_t key_long(unsigned i, char *k)
+{
+    return (size_t)snprintf(k, 64, "g%05u:shared-bytes:%u", i / 3, i % 3);
+}
+
+/* New versions of keys in random order: the leaf hint finds the previous
+ * version's slot by its disc, reading a few slots, instead of comparing
+ * every key pointer up to it. */
+TEST(UpdateThroughLeafHintReadsFewSlots)
+{
+    enum { K = 20000, U = 40000 };
+    arena a;
+    arena_init(&a, 1u << 20, 1u << 20);
+    mem_tree t;
+    mt_init(&t, &a);
+    newest *v = calloc(K, sizeof(*v));
+    uint64_t seq = 0;
+    for (unsigned i = 0; i < K; i++)
+        update(&t, &a, v, i, ++seq, key_plain);
+    uint64_t reads = t.hint_reads;
+    for (unsigned i = 0; i < U; i++)
+        update(&t, &a, v, (unsigned)(rnd() % K), ++seq, key_plain);
+    uint64_t n = K + U;
+    CHECK_EQ_INT(mt_check(&t, &n), 0);
+    CHECK_MSG(t.hint_reads - reads <= (uint64_t)U * 3, "%llu slots read for %d updates",
+              (unsigned long long)(t.hint_reads - reads), U);
+    free(v);
+    arena_destroy(&a);
+}
+
+/* Updates through the leaf hint where runs of slots share a disc: each
+ * goes right before its key's previous version, and every version stays
+ * in order and reachable. */
+TEST(UpdatesAmidEqualDiscsKeepVersionsOrdered)
+{
+    enum { K = 5000, U = 30000 };
+    arena a;
+    arena_init(&a, 1u << 20, 1u << 20);
+    mem_tree t;
+    mt_init(&t, &a);
+    newest *v = calloc(K, sizeof(*v));
+    unsigned *versions = calloc(K, sizeof(*versions));
+    uint64_t seq = 0;
+    hint_hits = 0;
+    for (unsigned i = 0; i < K + U; i++) {
+        unsigned k = i < K ? i : (unsigned)(rnd() % K);
+        update(&t, &a, v, k, ++seq, key_long);
+        versions[k]++;
+    }
+    uint64_t n = K + U;
+    CHECK_EQ_INT(mt_check(&t, &n), 0);
+    /* The rest need a descent: the hinted leaf is full, or the new version
+     * would be its first key (it may belong to the leaf before). */
+    CHECK_MSG(hint_hits >= U * 3 / 5, "%u of %d updates through the hint", hint_hits, U);
+    for (unsigned k = 0; k < K; k++) { /* the newest first, then every older one */
+        char key[64];
+        size_t kl = key_long(k, key);
+        mt_cursor c;
+        mt_cursor_init(&c, &t);
+        const mem_ent *e = mt_seek(&c, key, kl, UINT64_MAX);
+        CHECK(e == v[k].e);
+        unsigned seen = 0;
+        for (; e && e->klen == kl + 8 && memcmp(e->data, key, kl) == 0; e = mt_next(&c))
+            seen++;
+        CHECK_EQ_INT(seen, versions[k]);
+    }
+    free(versions);
+    free(v);
+    arena_destroy(&a);
+}
+
 int main(int argc, char **argv)
 {
     return test_main(argc, argv);
