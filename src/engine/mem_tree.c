@@ -75,6 +75,10 @@
  *       leaf's upper keys, never its first (split_point is >= 1). So the
  *       writer can tell from a leaf and its next one alone whether a key
  *       belongs there (the fingers of mt_insert).
+ *  T10. An entry's user key is followed by the 8 bytes of its trailer
+ *       (mem_ent: the ikey is user key | trailer), so from any offset
+ *       within the user key, or at its start, 8 bytes can be read: a disc
+ *       is one load and a mask, never a copy of the key's tail.
  */
 #include "mem_tree_node.h"
 
@@ -348,8 +352,9 @@ static mt_node *insert_path(mem_tree *t, path *p, int depth, mem_ent *e, mt_node
  * in order keep landing in the leaf the previous one took. */
 static inline unsigned finger_of(const char *uk, size_t ul)
 {
-    uint64_t w = 0;
-    memcpy(&w, uk, ul < 6 ? ul : 6);
+    /* An entry's key (T10): the 8 bytes at uk can be read. */
+    uint64_t w =
+        dec_fixed64(uk) & (ul >= 6 ? UINT64_C(0xffffffffffff) : (UINT64_C(1) << (8 * ul)) - 1);
     w *= UINT64_C(0xff51afd7ed558ccd); /* every byte reaches the top bits */
     w ^= w >> 33;
     w *= UINT64_C(0xc4ceb9fe1a85ec53);

@@ -1,7 +1,7 @@
 /*
  * mem_tree.h -- the memtable's ordered index (internal to the memtable): a
  * B+tree of entry pointers in Invariant K1 order, one writer, lock-free
- * readers (mem_tree.c has the node layout and Invariants T1-T7).
+ * readers (mem_tree.c has the node layout and Invariants T1-T10).
  *
  * The memtable allocates each entry (mem_ent) in its arena and hands it to
  * mt_insert; the tree stores only pointers to entries and never copies or
@@ -19,7 +19,8 @@
 #include "coding.h"
 
 /* One memtable entry: ikey (user key | trailer, dbformat.h) then value.
- * Immutable once inserted. The leaf an insert put it in (T8), which only
+ * Immutable once inserted; the tree reads 8 bytes past any point of the
+ * user key, into the trailer (mem_tree.c, T10). The leaf an insert put it in (T8), which only
  * the memtable's point-indexed entries need, is kept by the caller (in the
  * word before such an entry), not here. */
 typedef struct mem_ent {

@@ -2,7 +2,7 @@
  * mem_tree_node.h -- the node layout, key comparisons, node search and
  * version checks that the memtable tree's writer (mem_tree.c) and its
  * readers (mem_tree_read.c) share. Internal to those two files: the
- * format and the invariants T1-T9 are described in mem_tree.c.
+ * format and the invariants T1-T10 are described in mem_tree.c.
  */
 #ifndef STRATA_MEM_TREE_NODE_H
 #define STRATA_MEM_TREE_NODE_H
@@ -67,11 +67,13 @@ static inline _Atomic(mt_node *) *child_ref(const mt_node *n, unsigned i)
     return &((inner_slot *)(n + 1))[i - 1].right;
 }
 
-/* A search target: an internal key given as user key and trailer. */
+/* A search target: an internal key given as user key and trailer. slack:
+ * uk is an entry's (T10), so its 8 bytes after the user key can be read. */
 typedef struct tkey {
     const char *uk;
     size_t ul;
     uint64_t trailer;
+    int slack;
 } tkey;
 
 #define RLX memory_order_relaxed
@@ -80,7 +82,7 @@ typedef struct tkey {
 
 static inline tkey tkey_of(const mem_ent *e)
 {
-    return (tkey){e->data, e->klen - 8, ment_trailer(e)};
+    return (tkey){e->data, e->klen - 8, ment_trailer(e), 1};
 }
 
 /* ---- Comparisons -------------------------------------------------------- */
@@ -126,14 +128,24 @@ static inline uint64_t disc_at(const char *uk, size_t ul, size_t off)
     return __builtin_bswap64(x);
 }
 
-static inline uint64_t node_disc(unsigned plen, unsigned dbytes, const char *uk, size_t ul)
+/* disc_at for a user key followed by 8 readable bytes (an entry's, whose
+ * trailer follows it, T10): one load instead of a copy of the key's tail. */
+static inline uint64_t disc_at_slack(const char *uk, size_t ul, size_t off)
 {
-    return disc_at(uk, ul, plen) & dmask(dbytes);
+    if (off >= ul) return 0;
+    uint64_t x = __builtin_bswap64(dec_fixed64(uk + off)); /* off + 8 <= ul + 8 */
+    return ul - off >= 8 ? x : x & ~(~UINT64_C(0) >> (8 * (ul - off)));
+}
+
+static inline uint64_t tkey_disc(unsigned plen, unsigned dbytes, const tkey *t)
+{
+    return (t->slack ? disc_at_slack(t->uk, t->ul, plen) : disc_at(t->uk, t->ul, plen)) &
+           dmask(dbytes);
 }
 
 static inline uint64_t ent_disc(unsigned plen, unsigned dbytes, const mem_ent *e)
 {
-    return node_disc(plen, dbytes, e->data, e->klen - 8);
+    return disc_at_slack(e->data, e->klen - 8, plen) & dmask(dbytes);
 }
 
 /* Length of the common prefix of two entries' user keys. */
@@ -181,7 +193,7 @@ static inline unsigned search(const mt_node *n, const tkey *t, int after, int op
         if (r) return r < 0 ? 0 : hi;
         if (t->ul < plen) return 0; /* t is a proper prefix of every key */
     }
-    uint64_t td = node_disc(plen, atomic_load_explicit(&n->dbytes, RLX), t->uk, t->ul);
+    uint64_t td = tkey_disc(plen, atomic_load_explicit(&n->dbytes, RLX), t);
     while (lo < hi) {
         unsigned mid = (lo + hi) / 2;
         int c = slot_cmp(slot_at(n, stride, mid), td, t);

@@ -3,7 +3,7 @@
  * first, last, next, prev; the pipeline prefetch) and its debug checker.
  * Readers take no lock: they validate each node's version after reading it
  * (T1) and start again from the root when it moved; see mem_tree.c for the
- * layout and the invariants T1-T9.
+ * layout and the invariants T1-T10.
  */
 #include "mem_tree_node.h"
 

@@ -13,6 +13,7 @@
 #include "engine/arena.h"
 #include "engine/dbformat.h"
 #include "engine/mem_tree.h"
+#include "engine/mem_tree_node.h"
 #include "engine/memtable.h"
 #include "test.h"
 
@@ -292,6 +293,25 @@ TEST(UpdatesAmidEqualDiscsKeepVersionsOrdered)
     free(versions);
     free(v);
     arena_destroy(&a);
+}
+
+/* A disc read from an entry with one load into its trailer (T10) is the
+ * disc copied byte by byte, at every offset of keys of every length up
+ * to 20 bytes, whatever bytes the trailer holds. */
+TEST(EntryDiscReadIntoTrailerMatchesCopiedDisc)
+{
+    char buf[64];
+    for (size_t ul = 0; ul <= 20; ul++)
+        for (int round = 0; round < 8; round++) {
+            for (size_t i = 0; i < sizeof(buf); i++)
+                buf[i] = (char)(rnd() >> 11);
+            tkey t = {buf, ul, 0, 1};
+            for (size_t off = 0; off <= ul + 1; off++)
+                for (unsigned db = MIN_DBYTES; db <= 8; db++) {
+                    uint64_t want = disc_at(buf, ul, off) & dmask(db);
+                    CHECK(tkey_disc((unsigned)off, db, &t) == want);
+                }
+        }
 }
 
 int main(int argc, char **argv)
