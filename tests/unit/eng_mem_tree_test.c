@@ -314,6 +314,64 @@ TEST(EntryDiscReadIntoTrailerMatchesCopiedDisc)
         }
 }
 
+/* Every node starts on a cache line (arena_alloc_aligned): a leaf of
+ * 544 bytes spans 9 lines, not 9 or 10, and no slot straddles two. */
+TEST(TreeNodesStartOnCacheLines)
+{
+    enum { N = 20000 };
+    arena a;
+    arena_init(&a, 4096, 1u << 16); /* small blocks: many block ends */
+    mem_tree t;
+    mt_init(&t, &a);
+    for (unsigned i = 0; i < N; i++) {
+        char k[32];
+        int kl = snprintf(k, sizeof(k), "k%llu", (unsigned long long)(rnd() % 1000000007));
+        mt_insert(&t, ent_new(&a, k, (size_t)kl, i + 1), NULL);
+    }
+    uint64_t n = N;
+    CHECK_EQ_INT(mt_check(&t, &n), 0);
+    CHECK_EQ_INT((uintptr_t)atomic_load(&t.root) & 63, 0);
+    mt_cursor c;
+    mt_cursor_init(&c, &t);
+    unsigned leaves = 0;
+    const struct mt_node *last = NULL;
+    for (const mem_ent *e = mt_first(&c); e; e = mt_next(&c)) {
+        if (c.leaf != last) leaves++, last = c.leaf;
+        CHECK_EQ_INT((uintptr_t)c.leaf & 63, 0);
+    }
+    CHECK(leaves > N / 32);
+    arena_destroy(&a);
+}
+
+/* Aligned allocations amid unaligned ones, at block ends and in blocks of
+ * their own, are aligned and never overlap: each is filled with its own
+ * byte, and every byte is still there at the end. */
+TEST(AlignedAllocationsNeverOverlap)
+{
+    enum { N = 3000 };
+    arena a;
+    arena_init(&a, 256, 4096);
+    static struct {
+        unsigned char *p;
+        size_t n;
+    } al[2 * N];
+    for (unsigned i = 0; i < 2 * N; i++) {
+        size_t n = 1 + (size_t)(rnd() % (i % 2 ? 1500 : 200));
+        unsigned char *p = i % 2 ? arena_alloc_aligned(&a, n, 64) : arena_alloc(&a, n);
+        if (i % 2) CHECK_EQ_INT((uintptr_t)p & 63, 0);
+        memset(p, (int)(i & 0xff), n);
+        al[i].p = p;
+        al[i].n = n;
+    }
+    for (unsigned i = 0; i < 2 * N; i++)
+        for (size_t j = 0; j < al[i].n; j++)
+            if (al[i].p[j] != (unsigned char)(i & 0xff)) {
+                CHECK_MSG(0, "allocation %u byte %zu overwritten", i, j);
+                j = al[i].n, i = 2 * N;
+            }
+    arena_destroy(&a);
+}
+
 int main(int argc, char **argv)
 {
     return test_main(argc, argv);
