@@ -176,14 +176,14 @@ static inline int slot_cmp(const leaf_slot *s, uint64_t td, const tkey *t)
     return ent_cmp(e, t);
 }
 
-/* The first slot whose key is >= t (after = 0) or > t (after = 1). open:
- * n lacks a fence, so t need not share n's prefix (T5). */
-static inline unsigned search(const mt_node *n, const tkey *t, int after, int open)
+/* search with n's slot stride given: a constant where search_in is
+ * inlined, so a probe's address is a shift or lea, not a multiply. */
+static inline __attribute__((always_inline)) unsigned search_in(const mt_node *n, const tkey *t,
+                                                                int after, int open, size_t stride)
 {
     unsigned lo = 0, hi = atomic_load_explicit(&n->count, RLX);
     unsigned plen = atomic_load_explicit(&n->plen, RLX);
-    if (hi > CAP) hi = CAP; /* only in a torn read */
-    size_t stride = slot_stride(n);
+    if (hi > CAP) hi = CAP;   /* only in a torn read */
     if (open && plen && hi) { /* below or above every key unless t has the prefix */
         const mem_ent *f = atomic_load_explicit(&slot_at(n, stride, 0)->key, ACQ);
         if (!f) return 0; /* a torn read */
@@ -203,6 +203,14 @@ static inline unsigned search(const mt_node *n, const tkey *t, int after, int op
             hi = mid;
     }
     return lo;
+}
+
+/* The first slot whose key is >= t (after = 0) or > t (after = 1). open:
+ * n lacks a fence, so t need not share n's prefix (T5). */
+static inline unsigned search(const mt_node *n, const tkey *t, int after, int open)
+{
+    return n->leaf ? search_in(n, t, after, open, sizeof(leaf_slot))
+                   : search_in(n, t, after, open, sizeof(inner_slot));
 }
 
 /* ---- Versions (T1) ------------------------------------------------------ */
