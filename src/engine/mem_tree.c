@@ -13,7 +13,7 @@
  *
  * Layout: every node is one arena allocation,
  *
- *   version | count | plen | kmax | dbytes | leaf | link | slot[CAP]
+ *   version | count | plen | kmax | dbytes | leaf | link | gsum | slot[CAP]
  *
  * a leaf's slot is (disc, key), an inner node's (disc, key, right); link is
  * a leaf's next leaf and an inner node's first child. key points at an entry
@@ -79,6 +79,12 @@
  *       (mem_ent: the ikey is user key | trailer), so from any offset
  *       within the user key, or at its start, 8 bytes can be read: a disc
  *       is one load and a mask, never a copy of the key's tail.
+ *  T11. A leaf's summary gsum[g], for every g >= 1 with g * GROUP < count,
+ *       is the high 32 bits of slot g * GROUP's disc (other words are
+ *       unused), so a search can bound its slots by the groups before it
+ *       reads any (leaf_bounds). Every change of a leaf's slots rewrites
+ *       the words of the groups from the first changed slot on, while the
+ *       leaf is locked (T1).
  */
 #include "mem_tree_node.h"
 
@@ -166,6 +172,18 @@ static unsigned plen_for(const mt_node *n, const mem_ent *e, int open)
     return l < plen ? l : plen;
 }
 
+/* Sets leaf n's summary (T11) for the groups whose first slot is at or
+ * after slot from, as n's slots and count now are. REQUIRES: n is new or
+ * locked. */
+static void leaf_summarize(mt_node *n, unsigned from)
+{
+    unsigned cnt = atomic_load_explicit(&n->count, RLX);
+    const leaf_slot *sl = slot_at(n, sizeof(leaf_slot), 0);
+    for (unsigned g = from < GROUP ? 1 : (from + GROUP - 1) / GROUP; g * GROUP < cnt; g++)
+        atomic_store_explicit(
+            &n->gsum[g], (uint32_t)(atomic_load_explicit(&sl[g * GROUP].disc, RLX) >> 32), RLX);
+}
+
 /* Writes keys [from, to) of s (and their children) into n as its whole
  * content, with the prefix length plen its new fences give (T5): the discs
  * are shifted when that keeps enough of them, else read again. */
@@ -196,6 +214,7 @@ static void node_store(mt_node *n, const slots *s, unsigned from, unsigned to, u
     atomic_store_explicit(&n->dbytes, (uint8_t)dbytes, RLX);
     atomic_store_explicit(&n->kmax, s->kmax, RLX);
     atomic_store_explicit(&n->count, to - from, RLX);
+    if (n->leaf) leaf_summarize(n, 0);
 }
 
 /* Inserts into n, which has room, in place: one shift of the slots. */
@@ -227,6 +246,7 @@ static void node_insert(mt_node *n, unsigned pos, const mem_ent *e, mt_node *c)
     if (e->klen - 8 > atomic_load_explicit(&n->kmax, RLX))
         atomic_store_explicit(&n->kmax, e->klen - 8, RLX);
     atomic_store_explicit(&n->count, cnt + 1, RLX);
+    if (n->leaf) leaf_summarize(n, pos);
 }
 
 /* Where a full node of CAP + 1 keys splits, the new key at pos and the
@@ -446,6 +466,7 @@ static unsigned leaf_slot_of(mem_tree *t, const mt_node *n, const mem_ent *next)
         return n->last_pos;
     uint64_t nd =
         ent_disc(atomic_load_explicit(&n->plen, RLX), atomic_load_explicit(&n->dbytes, RLX), next);
+    leaf_bounds(n, nd, &lo, &hi);
     while (lo < hi) { /* the first slot whose disc is >= nd */
         unsigned mid = (lo + hi) / 2;
         if (atomic_load_explicit(&sl[mid].disc, RLX) < nd)

@@ -1,7 +1,7 @@
 /*
  * mem_tree.h -- the memtable's ordered index (internal to the memtable): a
  * B+tree of entry pointers in Invariant K1 order, one writer, lock-free
- * readers (mem_tree.c has the node layout and Invariants T1-T10).
+ * readers (mem_tree.c has the node layout and Invariants T1-T11).
  *
  * The memtable allocates each entry (mem_ent) in its arena and hands it to
  * mt_insert; the tree stores only pointers to entries and never copies or
@@ -121,8 +121,8 @@ const mem_ent *mt_last(mt_cursor *c);
 const mem_ent *mt_next(mt_cursor *c);
 const mem_ent *mt_prev(mt_cursor *c);
 
-/* Debug checker, O(entries): returns 0 when Invariants T2, T3, T5, T6 and
- * T9 hold and the leaves hold exactly *count entries (set *count to the
+/* Debug checker, O(entries): returns 0 when Invariants T2, T3, T5, T6, T9
+ * and T11 hold and the leaves hold exactly *count entries (set *count to the
  * number found), else the number of the broken invariant (1 for the
  * count). REQUIRES: no concurrent mt_insert. */
 int mt_check(const mem_tree *t, uint64_t *count);

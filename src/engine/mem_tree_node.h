@@ -2,7 +2,7 @@
  * mem_tree_node.h -- the node layout, key comparisons, node search and
  * version checks that the memtable tree's writer (mem_tree.c) and its
  * readers (mem_tree_read.c) share. Internal to those two files: the
- * format and the invariants T1-T10 are described in mem_tree.c.
+ * format and the invariants T1-T11 are described in mem_tree.c.
  */
 #ifndef STRATA_MEM_TREE_NODE_H
 #define STRATA_MEM_TREE_NODE_H
@@ -16,6 +16,7 @@
 #define CAP 32        /* keys per node */
 #define MAX_HEIGHT 24 /* CAP/2 fill: 16^24 entries */
 #define MIN_DBYTES 6  /* below this a split reads the keys again (T5) */
+#define GROUP 4       /* a leaf's slots per cache line: its summary's step (T11) */
 
 typedef struct mt_node {
     _Atomic uint64_t version; /* T1 */
@@ -27,6 +28,9 @@ typedef struct mt_node {
     uint8_t leaf_kids;      /* an inner node's children are leaves; as leaf */
     uint8_t last_pos;       /* writer-only: the slot the last insert took, NO_POS none */
     _Atomic(void *) link;   /* a leaf's next leaf (T6); an inner node's child 0 */
+    /* A leaf's summary (T11), in the header's cache line: a search reads
+     * it and then one line of slots instead of probing three or four. */
+    _Atomic uint32_t gsum[CAP / GROUP];
 } mt_node;
 
 #define NO_POS 0xff
@@ -176,6 +180,23 @@ static inline int slot_cmp(const leaf_slot *s, uint64_t td, const tkey *t)
     return ent_cmp(e, t);
 }
 
+/* Narrows [*lo, *hi), the slots of leaf n a search for disc td looks at,
+ * by the summary (T11): a group's first slot whose disc's high half is
+ * below td's holds a key below the target, one above it a key above. */
+static inline void leaf_bounds(const mt_node *n, uint64_t td, unsigned *lo, unsigned *hi)
+{
+    uint32_t t32 = (uint32_t)(td >> 32);
+    for (unsigned g = 1; g < CAP / GROUP && g * GROUP < *hi; g++) {
+        uint32_t s = atomic_load_explicit(&n->gsum[g], RLX);
+        if (s > t32) {
+            *hi = g * GROUP;
+            break;
+        }
+        if (s < t32) *lo = g * GROUP + 1;
+    }
+    if (*lo > *hi) *lo = *hi; /* only in a torn read */
+}
+
 /* search with n's slot stride given: a constant where search_in is
  * inlined, so a probe's address is a shift or lea, not a multiply. */
 static inline __attribute__((always_inline)) unsigned search_in(const mt_node *n, const tkey *t,
@@ -194,6 +215,7 @@ static inline __attribute__((always_inline)) unsigned search_in(const mt_node *n
         if (t->ul < plen) return 0; /* t is a proper prefix of every key */
     }
     uint64_t td = tkey_disc(plen, atomic_load_explicit(&n->dbytes, RLX), t);
+    if (stride == sizeof(leaf_slot)) leaf_bounds(n, td, &lo, &hi);
     while (lo < hi) {
         unsigned mid = (lo + hi) / 2;
         int c = slot_cmp(slot_at(n, stride, mid), td, t);

@@ -315,7 +315,7 @@ TEST(EntryDiscReadIntoTrailerMatchesCopiedDisc)
 }
 
 /* Every node starts on a cache line (arena_alloc_aligned): a leaf of
- * 544 bytes spans 9 lines, not 9 or 10, and no slot straddles two. */
+ * 576 bytes spans 9 lines, not 9 or 10, and no slot straddles two. */
 TEST(TreeNodesStartOnCacheLines)
 {
     enum { N = 20000 };
@@ -369,6 +369,45 @@ TEST(AlignedAllocationsNeverOverlap)
                 CHECK_MSG(0, "allocation %u byte %zu overwritten", i, j);
                 j = al[i].n, i = 2 * N;
             }
+    arena_destroy(&a);
+}
+
+/* A leaf search first bounds its slots by the leaf's summary (T11), in
+ * the header's line: the bound holds the key's slot, and for a key whose
+ * disc's high half no other key of the leaf shares it is one group of
+ * slots -- one cache line -- or, for the key that starts a group (whose
+ * summary word equals its own), the two groups around it. */
+TEST(LeafSummaryBoundsSearchToOneLine)
+{
+    enum { N = 20000 };
+    arena a;
+    arena_init(&a, 1u << 20, 1u << 20);
+    mem_tree t;
+    mt_init(&t, &a);
+    for (unsigned i = 0; i < N; i++) {
+        char k[32];
+        int kl = snprintf(k, sizeof(k), "m\001key:%012llu",
+                          (unsigned long long)(rnd() % 1000000000000ull));
+        mt_insert(&t, ent_new(&a, k, (size_t)kl, i + 1), NULL);
+    }
+    uint64_t n = N;
+    CHECK_EQ_INT(mt_check(&t, &n), 0);
+    mt_cursor c;
+    mt_cursor_init(&c, &t);
+    unsigned bounded = 0, two = 0, looked = 0;
+    for (const mem_ent *e = mt_first(&c); e; e = mt_next(&c)) {
+        const struct mt_node *leaf = c.leaf;
+        uint64_t td = ent_disc(leaf->plen, leaf->dbytes, e);
+        unsigned lo = 0, hi = leaf->count;
+        leaf_bounds(leaf, td, &lo, &hi);
+        CHECK((unsigned)c.idx >= lo && (unsigned)c.idx <= hi);
+        looked++;
+        bounded += hi - lo <= GROUP;
+        two += hi - lo <= 2 * GROUP;
+    }
+    CHECK_EQ_INT(looked, N);
+    CHECK_MSG(bounded >= looked * 7 / 10, "%u of %u searches bounded to one line", bounded, looked);
+    CHECK_MSG(two >= looked * 98 / 100, "%u of %u searches bounded to two lines", two, looked);
     arena_destroy(&a);
 }
 
