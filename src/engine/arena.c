@@ -65,6 +65,20 @@ void *arena_alloc(arena *a, size_t n)
     return b->data;
 }
 
+void *arena_alloc_aligned(arena *a, size_t n, size_t align)
+{
+    size_t pad = (align - ((uintptr_t)a->ptr & (align - 1))) & (align - 1);
+    if (pad + n <= a->left) { /* A1: pad and left are multiples of 8 */
+        a->ptr += pad;
+        a->left -= pad;
+        return arena_alloc(a, n);
+    }
+    /* A1: p is 8-aligned, so at most align - 8 bytes of padding precede the
+     * aligned address. */
+    char *p = arena_alloc(a, n + align - 8);
+    return p + ((align - ((uintptr_t)p & (align - 1))) & (align - 1));
+}
+
 void arena_reset(arena *a)
 {
     arena_block *b = a->blocks;

@@ -36,6 +36,12 @@ void arena_init(arena *a, size_t first_block, size_t max_block);
  * arena_destroy(). Aborts on out-of-memory, as buf_reserve() does. */
 void *arena_alloc(arena *a, size_t n);
 
+/* As arena_alloc, but aligned to align bytes (a power of two, at most 64):
+ * the padding before it is lost. For objects searched line by line, such
+ * as tree nodes, so that they span as few cache lines as their size
+ * allows. */
+void *arena_alloc_aligned(arena *a, size_t n, size_t align);
+
 /* Frees every block except the current regular one, which is kept for
  * reuse: the cheap way to empty a small memtable that is refilled at once.
  * REQUIRES: nothing allocated from a is used any more. */

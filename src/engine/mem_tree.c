@@ -13,7 +13,7 @@
  *
  * Layout: every node is one arena allocation,
  *
- *   version | count | plen | kmax | dbytes | leaf | link | slot[CAP]
+ *   version | count | plen | kmax | dbytes | leaf | link | gsum | slot[CAP]
  *
  * a leaf's slot is (disc, key), an inner node's (disc, key, right); link is
  * a leaf's next leaf and an inner node's first child. key points at an entry
@@ -75,6 +75,16 @@
  *       leaf's upper keys, never its first (split_point is >= 1). So the
  *       writer can tell from a leaf and its next one alone whether a key
  *       belongs there (the fingers of mt_insert).
+ *  T10. An entry's user key is followed by the 8 bytes of its trailer
+ *       (mem_ent: the ikey is user key | trailer), so from any offset
+ *       within the user key, or at its start, 8 bytes can be read: a disc
+ *       is one load and a mask, never a copy of the key's tail.
+ *  T11. A leaf's summary gsum[g], for every g >= 1 with g * GROUP < count,
+ *       is the high 32 bits of slot g * GROUP's disc (other words are
+ *       unused), so a search can bound its slots by the groups before it
+ *       reads any (leaf_bounds). Every change of a leaf's slots rewrites
+ *       the words of the groups from the first changed slot on, while the
+ *       leaf is locked (T1).
  */
 #include "mem_tree_node.h"
 
@@ -83,7 +93,7 @@
 static mt_node *node_new(mem_tree *t, int leaf, int leaf_kids)
 {
     size_t sz = node_size(leaf);
-    mt_node *n = arena_alloc(t->arena, sz);
+    mt_node *n = arena_alloc_aligned(t->arena, sz, 64); /* a leaf: 9 lines, not 9 or 10 */
     memset(n, 0, sz); /* before publication (T1): plain stores are fine */
     n->leaf = (uint8_t)leaf;
     n->leaf_kids = (uint8_t)leaf_kids;
@@ -98,7 +108,10 @@ void mt_init(mem_tree *t, arena *a)
     t->height = 1;
     t->first = node_new(t, 1, 0);
     memset(t->finger, 0, sizeof(t->finger));
+    memset(t->finger_fails, 0, sizeof(t->finger_fails));
     t->descents = 0;
+    t->finger_tries = 0;
+    t->hint_reads = 0;
     atomic_store_explicit(&t->root, t->first, REL);
 }
 
@@ -159,6 +172,18 @@ static unsigned plen_for(const mt_node *n, const mem_ent *e, int open)
     return l < plen ? l : plen;
 }
 
+/* Sets leaf n's summary (T11) for the groups whose first slot is at or
+ * after slot from, as n's slots and count now are. REQUIRES: n is new or
+ * locked. */
+static void leaf_summarize(mt_node *n, unsigned from)
+{
+    unsigned cnt = atomic_load_explicit(&n->count, RLX);
+    const leaf_slot *sl = slot_at(n, sizeof(leaf_slot), 0);
+    for (unsigned g = from < GROUP ? 1 : (from + GROUP - 1) / GROUP; g * GROUP < cnt; g++)
+        atomic_store_explicit(
+            &n->gsum[g], (uint32_t)(atomic_load_explicit(&sl[g * GROUP].disc, RLX) >> 32), RLX);
+}
+
 /* Writes keys [from, to) of s (and their children) into n as its whole
  * content, with the prefix length plen its new fences give (T5): the discs
  * are shifted when that keeps enough of them, else read again. */
@@ -189,6 +214,7 @@ static void node_store(mt_node *n, const slots *s, unsigned from, unsigned to, u
     atomic_store_explicit(&n->dbytes, (uint8_t)dbytes, RLX);
     atomic_store_explicit(&n->kmax, s->kmax, RLX);
     atomic_store_explicit(&n->count, to - from, RLX);
+    if (n->leaf) leaf_summarize(n, 0);
 }
 
 /* Inserts into n, which has room, in place: one shift of the slots. */
@@ -220,6 +246,7 @@ static void node_insert(mt_node *n, unsigned pos, const mem_ent *e, mt_node *c)
     if (e->klen - 8 > atomic_load_explicit(&n->kmax, RLX))
         atomic_store_explicit(&n->kmax, e->klen - 8, RLX);
     atomic_store_explicit(&n->count, cnt + 1, RLX);
+    if (n->leaf) leaf_summarize(n, pos);
 }
 
 /* Where a full node of CAP + 1 keys splits, the new key at pos and the
@@ -345,8 +372,9 @@ static mt_node *insert_path(mem_tree *t, path *p, int depth, mem_ent *e, mt_node
  * in order keep landing in the leaf the previous one took. */
 static inline unsigned finger_of(const char *uk, size_t ul)
 {
-    uint64_t w = 0;
-    memcpy(&w, uk, ul < 6 ? ul : 6);
+    /* An entry's key (T10): the 8 bytes at uk can be read. */
+    uint64_t w =
+        dec_fixed64(uk) & (ul >= 6 ? UINT64_C(0xffffffffffff) : (UINT64_C(1) << (8 * ul)) - 1);
     w *= UINT64_C(0xff51afd7ed558ccd); /* every byte reaches the top bits */
     w ^= w >> 33;
     w *= UINT64_C(0xc4ceb9fe1a85ec53);
@@ -380,10 +408,19 @@ static int finger_insert(mem_tree *t, mt_node *n, mem_ent *e, const tkey *k)
 void mt_insert(mem_tree *t, mem_ent *e, mt_node **leaf)
 {
     tkey k = tkey_of(e);
-    mt_node **f = &t->finger[finger_of(k.uk, k.ul)];
-    if (*f && finger_insert(t, *f, e, &k)) {
-        if (leaf) *leaf = *f; /* T8 */
-        return;
+    unsigned fi = finger_of(k.uk, k.ul);
+    mt_node **f = &t->finger[fi];
+    /* A failed try costs a miss or two (the leaf's first key, the next
+     * leaf and its first key): keys in random order would pay them on
+     * every insert, so a finger that keeps failing rests. */
+    if (*f && t->finger_fails[fi] < MT_FINGER_TRIES) {
+        t->finger_tries++;
+        if (finger_insert(t, *f, e, &k)) {
+            t->finger_fails[fi] = 0;
+            if (leaf) *leaf = *f; /* T8 */
+            return;
+        }
+        t->finger_fails[fi]++;
     }
     t->descents++;
     path p;
@@ -405,21 +442,50 @@ void mt_insert(mem_tree *t, mem_ent *e, mt_node **leaf)
         prefetch_node(n, kid_leaf);
     }
     p.pos[d] = search(n, &k, 0, !lo || !hi);
-    *f = insert_path(t, &p, d, e, leaf);
+    mt_node *in = insert_path(t, &p, d, e, leaf);
+    if (in == *f) t->finger_fails[fi] = 0; /* the finger would have done: try it again */
+    *f = in;
 }
 
 /* How many leaves mt_insert_before follows from a stale hint (T8). */
 #define HINT_HOPS 2
+
+/* next's slot in leaf n, or n's count when n does not hold it. The slot
+ * the leaf's last insert took comes first (a key updated over and over,
+ * such as a list's metadata, takes the same slot each time); then a binary
+ * search of the discs, which reads a few of the leaf's lines where a scan
+ * of the key pointers would read every line up to next's: next's disc in
+ * n, when n holds it, is its slot's (T5), and only slots with that disc
+ * can hold it. */
+static unsigned leaf_slot_of(mem_tree *t, const mt_node *n, const mem_ent *next)
+{
+    unsigned cnt = atomic_load_explicit(&n->count, RLX), lo = 0, hi = cnt;
+    const leaf_slot *sl = slot_at(n, sizeof(leaf_slot), 0);
+    t->hint_reads++;
+    if (n->last_pos < cnt && atomic_load_explicit(&sl[n->last_pos].key, RLX) == next)
+        return n->last_pos;
+    uint64_t nd =
+        ent_disc(atomic_load_explicit(&n->plen, RLX), atomic_load_explicit(&n->dbytes, RLX), next);
+    leaf_bounds(n, nd, &lo, &hi);
+    while (lo < hi) { /* the first slot whose disc is >= nd */
+        unsigned mid = (lo + hi) / 2;
+        if (atomic_load_explicit(&sl[mid].disc, RLX) < nd)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < cnt && atomic_load_explicit(&sl[lo].disc, RLX) == nd; lo++, t->hint_reads++)
+        if (atomic_load_explicit(&sl[lo].key, RLX) == next) return lo;
+    return cnt;
+}
 
 int mt_insert_before(mem_tree *t, mem_ent *e, mt_node **leaf, const mem_ent *next,
                      mt_node *next_leaf)
 {
     mt_node *n = next_leaf;
     for (int hop = 0; n && hop <= HINT_HOPS; hop++, n = atomic_load_explicit(&n->link, RLX)) {
-        unsigned cnt = atomic_load_explicit(&n->count, RLX), i;
+        unsigned cnt = atomic_load_explicit(&n->count, RLX), i = leaf_slot_of(t, n, next);
         const leaf_slot *sl = slot_at(n, sizeof(leaf_slot), 0);
-        for (i = 0; i < cnt && atomic_load_explicit(&sl[i].key, RLX) != next; i++) {
-        }
         if (i == cnt) continue; /* moved right by a split (T8) */
         /* A full leaf splits: that needs the path from the root. */
         if (cnt >= CAP) return 0;

@@ -1,7 +1,7 @@
 /*
  * mem_tree.h -- the memtable's ordered index (internal to the memtable): a
  * B+tree of entry pointers in Invariant K1 order, one writer, lock-free
- * readers (mem_tree.c has the node layout and Invariants T1-T7).
+ * readers (mem_tree.c has the node layout and Invariants T1-T11).
  *
  * The memtable allocates each entry (mem_ent) in its arena and hands it to
  * mt_insert; the tree stores only pointers to entries and never copies or
@@ -19,7 +19,8 @@
 #include "coding.h"
 
 /* One memtable entry: ikey (user key | trailer, dbformat.h) then value.
- * Immutable once inserted. The leaf an insert put it in (T8), which only
+ * Immutable once inserted; the tree reads 8 bytes past any point of the
+ * user key, into the trailer (mem_tree.c, T10). The leaf an insert put it in (T8), which only
  * the memtable's point-indexed entries need, is kept by the caller (in the
  * word before such an entry), not here. */
 typedef struct mem_ent {
@@ -44,6 +45,8 @@ static inline slice ment_value(const mem_ent *e)
 struct mt_node;
 
 #define MT_FINGERS 64
+/* Failed finger tries in a row after which a finger rests (mem_tree.c). */
+#define MT_FINGER_TRIES 2
 
 typedef struct mem_tree {
     arena *arena;                   /* where nodes are allocated: writer-only */
@@ -51,9 +54,13 @@ typedef struct mem_tree {
     int height;                     /* levels, 1 = the root is a leaf: writer-only */
     struct mt_node *first;          /* the first leaf, always (splits keep the lower half) */
     /* Writer-only: per hash of a key's first bytes, the leaf the last such
-     * key went into, tried before a descent (mem_tree.c, T9). */
+     * key went into, tried before a descent (mem_tree.c, T9) unless
+     * fails[i] says the last MT_FINGER_TRIES tries missed. */
     struct mt_node *finger[MT_FINGERS];
-    uint64_t descents; /* writer-only: inserts that searched from the root */
+    uint8_t finger_fails[MT_FINGERS];
+    uint64_t descents;     /* writer-only: inserts that searched from the root */
+    uint64_t finger_tries; /* writer-only: inserts that tried a finger first */
+    uint64_t hint_reads;   /* writer-only: key pointers mt_insert_before compared */
 } mem_tree;
 
 /* An empty tree whose nodes come from a (the memtable's arena). */
@@ -63,7 +70,9 @@ void mt_init(mem_tree *t, arena *a);
  * (a hint for mt_insert_before, T8). Tries first, without a descent, the
  * leaf the last key with e's first bytes went into (its finger): keys that
  * arrive in order, such as an index's entries whose last field grows, cost
- * an in-leaf insert. REQUIRES: the caller is the only writer (T1); no
+ * an in-leaf insert. Keys in random order, whose finger keeps missing,
+ * stop trying it until a descent lands in the leaf the one before went
+ * into. REQUIRES: the caller is the only writer (T1); no
  * entry with e's ikey is in the tree; e stays valid and unchanged while
  * the tree is. */
 void mt_insert(mem_tree *t, mem_ent *e, struct mt_node **leaf);
@@ -112,8 +121,8 @@ const mem_ent *mt_last(mt_cursor *c);
 const mem_ent *mt_next(mt_cursor *c);
 const mem_ent *mt_prev(mt_cursor *c);
 
-/* Debug checker, O(entries): returns 0 when Invariants T2, T3, T5, T6 and
- * T9 hold and the leaves hold exactly *count entries (set *count to the
+/* Debug checker, O(entries): returns 0 when Invariants T2, T3, T5, T6, T9
+ * and T11 hold and the leaves hold exactly *count entries (set *count to the
  * number found), else the number of the broken invariant (1 for the
  * count). REQUIRES: no concurrent mt_insert. */
 int mt_check(const mem_tree *t, uint64_t *count);

@@ -2,7 +2,7 @@
  * mem_tree_node.h -- the node layout, key comparisons, node search and
  * version checks that the memtable tree's writer (mem_tree.c) and its
  * readers (mem_tree_read.c) share. Internal to those two files: the
- * format and the invariants T1-T9 are described in mem_tree.c.
+ * format and the invariants T1-T11 are described in mem_tree.c.
  */
 #ifndef STRATA_MEM_TREE_NODE_H
 #define STRATA_MEM_TREE_NODE_H
@@ -16,6 +16,7 @@
 #define CAP 32        /* keys per node */
 #define MAX_HEIGHT 24 /* CAP/2 fill: 16^24 entries */
 #define MIN_DBYTES 6  /* below this a split reads the keys again (T5) */
+#define GROUP 4       /* a leaf's slots per cache line: its summary's step (T11) */
 
 typedef struct mt_node {
     _Atomic uint64_t version; /* T1 */
@@ -27,6 +28,9 @@ typedef struct mt_node {
     uint8_t leaf_kids;      /* an inner node's children are leaves; as leaf */
     uint8_t last_pos;       /* writer-only: the slot the last insert took, NO_POS none */
     _Atomic(void *) link;   /* a leaf's next leaf (T6); an inner node's child 0 */
+    /* A leaf's summary (T11), in the header's cache line: a search reads
+     * it and then one line of slots instead of probing three or four. */
+    _Atomic uint32_t gsum[CAP / GROUP];
 } mt_node;
 
 #define NO_POS 0xff
@@ -67,11 +71,13 @@ static inline _Atomic(mt_node *) *child_ref(const mt_node *n, unsigned i)
     return &((inner_slot *)(n + 1))[i - 1].right;
 }
 
-/* A search target: an internal key given as user key and trailer. */
+/* A search target: an internal key given as user key and trailer. slack:
+ * uk is an entry's (T10), so its 8 bytes after the user key can be read. */
 typedef struct tkey {
     const char *uk;
     size_t ul;
     uint64_t trailer;
+    int slack;
 } tkey;
 
 #define RLX memory_order_relaxed
@@ -80,7 +86,7 @@ typedef struct tkey {
 
 static inline tkey tkey_of(const mem_ent *e)
 {
-    return (tkey){e->data, e->klen - 8, ment_trailer(e)};
+    return (tkey){e->data, e->klen - 8, ment_trailer(e), 1};
 }
 
 /* ---- Comparisons -------------------------------------------------------- */
@@ -126,14 +132,24 @@ static inline uint64_t disc_at(const char *uk, size_t ul, size_t off)
     return __builtin_bswap64(x);
 }
 
-static inline uint64_t node_disc(unsigned plen, unsigned dbytes, const char *uk, size_t ul)
+/* disc_at for a user key followed by 8 readable bytes (an entry's, whose
+ * trailer follows it, T10): one load instead of a copy of the key's tail. */
+static inline uint64_t disc_at_slack(const char *uk, size_t ul, size_t off)
 {
-    return disc_at(uk, ul, plen) & dmask(dbytes);
+    if (off >= ul) return 0;
+    uint64_t x = __builtin_bswap64(dec_fixed64(uk + off)); /* off + 8 <= ul + 8 */
+    return ul - off >= 8 ? x : x & ~(~UINT64_C(0) >> (8 * (ul - off)));
+}
+
+static inline uint64_t tkey_disc(unsigned plen, unsigned dbytes, const tkey *t)
+{
+    return (t->slack ? disc_at_slack(t->uk, t->ul, plen) : disc_at(t->uk, t->ul, plen)) &
+           dmask(dbytes);
 }
 
 static inline uint64_t ent_disc(unsigned plen, unsigned dbytes, const mem_ent *e)
 {
-    return node_disc(plen, dbytes, e->data, e->klen - 8);
+    return disc_at_slack(e->data, e->klen - 8, plen) & dmask(dbytes);
 }
 
 /* Length of the common prefix of two entries' user keys. */
@@ -164,14 +180,31 @@ static inline int slot_cmp(const leaf_slot *s, uint64_t td, const tkey *t)
     return ent_cmp(e, t);
 }
 
-/* The first slot whose key is >= t (after = 0) or > t (after = 1). open:
- * n lacks a fence, so t need not share n's prefix (T5). */
-static inline unsigned search(const mt_node *n, const tkey *t, int after, int open)
+/* Narrows [*lo, *hi), the slots of leaf n a search for disc td looks at,
+ * by the summary (T11): a group's first slot whose disc's high half is
+ * below td's holds a key below the target, one above it a key above. */
+static inline void leaf_bounds(const mt_node *n, uint64_t td, unsigned *lo, unsigned *hi)
+{
+    uint32_t t32 = (uint32_t)(td >> 32);
+    for (unsigned g = 1; g < CAP / GROUP && g * GROUP < *hi; g++) {
+        uint32_t s = atomic_load_explicit(&n->gsum[g], RLX);
+        if (s > t32) {
+            *hi = g * GROUP;
+            break;
+        }
+        if (s < t32) *lo = g * GROUP + 1;
+    }
+    if (*lo > *hi) *lo = *hi; /* only in a torn read */
+}
+
+/* search with n's slot stride given: a constant where search_in is
+ * inlined, so a probe's address is a shift or lea, not a multiply. */
+static inline __attribute__((always_inline)) unsigned search_in(const mt_node *n, const tkey *t,
+                                                                int after, int open, size_t stride)
 {
     unsigned lo = 0, hi = atomic_load_explicit(&n->count, RLX);
     unsigned plen = atomic_load_explicit(&n->plen, RLX);
-    if (hi > CAP) hi = CAP; /* only in a torn read */
-    size_t stride = slot_stride(n);
+    if (hi > CAP) hi = CAP;   /* only in a torn read */
     if (open && plen && hi) { /* below or above every key unless t has the prefix */
         const mem_ent *f = atomic_load_explicit(&slot_at(n, stride, 0)->key, ACQ);
         if (!f) return 0; /* a torn read */
@@ -181,7 +214,8 @@ static inline unsigned search(const mt_node *n, const tkey *t, int after, int op
         if (r) return r < 0 ? 0 : hi;
         if (t->ul < plen) return 0; /* t is a proper prefix of every key */
     }
-    uint64_t td = node_disc(plen, atomic_load_explicit(&n->dbytes, RLX), t->uk, t->ul);
+    uint64_t td = tkey_disc(plen, atomic_load_explicit(&n->dbytes, RLX), t);
+    if (stride == sizeof(leaf_slot)) leaf_bounds(n, td, &lo, &hi);
     while (lo < hi) {
         unsigned mid = (lo + hi) / 2;
         int c = slot_cmp(slot_at(n, stride, mid), td, t);
@@ -191,6 +225,14 @@ static inline unsigned search(const mt_node *n, const tkey *t, int after, int op
             hi = mid;
     }
     return lo;
+}
+
+/* The first slot whose key is >= t (after = 0) or > t (after = 1). open:
+ * n lacks a fence, so t need not share n's prefix (T5). */
+static inline unsigned search(const mt_node *n, const tkey *t, int after, int open)
+{
+    return n->leaf ? search_in(n, t, after, open, sizeof(leaf_slot))
+                   : search_in(n, t, after, open, sizeof(inner_slot));
 }
 
 /* ---- Versions (T1) ------------------------------------------------------ */

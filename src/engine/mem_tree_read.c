@@ -3,7 +3,7 @@
  * first, last, next, prev; the pipeline prefetch) and its debug checker.
  * Readers take no lock: they validate each node's version after reading it
  * (T1) and start again from the root when it moved; see mem_tree.c for the
- * layout and the invariants T1-T9.
+ * layout and the invariants T1-T11.
  */
 #include "mem_tree_node.h"
 
@@ -235,6 +235,8 @@ static int check_node(const mt_node *n, int depth, const mem_ent *lo, const mem_
     }
     if (n->leaf) {
         if (lo && (!cnt || slot_at(n, stride, 0)->key != lo)) return 9;
+        for (unsigned g = 1; g * GROUP < cnt; g++)
+            if (n->gsum[g] != (uint32_t)(slot_at(n, stride, g * GROUP)->disc >> 32)) return 11;
         if (st->prev_leaf && st->prev_leaf->link != n) return 6;
         st->prev_leaf = n;
         st->count += cnt;

@@ -49,7 +49,7 @@
  *   M9. Every entry in the index (M5) was allocated with a leaf hint before
  *       it (T8); other entries have none.
  * (M2-M4 and M7 described the skiplist this replaced; the tree's own
- * invariants are T1-T8.)
+ * invariants are T1-T11.)
  */
 #include "memtable.h"
 

@@ -144,7 +144,8 @@ uint64_t mem_range_deletions(const memtable *m);
 
 /* Debug checker, O(entries): verifies the tree's invariants (mem_tree.c:
  * T2 sorted within fences, T3 shape, T5 discriminators, T6 leaf list, T9
- * a leaf's first key is its lower fence, returned as 12, 13, 15, 16, 19),
+ * a leaf's first key is its lower fence, T11 a leaf's summary, returned as
+ * 12, 13, 15, 16, 19, 21),
  * the entry count (1), and that the hash index agrees with the tree
  * (memtable.c: M5, M6). Returns 0 when they hold, else the number of the
  * broken one.
