@@ -507,12 +507,31 @@ static int implied_of(idx_buf *ib, const idx_def *d, const char *f, size_t n, co
     return has;
 }
 
+/* idx_parse_num_canon of the pair v, through memo (NULL: none). */
+static int parse_pair(const ks_field *v, idx_num_memo *memo, double *x, int *canonical)
+{
+    if (memo)
+        for (size_t i = 0; i < memo->n; i++)
+            if (memo->pair[i] == v) {
+                *x = memo->x[i];
+                *canonical = memo->canonical[i];
+                return 0;
+            }
+    if (idx_parse_num_canon(v->v, v->vl, x, canonical) != 0) return -1;
+    if (memo && memo->n < IDX_NUM_MEMO) {
+        memo->pair[memo->n] = v;
+        memo->x[memo->n] = *x;
+        memo->canonical[memo->n++] = (unsigned char)*canonical;
+    }
+    return 0;
+}
+
 int idx_entry_key_append(const idx_def *d, const char *key, size_t klen, const ks_field *f,
-                         size_t n, idx_buf *b, size_t *bad_field)
+                         size_t n, idx_buf *b, size_t *bad_field, idx_num_memo *memo)
 {
     size_t start = b->len, last = 0;
     idx_key_entry_prefix(b, d->id);
-    int covered = 1;
+    int covered = 1, canonical = 0;
     const ks_field *v = NULL;
     for (size_t i = 0; i < d->nfields; i++) {
         const idx_field *fd = &d->fields[i];
@@ -524,7 +543,7 @@ int idx_entry_key_append(const idx_def *d, const char *key, size_t klen, const k
         }
         if (fd->numeric) {
             double x;
-            if (idx_parse_num(v->v, v->vl, &x) != 0) {
+            if (parse_pair(v, memo, &x, &canonical) != 0) {
                 *bad_field = i;
                 b->len = start;
                 return -1;
@@ -546,7 +565,7 @@ int idx_entry_key_append(const idx_def *d, const char *key, size_t klen, const k
     /* The implied key is the prefix and the last field's text: a TAG's
      * bytes as the hash holds them, and a NUMERIC's too when they are the
      * canonical integer text; only other numbers need I decoded and built. */
-    if (!d->fields[d->nfields - 1].numeric || idx_key_num_text_canonical(v->v, v->vl)) {
+    if (!d->fields[d->nfields - 1].numeric || canonical) { /* canonical: of the last field */
         idx_key_put_hash_key2(b, key, klen, d->prefix, d->plen, v->v, v->vl);
         return 1;
     }
@@ -561,7 +580,7 @@ int idx_entry_key(const idx_def *d, const char *key, size_t klen, const ks_field
                   idx_buf *b, size_t *bad_field)
 {
     b->len = 0;
-    return idx_entry_key_append(d, key, klen, f, n, b, bad_field);
+    return idx_entry_key_append(d, key, klen, f, n, b, bad_field, NULL);
 }
 
 void idx_entry_value(const idx_def *d, const char *key, size_t klen, int64_t expire_ms, idx_buf *b)

@@ -158,10 +158,24 @@ int idx_def_prefix_match(const idx_def *d, const char *key, size_t klen);
  * its index in d->fields). */
 int idx_entry_key(const idx_def *d, const char *key, size_t klen, const ks_field *f, size_t n,
                   idx_buf *b, size_t *bad_field);
+/* The NUMERIC values one hook call has parsed, keyed by the address of
+ * their pair: the indexes of one key family share fields (the profile
+ * indexes all end in user_id), and each is parsed once a call instead of
+ * once an index. Valid only while the pairs it names neither move nor
+ * change, so the caller sets n = 0 at the start of every call; it keeps
+ * the first IDX_NUM_MEMO values and parses the rest every time. */
+#define IDX_NUM_MEMO 8
+typedef struct idx_num_memo {
+    size_t n;
+    const ks_field *pair[IDX_NUM_MEMO];
+    double x[IDX_NUM_MEMO];
+    unsigned char canonical[IDX_NUM_MEMO]; /* idx_key_num_text_canonical */
+} idx_num_memo;
 /* idx_entry_key appending to b instead of clearing it first; on a return
- * other than 1, b is as it was. */
+ * other than 1, b is as it was. memo may be NULL (parse every value);
+ * otherwise it is read and extended (owned by the caller). */
 int idx_entry_key_append(const idx_def *d, const char *key, size_t klen, const ks_field *f,
-                         size_t n, idx_buf *b, size_t *bad_field);
+                         size_t n, idx_buf *b, size_t *bad_field, idx_num_memo *memo);
 /* The pair of f (n pairs) named as schema field want, or NULL. Updates
  * want->hint (command thread). */
 const ks_field *idx_find_field(const ks_field *f, size_t n, const idx_field *want);

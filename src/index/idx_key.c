@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void idx_buf_reserve(idx_buf *b, size_t extra)
+void idx_buf_grow(idx_buf *b, size_t extra)
 {
     if (b->len + extra <= b->cap) return;
     size_t cap = b->cap ? b->cap : 64;
@@ -36,14 +36,6 @@ void idx_buf_reserve(idx_buf *b, size_t extra)
     if (!p) abort(); /* as jemalloc does on OOM: there is nothing sane left to do */
     b->data = p;
     b->cap = cap;
-}
-
-void idx_buf_append(idx_buf *b, const void *p, size_t n)
-{
-    if (!n) return;
-    idx_buf_reserve(b, n);
-    memcpy(b->data + b->len, p, n);
-    b->len += n;
 }
 
 void idx_buf_free(idx_buf *b)
@@ -150,9 +142,22 @@ static int parse_small_int(const char *v, size_t n, double *d)
 
 int idx_parse_num(const char *v, size_t n, double *d)
 {
+    int canonical;
+    return idx_parse_num_canon(v, n, d, &canonical);
+}
+
+int idx_parse_num_canon(const char *v, size_t n, double *d, int *canonical)
+{
     char tmp[128];
+    *canonical = 0;
     if (n == 0 || n >= sizeof(tmp)) return -1;
-    if (parse_small_int(v, n, d) == 0) return 0; /* the hook parses every NUMERIC value */
+    if (parse_small_int(v, n, d) == 0) { /* the hook parses every NUMERIC value */
+        /* At most 15 digits: what idx_key_num_text_canonical adds is only
+         * no leading zero and no "-0". */
+        size_t i = v[0] == '-';
+        *canonical = !(v[i] == '0' && (n - i > 1 || i));
+        return 0;
+    }
     if (v[0] == ' ' || (v[0] >= '\t' && v[0] <= '\r')) return -1;
     memcpy(tmp, v, n);
     tmp[n] = 0;

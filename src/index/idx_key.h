@@ -35,8 +35,21 @@ typedef struct idx_buf {
     size_t len, cap;
 } idx_buf;
 
-void idx_buf_reserve(idx_buf *b, size_t extra); /* aborts on OOM, as the allocator does */
-void idx_buf_append(idx_buf *b, const void *p, size_t n);
+/* Grows b to hold extra more bytes; aborts on OOM, as the allocator does.
+ * idx_buf_reserve is its inline check: the hook reserves a few bytes per
+ * encoded field, almost always within the capacity it has. */
+void idx_buf_grow(idx_buf *b, size_t extra);
+static inline void idx_buf_reserve(idx_buf *b, size_t extra)
+{
+    if (b->len + extra > b->cap) idx_buf_grow(b, extra);
+}
+static inline void idx_buf_append(idx_buf *b, const void *p, size_t n)
+{
+    if (!n) return;
+    idx_buf_reserve(b, n);
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+}
 static inline void idx_buf_byte(idx_buf *b, unsigned char c)
 {
     if (b->len == b->cap) idx_buf_reserve(b, 1);
@@ -72,6 +85,10 @@ void idx_key_put_num(idx_buf *b, double d, int desc);
  * (inf and -inf written out are numbers).
  * Returns 0 and sets *d, or -1. */
 int idx_parse_num(const char *v, size_t n, double *d);
+/* idx_parse_num that also sets *canonical to idx_key_num_text_canonical(v,
+ * n), from the same pass over the digits when v is a short integer (the
+ * hook needs both for the last field of an implied-key index). */
+int idx_parse_num_canon(const char *v, size_t n, double *d, int *canonical);
 
 /* Returns the length of the encoded field that starts at p (n bytes left),
  * or 0 when the bytes are not a complete encoded field (corruption). */

@@ -34,6 +34,7 @@ typedef struct plan {
 } plan;
 
 static idx_buf hook_keys, hook_val;
+static idx_num_memo hook_nums; /* reset by every idx_hash_hook call */
 static plan *plans;
 static size_t plans_cap;
 
@@ -80,7 +81,7 @@ static int plan_key(idx_def *d, const char *key, size_t klen, const ks_field *f,
                     size_t *off, size_t *len, size_t *bad)
 {
     size_t at = hook_keys.len;
-    int r = idx_entry_key_append(d, key, klen, f, n, &hook_keys, bad);
+    int r = idx_entry_key_append(d, key, klen, f, n, &hook_keys, bad, &hook_nums);
     if (r == 1) {
         *off = at;
         *len = hook_keys.len - at;
@@ -217,6 +218,7 @@ ks_status idx_hash_hook(void *hctx, ks_ctx *ctx, const char *key, size_t klen,
     size_t np = 0;
     int any_ft = 0;
     hook_keys.len = 0;
+    hook_nums.n = 0; /* the pairs of the last call may have moved or changed */
     ks_status st =
         plan_all(ctx, key, klen, old_f, old_n, had_old, new_f, new_n, has_new, &np, &any_ft);
     if (st != KS_OK) return st;

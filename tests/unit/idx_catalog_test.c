@@ -528,6 +528,49 @@ TEST(HashKeyFromTheFixedPrefixIsTheHashKeyFromTheStart)
     stop();
 }
 
+/* The hook parses each NUMERIC pair once a call (idx_num_memo): a key
+ * built through the memo -- by a second index sharing the pair, and as the
+ * last field whose text decides the implied key -- is the key built
+ * without it, and a memo reset for the next call forgets the values of
+ * pairs that changed in place. */
+TEST(EntryKeyThroughTheNumberMemoIsTheKeyWithout)
+{
+    start();
+    idx_field_spec f[2] = {{{"n", 1}, 1, 0}, {{"m", 1}, 1, 0}};
+    idx_spec spec = {{"q", 1}, {"u:", 2}, 0, 2, f};
+    CHECK(idx_create(&ctx, &spec) == KS_OK);
+    commit();
+    idx_field_spec g[2] = {{{"m", 1}, 1, 1}, {{"n", 1}, 1, 0}};
+    idx_spec spec2 = {{"r", 1}, {"u:", 2}, 0, 2, g};
+    CHECK(idx_create(&ctx, &spec2) == KS_OK);
+    commit();
+    static const char *nums[] = {
+        "0", "-0", "7", "007", "-7", "1.5", "123456789012345", "1234567890123456", "-100", "1e3"};
+    idx_buf want = {0}, got = {0};
+    idx_num_memo memo = {0};
+    ks_field fv[2];
+    for (size_t i = 0; i < 10 * 10; i++) {
+        const char *n = nums[i % 10], *m = nums[i / 10];
+        char k[32];
+        snprintf(k, sizeof k, "u:%s", i % 3 ? n : m);
+        fv[0] = (ks_field){"n", 1, n, strlen(n)};
+        fv[1] = (ks_field){"m", 1, m, strlen(m)};
+        memo.n = 0; /* a new call: the pairs of fv changed in place */
+        got.len = 0;
+        for (size_t di = 0; di < 2; di++) {
+            idx_def *d = idx_g.defs[di];
+            size_t bad, at = got.len;
+            CHECK_EQ_INT(idx_entry_key(d, k, strlen(k), fv, 2, &want, &bad), 1);
+            CHECK_EQ_INT(idx_entry_key_append(d, k, strlen(k), fv, 2, &got, &bad, &memo), 1);
+            CHECK_MSG(got.len - at == want.len && memcmp(got.data + at, want.data, want.len) == 0,
+                      "index %zu n=%s m=%s key %s", di, n, m, k);
+        }
+    }
+    idx_buf_free(&want);
+    idx_buf_free(&got);
+    stop();
+}
+
 /* A scan hit's key as IDX.RANGE returns it, against a sorted model: an
  * index whose fields after the EQ ones are all NUMERIC writes the implied
  * keys of its hits straight into the result (Invariant Q1), every other

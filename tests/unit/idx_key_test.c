@@ -221,6 +221,39 @@ TEST(PrefixSuccessorIsAboveEveryExtension)
     idx_buf_free(&b);
 }
 
+/* The hook takes the implied key's canonical test from the parse
+ * (idx_parse_num_canon): it must agree with idx_key_num_text_canonical on
+ * leading zeros, "-0", the 15-digit limit and every non-integer. */
+TEST(ParseNumCanonAgreesWithTextCanonical)
+{
+    static const char *v[] = {"0",
+                              "-0",
+                              "00",
+                              "007",
+                              "7",
+                              "-7",
+                              "-07",
+                              "123456789012345",
+                              "-123456789012345",
+                              "1234567890123456",
+                              "1.5",
+                              "1e3",
+                              "-",
+                              "+1",
+                              "inf",
+                              " 1",
+                              "10",
+                              "-10"};
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+        double a = 0, b = 0;
+        int canon = -1, n = (int)strlen(v[i]);
+        int ra = idx_parse_num_canon(v[i], (size_t)n, &a, &canon);
+        int rb = idx_parse_num(v[i], (size_t)n, &b);
+        CHECK_MSG(ra == rb && (ra != 0 || a == b), "%s", v[i]);
+        CHECK_MSG(canon == idx_key_num_text_canonical(v[i], (size_t)n), "%s: %d", v[i], canon);
+    }
+}
+
 TEST(ParseNumAcceptsRedisFloatsAndRejectsTheRest)
 {
     double d;
