@@ -93,6 +93,24 @@ idx_def *idx_catalog_find(int db, const char *name, size_t nlen)
     return NULL;
 }
 
+/* Establishes C5: each definition's class is the position of the first
+ * one with the same prefix bytes. Quadratic in the definitions, but run
+ * only when the set changes, not per write. */
+static void prefix_classes(void)
+{
+    for (size_t i = 0; i < idx_g.ndefs; i++) {
+        idx_def *d = idx_g.defs[i];
+        d->prefix_class = i;
+        for (size_t j = 0; j < i && !d->ft; j++) {
+            const idx_def *e = idx_g.defs[j];
+            if (!e->ft && e->plen == d->plen && memcmp(e->prefix, d->prefix, d->plen) == 0) {
+                d->prefix_class = e->prefix_class;
+                break;
+            }
+        }
+    }
+}
+
 void idx_catalog_add(idx_def *d)
 {
     if (idx_g.ndefs == idx_g.cap) {
@@ -104,6 +122,7 @@ void idx_catalog_add(idx_def *d)
     }
     idx_g.defs[idx_g.ndefs++] = d;
     idx_g.dbs_with_index[d->db]++;
+    prefix_classes();
     /* Only iterators reach a non-UNIQUE index's entries (a UNIQUE entry is
      * read by key for its holder): the engine's memtable can keep them out
      * of its hash index. */
@@ -123,6 +142,7 @@ void idx_catalog_remove(idx_def *d)
         idx_g.ndefs--;
         idx_g.dbs_with_index[d->db]--;
         idx_def_free(d);
+        prefix_classes();
         return;
     }
 }
@@ -408,6 +428,7 @@ ks_status idx_catalog_load(char **err)
         return KS_ERR_ENGINE;
     }
     if (idx_g.ndefs) qsort(idx_g.defs, idx_g.ndefs, sizeof(idx_def *), by_id);
+    prefix_classes();
     return KS_OK;
 }
 

@@ -19,6 +19,11 @@
  *       idx_g.quarantined (not maintained, not queryable, shown by INFO
  *       index and the startup log) until IDX.DROP removes it. Its id, when
  *       readable, stays reserved (C2).
+ *   C5. Two IDX definitions in idx_g.defs have the same prefix_class if and
+ *       only if their prefixes are the same bytes; an FT definition's class
+ *       is its own. The catalog recomputes the classes whenever idx_g.defs
+ *       changes (add, remove, load), so the write hook compares a key with
+ *       each distinct prefix once by comparing classes.
  */
 #ifndef STRATA_IDX_CATALOG_H
 #define STRATA_IDX_CATALOG_H
@@ -78,7 +83,8 @@ typedef struct idx_def {
     uint64_t counted;
     int64_t counted_until; /* the earliest expiry among counted entries; 0 none */
     int counted_valid;
-    struct ft_def *ft; /* an FT index (ft_def.h); NULL for an IDX index */
+    struct ft_def *ft;   /* an FT index (ft_def.h); NULL for an IDX index */
+    size_t prefix_class; /* Invariant C5; set by the catalog, command thread */
 } idx_def;
 
 /* A stored definition the loader could not use (Invariant C4). */

@@ -45,19 +45,20 @@ int idx_expired(int64_t expire_ms, int64_t now_ms)
 
 /* The prefix match of one call, kept for the definitions that follow with
  * the same prefix (the usual case: every index of a key family shares its
- * prefix), so a key is compared with each distinct prefix once. */
+ * prefix), so a key is compared with each distinct prefix once: equal
+ * classes are equal prefixes (Invariant C5). */
 typedef struct prefix_memo {
-    const char *p;
-    size_t n;
+    int valid;
+    size_t cls;
     int match;
 } prefix_memo;
 
 static int memo_match(prefix_memo *m, const idx_def *d, const char *key, size_t klen)
 {
     if (d->ft) return idx_def_prefix_match(d, key, klen); /* several prefixes */
-    if (!m->p || m->n != d->plen || (m->p != d->prefix && memcmp(m->p, d->prefix, d->plen) != 0)) {
-        m->p = d->prefix;
-        m->n = d->plen;
+    if (!m->valid || m->cls != d->prefix_class) {
+        m->valid = 1;
+        m->cls = d->prefix_class;
         m->match = klen >= d->plen && memcmp(key, d->prefix, d->plen) == 0;
     }
     return m->match;

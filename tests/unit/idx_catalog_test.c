@@ -528,6 +528,46 @@ TEST(HashKeyFromTheFixedPrefixIsTheHashKeyFromTheStart)
     stop();
 }
 
+/* Invariant C5 over idx_g.defs: equal classes exactly for equal prefixes. */
+static void check_prefix_classes(void)
+{
+    for (size_t i = 0; i < idx_g.ndefs; i++)
+        for (size_t j = 0; j < idx_g.ndefs; j++) {
+            const idx_def *a = idx_g.defs[i], *b = idx_g.defs[j];
+            int same = a->plen == b->plen && memcmp(a->prefix, b->prefix, a->plen) == 0;
+            CHECK_MSG((a->prefix_class == b->prefix_class) == same, "%.*s %.*s", (int)a->nlen,
+                      a->name, (int)b->nlen, b->name);
+        }
+}
+
+/* The hook compares a key once per prefix class (maintain.c): the classes
+ * follow every create, drop and reload, so a key family's indexes share
+ * one class and a prefix created after a drop never joins another's. */
+TEST(PrefixClassesFollowCreateDropAndReload)
+{
+    start();
+    idx_field_spec f[1] = {{{"n", 1}, 1, 0}};
+    static const char *names[] = {"a", "b", "c", "d", "e"};
+    static const char *prefixes[] = {"u:", "v:", "u:", "u", ""};
+    for (size_t i = 0; i < 5; i++) {
+        idx_spec spec = {{names[i], 1}, {prefixes[i], strlen(prefixes[i])}, 0, 1, f};
+        CHECK(idx_create(&ctx, &spec) == KS_OK);
+        commit();
+        check_prefix_classes();
+    }
+    CHECK(idx_drop(&ctx, "a", 1) == KS_OK);
+    commit();
+    check_prefix_classes();
+    idx_spec spec = {{"f", 1}, {"v:", 2}, 0, 1, f};
+    CHECK(idx_create(&ctx, &spec) == KS_OK);
+    commit();
+    check_prefix_classes();
+    reopen();
+    CHECK_EQ_INT((int)idx_g.ndefs, 5);
+    check_prefix_classes();
+    stop();
+}
+
 /* The hook parses each NUMERIC pair once a call (idx_num_memo): a key
  * built through the memo -- by a second index sharing the pair, and as the
  * last field whose text decides the implied key -- is the key built
