@@ -68,15 +68,6 @@ uint64_t idx_get_u64(const char *p)
     return (uint64_t)idx_get_u32(p) << 32 | idx_get_u32(p + 4);
 }
 
-void idx_key_entry_prefix(idx_buf *b, uint32_t id)
-{
-    idx_buf_reserve(b, IDX_ENTRY_PREFIX_LEN);
-    b->data[b->len] = IDX_NS_BYTE;
-    b->data[b->len + 1] = IDX_TAG_ENTRY;
-    idx_put_u32(b->data + b->len + 2, id);
-    b->len += IDX_ENTRY_PREFIX_LEN;
-}
-
 void idx_key_put_tag(idx_buf *b, const char *v, size_t n, int desc)
 {
     unsigned char x = desc ? 0xFF : 0x00;
@@ -99,18 +90,6 @@ void idx_key_put_tag(idx_buf *b, const char *v, size_t n, int desc)
     }
     b->data[b->len++] = (char)(0x00 ^ x);
     b->data[b->len++] = (char)(0x01 ^ x);
-}
-
-void idx_key_put_num(idx_buf *b, double d, int desc)
-{
-    uint64_t u;
-    if (d == 0) d = 0.0; /* folds -0.0 into +0.0 */
-    memcpy(&u, &d, 8);
-    u = (u >> 63) ? ~u : u ^ (1ULL << 63);
-    if (desc) u = ~u;
-    idx_buf_reserve(b, 8);
-    idx_put_u64(b->data + b->len, u);
-    b->len += 8;
 }
 
 double idx_key_get_num(const char *p, int desc)

@@ -70,15 +70,35 @@ static inline int idx_key_cmp(const char *a, size_t al, const char *b, size_t bl
     return c ? c : al < bl ? -1 : al > bl;
 }
 
-/* Appends 'x' 'E' <id> to b. */
-void idx_key_entry_prefix(idx_buf *b, uint32_t id);
+/* Appends 'x' 'E' <id> to b. Inline, as idx_key_put_num: the write hook
+ * builds every entry key of an HSET from these. */
+static inline void idx_key_entry_prefix(idx_buf *b, uint32_t id)
+{
+    idx_buf_reserve(b, IDX_ENTRY_PREFIX_LEN);
+    uint32_t be = __builtin_bswap32(id); /* big-endian on the little-endian hosts we build for */
+    b->data[b->len] = IDX_NS_BYTE;
+    b->data[b->len + 1] = IDX_TAG_ENTRY;
+    memcpy(b->data + b->len + 2, &be, 4);
+    b->len += IDX_ENTRY_PREFIX_LEN;
+}
 
 /* Appends the TAG encoding of v (ascending, or DESC when desc != 0). */
 void idx_key_put_tag(idx_buf *b, const char *v, size_t n, int desc);
 
 /* Appends the NUMERIC encoding of d (8 bytes). REQUIRES: d is not NaN.
  * -0.0 encodes as +0.0 so that the two compare equal, as numbers do. */
-void idx_key_put_num(idx_buf *b, double d, int desc);
+static inline void idx_key_put_num(idx_buf *b, double d, int desc)
+{
+    uint64_t u;
+    if (d == 0) d = 0.0; /* folds -0.0 into +0.0 */
+    memcpy(&u, &d, 8);
+    u = (u >> 63) ? ~u : u ^ (1ULL << 63);
+    if (desc) u = ~u;
+    idx_buf_reserve(b, 8);
+    u = __builtin_bswap64(u);
+    memcpy(b->data + b->len, &u, 8);
+    b->len += 8;
+}
 
 /* Parses a NUMERIC field value the way Redis parses a float argument: the
  * whole string, no leading space, not NaN, no overflow or underflow to 0

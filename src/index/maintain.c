@@ -128,7 +128,7 @@ static ks_status plan_one(ks_ctx *ctx, plan *p, const char *key, size_t klen, co
     size_t bad = 0;
     /* The prefix matched (the caller checked); what is left of "active" is
      * the build cursor (C3). */
-    int active = idx_def_cursor_covers(d, key, klen);
+    int active = !d->building || idx_def_cursor_covers(d, key, klen);
     if (had_old && has_new && active && schema_unchanged(d, old_f, old_n, new_f, new_n)) {
         /* Both contents give the same key, or both none; a NUMERIC value
          * that is not a number was refused when it was written (C3), so the
