@@ -501,10 +501,8 @@ static int field_is(const ks_field *f, const idx_field *want)
            memcmp(f->f, want->name, want->len) == 0;
 }
 
-const ks_field *idx_find_field(const ks_field *f, size_t n, const idx_field *want)
+const ks_field *idx_find_field_scan(const ks_field *f, size_t n, const idx_field *want)
 {
-    size_t h = want->hint;
-    if (h < n && field_is(&f[h], want)) return &f[h];
     for (size_t i = 0; i < n; i++)
         if (field_is(&f[i], want)) {
             ((idx_field *)want)->hint = i; /* a hint, not part of the definition */

@@ -183,8 +183,20 @@ typedef struct idx_num_memo {
 int idx_entry_key_append(const idx_def *d, const char *key, size_t klen, const ks_field *f,
                          size_t n, idx_buf *b, size_t *bad_field, idx_num_memo *memo);
 /* The pair of f (n pairs) named as schema field want, or NULL. Updates
- * want->hint (command thread). */
-const ks_field *idx_find_field(const ks_field *f, size_t n, const idx_field *want);
+ * want->hint (command thread). idx_find_field_scan is its search of every
+ * pair, after the inline hint check missed. */
+const ks_field *idx_find_field_scan(const ks_field *f, size_t n, const idx_field *want);
+static inline const ks_field *idx_find_field(const ks_field *f, size_t n, const idx_field *want)
+{
+    /* The hint first, inline: it names the pair of almost every call. The
+     * first byte before memcmp: field names of a hash mostly differ there;
+     * schema field names are never empty (idx_def_check). */
+    size_t h = want->hint;
+    if (h < n && f[h].fl == want->len && f[h].f[0] == want->name[0] &&
+        memcmp(f[h].f, want->name, want->len) == 0)
+        return &f[h];
+    return idx_find_field_scan(f, n, want);
+}
 /* Builds the entry value (expiry, plus the hash key for UNIQUE) into b, in
  * d's format: empty for a non-UNIQUE entry of d->bare_value without an
  * expiry. */

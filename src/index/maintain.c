@@ -160,7 +160,7 @@ static ks_status plan_one(ks_ctx *ctx, plan *p, const char *key, size_t klen, co
         st = idx_fail(ctx, "ERR UNIQUE index '%s': the value is already held by key '%s'",
                       idx_printable(d->name, d->nlen, 0),
                       idx_printable(val + IDX_EXPIRE_LEN, vlen - IDX_EXPIRE_LEN, 1));
-    eng_free(val);
+    if (val) eng_free(val); /* NULL for a value nobody holds: the usual case */
     return st;
 }
 
@@ -177,7 +177,7 @@ static void delete_old(ks_ctx *ctx, const plan *p, const char *key, size_t klen)
             ks_ctx_reset(ctx); /* the delete below is the safe choice */
             held = 2;
         }
-        eng_free(val);
+        if (val) eng_free(val);
         if (held != 2) return;
     }
     eng_batch_delete(ctx->batch, ek, p->old_len);
