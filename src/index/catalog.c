@@ -585,7 +585,10 @@ int idx_entry_key_append(const idx_def *d, const char *key, size_t klen, const k
      * bytes as the hash holds them, and a NUMERIC's too when they are the
      * canonical integer text; only other numbers need I decoded and built. */
     if (!d->fields[d->nfields - 1].numeric || canonical) { /* canonical: of the last field */
-        idx_key_put_hash_key2(b, key, klen, d->prefix, d->plen, v->v, v->vl);
+        if (memo && memo->key_has_prefix)
+            idx_key_put_hash_key_after(b, key, klen, d->plen, v->v, v->vl);
+        else
+            idx_key_put_hash_key2(b, key, klen, d->prefix, d->plen, v->v, v->vl);
         return 1;
     }
     const char *ik;

@@ -172,6 +172,10 @@ int idx_entry_key(const idx_def *d, const char *key, size_t klen, const ks_field
  * the first IDX_NUM_MEMO values and parses the rest every time. */
 #define IDX_NUM_MEMO 8
 typedef struct idx_num_memo {
+    /* Set by a caller that passes only definitions whose prefix key has
+     * (the hook: its prefix match); the implied-key suffix then compares
+     * only the rest of key. */
+    int key_has_prefix;
     size_t n;
     const ks_field *pair[IDX_NUM_MEMO];
     double x[IDX_NUM_MEMO];

@@ -334,6 +334,18 @@ void idx_key_put_hash_key2(idx_buf *b, const char *k, size_t kl, const char *i1,
     idx_buf_append(b, k, kl);
 }
 
+void idx_key_put_hash_key_after(idx_buf *b, const char *k, size_t kl, size_t l1, const char *i2,
+                                size_t l2)
+{
+    int c = idx_key_cmp(k + l1, kl - l1, i2, l2);
+    if (c == 0) {
+        idx_buf_byte(b, IDX_HK_IMPLIED);
+        return;
+    }
+    idx_buf_byte(b, c < 0 ? IDX_HK_BELOW : IDX_HK_ABOVE);
+    idx_buf_append(b, k, kl);
+}
+
 int idx_key_num_text_canonical(const char *v, size_t n)
 {
     size_t i = n && v[0] == '-';

@@ -161,6 +161,11 @@ void idx_key_put_hash_key(idx_buf *b, const char *k, size_t kl, const char *i, s
  * the write path need not build I. */
 void idx_key_put_hash_key2(idx_buf *b, const char *k, size_t kl, const char *i1, size_t l1,
                            const char *i2, size_t l2);
+/* idx_key_put_hash_key2 for a key the caller knows to start with i1:
+ * REQUIRES kl >= l1 and k[0, l1) == i1, so only the rest of k is compared
+ * with i2. */
+void idx_key_put_hash_key_after(idx_buf *b, const char *k, size_t kl, size_t l1, const char *i2,
+                                size_t l2);
 
 /* Is v (n bytes) exactly the text idx_key_implied gives a NUMERIC value:
  * a decimal integer below 2^53 in magnitude, no '+', no leading zeros, not

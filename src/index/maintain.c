@@ -220,6 +220,9 @@ ks_status idx_hash_hook(void *hctx, ks_ctx *ctx, const char *key, size_t klen,
     int any_ft = 0;
     hook_keys.len = 0;
     hook_nums.n = 0; /* the pairs of the last call may have moved or changed */
+    /* plan_all and the rewrite below build keys only for definitions whose
+     * prefix matched (memo_match) */
+    hook_nums.key_has_prefix = 1;
     ks_status st =
         plan_all(ctx, key, klen, old_f, old_n, had_old, new_f, new_n, has_new, &np, &any_ft);
     if (st != KS_OK) return st;

@@ -570,9 +570,10 @@ TEST(PrefixClassesFollowCreateDropAndReload)
 
 /* The hook parses each NUMERIC pair once a call (idx_num_memo): a key
  * built through the memo -- by a second index sharing the pair, and as the
- * last field whose text decides the implied key -- is the key built
- * without it, and a memo reset for the next call forgets the values of
- * pairs that changed in place. */
+ * last field whose text decides the implied key, compared after the
+ * prefix the key is known to have -- is the key built without it, and a
+ * memo reset for the next call forgets the values of pairs that changed
+ * in place. */
 TEST(EntryKeyThroughTheNumberMemoIsTheKeyWithout)
 {
     start();
@@ -587,7 +588,7 @@ TEST(EntryKeyThroughTheNumberMemoIsTheKeyWithout)
     static const char *nums[] = {
         "0", "-0", "7", "007", "-7", "1.5", "123456789012345", "1234567890123456", "-100", "1e3"};
     idx_buf want = {0}, got = {0};
-    idx_num_memo memo = {0};
+    idx_num_memo memo = {.key_has_prefix = 1}; /* every key below starts with "u:" */
     ks_field fv[2];
     for (size_t i = 0; i < 10 * 10; i++) {
         const char *n = nums[i % 10], *m = nums[i / 10];
