@@ -125,18 +125,13 @@ int idx_parse_num(const char *v, size_t n, double *d)
     return idx_parse_num_canon(v, n, d, &canonical);
 }
 
-int idx_parse_num_canon(const char *v, size_t n, double *d, int *canonical)
+/* Everything but a short integer, through strtod (a copy NUL-terminates
+ * it). Out of line, so that the integer path the hook takes has no frame
+ * for the copy. */
+static __attribute__((noinline)) int parse_float(const char *v, size_t n, double *d)
 {
     char tmp[128];
-    *canonical = 0;
-    if (n == 0 || n >= sizeof(tmp)) return -1;
-    if (parse_small_int(v, n, d) == 0) { /* the hook parses every NUMERIC value */
-        /* At most 15 digits: what idx_key_num_text_canonical adds is only
-         * no leading zero and no "-0". */
-        size_t i = v[0] == '-';
-        *canonical = !(v[i] == '0' && (n - i > 1 || i));
-        return 0;
-    }
+    if (n >= sizeof(tmp)) return -1;
     if (v[0] == ' ' || (v[0] >= '\t' && v[0] <= '\r')) return -1;
     memcpy(tmp, v, n);
     tmp[n] = 0;
@@ -147,6 +142,20 @@ int idx_parse_num_canon(const char *v, size_t n, double *d, int *canonical)
     if (errno == ERANGE && (isinf(x) || x == 0)) return -1; /* as Redis's string2d */
     *d = x;
     return 0;
+}
+
+int idx_parse_num_canon(const char *v, size_t n, double *d, int *canonical)
+{
+    *canonical = 0;
+    if (n == 0) return -1;
+    if (parse_small_int(v, n, d) == 0) { /* the hook parses every NUMERIC value */
+        /* At most 15 digits: what idx_key_num_text_canonical adds is only
+         * no leading zero and no "-0". */
+        size_t i = v[0] == '-';
+        *canonical = !(v[i] == '0' && (n - i > 1 || i));
+        return 0;
+    }
+    return parse_float(v, n, d);
 }
 
 size_t idx_key_skip_field(const char *p, size_t n, int numeric, int desc)
