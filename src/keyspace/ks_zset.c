@@ -33,6 +33,7 @@
  * whole (the STORE commands).
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -349,7 +350,9 @@ ks_status ks_zview_all(ks_ctx *c, const ks_zview *v, ks_zmvec *out)
 
 ks_status ks_zw_open(ks_zw *z, ks_write *w)
 {
-    memset(z, 0, sizeof(*z));
+    /* floor's bytes beyond floorl are never read: zeroing them would cost
+     * a pop as much again as the rest of the open */
+    memset(z, 0, offsetof(ks_zw, floor));
     z->w = w;
     z->c = w->c;
     ks_fvec_init(&z->keys);
@@ -511,19 +514,39 @@ ks_status ks_zw_set(ks_zw *z, const char *m, size_t ml, int found, double old, d
 void ks_zw_raise_floor(ks_zw *z, double score, const char *m, size_t ml)
 {
     if (!z->big) return;
-    ks_ekey k;
-    ks_zorder_key(&k, score, m, ml);
-    size_t n = k.n < KS_ZFLOOR_MAX ? k.n : KS_ZFLOOR_MAX;
-    if (ks_zkcmp(k.p, n, z->floor, z->floorl) > 0) {
-        memcpy(z->floor, k.p, n);
+    char k[KS_ZFLOOR_MAX]; /* the order key's first bytes: a prefix is a bound */
+    size_t n = 8 + (ml < KS_ZFLOOR_MAX - 8 ? ml : KS_ZFLOOR_MAX - 8);
+    ks_put_be64(k, ks_zskey(score));
+    if (n > 8) memcpy(k + 8, m, n - 8);
+    if (ks_zkcmp(k, n, z->floor, z->floorl) > 0) {
+        memcpy(z->floor, k, n);
         z->floorl = n;
     }
+}
+
+/* Deletes m's member and order entries in the command's batch: one key
+ * built for both (ks_member_del would build each twice). */
+static void entries_del(ks_zw *z, const char *m, size_t ml, double score)
+{
+    ks_ekey k;
+    char sfx[9];
+    ks_ekey_members(&k, z->w->db, z->version);
+    size_t pre = k.n;
+    sfx[0] = KS_ZTAG_MEMBER;
+    ks_ekey_append(&k, sfx, 1);
+    ks_ekey_append(&k, m, ml);
+    eng_batch_delete(z->c->batch, k.p, k.n);
+    k.n = pre;
+    sfx[0] = KS_ZTAG_ORDER;
+    ks_put_be64(sfx + 1, ks_zskey(score));
+    ks_ekey_append(&k, sfx, 9);
+    ks_ekey_append(&k, m, ml);
+    eng_batch_delete(z->c->batch, k.p, k.n);
     ks_ekey_free(&k);
 }
 
 ks_status ks_zw_remove(ks_zw *z, const char *m, size_t ml, double score)
 {
-    ks_ctx *c = z->c;
     z->changed = 1;
     if (!z->big) {
         int i = packed_find(z->items, z->n, m, ml);
@@ -531,13 +554,7 @@ ks_status ks_zw_remove(ks_zw *z, const char *m, size_t ml, double score)
         z->count = z->n;
         return KS_OK;
     }
-    ks_ekey k;
-    ks_zsfx_member(&k, m, ml);
-    ks_member_del(c, z->w->db, z->version, k.p, k.n);
-    ks_ekey_free(&k);
-    ks_zsfx_order(&k, score, m, ml);
-    ks_member_del(c, z->w->db, z->version, k.p, k.n);
-    ks_ekey_free(&k);
+    entries_del(z, m, ml, score);
     z->count--;
     z->removed++;
     return push_delta(z, score, m, ml, -1);

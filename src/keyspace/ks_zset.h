@@ -200,11 +200,11 @@ typedef struct ks_zw {
     ks_fvec keys; /* big: the order keys of the pending deltas */
     ks_zdelta *d; /* big: pending rank changes */
     size_t nd, capd;
-    int rebuild;               /* big: rebuild the rank blocks at the close */
-    int rewritten;             /* set by the close: written under a new version */
-    int changed;               /* anything to write */
-    char floor[KS_ZFLOOR_MAX]; /* big: the floor to store (ks_zview's) */
+    int rebuild;   /* big: rebuild the rank blocks at the close */
+    int rewritten; /* set by the close: written under a new version */
+    int changed;   /* anything to write */
     size_t floorl;
+    char floor[KS_ZFLOOR_MAX]; /* big: the floor to store (ks_zview's); last, see ks_zw_open */
 } ks_zw;
 /* Opens w's key (a live zset or absent) for changes. */
 ks_status ks_zw_open(ks_zw *z, ks_write *w);
@@ -225,7 +225,9 @@ void ks_zw_abort(ks_zw *z);
 
 /* ZPOPMIN of count members (1 <= count < its count) from w's big zset
  * (v its view), through the front cache (KS-Z6): the members go to got
- * (copies) and are removed as ks_zw_remove removes them, the floor raised
+ * (pointing into the cache: valid until the cache is next filled, by a
+ * later pop)
+ * and are removed as ks_zw_remove removes them, the floor raised
  * past them. *done 0: count is more than the cache can hold, nothing was
  * read or written (the caller pops as before). */
 ks_status ks_zfront_pop(ks_write *w, const ks_zview *v, uint64_t count, ks_zmvec *got, int *done);

@@ -494,7 +494,8 @@ ks_status ks_zpop(ks_ctx *c, const ks_field *keys, size_t nkeys, int max, uint64
             removed = got.n;
         }
         /* Packed members point into w's record, which outlives the writes
-         * (ks_write_end frees it); big ones are copies. */
+         * (ks_write_end frees it); big ones are copies, or point into the
+         * front cache, which only a later pop refills. */
         if (st == KS_OK && !done) st = collect(c, &v, &r, &got);
         if (st == KS_OK && !done) st = remove_all(&w, got.v, got.n, !max, &removed);
         if (st == KS_OK) fn(arg, keys[k].f, keys[k].fl, got.v, got.n);
