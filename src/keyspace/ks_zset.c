@@ -350,9 +350,7 @@ ks_status ks_zview_all(ks_ctx *c, const ks_zview *v, ks_zmvec *out)
 
 ks_status ks_zw_open(ks_zw *z, ks_write *w)
 {
-    /* floor's bytes beyond floorl are never read: zeroing them would cost
-     * a pop as much again as the rest of the open */
-    memset(z, 0, offsetof(ks_zw, floor));
+    memset(z, 0, offsetof(ks_zw, keys)); /* the rest: see ks_zw */
     z->w = w;
     z->c = w->c;
     ks_fvec_init(&z->keys);
@@ -387,8 +385,8 @@ ks_status ks_zw_open(ks_zw *z, ks_write *w)
 
 void ks_zw_abort(ks_zw *z)
 {
-    free(z->items);
-    free(z->d);
+    if (z->items) free(z->items); /* a big zset's pop has neither: no call */
+    if (z->d) free(z->d);
     ks_fvec_free(&z->keys);
     z->items = NULL;
     z->d = NULL;

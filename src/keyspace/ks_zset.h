@@ -197,14 +197,16 @@ typedef struct ks_zw {
     uint64_t logfirst, logend; /* big: the pending rank log */
     ks_zmember *items;         /* packed: the members, unordered while changing */
     size_t n, cap;
-    ks_fvec keys; /* big: the order keys of the pending deltas */
     ks_zdelta *d; /* big: pending rank changes */
     size_t nd, capd;
     int rebuild;   /* big: rebuild the rank blocks at the close */
     int rewritten; /* set by the close: written under a new version */
     int changed;   /* anything to write */
     size_t floorl;
-    char floor[KS_ZFLOOR_MAX]; /* big: the floor to store (ks_zview's); last, see ks_zw_open */
+    /* Not zeroed by ks_zw_open (1 KB, most of what a pop's open would cost):
+     * keys is initialised, floor's bytes past floorl are never read. */
+    ks_fvec keys;              /* big: the order keys of the pending deltas */
+    char floor[KS_ZFLOOR_MAX]; /* big: the floor to store (ks_zview's) */
 } ks_zw;
 /* Opens w's key (a live zset or absent) for changes. */
 ks_status ks_zw_open(ks_zw *z, ks_write *w);
