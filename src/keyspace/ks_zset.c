@@ -152,14 +152,21 @@ static ks_status big_put(ks_write *w, uint64_t version, uint64_t count, const ks
 static void entries_put(ks_ctx *c, int db, uint64_t version, const char *m, size_t ml, double score)
 {
     ks_ekey k;
-    char sb[8];
+    char sb[8], sfx[9];
     ks_put_be64(sb, ks_zbits(score));
-    ks_zsfx_member(&k, m, ml);
-    ks_member_put(c, db, version, k.p, k.n, sb, 8);
-    ks_ekey_free(&k);
-    ks_zsfx_order(&k, score, m, ml);
+    ks_ekey_members(&k, db, version); /* one prefix for both keys */
+    size_t pre = k.n;
+    sfx[0] = KS_ZTAG_MEMBER;
+    ks_ekey_append(&k, sfx, 1);
+    ks_ekey_append(&k, m, ml);
+    eng_batch_put(c->batch, k.p, k.n, sb, 8);
+    k.n = pre;
+    sfx[0] = KS_ZTAG_ORDER;
+    ks_put_be64(sfx + 1, ks_zskey(score));
+    ks_ekey_append(&k, sfx, 9);
+    ks_ekey_append(&k, m, ml);
     int negzero = score == 0 && signbit(score);
-    ks_member_put(c, db, version, k.p, k.n, negzero ? "-" : "", negzero ? 1 : 0);
+    eng_batch_put(c->batch, k.p, k.n, negzero ? "-" : "", negzero ? 1 : 0);
     ks_ekey_free(&k);
 }
 

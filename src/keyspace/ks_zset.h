@@ -123,10 +123,13 @@ void ks_zorder_key(ks_ekey *k, double score, const char *m, size_t ml);
 
 /* ---- Member vectors ---------------------------------------------------------- */
 
-/* A growable array of members; copies of member bytes live in its chunks. */
+/* A growable array of members; copies of member bytes live in its chunks.
+ * The first member is kept in one (a pop of one member mallocs nothing),
+ * so a ks_zmvec must not be copied by value while it holds only that. */
 typedef struct ks_zmvec {
-    ks_zmember *v;
+    ks_zmember *v; /* &one, or malloc'd */
     size_t n, cap;
+    ks_zmember one;
     char **chunks;
     size_t nchunks, capchunks;
     size_t size; /* bytes of the newest chunk of members */
@@ -137,6 +140,9 @@ void ks_zmvec_init(ks_zmvec *v);
 /* Appends (m, score); copy: keep a copy of the member bytes. 0 or -1. */
 int ks_zmvec_push(ks_zmvec *v, const char *m, size_t ml, double score, int copy);
 void ks_zmvec_free(ks_zmvec *v);
+/* Moves src's members and chunks to dst (freed before), leaving src empty:
+ * the copy by value ks_zmvec forbids. */
+void ks_zmvec_move(ks_zmvec *dst, ks_zmvec *src);
 /* Sorts into Redis's (score, member) order. */
 void ks_zmvec_sort(ks_zmember *items, size_t n);
 

@@ -626,14 +626,13 @@ static ks_status repeated(ks_ctx *c, const ks_zview *v, uint64_t count, ks_zmvec
         for (uint64_t i = 0; o && i < count; i++)
             o[d[i].pos] = sorted.v[i];
         if (o) {
-            free(sorted.v); /* the chunks stay: out takes them over */
+            if (sorted.v != &sorted.one) free(sorted.v); /* the chunks stay: out takes them over */
             sorted.v = o;
             sorted.cap = count;
         }
     }
     if (st == KS_OK) {
-        ks_zmvec_free(out);
-        *out = sorted;
+        ks_zmvec_move(out, &sorted);
     } else {
         ks_zmvec_free(&sorted);
     }
