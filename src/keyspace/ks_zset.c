@@ -33,6 +33,7 @@
  * whole (the STORE commands).
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,19 +147,39 @@ static ks_status big_put(ks_write *w, uint64_t version, uint64_t count, const ks
     return ks_write_put(w, &v);
 }
 
+/* Sets k (the member prefix, pre bytes) to prefix sfx m: in place when
+ * it fits, as nearly every key does (the appends cost a pop ~100 more). */
+static inline void key_suffix(ks_ekey *k, size_t pre, const char *sfx, size_t sn, const char *m,
+                              size_t ml)
+{
+    k->n = pre;
+    if (pre + sn + ml > k->cap) {
+        ks_ekey_append(k, sfx, sn);
+        ks_ekey_append(k, m, ml);
+        return;
+    }
+    memcpy(k->p + pre, sfx, sn);
+    if (ml) memcpy(k->p + pre + sn, m, ml);
+    k->n = pre + sn + ml;
+}
+
 /* The member and order entries of one member (a new version's or an
  * update's). */
 static void entries_put(ks_ctx *c, int db, uint64_t version, const char *m, size_t ml, double score)
 {
     ks_ekey k;
-    char sb[8];
+    char sb[8], sfx[9];
     ks_put_be64(sb, ks_zbits(score));
-    ks_zsfx_member(&k, m, ml);
-    ks_member_put(c, db, version, k.p, k.n, sb, 8);
-    ks_ekey_free(&k);
-    ks_zsfx_order(&k, score, m, ml);
+    ks_ekey_members(&k, db, version); /* one prefix for both keys */
+    size_t pre = k.n;
+    sfx[0] = KS_ZTAG_MEMBER;
+    key_suffix(&k, pre, sfx, 1, m, ml);
+    eng_batch_put(c->batch, k.p, k.n, sb, 8);
+    sfx[0] = KS_ZTAG_ORDER;
+    ks_put_be64(sfx + 1, ks_zskey(score));
+    key_suffix(&k, pre, sfx, 9, m, ml);
     int negzero = score == 0 && signbit(score);
-    ks_member_put(c, db, version, k.p, k.n, negzero ? "-" : "", negzero ? 1 : 0);
+    eng_batch_put(c->batch, k.p, k.n, negzero ? "-" : "", negzero ? 1 : 0);
     ks_ekey_free(&k);
 }
 
@@ -349,7 +370,7 @@ ks_status ks_zview_all(ks_ctx *c, const ks_zview *v, ks_zmvec *out)
 
 ks_status ks_zw_open(ks_zw *z, ks_write *w)
 {
-    memset(z, 0, sizeof(*z));
+    memset(z, 0, offsetof(ks_zw, keys)); /* the rest: see ks_zw */
     z->w = w;
     z->c = w->c;
     ks_fvec_init(&z->keys);
@@ -384,8 +405,8 @@ ks_status ks_zw_open(ks_zw *z, ks_write *w)
 
 void ks_zw_abort(ks_zw *z)
 {
-    free(z->items);
-    free(z->d);
+    if (z->items) free(z->items); /* a big zset's pop has neither: no call */
+    if (z->d) free(z->d);
     ks_fvec_free(&z->keys);
     z->items = NULL;
     z->d = NULL;
@@ -511,19 +532,36 @@ ks_status ks_zw_set(ks_zw *z, const char *m, size_t ml, int found, double old, d
 void ks_zw_raise_floor(ks_zw *z, double score, const char *m, size_t ml)
 {
     if (!z->big) return;
-    ks_ekey k;
-    ks_zorder_key(&k, score, m, ml);
-    size_t n = k.n < KS_ZFLOOR_MAX ? k.n : KS_ZFLOOR_MAX;
-    if (ks_zkcmp(k.p, n, z->floor, z->floorl) > 0) {
-        memcpy(z->floor, k.p, n);
+    char k[KS_ZFLOOR_MAX]; /* the order key's first bytes: a prefix is a bound */
+    size_t n = 8 + (ml < KS_ZFLOOR_MAX - 8 ? ml : KS_ZFLOOR_MAX - 8);
+    ks_put_be64(k, ks_zskey(score));
+    if (n > 8) memcpy(k + 8, m, n - 8);
+    if (ks_zkcmp(k, n, z->floor, z->floorl) > 0) {
+        memcpy(z->floor, k, n);
         z->floorl = n;
     }
+}
+
+/* Deletes m's member and order entries in the command's batch: one key
+ * built for both (ks_member_del would build each twice). */
+static void entries_del(ks_zw *z, const char *m, size_t ml, double score)
+{
+    ks_ekey k;
+    char sfx[9];
+    ks_ekey_members(&k, z->w->db, z->version);
+    size_t pre = k.n;
+    sfx[0] = KS_ZTAG_MEMBER;
+    key_suffix(&k, pre, sfx, 1, m, ml);
+    eng_batch_delete(z->c->batch, k.p, k.n);
+    sfx[0] = KS_ZTAG_ORDER;
+    ks_put_be64(sfx + 1, ks_zskey(score));
+    key_suffix(&k, pre, sfx, 9, m, ml);
+    eng_batch_delete(z->c->batch, k.p, k.n);
     ks_ekey_free(&k);
 }
 
 ks_status ks_zw_remove(ks_zw *z, const char *m, size_t ml, double score)
 {
-    ks_ctx *c = z->c;
     z->changed = 1;
     if (!z->big) {
         int i = packed_find(z->items, z->n, m, ml);
@@ -531,13 +569,7 @@ ks_status ks_zw_remove(ks_zw *z, const char *m, size_t ml, double score)
         z->count = z->n;
         return KS_OK;
     }
-    ks_ekey k;
-    ks_zsfx_member(&k, m, ml);
-    ks_member_del(c, z->w->db, z->version, k.p, k.n);
-    ks_ekey_free(&k);
-    ks_zsfx_order(&k, score, m, ml);
-    ks_member_del(c, z->w->db, z->version, k.p, k.n);
-    ks_ekey_free(&k);
+    entries_del(z, m, ml, score);
     z->count--;
     z->removed++;
     return push_delta(z, score, m, ml, -1);

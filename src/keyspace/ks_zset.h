@@ -123,10 +123,13 @@ void ks_zorder_key(ks_ekey *k, double score, const char *m, size_t ml);
 
 /* ---- Member vectors ---------------------------------------------------------- */
 
-/* A growable array of members; copies of member bytes live in its chunks. */
+/* A growable array of members; copies of member bytes live in its chunks.
+ * The first member is kept in one (a pop of one member mallocs nothing),
+ * so a ks_zmvec must not be copied by value while it holds only that. */
 typedef struct ks_zmvec {
-    ks_zmember *v;
+    ks_zmember *v; /* &one, or malloc'd */
     size_t n, cap;
+    ks_zmember one;
     char **chunks;
     size_t nchunks, capchunks;
     size_t size; /* bytes of the newest chunk of members */
@@ -137,6 +140,9 @@ void ks_zmvec_init(ks_zmvec *v);
 /* Appends (m, score); copy: keep a copy of the member bytes. 0 or -1. */
 int ks_zmvec_push(ks_zmvec *v, const char *m, size_t ml, double score, int copy);
 void ks_zmvec_free(ks_zmvec *v);
+/* Moves src's members and chunks to dst (freed before), leaving src empty:
+ * the copy by value ks_zmvec forbids. */
+void ks_zmvec_move(ks_zmvec *dst, ks_zmvec *src);
 /* Sorts into Redis's (score, member) order. */
 void ks_zmvec_sort(ks_zmember *items, size_t n);
 
@@ -197,14 +203,16 @@ typedef struct ks_zw {
     uint64_t logfirst, logend; /* big: the pending rank log */
     ks_zmember *items;         /* packed: the members, unordered while changing */
     size_t n, cap;
-    ks_fvec keys; /* big: the order keys of the pending deltas */
     ks_zdelta *d; /* big: pending rank changes */
     size_t nd, capd;
-    int rebuild;               /* big: rebuild the rank blocks at the close */
-    int rewritten;             /* set by the close: written under a new version */
-    int changed;               /* anything to write */
-    char floor[KS_ZFLOOR_MAX]; /* big: the floor to store (ks_zview's) */
+    int rebuild;   /* big: rebuild the rank blocks at the close */
+    int rewritten; /* set by the close: written under a new version */
+    int changed;   /* anything to write */
     size_t floorl;
+    /* Not zeroed by ks_zw_open (1 KB, most of what a pop's open would cost):
+     * keys is initialised, floor's bytes past floorl are never read. */
+    ks_fvec keys;              /* big: the order keys of the pending deltas */
+    char floor[KS_ZFLOOR_MAX]; /* big: the floor to store (ks_zview's) */
 } ks_zw;
 /* Opens w's key (a live zset or absent) for changes. */
 ks_status ks_zw_open(ks_zw *z, ks_write *w);
@@ -225,7 +233,9 @@ void ks_zw_abort(ks_zw *z);
 
 /* ZPOPMIN of count members (1 <= count < its count) from w's big zset
  * (v its view), through the front cache (KS-Z6): the members go to got
- * (copies) and are removed as ks_zw_remove removes them, the floor raised
+ * (pointing into the cache: valid until the cache is next filled, by a
+ * later pop)
+ * and are removed as ks_zw_remove removes them, the floor raised
  * past them. *done 0: count is more than the cache can hold, nothing was
  * read or written (the caller pops as before). */
 ks_status ks_zfront_pop(ks_write *w, const ks_zview *v, uint64_t count, ks_zmvec *got, int *done);

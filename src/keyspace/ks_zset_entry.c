@@ -76,10 +76,14 @@ static char *zmvec_alloc(ks_zmvec *v, size_t n)
 
 int ks_zmvec_push(ks_zmvec *v, const char *m, size_t ml, double score, int copy)
 {
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 16;
-        ks_zmember *nv = realloc(v->v, cap * sizeof(*nv));
+    if (v->cap == 0 && !v->v) {
+        v->v = &v->one;
+        v->cap = 1;
+    } else if (v->n == v->cap) {
+        size_t cap = v->cap > 1 ? v->cap * 2 : 16;
+        ks_zmember *nv = realloc(v->v == &v->one ? NULL : v->v, cap * sizeof(*nv));
         if (!nv) return -1;
+        if (v->v == &v->one) nv[0] = v->one;
         v->v = nv;
         v->cap = cap;
     }
@@ -93,12 +97,20 @@ int ks_zmvec_push(ks_zmvec *v, const char *m, size_t ml, double score, int copy)
     return 0;
 }
 
+void ks_zmvec_move(ks_zmvec *dst, ks_zmvec *src)
+{
+    ks_zmvec_free(dst);
+    *dst = *src;
+    if (src->v == &src->one) dst->v = &dst->one;
+    ks_zmvec_init(src);
+}
+
 void ks_zmvec_free(ks_zmvec *v)
 {
     for (size_t i = 0; i < v->nchunks; i++)
         free(v->chunks[i]);
     free(v->chunks);
-    free(v->v);
+    if (v->v != &v->one) free(v->v);
     ks_zmvec_init(v);
 }
 

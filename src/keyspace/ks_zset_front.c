@@ -104,7 +104,7 @@ ks_status ks_zfront_pop(ks_write *w, const ks_zview *v, uint64_t count, ks_zmvec
     *done = 1;
     unsigned pos = f->pos + (unsigned)count, n = f->n;
     for (unsigned i = f->pos; i < pos; i++)
-        if (ks_zmvec_push(got, f->buf + f->off[i], f->len[i], f->score[i], 1) != 0) {
+        if (ks_zmvec_push(got, f->buf + f->off[i], f->len[i], f->score[i], 0) != 0) {
             f->version = 0;
             return ks_oom(c);
         }

@@ -184,7 +184,7 @@ static ks_status op_union(ks_ctx *c, zsrc **s, size_t n, int agg, ks_zmvec *res)
     }
     free(a.slot);
     if (st == KS_OK)
-        *res = a.out;
+        ks_zmvec_move(res, &a.out);
     else
         ks_zmvec_free(&a.out);
     return st;

@@ -494,7 +494,8 @@ ks_status ks_zpop(ks_ctx *c, const ks_field *keys, size_t nkeys, int max, uint64
             removed = got.n;
         }
         /* Packed members point into w's record, which outlives the writes
-         * (ks_write_end frees it); big ones are copies. */
+         * (ks_write_end frees it); big ones are copies, or point into the
+         * front cache, which only a later pop refills. */
         if (st == KS_OK && !done) st = collect(c, &v, &r, &got);
         if (st == KS_OK && !done) st = remove_all(&w, got.v, got.n, !max, &removed);
         if (st == KS_OK) fn(arg, keys[k].f, keys[k].fl, got.v, got.n);
@@ -625,14 +626,13 @@ static ks_status repeated(ks_ctx *c, const ks_zview *v, uint64_t count, ks_zmvec
         for (uint64_t i = 0; o && i < count; i++)
             o[d[i].pos] = sorted.v[i];
         if (o) {
-            free(sorted.v); /* the chunks stay: out takes them over */
+            if (sorted.v != &sorted.one) free(sorted.v); /* the chunks stay: out takes them over */
             sorted.v = o;
             sorted.cap = count;
         }
     }
     if (st == KS_OK) {
-        ks_zmvec_free(out);
-        *out = sorted;
+        ks_zmvec_move(out, &sorted);
     } else {
         ks_zmvec_free(&sorted);
     }

@@ -729,6 +729,28 @@ TEST(ZpopminDrainingAQueueRewritesItOnlyPastThreeTombstonesPerMember)
     teardown();
 }
 
+/* A vector of one member keeps it inline (ks_zmvec.one): a vector moved
+ * by value (ZUNION's accumulator into its result, ZRANDMEMBER's draws)
+ * kept pointing at the source's slot, which the source's next use
+ * overwrites. */
+TEST(ZmvecMovedWithOneMemberKeepsItsMember)
+{
+    ks_zmvec a, b;
+    ks_zmvec_init(&a);
+    ks_zmvec_init(&b);
+    CHECK(ks_zmvec_push(&a, "x", 1, 1.5, 1) == 0);
+    ks_zmvec_move(&b, &a);
+    CHECK(a.n == 0);
+    CHECK(ks_zmvec_push(&a, "yy", 2, 7, 1) == 0); /* the source reused */
+    CHECK(b.n == 1 && b.v[0].ml == 1 && b.v[0].score == 1.5);
+    CHECK_MEM(b.v[0].m, 1, "x");
+    CHECK(ks_zmvec_push(&b, "z", 1, 2, 1) == 0); /* grows out of the slot */
+    CHECK(b.n == 2 && b.v[0].score == 1.5 && b.v[1].score == 2);
+    CHECK_MEM(b.v[0].m, 1, "x");
+    ks_zmvec_free(&a);
+    ks_zmvec_free(&b);
+}
+
 int main(int argc, char **argv)
 {
     return test_main(argc, argv);
