@@ -22,9 +22,20 @@
  * source); otherwise the cached keys are searched again, with no call into
  * the children. A child's key() stays valid until that child moves (iter.h),
  * so the cache never points at freed memory.
+ *
+ * Invariant G4: between calls, leaf[i] is child i's leaf() (iter.h) while
+ * ok[i], else NULL, refreshed with ok[i] and key[i]. The forward step of a
+ * child with a leaf is block_iter_next on it, and only when the block runs
+ * out a call into the child (leaf_end): a run of entries from one block
+ * costs the block decode and G3's one comparison each, which is what stops
+ * the run where another child's entry (a newer version, a memtable's write,
+ * a range tombstone's entries for the user iterator to judge) comes first.
+ * Only that step moves a child without note_child, and it keeps leaf[i]
+ * good (iter.h: the pointer survives its own steps).
  */
 #include "merger.h"
 
+#include "block.h"
 #include "dbformat.h"
 
 #include <stdlib.h>
@@ -37,6 +48,7 @@ typedef struct merger {
     iter **c;
     uint64_t *max_seq; /* per child, or NULL: G2 */
     slice *key;        /* per child: its key() while ok (G3) */
+    block_iter **leaf; /* per child: its leaf() or NULL (G4) */
     unsigned char *ok; /* per child: its valid() (G3); shares key's allocation */
     int n;
     int cur;    /* -1: not valid */
@@ -51,8 +63,10 @@ static void note_child(merger *m, int i)
 {
     iter *c = m->c[i];
     m->ok[i] = (unsigned char)iter_valid(c);
+    m->leaf[i] = NULL;
     if (m->ok[i]) {
         m->key[i] = iter_key(c);
+        if (c->ops->leaf) m->leaf[i] = c->ops->leaf(c); /* G4 */
     } else if (m->st == ENG_OK) {
         eng_status s = iter_status(c);
         if (s != ENG_OK) m->st = s;
@@ -143,7 +157,20 @@ static void mg_seek(iter *it, slice target)
 static inline void step_forward(merger *m)
 {
     int i = m->cur;
-    m->ok[i] = (unsigned char)iter_next_key(m->c[i], &m->key[i]);
+    iter *c = m->c[i];
+    block_iter *bi = m->leaf[i];
+    if (bi) { /* G4: a run of the leaf's block */
+        block_iter_next(bi);
+        if (block_iter_valid(bi)) {
+            m->key[i] = block_iter_key(bi);
+            after_step(m);
+            return;
+        }
+        m->ok[i] = (unsigned char)c->ops->leaf_end(c, &m->key[i]);
+        m->leaf[i] = m->ok[i] ? c->ops->leaf(c) : NULL; /* G4: it may be another file's */
+    } else {
+        m->ok[i] = (unsigned char)iter_next_key(c, &m->key[i]);
+    }
     if (!m->ok[i]) note_child(m, i); /* records an error */
     after_step(m);
 }
@@ -222,7 +249,8 @@ static slice mg_key(const iter *it)
 static slice mg_value(const iter *it)
 {
     const merger *m = (const merger *)it;
-    return iter_value(m->c[m->cur]);
+    const block_iter *bi = m->leaf[m->cur]; /* G4 */
+    return bi ? block_iter_value(bi) : iter_value(m->c[m->cur]);
 }
 
 static eng_status mg_status(const iter *it)
@@ -243,7 +271,7 @@ static void mg_destroy(iter *it)
         iter_free(m->c[i]);
     free(m->c);
     free(m->max_seq);
-    free(m->key); /* and ok */
+    free(m->key); /* and leaf and ok */
     free(m);
 }
 
@@ -305,9 +333,11 @@ iter *merger_new(iter **children, int n)
     if (!m) abort();
     size_t slots = (size_t)(n ? n : 1);
     m->c = malloc(sizeof(iter *) * slots);
-    m->key = calloc(slots, sizeof(slice) + 1); /* ok after key: one allocation */
+    /* leaf, then ok, after key: one allocation */
+    m->key = calloc(slots, sizeof(slice) + sizeof(block_iter *) + 1);
     if (!m->c || !m->key) abort();
-    m->ok = (unsigned char *)(m->key + slots);
+    m->leaf = (block_iter **)(m->key + slots);
+    m->ok = (unsigned char *)(m->leaf + slots);
     for (int i = 0; i < n; i++)
         m->c[i] = children[i];
     m->base.ops = &merger_ops;
