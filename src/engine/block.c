@@ -202,8 +202,10 @@ static inline __attribute__((always_inline)) void copy_delta(char *d, const char
 }
 
 /* Decodes the entry at next_off into the iterator. Returns 0 at the end of
- * the entries (invalid) or on corruption (status set). */
-static int parse_next(block_iter *it)
+ * the entries (invalid) or on corruption (status set). Inlined into
+ * block_iter_next, every scan step's call (merger.c G4); parse_next is the
+ * out-of-line copy for seeks. */
+static inline __attribute__((always_inline)) int parse_next_inline(block_iter *it)
 {
     const block *b = it->b;
     uint32_t off = it->next_off;
@@ -234,6 +236,11 @@ static int parse_next(block_iter *it)
     return 1;
 }
 
+static int parse_next(block_iter *it)
+{
+    return parse_next_inline(it);
+}
+
 static void seek_to_restart(block_iter *it, uint32_t index)
 {
     it->key_len = 0;
@@ -262,7 +269,7 @@ void block_iter_seek_last(block_iter *it)
 void block_iter_next(block_iter *it)
 {
     if (it->status != ENG_OK) return;
-    parse_next(it);
+    parse_next_inline(it);
 }
 
 void block_iter_prev(block_iter *it)
