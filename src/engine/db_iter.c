@@ -426,7 +426,8 @@ static inline int next_is_plain(eng_iter *di, slice k)
     return 1;
 }
 
-void eng_iter_next(eng_iter *di)
+/* eng_iter_next's body, inlined into it and into eng_iter_next_entry. */
+static inline __attribute__((always_inline)) void step_next(eng_iter *di)
 {
     if (!di->valid) return;
     iter *it = di->it;
@@ -456,6 +457,26 @@ void eng_iter_next(eng_iter *di)
         if (next_is_plain(di, k)) return;
     }
     find_next_user_entry(di, 1);
+}
+
+void eng_iter_next(eng_iter *di)
+{
+    step_next(di);
+}
+
+/* After a forward step the key and value are the internal iterator's
+ * (I1), the key the one I4 kept when cur_ok. */
+int eng_iter_next_entry(eng_iter *di, const char **k, size_t *kl, const char **v, size_t *vl)
+{
+    step_next(di);
+    if (!di->valid) return 0;
+    slice key = ikey_user_key(di->cur_ok ? di->cur : iter_key(di->it));
+    slice val = iter_value(di->it);
+    *k = key.data;
+    *kl = key.size;
+    *v = val.data;
+    *vl = val.size;
+    return 1;
 }
 
 void eng_iter_prev(eng_iter *di)

@@ -310,6 +310,47 @@ TEST(ScanRunOfOneBlockStopsWhereAnotherSourceComesFirst)
     CHECK(eng_close(db) == ENG_OK);
 }
 
+/* eng_iter_next_entry is eng_iter_next, eng_iter_valid, eng_iter_key and
+ * eng_iter_value: also right after a backward step, whose key and value
+ * are the iterator's copies (db_iter.c I1), and at the end. */
+TEST(NextEntryGivesWhatNextKeyAndValueGive)
+{
+    eng_options o;
+    eng_options_init(&o);
+    eng_db *db = open_scan_db(&o);
+    char k[32], v[32];
+    for (int i = 0; i < 300; i++) {
+        snprintf(k, sizeof(k), "k%06d", i);
+        snprintf(v, sizeof(v), "value %d", i);
+        put(db, k, v);
+        if (i == 150) CHECK(eng_flush(db) == ENG_OK);
+    }
+    eng_iter *a = eng_iter_new(db, NULL, NULL), *b = eng_iter_new(db, NULL, NULL);
+    eng_iter_seek(a, "k000100", 7);
+    eng_iter_seek(b, "k000100", 7);
+    int n = 0;
+    for (int ok = eng_iter_valid(a); ok; n++) {
+        if (n == 20) { /* a backward step, then forward again */
+            eng_iter_prev(a);
+            eng_iter_prev(b);
+        }
+        const char *ka, *va, *kb, *vb;
+        size_t kal, val, kbl, vbl;
+        ok = eng_iter_next_entry(a, &ka, &kal, &va, &val);
+        eng_iter_next(b);
+        CHECK_EQ_INT(ok, eng_iter_valid(b));
+        if (!ok) break;
+        kb = eng_iter_key(b, &kbl);
+        vb = eng_iter_value(b, &vbl);
+        CHECK(kal == kbl && !memcmp(ka, kb, kal) && val == vbl && !memcmp(va, vb, val));
+    }
+    CHECK_EQ_INT(n, 200); /* k000101 .. k000299, and k000120 twice */
+    CHECK(eng_iter_status(a) == ENG_OK);
+    eng_iter_free(a);
+    eng_iter_free(b);
+    CHECK(eng_close(db) == ENG_OK);
+}
+
 int main(int argc, char **argv)
 {
     return test_main(argc, argv);
