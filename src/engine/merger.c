@@ -47,6 +47,7 @@ typedef struct merger {
     iter base;
     iter **c;
     uint64_t *max_seq; /* per child, or NULL: G2 */
+    uint64_t *max_seq_room;
     slice *key;        /* per child: its key() while ok (G3) */
     block_iter **leaf; /* per child: its leaf() or NULL (G4) */
     unsigned char *ok; /* per child: its valid() (G3); shares key's allocation */
@@ -269,17 +270,13 @@ static void mg_destroy(iter *it)
     merger *m = (merger *)it;
     for (int i = 0; i < m->n; i++)
         iter_free(m->c[i]);
-    free(m->c);
-    free(m->max_seq);
-    free(m->key); /* and leaf and ok */
-    free(m);
+    free(m); /* and the arrays after it (merger_new) */
 }
 
 void merger_set_max_seqs(iter *it, const uint64_t *max_seq)
 {
     merger *m = (merger *)it;
-    if (!m->max_seq) m->max_seq = malloc(sizeof(uint64_t) * (size_t)(m->n ? m->n : 1));
-    if (!m->max_seq) abort();
+    m->max_seq = m->max_seq_room;
     memcpy(m->max_seq, max_seq, sizeof(uint64_t) * (size_t)m->n);
 }
 
@@ -329,13 +326,15 @@ static const struct iter_ops merger_ops = {
 
 iter *merger_new(iter **children, int n)
 {
-    merger *m = calloc(1, sizeof(*m));
-    if (!m) abort();
+    /* One allocation, built per query (db_iter.c): the struct, then every
+     * per-child array, the 8-byte ones first so each stays aligned. */
     size_t slots = (size_t)(n ? n : 1);
-    m->c = malloc(sizeof(iter *) * slots);
-    /* leaf, then ok, after key: one allocation */
-    m->key = calloc(slots, sizeof(slice) + sizeof(block_iter *) + 1);
-    if (!m->c || !m->key) abort();
+    size_t per = sizeof(iter *) + sizeof(uint64_t) + sizeof(slice) + sizeof(block_iter *) + 1;
+    merger *m = calloc(1, sizeof(*m) + slots * per);
+    if (!m) abort();
+    m->c = (iter **)(m + 1);
+    m->max_seq_room = (uint64_t *)(m->c + slots);
+    m->key = (slice *)(m->max_seq_room + slots);
     m->leaf = (block_iter **)(m->key + slots);
     m->ok = (unsigned char *)(m->leaf + slots);
     for (int i = 0; i < n; i++)
