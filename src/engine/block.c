@@ -127,7 +127,7 @@ void block_iter_cleanup(block_iter *it)
     it->key_len = 0;
 }
 
-static void mark_invalid(block_iter *it)
+static __attribute__((noinline, cold)) void mark_invalid(block_iter *it)
 {
     it->current = it->b->restart_offset;
     it->next_off = it->b->restart_offset;
@@ -138,7 +138,7 @@ static void mark_invalid(block_iter *it)
     it->value_len = 0;
 }
 
-static void corrupted(block_iter *it)
+static __attribute__((noinline, cold)) void corrupted(block_iter *it)
 {
     mark_invalid(it);
     it->status = ENG_CORRUPTION;
@@ -151,9 +151,10 @@ void block_iter_reset(block_iter *it, const block *b)
     mark_invalid(it);
 }
 
-static void key_reserve(block_iter *it, size_t n)
+/* Grows the key buffer to hold n bytes; out of line, as parse_next's
+ * callers rarely need it (keys up to BLOCK_ITER_INLINE_KEY fit inline). */
+static __attribute__((noinline)) void key_grow(block_iter *it, size_t n)
 {
-    if (n <= it->key_cap) return;
     size_t cap = it->key_cap * 2;
     while (cap < n)
         cap *= 2;
@@ -181,9 +182,30 @@ static inline void set_restart(block_iter *it, uint32_t index)
         index + 1 < it->b->num_restarts ? restart_point(it->b, index + 1) : it->b->restart_offset;
 }
 
+/* memcpy for a key delta, which every step copies: a scan's deltas are a
+ * few to a few dozen bytes, so word moves (the last one overlapping, never
+ * past n) beat a call into the library. */
+static inline __attribute__((always_inline)) void copy_delta(char *d, const char *p, size_t n)
+{
+    if (n >= 8) {
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8)
+            memcpy(d + i, p + i, 8);
+        if (i < n) memcpy(d + n - 8, p + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(d, p, 4);
+        memcpy(d + n - 4, p + n - 4, 4);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            d[i] = p[i];
+    }
+}
+
 /* Decodes the entry at next_off into the iterator. Returns 0 at the end of
- * the entries (invalid) or on corruption (status set). */
-static int parse_next(block_iter *it)
+ * the entries (invalid) or on corruption (status set). Inlined into
+ * block_iter_next, every scan step's call (merger.c G4); parse_next is the
+ * out-of-line copy for seeks. */
+static inline __attribute__((always_inline)) int parse_next_inline(block_iter *it)
 {
     const block *b = it->b;
     uint32_t off = it->next_off;
@@ -202,8 +224,8 @@ static int parse_next(block_iter *it)
         corrupted(it);
         return 0;
     }
-    key_reserve(it, klen);
-    memcpy(it->key + shared, b->data + kd, non_shared);
+    if (klen > it->key_cap) key_grow(it, klen);
+    copy_delta(it->key + shared, b->data + kd, non_shared);
     it->key_len = klen;
     it->value = b->data + kd + non_shared;
     it->value_len = vlen;
@@ -212,6 +234,11 @@ static int parse_next(block_iter *it)
     while (off >= it->next_restart) /* B2: ends at restart_offset, beyond every entry */
         set_restart(it, it->restart_index + 1);
     return 1;
+}
+
+static int parse_next(block_iter *it)
+{
+    return parse_next_inline(it);
 }
 
 static void seek_to_restart(block_iter *it, uint32_t index)
@@ -242,7 +269,7 @@ void block_iter_seek_last(block_iter *it)
 void block_iter_next(block_iter *it)
 {
     if (it->status != ENG_OK) return;
-    parse_next(it);
+    parse_next_inline(it);
 }
 
 void block_iter_prev(block_iter *it)

@@ -118,26 +118,22 @@ static inline slice saved(const buf *b)
     return slice_make(b->data, b->len);
 }
 
-/* save_slice for the key a forward step leaves, which every step saves:
- * word moves (the keys are a few dozen bytes) instead of a memcpy call. */
+/* save_slice for the user key of the internal key a forward step leaves,
+ * which every step saves: word moves (the keys are a few dozen bytes)
+ * instead of a memcpy call. The last word may run up to 7 bytes past the
+ * user key: into its 8-byte trailer when reading, into the room reserved
+ * when writing. REQUIRES: s is ikey_user_key of an internal key. */
 static inline void save_step_key(buf *b, slice s)
 {
     size_t n = s.size;
-    if (!b->data || n > b->cap) {
+    if (!b->data || n + 8 > b->cap) {
         b->len = 0;
-        buf_reserve(b, n < 16 ? 16 : n); /* key() never hands out NULL */
+        buf_reserve(b, n + 8 < 16 ? 16 : n + 8); /* key() never hands out NULL */
     }
     char *d = b->data;
     const char *p = s.data;
-    if (n >= 8) {
-        size_t i = 0;
-        for (; i + 8 <= n; i += 8)
-            memcpy(d + i, p + i, 8);
-        if (i < n) memcpy(d + n - 8, p + n - 8, 8); /* the tail, overlapping */
-    } else {
-        for (size_t i = 0; i < n; i++)
-            d[i] = p[i];
-    }
+    for (size_t i = 0; i < n; i += 8)
+        memcpy(d + i, p + i, 8);
     b->len = n;
 }
 
@@ -430,7 +426,8 @@ static inline int next_is_plain(eng_iter *di, slice k)
     return 1;
 }
 
-void eng_iter_next(eng_iter *di)
+/* eng_iter_next's body, inlined into it and into eng_iter_next_entry. */
+static inline __attribute__((always_inline)) void step_next(eng_iter *di)
 {
     if (!di->valid) return;
     iter *it = di->it;
@@ -460,6 +457,26 @@ void eng_iter_next(eng_iter *di)
         if (next_is_plain(di, k)) return;
     }
     find_next_user_entry(di, 1);
+}
+
+void eng_iter_next(eng_iter *di)
+{
+    step_next(di);
+}
+
+/* After a forward step the key and value are the internal iterator's
+ * (I1), the key the one I4 kept when cur_ok. */
+int eng_iter_next_entry(eng_iter *di, const char **k, size_t *kl, const char **v, size_t *vl)
+{
+    step_next(di);
+    if (!di->valid) return 0;
+    slice key = ikey_user_key(di->cur_ok ? di->cur : iter_key(di->it));
+    slice val = iter_value(di->it);
+    *k = key.data;
+    *kl = key.size;
+    *v = val.data;
+    *vl = val.size;
+    return 1;
 }
 
 void eng_iter_prev(eng_iter *di)

@@ -303,6 +303,10 @@ void eng_iter_prev(eng_iter *it);
 int eng_iter_valid(const eng_iter *it);
 const char *eng_iter_key(const eng_iter *it, size_t *kl);
 const char *eng_iter_value(const eng_iter *it, size_t *vl);
+/* eng_iter_next, then eng_iter_valid, and when valid the new entry's key
+ * and value as eng_iter_key and eng_iter_value give them, in one call (a
+ * scan's loop wants all four every step). Returns eng_iter_valid. */
+int eng_iter_next_entry(eng_iter *it, const char **k, size_t *kl, const char **v, size_t *vl);
 /* ENG_OK, or the error (e.g. ENG_CORRUPTION) that made the iterator invalid. */
 eng_status eng_iter_status(const eng_iter *it);
 /* Internal entries the iterator has looked at since it was created (older

@@ -31,6 +31,21 @@ struct iter_ops {
      * stepping a child wants all three, and a table under a level iterator
      * answers them in one call instead of six. */
     int (*next_key)(iter *it, slice *key);
+    /* Optional (NULL: none), Invariant G4 (merger.c): the block iterator
+     * the current entry comes from, when stepping it with block_iter_next
+     * is this iterator's next() for as long as it stays valid: a table, or
+     * a level iterator over one, hands its data block's iterator out so
+     * the merger steps a run of the block's entries without the layers in
+     * between. Returns NULL when there is none. The pointer stays good
+     * until the iterator moves by any op other than that step (the level
+     * iterator frees a file's iterator when it changes files). The
+     * iterator owns it. REQUIRES: valid. */
+    struct block_iter *(*leaf)(iter *it);
+    /* With leaf: the leaf ran off its block (block_iter_next left it
+     * invalid, or it failed): moves on as next() would have from the
+     * block's last entry, and returns valid(), setting *key to key() when
+     * valid. REQUIRES: leaf(it) was non-NULL and has been stepped since. */
+    int (*leaf_end)(iter *it, slice *key);
 };
 
 /* Every iterator embeds this as its first member. */

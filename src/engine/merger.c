@@ -22,9 +22,20 @@
  * source); otherwise the cached keys are searched again, with no call into
  * the children. A child's key() stays valid until that child moves (iter.h),
  * so the cache never points at freed memory.
+ *
+ * Invariant G4: between calls, leaf[i] is child i's leaf() (iter.h) while
+ * ok[i], else NULL, refreshed with ok[i] and key[i]. The forward step of a
+ * child with a leaf is block_iter_next on it, and only when the block runs
+ * out a call into the child (leaf_end): a run of entries from one block
+ * costs the block decode and G3's one comparison each, which is what stops
+ * the run where another child's entry (a newer version, a memtable's write,
+ * a range tombstone's entries for the user iterator to judge) comes first.
+ * Only that step moves a child without note_child, and it keeps leaf[i]
+ * good (iter.h: the pointer survives its own steps).
  */
 #include "merger.h"
 
+#include "block.h"
 #include "dbformat.h"
 
 #include <stdlib.h>
@@ -36,7 +47,9 @@ typedef struct merger {
     iter base;
     iter **c;
     uint64_t *max_seq; /* per child, or NULL: G2 */
+    uint64_t *max_seq_room;
     slice *key;        /* per child: its key() while ok (G3) */
+    block_iter **leaf; /* per child: its leaf() or NULL (G4) */
     unsigned char *ok; /* per child: its valid() (G3); shares key's allocation */
     int n;
     int cur;    /* -1: not valid */
@@ -51,8 +64,10 @@ static void note_child(merger *m, int i)
 {
     iter *c = m->c[i];
     m->ok[i] = (unsigned char)iter_valid(c);
+    m->leaf[i] = NULL;
     if (m->ok[i]) {
         m->key[i] = iter_key(c);
+        if (c->ops->leaf) m->leaf[i] = c->ops->leaf(c); /* G4 */
     } else if (m->st == ENG_OK) {
         eng_status s = iter_status(c);
         if (s != ENG_OK) m->st = s;
@@ -140,10 +155,23 @@ static void mg_seek(iter *it, slice target)
 
 /* The forward step of cur while the merger moves forward: one call into
  * the child, then G3's check against second. */
-static inline void step_forward(merger *m)
+static inline __attribute__((always_inline)) void step_forward(merger *m)
 {
     int i = m->cur;
-    m->ok[i] = (unsigned char)iter_next_key(m->c[i], &m->key[i]);
+    iter *c = m->c[i];
+    block_iter *bi = m->leaf[i];
+    if (bi) { /* G4: a run of the leaf's block */
+        block_iter_next(bi);
+        if (block_iter_valid(bi)) {
+            m->key[i] = block_iter_key(bi);
+            after_step(m);
+            return;
+        }
+        m->ok[i] = (unsigned char)c->ops->leaf_end(c, &m->key[i]);
+        m->leaf[i] = m->ok[i] ? c->ops->leaf(c) : NULL; /* G4: it may be another file's */
+    } else {
+        m->ok[i] = (unsigned char)iter_next_key(c, &m->key[i]);
+    }
     if (!m->ok[i]) note_child(m, i); /* records an error */
     after_step(m);
 }
@@ -222,7 +250,8 @@ static slice mg_key(const iter *it)
 static slice mg_value(const iter *it)
 {
     const merger *m = (const merger *)it;
-    return iter_value(m->c[m->cur]);
+    const block_iter *bi = m->leaf[m->cur]; /* G4 */
+    return bi ? block_iter_value(bi) : iter_value(m->c[m->cur]);
 }
 
 static eng_status mg_status(const iter *it)
@@ -241,17 +270,13 @@ static void mg_destroy(iter *it)
     merger *m = (merger *)it;
     for (int i = 0; i < m->n; i++)
         iter_free(m->c[i]);
-    free(m->c);
-    free(m->max_seq);
-    free(m->key); /* and ok */
-    free(m);
+    free(m); /* and the arrays after it (merger_new) */
 }
 
 void merger_set_max_seqs(iter *it, const uint64_t *max_seq)
 {
     merger *m = (merger *)it;
-    if (!m->max_seq) m->max_seq = malloc(sizeof(uint64_t) * (size_t)(m->n ? m->n : 1));
-    if (!m->max_seq) abort();
+    m->max_seq = m->max_seq_room;
     memcpy(m->max_seq, max_seq, sizeof(uint64_t) * (size_t)m->n);
 }
 
@@ -301,13 +326,17 @@ static const struct iter_ops merger_ops = {
 
 iter *merger_new(iter **children, int n)
 {
-    merger *m = calloc(1, sizeof(*m));
-    if (!m) abort();
+    /* One allocation, built per query (db_iter.c): the struct, then every
+     * per-child array, the 8-byte ones first so each stays aligned. */
     size_t slots = (size_t)(n ? n : 1);
-    m->c = malloc(sizeof(iter *) * slots);
-    m->key = calloc(slots, sizeof(slice) + 1); /* ok after key: one allocation */
-    if (!m->c || !m->key) abort();
-    m->ok = (unsigned char *)(m->key + slots);
+    size_t per = sizeof(iter *) + sizeof(uint64_t) + sizeof(slice) + sizeof(block_iter *) + 1;
+    merger *m = calloc(1, sizeof(*m) + slots * per);
+    if (!m) abort();
+    m->c = (iter **)(m + 1);
+    m->max_seq_room = (uint64_t *)(m->c + slots);
+    m->key = (slice *)(m->max_seq_room + slots);
+    m->leaf = (block_iter **)(m->key + slots);
+    m->ok = (unsigned char *)(m->leaf + slots);
     for (int i = 0; i < n; i++)
         m->c[i] = children[i];
     m->base.ops = &merger_ops;

@@ -368,6 +368,23 @@ static int si_next_key(iter *base, slice *key)
     return 1;
 }
 
+/* G4 (merger.c): within the data block, si_next is block_iter_next (T2
+ * needs a look only once the block runs out). */
+static struct block_iter *si_leaf(iter *base)
+{
+    return &((sst_iter *)base)->data_it;
+}
+
+/* The rest of si_next_key once the leaf's own step left it invalid. */
+static int si_leaf_end(iter *base, slice *key)
+{
+    sst_iter *it = (sst_iter *)base;
+    skip_forward(it);
+    if (!si_valid(base)) return 0;
+    *key = block_iter_key(&it->data_it);
+    return 1;
+}
+
 static slice si_key(const iter *base)
 {
     return block_iter_key(&((const sst_iter *)base)->data_it);
@@ -394,8 +411,8 @@ static void si_destroy(iter *base)
 }
 
 static const struct iter_ops sst_iter_ops = {
-    si_valid, si_seek_first, si_seek_last, si_seek,    si_next,     si_prev,
-    si_key,   si_value,      si_status,    si_destroy, si_next_key,
+    si_valid, si_seek_first, si_seek_last, si_seek,     si_next, si_prev,     si_key,
+    si_value, si_status,     si_destroy,   si_next_key, si_leaf, si_leaf_end,
 };
 
 /* An empty block for data_it to point at before the first block loads. */

@@ -495,6 +495,24 @@ static int li_next_key(iter *it, slice *key)
     return 1;
 }
 
+/* G4 (merger.c): the current file's leaf; running off it moves on
+ * through that file, then the next ones, as li_next_key. */
+static struct block_iter *li_leaf(iter *it)
+{
+    level_iter *li = (level_iter *)it;
+    return li->data->ops->leaf ? li->data->ops->leaf(li->data) : NULL;
+}
+
+static int li_leaf_end(iter *it, slice *key)
+{
+    level_iter *li = (level_iter *)it;
+    if (li->data->ops->leaf_end(li->data, key)) return 1;
+    li_skip_forward(li);
+    if (!li_valid(it)) return 0;
+    *key = iter_key(li->data);
+    return 1;
+}
+
 static slice li_key(const iter *it)
 {
     return iter_key(((const level_iter *)it)->data);
@@ -517,8 +535,8 @@ static void li_destroy(iter *it)
 }
 
 static const struct iter_ops level_iter_ops = {
-    li_valid, li_seek_first, li_seek_last, li_seek,    li_next,     li_prev,
-    li_key,   li_value,      li_status,    li_destroy, li_next_key,
+    li_valid, li_seek_first, li_seek_last, li_seek,     li_next, li_prev,     li_key,
+    li_value, li_status,     li_destroy,   li_next_key, li_leaf, li_leaf_end,
 };
 
 iter *level_iter_new(file_meta *const *files, int n, int fill_cache, sst_damage_log *dl)

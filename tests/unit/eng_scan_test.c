@@ -9,7 +9,10 @@
  *    the block could hold (reporting the file, offset and key range) and
  *    goes on with the rest, never showing an older version of a key the
  *    damaged block might hold; without being told, it stops with
- *    ENG_CORRUPTION.
+ *    ENG_CORRUPTION;
+ *  - a forward run through one table's block stops at every entry another
+ *    source (a newer table, the memtable, a range tombstone) puts first,
+ *    and shows a snapshot only what it sees (merger.c, G4).
  */
 #include "engine/engine.h"
 #include "test.h"
@@ -227,6 +230,124 @@ TEST(ScanToldToStepsOverADamagedBlockAndNeverShowsAnOlderVersion)
     int missing2;
     CHECK_EQ_INT(damaged_scan(db, 0, &missing2, &nd, msg, sizeof(msg)), fwd + 1);
     CHECK(missing2 != missing);
+    CHECK(eng_close(db) == ENG_OK);
+}
+
+/* What key i of ScanRunOfOneBlockStopsWhereAnotherSourceComesFirst holds:
+ * NULL when deleted; at the snapshot only the tables' writes count. */
+static const char *run_expect(int i, int at_snapshot)
+{
+    if (!at_snapshot && (i % 13 == 0 || (i >= 500 && i < 600))) return NULL;
+    if (!at_snapshot && i % 11 == 0) return "mem";
+    return i % 7 == 0 ? "l0" : "l1";
+}
+
+static void check_run_scan(eng_db *db, const eng_snapshot *snap, int from)
+{
+    eng_iter *it = eng_iter_new(db, snap, NULL);
+    char k[32];
+    snprintf(k, sizeof(k), "k%06d", from);
+    int i = from;
+    for (eng_iter_seek(it, k, strlen(k)); eng_iter_valid(it); eng_iter_next(it), i++) {
+        while (i < 2000 && !run_expect(i, snap != NULL))
+            i++;
+        size_t kl, vl;
+        const char *key = eng_iter_key(it, &kl), *v = eng_iter_value(it, &vl);
+        snprintf(k, sizeof(k), "k%06d", i);
+        const char *want = i < 2000 ? run_expect(i, snap != NULL) : "(end)";
+        CHECK_MSG(kl == strlen(k) && !memcmp(key, k, kl) && vl == strlen(want) &&
+                      !memcmp(v, want, vl),
+                  "at %s (snapshot %d): got %.*s = %.*s, want %s", k, snap != NULL, (int)kl, key,
+                  (int)vl, v, want);
+    }
+    while (i < 2000 && !run_expect(i, snap != NULL))
+        i++;
+    CHECK_EQ_INT(i, 2000);
+    CHECK(eng_iter_status(it) == ENG_OK);
+    eng_iter_free(it);
+}
+
+/* merger.c G4: a forward step through a table's block runs on without the
+ * layers above it, and must still stop at every entry another source puts
+ * first: a newer version in a level-0 table, a memtable's value or
+ * deletion, the entries under a range tombstone; and at a snapshot it must
+ * not show the versions the snapshot cannot see. */
+TEST(ScanRunOfOneBlockStopsWhereAnotherSourceComesFirst)
+{
+    eng_options o;
+    eng_options_init(&o);
+    o.l0_compaction_trigger = 100; /* keep the tables as they are */
+    o.l0_slowdown_trigger = o.l0_stop_trigger = 100;
+    o.block_size = 512;        /* runs end at block ends, */
+    o.target_file_size = 8192; /* and at file ends inside level 1 */
+    eng_db *db = open_scan_db(&o);
+    char k[32];
+    for (int i = 0; i < 2000; i++) {
+        snprintf(k, sizeof(k), "k%06d", i);
+        put(db, k, "l1");
+    }
+    CHECK(eng_compact_range(db, NULL, 0, NULL, 0) == ENG_OK); /* level 1 */
+    for (int i = 0; i < 2000; i += 7) {
+        snprintf(k, sizeof(k), "k%06d", i);
+        put(db, k, "l0");
+    }
+    CHECK(eng_flush(db) == ENG_OK); /* level 0 */
+    const eng_snapshot *snap = eng_snapshot_new(db);
+    for (int i = 0; i < 2000; i += 11) {
+        snprintf(k, sizeof(k), "k%06d", i);
+        put(db, k, "mem");
+    }
+    for (int i = 0; i < 2000; i += 13) {
+        snprintf(k, sizeof(k), "k%06d", i);
+        write_op(db, 1, k, NULL);
+    }
+    del_range(db, "k000500", "k000600");
+    for (int from = 0; from < 2000; from += 499) {
+        check_run_scan(db, NULL, from);
+        check_run_scan(db, snap, from);
+    }
+    eng_snapshot_release(db, snap);
+    CHECK(eng_close(db) == ENG_OK);
+}
+
+/* eng_iter_next_entry is eng_iter_next, eng_iter_valid, eng_iter_key and
+ * eng_iter_value: also right after a backward step, whose key and value
+ * are the iterator's copies (db_iter.c I1), and at the end. */
+TEST(NextEntryGivesWhatNextKeyAndValueGive)
+{
+    eng_options o;
+    eng_options_init(&o);
+    eng_db *db = open_scan_db(&o);
+    char k[32], v[32];
+    for (int i = 0; i < 300; i++) {
+        snprintf(k, sizeof(k), "k%06d", i);
+        snprintf(v, sizeof(v), "value %d", i);
+        put(db, k, v);
+        if (i == 150) CHECK(eng_flush(db) == ENG_OK);
+    }
+    eng_iter *a = eng_iter_new(db, NULL, NULL), *b = eng_iter_new(db, NULL, NULL);
+    eng_iter_seek(a, "k000100", 7);
+    eng_iter_seek(b, "k000100", 7);
+    int n = 0;
+    for (int ok = eng_iter_valid(a); ok; n++) {
+        if (n == 20) { /* a backward step, then forward again */
+            eng_iter_prev(a);
+            eng_iter_prev(b);
+        }
+        const char *ka, *va, *kb, *vb;
+        size_t kal, val, kbl, vbl;
+        ok = eng_iter_next_entry(a, &ka, &kal, &va, &val);
+        eng_iter_next(b);
+        CHECK_EQ_INT(ok, eng_iter_valid(b));
+        if (!ok) break;
+        kb = eng_iter_key(b, &kbl);
+        vb = eng_iter_value(b, &vbl);
+        CHECK(kal == kbl && !memcmp(ka, kb, kal) && val == vbl && !memcmp(va, vb, val));
+    }
+    CHECK_EQ_INT(n, 200); /* k000101 .. k000299, and k000120 twice */
+    CHECK(eng_iter_status(a) == ENG_OK);
+    eng_iter_free(a);
+    eng_iter_free(b);
     CHECK(eng_close(db) == ENG_OK);
 }
 
