@@ -37,6 +37,17 @@ static mem_ent *ent_new(arena *a, const char *k, size_t kl, uint64_t seq)
     return e;
 }
 
+/* Inserts n keys "m\001key:<12 digits>" drawn at random below range, with
+ * sequences 1..n: random order under one shared prefix. */
+static void insert_random_keys(mem_tree *t, arena *a, unsigned n, uint64_t range)
+{
+    for (unsigned i = 0; i < n; i++) {
+        char k[32];
+        int kl = snprintf(k, sizeof(k), "m\001key:%012llu", (unsigned long long)(rnd() % range));
+        mt_insert(t, ent_new(a, k, (size_t)kl, i + 1), NULL);
+    }
+}
+
 /* Scan-only keys (memtable.h, M8) get no hash index slot and no leaf
  * hint: the same entries cost at least 24 bytes less each. */
 TEST(ScanOnlyKeysCostLessMemory)
@@ -151,12 +162,7 @@ TEST(RandomOrderInsertsRestTheirFinger)
     arena_init(&a, 1u << 20, 1u << 20);
     mem_tree t;
     mt_init(&t, &a);
-    for (unsigned i = 0; i < N; i++) {
-        char k[32];
-        int kl =
-            snprintf(k, sizeof(k), "m\001key:%012llu", (unsigned long long)(rnd() % 1000000000));
-        mt_insert(&t, ent_new(&a, k, (size_t)kl, i + 1), NULL);
-    }
+    insert_random_keys(&t, &a, N, 1000000000);
     uint64_t n = N;
     CHECK_EQ_INT(mt_check(&t, &n), 0);
     CHECK_MSG(t.finger_tries <= N / 20, "%llu finger tries for %d random inserts",
@@ -384,12 +390,7 @@ TEST(LeafSummaryBoundsSearchToOneLine)
     arena_init(&a, 1u << 20, 1u << 20);
     mem_tree t;
     mt_init(&t, &a);
-    for (unsigned i = 0; i < N; i++) {
-        char k[32];
-        int kl = snprintf(k, sizeof(k), "m\001key:%012llu",
-                          (unsigned long long)(rnd() % 1000000000000ull));
-        mt_insert(&t, ent_new(&a, k, (size_t)kl, i + 1), NULL);
-    }
+    insert_random_keys(&t, &a, N, 1000000000000ull);
     uint64_t n = N;
     CHECK_EQ_INT(mt_check(&t, &n), 0);
     mt_cursor c;
