@@ -345,6 +345,14 @@ static inline void block_prefetch(const block *b)
     }
 }
 
+void block_prefetch_restarts(const block *b)
+{
+    const char *p = b->data + b->restart_offset, *end = p + 4 * (size_t)b->num_restarts;
+    for (; p < end; p += 64)
+        __builtin_prefetch(p);
+    __builtin_prefetch(end - 1);
+}
+
 void block_iter_seek(block_iter *it, slice target)
 {
     if (it->status != ENG_OK) return;

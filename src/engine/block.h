@@ -34,6 +34,10 @@ typedef struct block {
  * the caller knows the file and offset). */
 eng_status block_parse(block *b, const char *data, size_t size, char *owned);
 
+/* Starts loading b's restart array, which a seek's binary search reads
+ * first (a prefetch hint for a lookup about to come). */
+void block_prefetch_restarts(const block *b);
+
 /* Frees b->owned; b itself is the caller's. */
 void block_release(block *b);
 

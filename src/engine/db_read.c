@@ -189,20 +189,3 @@ eng_status eng_get_batch(eng_db *db, const eng_snapshot *snap, eng_batch *b, con
     rdel_set_unref(rd);
     return s;
 }
-
-void eng_prefetch(eng_db *db, size_t n, const char *const *keys, const size_t *lens,
-                  const unsigned char *writes)
-{
-    slice k[MEM_PREFETCH_MAX], w[MEM_PREFETCH_MAX];
-    size_t nw = 0;
-    if (n > MEM_PREFETCH_MAX) n = MEM_PREFETCH_MAX;
-    if (n == 0) return;
-    for (size_t i = 0; i < n; i++) {
-        k[i] = slice_make(keys[i], lens[i]);
-        if (writes[i]) w[nw++] = k[i];
-    }
-    uint64_t seq;
-    superversion *sv = db_get_sv(db, &seq); /* keeps sv->mem alive */
-    mem_prefetch_keys(sv->mem, n, k, nw, w);
-    sv_unref(sv);
-}

@@ -92,6 +92,13 @@ int sst_reader_may_match(sst_reader *r, slice key, uint64_t hash);
 eng_status sst_reader_get_unfiltered(sst_reader *r, slice key, uint64_t seq, int *type,
                                      uint64_t *found_seq, char **value, size_t *vlen);
 
+/* sst_reader_get_unfiltered (hash = bloom_hash(key)), but starting at the
+ * data block sst_reader_prefetch_locate found for key on this thread, when
+ * it did, without the index search; the block is taken (a second lookup
+ * searches the index). */
+eng_status sst_reader_get_located(sst_reader *r, slice key, uint64_t hash, uint64_t seq, int *type,
+                                  uint64_t *found_seq, char **value, size_t *vlen);
+
 /* Data blocks held in use by sst_reader_get_pinned, from any tables of one
  * cache, released together. Zero-initialise; not thread-safe. */
 typedef struct sst_pins {
@@ -116,6 +123,23 @@ eng_status sst_reader_get_pinned(sst_reader *r, slice key, uint64_t seq, sst_pin
 
 /* Starts loading the filter line a may_match of hash will read. */
 void sst_reader_prefetch_filter(const sst_reader *r, uint64_t hash);
+
+/* A point lookup's cache misses started ahead, in stages a caller runs for
+ * several keys in turn so that the keys' misses overlap (eng_prefetch):
+ * sst_reader_prefetch_locate does the lookup's index search for key and
+ * starts loading the block cache slot of the data block it lands on,
+ * returning 1 and that block's offset in *offset (0 when the index has no
+ * block for it or r has no cache) -- and leaving it for the lookup that
+ * follows on this thread (sst_reader_get_located); then sst_reader_prefetch_entry starts
+ * loading the slot's entry, sst_reader_prefetch_block the block's
+ * descriptor and sst_reader_prefetch_restarts its restart array. Hints:
+ * they change and count nothing and take no reference; the last two hold
+ * the cache shard's mutex for a moment (cache_peek). */
+int sst_reader_filter_may_match(const sst_reader *r, slice key, uint64_t hash); /* uncounted */
+int sst_reader_prefetch_locate(const sst_reader *r, slice key, uint64_t hash, uint64_t *offset);
+void sst_reader_prefetch_entry(const sst_reader *r, uint64_t offset);
+void sst_reader_prefetch_block(const sst_reader *r, uint64_t offset);
+void sst_reader_prefetch_restarts(const sst_reader *r, uint64_t offset);
 
 /* An internal iterator over the point entries. fill_cache = 0 for
  * compaction reads, which should not evict hot blocks. A corrupt block

@@ -95,6 +95,10 @@ eng_status sst_search_block(const sst_reader *r, sst_handle h, const block *b, s
  * REQUIRES: block_iter_valid(ii). */
 eng_status sst_index_handle(const sst_reader *r, const block_iter *ii, sst_handle *h);
 
+/* The data block sst_reader_prefetch_locate left for key (hash its
+ * bloom_hash) in r on this thread: 1 and *h, then forgotten; 0 when none. */
+int sst_hint_take(const sst_reader *r, slice key, uint64_t hash, sst_handle *h);
+
 /* Positions ii (a block_iter over r->index) at the first index entry >=
  * target, an internal key (at least 8 bytes). */
 void sst_index_seek(const sst_reader *r, block_iter *ii, slice target);

@@ -128,3 +128,93 @@ void sst_reader_prefetch_filter(const sst_reader *r, uint64_t hash)
 {
     if (r->filter_len) bloom_prefetch(r->filter, r->filter_len, hash);
 }
+
+int sst_reader_filter_may_match(const sst_reader *r, slice key, uint64_t hash)
+{
+    if (!r->filter_len || bloom_may_match(r->filter, r->filter_len, hash)) return 1;
+    return r->nskips && bloom_skipped(r->skips, r->nskips, key);
+}
+
+/* The data blocks sst_reader_prefetch_locate found, per thread, by key
+ * hash: a lookup that follows takes its block from here instead of
+ * searching the index again (sst_hint_take). A located block is the one
+ * the index search of (key, ENG_MAX_SEQUENCE) lands on: every entry of
+ * the blocks before it is below that target, so below (key, seq) for any
+ * seq, and the first entry >= (key, seq) is in it or, when the block has
+ * none (the key's older versions fill later blocks, or it is absent), in
+ * a later one (sst_reader_get_located then searches the index). Table
+ * files are immutable and their numbers never reused, so a hint never goes
+ * stale; a newer one for another key of the same slot replaces it. */
+#define HINT_SLOTS 32
+#define HINT_KEY_MAX 128
+static __thread struct hint {
+    uint64_t file, hash; /* file 0: empty (table file numbers start above it) */
+    sst_handle h;
+    size_t klen;
+    char key[HINT_KEY_MAX];
+} hints[HINT_SLOTS];
+
+int sst_hint_take(const sst_reader *r, slice key, uint64_t hash, sst_handle *h)
+{
+    struct hint *x = &hints[hash % HINT_SLOTS];
+    if (x->file != r->file_number || x->hash != hash || x->klen != key.size ||
+        memcmp(x->key, key.data, key.size) != 0)
+        return 0;
+    *h = x->h;
+    x->file = 0; /* taken once */
+    return 1;
+}
+
+static void hint_put(const sst_reader *r, slice key, uint64_t hash, sst_handle h)
+{
+    struct hint *x = &hints[hash % HINT_SLOTS];
+    x->file = r->file_number;
+    x->hash = hash;
+    x->h = h;
+    x->klen = key.size;
+    memcpy(x->key, key.data, key.size);
+}
+
+int sst_reader_prefetch_locate(const sst_reader *r, slice key, uint64_t hash, uint64_t *offset)
+{
+    char stack[HINT_KEY_MAX + 8];
+    if (!r->cache || key.size > HINT_KEY_MAX) return 0;
+    memcpy(stack, key.data, key.size);
+    enc_fixed64(stack + key.size, ikey_pack_trailer(ENG_MAX_SEQUENCE, ENG_TYPE_SEEK));
+    block_iter ii;
+    block_iter_init(&ii, &r->index, BLOCK_CMP_IKEY);
+    sst_index_seek(r, &ii, slice_make(stack, key.size + 8));
+    sst_handle h;
+    int ok = block_iter_valid(&ii) && sst_index_handle(r, &ii, &h) == ENG_OK;
+    block_iter_cleanup(&ii);
+    if (!ok) return 0;
+    cache_prefetch(r->cache, r->file_number, h.offset);
+    hint_put(r, key, hash, h);
+    *offset = h.offset;
+    return 1;
+}
+
+void sst_reader_prefetch_entry(const sst_reader *r, uint64_t offset)
+{
+    if (r->cache) cache_prefetch_entry(r->cache, r->file_number, offset);
+}
+
+static void prefetch_descriptor(const void *value)
+{
+    __builtin_prefetch(value);
+}
+
+static void prefetch_restarts(const void *value)
+{
+    block_prefetch_restarts(value);
+}
+
+void sst_reader_prefetch_block(const sst_reader *r, uint64_t offset)
+{
+    if (r->cache) cache_peek(r->cache, r->file_number, offset, prefetch_descriptor);
+}
+
+void sst_reader_prefetch_restarts(const sst_reader *r, uint64_t offset)
+{
+    if (r->cache) cache_peek(r->cache, r->file_number, offset, prefetch_restarts);
+}

@@ -621,6 +621,25 @@ eng_status sst_reader_get(sst_reader *r, slice key, uint64_t seq, int *type, uin
     return sst_reader_get_unfiltered(r, key, seq, type, found_seq, value, vlen);
 }
 
+eng_status sst_reader_get_located(sst_reader *r, slice key, uint64_t hash, uint64_t seq, int *type,
+                                  uint64_t *found_seq, char **value, size_t *vlen)
+{
+    sst_handle h;
+    char stack[256];
+    if (key.size + 8 > sizeof(stack) || !sst_hint_take(r, key, hash, &h))
+        return sst_reader_get_unfiltered(r, key, seq, type, found_seq, value, vlen);
+    if (seq > ENG_MAX_SEQUENCE) seq = ENG_MAX_SEQUENCE;
+    memcpy(stack, key.data, key.size);
+    enc_fixed64(stack + key.size, ikey_pack_trailer(seq, ENG_TYPE_SEEK));
+    get_out o = {type, found_seq, value, vlen};
+    int past_end = 0;
+    eng_status s = get_in_block(r, h, key, slice_make(stack, key.size + 8), o, &past_end);
+    if (!past_end) return s;
+    /* Every entry of the block is below (key, seq): an older version in a
+     * later block, or the key absent. */
+    return sst_reader_get_unfiltered(r, key, seq, type, found_seq, value, vlen);
+}
+
 eng_status sst_reader_get_unfiltered(sst_reader *r, slice key, uint64_t seq, int *type,
                                      uint64_t *found_seq, char **value, size_t *vlen)
 {

@@ -327,7 +327,7 @@ static eng_status table_get(file_meta *f, slice key, uint64_t hash, uint64_t seq
     row_cache *rc = f->vs ? f->vs->row_cache : NULL;
     if (row_cache_get(rc, f->number, hash, key, seq, type, fseq, val, vlen)) /* RC2 */
         return *type == ROW_ABSENT ? ENG_NOTFOUND : ENG_OK;
-    s = sst_reader_get_unfiltered(r, key, seq, type, fseq, val, vlen);
+    s = sst_reader_get_located(r, key, hash, seq, type, fseq, val, vlen);
     if (rc && seq >= f->largest_seq) { /* RC1: the answer is the table's newest */
         if (s == ENG_OK)
             row_cache_put(rc, f->number, hash, key, *type, *fseq, slice_make(*val, *vlen));

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "keyspace/ks_set.h"
 #include "keyspace/ks_type.h"
 
 ks_status ks_engine_err(ks_ctx *c, eng_status s, const char *what)
@@ -399,9 +400,11 @@ void ks_prefetch(keyspace *ks, int db, size_t n, const char *const *keys, const 
     eng_prefetch(ks->db, m, mk, ml, w);
 }
 
-/* The version of key's big hash as committed (0: none, or not a big hash):
- * a hint, read without the batch or lazy expiry. */
-static uint64_t prefetch_version(keyspace *ks, int db, const char *key, size_t klen, int64_t now)
+/* The version of key's big hash or big set as committed, with its type
+ * in *type (0: none, or not one of those): a hint, read without the batch
+ * or lazy expiry. */
+static uint64_t prefetch_version(keyspace *ks, int db, const char *key, size_t klen, int64_t now,
+                                 int *type)
 {
     char mk[KS_META_KEY_LEN(KS_PREFETCH_KEY_MAX)], *v = NULL;
     size_t vl = 0;
@@ -411,34 +414,54 @@ static uint64_t prefetch_version(keyspace *ks, int db, const char *key, size_t k
     if (eng_get(ks->db, NULL, mk, KS_META_KEY_LEN(klen), &v, &vl) != ENG_OK) return 0;
     ks_meta m;
     uint64_t version = 0;
-    if (ks_meta_view(&m, v, vl, now) == 0 && m.type == KS_HASH && m.big) version = m.version;
+    if (ks_meta_view(&m, v, vl, now) == 0 && (m.type == KS_HASH || m.type == KS_SET) && m.big) {
+        version = m.version;
+        *type = m.type;
+    }
     eng_free(v);
     return version;
+}
+
+/* The member key of field f (a hash's field, a set's member) of the big
+ * value (type, version) of db, as ks_member_get reads it, into buf (room
+ * for 18 + KS_PREFETCH_KEY_MAX bytes); its length. */
+static size_t member_key(char *buf, int db, uint64_t version, int type, const char *f, size_t fl)
+{
+    buf[0] = KS_NS_MEMBER;
+    buf[1] = (char)db;
+    ks_put_be64(buf + 2, version);
+    if (type != KS_SET) {
+        memcpy(buf + 10, f, fl);
+        return 10 + fl;
+    }
+    ks_ekey sfx;
+    ks_set_suffix(&sfx, f, fl);
+    memcpy(buf + 10, sfx.p, sfx.n);
+    size_t n = 10 + sfx.n;
+    ks_ekey_free(&sfx);
+    return n;
 }
 
 void ks_prefetch_fields(keyspace *ks, int db, size_t n, const char *const *keys, const size_t *lens,
                         const char *const *fields, const size_t *flens, const unsigned char *writes,
                         int64_t now_ms)
 {
-    char buf[KS_PREFETCH_MAX][10 + KS_PREFETCH_KEY_MAX];
+    char buf[KS_PREFETCH_MAX][18 + KS_PREFETCH_KEY_MAX];
     const char *mk[KS_PREFETCH_MAX];
     size_t ml[KS_PREFETCH_MAX], m = 0;
     unsigned char w[KS_PREFETCH_MAX];
     uint64_t version = 0;
+    int type = 0;
     for (size_t i = 0; i < n && i < KS_PREFETCH_MAX; i++) {
         if (lens[i] > KS_PREFETCH_KEY_MAX || flens[i] > KS_PREFETCH_KEY_MAX) continue;
         int same = i && lens[i] == lens[i - 1] && memcmp(keys[i], keys[i - 1], lens[i]) == 0;
         /* A record read costs what the member prefetch saves: only for a
          * key the pipeline names again (one read for all its fields). */
         int again = i + 1 < n && lens[i + 1] == lens[i] && !memcmp(keys[i], keys[i + 1], lens[i]);
-        if (!same) version = again ? prefetch_version(ks, db, keys[i], lens[i], now_ms) : 0;
+        if (!same) version = again ? prefetch_version(ks, db, keys[i], lens[i], now_ms, &type) : 0;
         if (!version) continue;
-        buf[m][0] = KS_NS_MEMBER; /* the field's engine key, as ks_member_get's */
-        buf[m][1] = (char)db;
-        ks_put_be64(buf[m] + 2, version);
-        memcpy(buf[m] + 10, fields[i], flens[i]);
+        ml[m] = member_key(buf[m], db, version, type, fields[i], flens[i]);
         mk[m] = buf[m];
-        ml[m] = 10 + flens[i];
         w[m++] = writes[i];
     }
     if (m) eng_prefetch(ks->db, m, mk, ml, w);

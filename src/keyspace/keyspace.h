@@ -100,9 +100,10 @@ eng_db *ks_engine(keyspace *ks);
 #define KS_PREFETCH_KEY_MAX 120
 void ks_prefetch(keyspace *ks, int db, size_t n, const char *const *keys, const size_t *lens,
                  const unsigned char *writes);
-/* The same for fields[i] of the hash keys[i] (HSET key field ...): their
- * member keys, when keys[i] is a big hash the list names more than once in
- * a row (its record is read once, committed, as of now_ms). */
+/* The same for fields[i] of the hash or set keys[i] (HSET key field ...,
+ * SADD key member ...): their member keys, when keys[i] is a big hash or
+ * set the list names more than once in a row (its record is read once,
+ * committed, as of now_ms). */
 void ks_prefetch_fields(keyspace *ks, int db, size_t n, const char *const *keys, const size_t *lens,
                         const char *const *fields, const size_t *flens, const unsigned char *writes,
                         int64_t now_ms);

@@ -29,7 +29,8 @@ static long long header_len(const char *b, size_t end, size_t *pos, char c)
 /* Before a pipeline runs: the first key of each of its complete multibulk
  * requests (by the command's row: SET, GET, INCR, HSET, SADD, LPUSH ...)
  * is handed to ks_prefetch (as a read: no_writes below), and its access slot
- * prefetched -- and a hash command's field to ks_prefetch_fields -- so
+ * prefetched -- and a hash command's field or a set command's member to
+ * ks_prefetch_fields -- so
  * that the commands' cache misses in the memtable overlap instead of each
  * command waiting for its own. A key the request before named too (HSET,
  * LPUSH or RPOP of one key) is hinted once: it is in the cache after the
@@ -97,7 +98,8 @@ static int prefetch_request(const char *b, size_t end, size_t *pos, prefetch_set
         if (a == cmd->first_key) {
             key = arg, klen = (size_t)l;
             add_key(s, arg, (size_t)l);
-        } else if (a == 2 && key && cmd->group && !strcmp(cmd->group, "hash")) {
+        } else if (a == 2 && key && cmd->group &&
+                   (!strcmp(cmd->group, "hash") || !strcmp(cmd->group, "set"))) {
             s->hkeys[s->nf] = key;
             s->hlens[s->nf] = klen;
             s->fields[s->nf] = arg;
