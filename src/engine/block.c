@@ -345,12 +345,36 @@ static inline void block_prefetch(const block *b)
     }
 }
 
-void block_prefetch_restarts(const block *b)
+void block_rsearch_start(const block *b, block_rsearch *s)
 {
     const char *p = b->data + b->restart_offset, *end = p + 4 * (size_t)b->num_restarts;
     for (; p < end; p += 64)
         __builtin_prefetch(p);
     __builtin_prefetch(end - 1);
+    s->left = 0;
+    s->right = b->num_restarts ? b->num_restarts - 1 : 0;
+    s->primed = 0;
+}
+
+int block_rsearch_step(const block *b, block_rsearch *s, slice target)
+{
+    if (s->left < s->right && s->primed) { /* the probe of block_iter_seek's loop */
+        uint32_t mid = s->left + (s->right - s->left + 1) / 2;
+        slice k;
+        if (!block_restart_key(b, mid, BLOCK_CMP_IKEY, &k))
+            s->right = s->left; /* damaged: the lookup's own seek reports it */
+        else if (ikey_compare(k, target) < 0)
+            s->left = mid;
+        else
+            s->right = mid - 1;
+    }
+    if (s->left >= s->right) {
+        if (b->num_restarts) prefetch_interval(b, s->left);
+        return 1;
+    }
+    __builtin_prefetch(b->data + restart_point(b, s->left + (s->right - s->left + 1) / 2));
+    s->primed = 1;
+    return 0;
 }
 
 void block_iter_seek(block_iter *it, slice target)

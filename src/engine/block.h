@@ -34,9 +34,22 @@ typedef struct block {
  * the caller knows the file and offset). */
 eng_status block_parse(block *b, const char *data, size_t size, char *owned);
 
-/* Starts loading b's restart array, which a seek's binary search reads
- * first (a prefetch hint for a lookup about to come). */
-void block_prefetch_restarts(const block *b);
+/* block_iter_seek's binary search for the restart interval of target (an
+ * internal key) in steps, for a caller that searches several blocks at
+ * once and advances each by one step in turn, so that each step's cache
+ * miss overlaps the other blocks' (eng_prefetch): block_rsearch_start
+ * starts loading the restart array, and each block_rsearch_step makes the
+ * probe whose line the step before started loading and starts the next.
+ * A step returns 1 once s->left is the restart interval block_iter_seek
+ * would scan from (its entries prefetched), or an earlier one if the block
+ * is damaged; block_iter_seek_from(it, s->left, target') then finds the
+ * first entry >= target' for any target' >= target. */
+typedef struct block_rsearch {
+    uint32_t left, right;
+    int primed; /* the next probe's line was asked for */
+} block_rsearch;
+void block_rsearch_start(const block *b, block_rsearch *s);
+int block_rsearch_step(const block *b, block_rsearch *s, slice target);
 
 /* Frees b->owned; b itself is the caller's. */
 void block_release(block *b);

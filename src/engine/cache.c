@@ -32,10 +32,6 @@
  *       time; what it reads may be stale (an entry since moved or freed),
  *       and it uses it only as a prefetch address, never dereferences it.
  *       The retired arrays together are smaller than the live one.
- *   C7. While an entry is in its shard's table it holds the cache's own
- *       reference, and it leaves the table only under the shard mutex; so
- *       under the mutex its value is alive without a reference of the
- *       caller's (cache_peek).
  * The hit and miss counters are updated with relaxed atomics per shard and
  * summed on demand: they are statistics, not synchronisation.
  *
@@ -275,14 +271,15 @@ cache_handle *cache_lookup(block_cache *c, uint64_t file, uint64_t offset)
     return e;
 }
 
-void cache_peek(block_cache *c, uint64_t file, uint64_t offset, void (*fn)(const void *value))
+cache_handle *cache_lookup_quiet(block_cache *c, uint64_t file, uint64_t offset)
 {
     uint32_t hash = key_hash(file, offset);
     shard *s = shard_of(c, hash);
     pthread_mutex_lock(&s->mu);
     entry *e = *find_slot(s, file, offset, hash);
-    if (e) fn(e->value); /* C7 */
+    if (e) __atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED); /* C5 */
     pthread_mutex_unlock(&s->mu);
+    return e;
 }
 
 cache_handle *cache_insert(block_cache *c, uint64_t file, uint64_t offset, void *value,

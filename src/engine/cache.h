@@ -33,12 +33,9 @@ cache_handle *cache_insert(block_cache *c, uint64_t file, uint64_t offset, void 
 void cache_prefetch(const block_cache *c, uint64_t file, uint64_t offset);
 void cache_prefetch_entry(const block_cache *c, uint64_t file, uint64_t offset);
 
-/* Calls fn(value) with the value of (file, offset) while the entry's
- * shard mutex is held, when the cache holds it; neither promotes, counts
- * nor takes a reference (C7). For prefetch hints that must read the
- * value (a block's address) without a reference's two atomic updates.
- * fn must not call into the cache. */
-void cache_peek(block_cache *c, uint64_t file, uint64_t offset, void (*fn)(const void *value));
+/* As cache_lookup, but neither counted as a hit or miss nor promoted: for
+ * a prefetch that reads the block before the lookup that will count. */
+cache_handle *cache_lookup_quiet(block_cache *c, uint64_t file, uint64_t offset);
 
 void *cache_value(cache_handle *h);
 /* Drops the handle's reference. Takes no lock unless the entry's shard is

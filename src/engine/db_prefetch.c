@@ -15,14 +15,16 @@
  *     of every table that may hold each key;
  *  2. the memtable lookups; for a key they do not answer, the first table
  *     whose filter may match: its row cache slot and, by its index search,
- *     its data block's cache slot;
- *  3. the row cache's and the block cache's entries;
- *  4. the block's descriptor; 5. its restart array.
+ *     its data block's cache slot (sst_lookahead_start);
+ *  3. the row cache's entry; then the block's cache entry, its descriptor,
+ *     its restart array and the probes of the restart search, one load per
+ *     pass (sst_lookahead_step), until every key's search has ended.
  *
- * Nothing is read for real: no value is copied, no cache is filled,
- * promoted or counted (cache_peek), and a key the tables turn out not to
- * hold only wastes its hints. Readers only, never opened here: a table no
- * lookup has opened yet is skipped.
+ * The block and restart interval found are left for the key's lookup
+ * (sst_reader_get_located), which then skips both searches. Nothing else
+ * is kept: no value is copied, no cache is filled, promoted or counted,
+ * and a key the tables turn out not to hold only wastes its hints. Readers
+ * only, never opened here: a table no lookup has opened yet is skipped.
  */
 #include "db_impl.h"
 
@@ -37,9 +39,8 @@ typedef struct pf_key {
     int ntables; /* candidate tables, in lookup order (V1) */
     sst_reader *r[PF_MAX_TABLES];
     file_meta *f[PF_MAX_TABLES];
-    sst_reader *hit; /* stage 2: the table the lookup will read, or NULL */
-    file_meta *hf;
-    uint64_t offset; /* its data block */
+    file_meta *hf; /* stage 2: the table the lookup will read, or NULL */
+    sst_lookahead la;
 } pf_key;
 
 static slice user_smallest(const file_meta *f)
@@ -83,15 +84,12 @@ static void find_tables(const version *v, pf_key *p)
 /* Stage 2 for one key the memtables do not hold. */
 static void locate(pf_key *p)
 {
-    p->hit = NULL;
     for (int t = 0; t < p->ntables; t++) {
         if (!sst_reader_filter_may_match(p->r[t], p->key, p->hash)) continue;
         row_cache *rc = p->f[t]->vs ? p->f[t]->vs->row_cache : NULL;
         row_cache_prefetch(rc, p->f[t]->number, p->hash);
-        if (sst_reader_prefetch_locate(p->r[t], p->key, p->hash, &p->offset)) {
-            p->hit = p->r[t];
-            p->hf = p->f[t];
-        }
+        p->hf = p->f[t];
+        sst_lookahead_start(&p->la, p->r[t], p->key, p->hash);
         return; /* the first table whose filter matches: likely the answer */
     }
 }
@@ -118,19 +116,20 @@ static void table_prefetch(const superversion *sv, uint64_t seq, size_t n, const
             sst_reader_prefetch_filter(p[i].r[t], p[i].hash);
     }
     for (size_t i = 0; i < n; i++) {
-        p[i].hit = NULL;
+        p[i].hf = NULL;
+        p[i].la.stage = 0;
         if (p[i].ntables && !in_memtables(sv, &p[i], seq)) locate(&p[i]);
     }
     for (size_t i = 0; i < n; i++) {
-        if (!p[i].hit) continue;
+        if (!p[i].hf) continue;
         row_cache *rc = p[i].hf->vs ? p[i].hf->vs->row_cache : NULL;
         row_cache_prefetch_entry(rc, p[i].hf->number, p[i].hash);
-        sst_reader_prefetch_entry(p[i].hit, p[i].offset);
     }
-    for (size_t i = 0; i < n; i++)
-        if (p[i].hit) sst_reader_prefetch_block(p[i].hit, p[i].offset);
-    for (size_t i = 0; i < n; i++)
-        if (p[i].hit) sst_reader_prefetch_restarts(p[i].hit, p[i].offset);
+    for (int more = 1; more;) {
+        more = 0;
+        for (size_t i = 0; i < n; i++)
+            more |= sst_lookahead_step(&p[i].la);
+    }
 }
 
 void eng_prefetch(eng_db *db, size_t n, const char *const *keys, const size_t *lens,

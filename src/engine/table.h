@@ -12,6 +12,7 @@
 #ifndef STRATA_TABLE_H
 #define STRATA_TABLE_H
 
+#include "block.h"
 #include "cache.h"
 #include "coding.h"
 #include "engine.h"
@@ -124,22 +125,37 @@ eng_status sst_reader_get_pinned(sst_reader *r, slice key, uint64_t seq, sst_pin
 /* Starts loading the filter line a may_match of hash will read. */
 void sst_reader_prefetch_filter(const sst_reader *r, uint64_t hash);
 
-/* A point lookup's cache misses started ahead, in stages a caller runs for
- * several keys in turn so that the keys' misses overlap (eng_prefetch):
- * sst_reader_prefetch_locate does the lookup's index search for key and
- * starts loading the block cache slot of the data block it lands on,
- * returning 1 and that block's offset in *offset (0 when the index has no
- * block for it or r has no cache) -- and leaving it for the lookup that
- * follows on this thread (sst_reader_get_located); then sst_reader_prefetch_entry starts
- * loading the slot's entry, sst_reader_prefetch_block the block's
- * descriptor and sst_reader_prefetch_restarts its restart array. Hints:
- * they change and count nothing and take no reference; the last two hold
- * the cache shard's mutex for a moment (cache_peek). */
-int sst_reader_filter_may_match(const sst_reader *r, slice key, uint64_t hash); /* uncounted */
-int sst_reader_prefetch_locate(const sst_reader *r, slice key, uint64_t hash, uint64_t *offset);
-void sst_reader_prefetch_entry(const sst_reader *r, uint64_t offset);
-void sst_reader_prefetch_block(const sst_reader *r, uint64_t offset);
-void sst_reader_prefetch_restarts(const sst_reader *r, uint64_t offset);
+/* sst_reader_may_match without counting a useful filter answer: for a
+ * prefetch, whose lookup follows and counts. */
+int sst_reader_filter_may_match(const sst_reader *r, slice key, uint64_t hash);
+
+/* A point lookup's cache misses started ahead, in stages that a caller
+ * runs for several keys in turn so that the keys' misses overlap
+ * (eng_prefetch): sst_lookahead_start does the lookup's index search for
+ * key in r and starts loading the block cache slot of the data block it
+ * lands on; each sst_lookahead_step then starts the next load -- the
+ * slot's entry, the block's descriptor, its restart array, then one probe
+ * of the search for the key's restart interval at a time -- and returns 0
+ * when no step is left. What was found (the block, and the interval once
+ * the search ends) is left for the lookup that follows on this thread
+ * (sst_reader_get_located). Both return 0 when there is nothing to do (no
+ * block for the key, no cache, a key over SST_LOOKAHEAD_KEY_MAX bytes).
+ * They change and count nothing; a block not in the cache is not read.
+ * While a step is left, la holds a reference to the block: the caller
+ * runs every lookahead to its end. */
+#define SST_LOOKAHEAD_KEY_MAX 128
+typedef struct sst_lookahead {
+    const sst_reader *r;
+    uint64_t hash;
+    int stage;
+    uint64_t block_offset, block_size; /* the data block's handle */
+    cache_handle *pin;
+    block_rsearch rs;
+    size_t klen;
+    char target[SST_LOOKAHEAD_KEY_MAX + 8]; /* (key, ENG_MAX_SEQUENCE) */
+} sst_lookahead;
+int sst_lookahead_start(sst_lookahead *la, const sst_reader *r, slice key, uint64_t hash);
+int sst_lookahead_step(sst_lookahead *la);
 
 /* An internal iterator over the point entries. fill_cache = 0 for
  * compaction reads, which should not evict hot blocks. A corrupt block

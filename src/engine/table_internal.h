@@ -90,14 +90,22 @@ void sst_block_ref_release(const sst_reader *r, block_ref *br);
 eng_status sst_search_block(const sst_reader *r, sst_handle h, const block *b, slice key,
                             slice target, int *type, uint64_t *found_seq, slice *value,
                             int *past_end);
+/* The same, scanning from restart interval `restart` (at or before
+ * target's) instead of searching the restart array; SST_NO_RESTART:
+ * search. */
+eng_status sst_search_block_from(const sst_reader *r, sst_handle h, const block *b, slice key,
+                                 slice target, uint32_t restart, int *type, uint64_t *found_seq,
+                                 slice *value, int *past_end);
 
 /* Decodes into *h the handle the index iterator ii points at.
  * REQUIRES: block_iter_valid(ii). */
 eng_status sst_index_handle(const sst_reader *r, const block_iter *ii, sst_handle *h);
 
-/* The data block sst_reader_prefetch_locate left for key (hash its
- * bloom_hash) in r on this thread: 1 and *h, then forgotten; 0 when none. */
-int sst_hint_take(const sst_reader *r, slice key, uint64_t hash, sst_handle *h);
+/* The data block sst_lookahead left for key (hash its bloom_hash) in r on
+ * this thread: 1, *h and *restart (the interval to scan from, or
+ * SST_NO_RESTART), then forgotten; 0 when none. */
+#define SST_NO_RESTART UINT32_MAX
+int sst_hint_take(const sst_reader *r, slice key, uint64_t hash, sst_handle *h, uint32_t *restart);
 
 /* Positions ii (a block_iter over r->index) at the first index entry >=
  * target, an internal key (at least 8 bytes). */

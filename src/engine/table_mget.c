@@ -135,86 +135,104 @@ int sst_reader_filter_may_match(const sst_reader *r, slice key, uint64_t hash)
     return r->nskips && bloom_skipped(r->skips, r->nskips, key);
 }
 
-/* The data blocks sst_reader_prefetch_locate found, per thread, by key
- * hash: a lookup that follows takes its block from here instead of
- * searching the index again (sst_hint_take). A located block is the one
- * the index search of (key, ENG_MAX_SEQUENCE) lands on: every entry of
- * the blocks before it is below that target, so below (key, seq) for any
- * seq, and the first entry >= (key, seq) is in it or, when the block has
- * none (the key's older versions fill later blocks, or it is absent), in
- * a later one (sst_reader_get_located then searches the index). Table
- * files are immutable and their numbers never reused, so a hint never goes
- * stale; a newer one for another key of the same slot replaces it. */
+/* The data blocks sst_lookahead found, per thread, by key hash: a lookup
+ * that follows takes its block from here instead of searching the index
+ * again, and its restart interval instead of searching the block
+ * (sst_hint_take). A located block is the one the index search of (key,
+ * ENG_MAX_SEQUENCE) lands on: every entry of the blocks before it is below
+ * that target, so below (key, seq) for any seq, and the first entry >=
+ * (key, seq) is in it or, when the block has none (the key's older
+ * versions fill later blocks, or it is absent), in a later one
+ * (sst_reader_get_located then searches the index). Likewise the restart
+ * interval is at or before the one a search for (key, seq) would find, and
+ * the block scan goes on from it. Table files are immutable and their
+ * numbers never reused, so a hint never goes stale; a newer one for
+ * another key of the same slot replaces it. */
 #define HINT_SLOTS 32
-#define HINT_KEY_MAX 128
 static __thread struct hint {
     uint64_t file, hash; /* file 0: empty (table file numbers start above it) */
     sst_handle h;
+    uint32_t restart; /* SST_NO_RESTART: not searched */
     size_t klen;
-    char key[HINT_KEY_MAX];
+    char key[SST_LOOKAHEAD_KEY_MAX];
 } hints[HINT_SLOTS];
 
-int sst_hint_take(const sst_reader *r, slice key, uint64_t hash, sst_handle *h)
+int sst_hint_take(const sst_reader *r, slice key, uint64_t hash, sst_handle *h, uint32_t *restart)
 {
     struct hint *x = &hints[hash % HINT_SLOTS];
     if (x->file != r->file_number || x->hash != hash || x->klen != key.size ||
         memcmp(x->key, key.data, key.size) != 0)
         return 0;
     *h = x->h;
+    *restart = x->restart;
     x->file = 0; /* taken once */
     return 1;
 }
 
-static void hint_put(const sst_reader *r, slice key, uint64_t hash, sst_handle h)
+static void hint_put(const sst_lookahead *la, uint32_t restart)
 {
-    struct hint *x = &hints[hash % HINT_SLOTS];
-    x->file = r->file_number;
-    x->hash = hash;
-    x->h = h;
-    x->klen = key.size;
-    memcpy(x->key, key.data, key.size);
+    struct hint *x = &hints[la->hash % HINT_SLOTS];
+    x->file = la->r->file_number;
+    x->hash = la->hash;
+    x->h = (sst_handle){la->block_offset, la->block_size};
+    x->restart = restart;
+    x->klen = la->klen;
+    memcpy(x->key, la->target, la->klen);
 }
 
-int sst_reader_prefetch_locate(const sst_reader *r, slice key, uint64_t hash, uint64_t *offset)
+int sst_lookahead_start(sst_lookahead *la, const sst_reader *r, slice key, uint64_t hash)
 {
-    char stack[HINT_KEY_MAX + 8];
-    if (!r->cache || key.size > HINT_KEY_MAX) return 0;
-    memcpy(stack, key.data, key.size);
-    enc_fixed64(stack + key.size, ikey_pack_trailer(ENG_MAX_SEQUENCE, ENG_TYPE_SEEK));
+    la->stage = 0;
+    if (!r->cache || key.size > SST_LOOKAHEAD_KEY_MAX) return 0;
+    memcpy(la->target, key.data, key.size);
+    enc_fixed64(la->target + key.size, ikey_pack_trailer(ENG_MAX_SEQUENCE, ENG_TYPE_SEEK));
     block_iter ii;
     block_iter_init(&ii, &r->index, BLOCK_CMP_IKEY);
-    sst_index_seek(r, &ii, slice_make(stack, key.size + 8));
+    sst_index_seek(r, &ii, slice_make(la->target, key.size + 8));
     sst_handle h;
     int ok = block_iter_valid(&ii) && sst_index_handle(r, &ii, &h) == ENG_OK;
     block_iter_cleanup(&ii);
     if (!ok) return 0;
-    cache_prefetch(r->cache, r->file_number, h.offset);
-    hint_put(r, key, hash, h);
-    *offset = h.offset;
+    la->block_offset = h.offset;
+    la->block_size = h.size;
+    la->r = r;
+    la->hash = hash;
+    la->klen = key.size;
+    la->pin = NULL;
+    cache_prefetch(r->cache, r->file_number, la->block_offset);
+    hint_put(la, SST_NO_RESTART);
+    la->stage = 1;
     return 1;
 }
 
-void sst_reader_prefetch_entry(const sst_reader *r, uint64_t offset)
+int sst_lookahead_step(sst_lookahead *la)
 {
-    if (r->cache) cache_prefetch_entry(r->cache, r->file_number, offset);
-}
-
-static void prefetch_descriptor(const void *value)
-{
-    __builtin_prefetch(value);
-}
-
-static void prefetch_restarts(const void *value)
-{
-    block_prefetch_restarts(value);
-}
-
-void sst_reader_prefetch_block(const sst_reader *r, uint64_t offset)
-{
-    if (r->cache) cache_peek(r->cache, r->file_number, offset, prefetch_descriptor);
-}
-
-void sst_reader_prefetch_restarts(const sst_reader *r, uint64_t offset)
-{
-    if (r->cache) cache_peek(r->cache, r->file_number, offset, prefetch_restarts);
+    if (la->stage == 0) return 0;
+    const sst_reader *r = la->r;
+    const block *b = la->stage >= 3 ? cache_value(la->pin) : NULL;
+    switch (la->stage) {
+    case 1:
+        cache_prefetch_entry(r->cache, r->file_number, la->block_offset);
+        break;
+    case 2:
+        la->pin = cache_lookup_quiet(r->cache, r->file_number, la->block_offset);
+        if (!la->pin) {
+            la->stage = 0;
+            return 0;
+        }
+        __builtin_prefetch(cache_value(la->pin)); /* the block's descriptor */
+        break;
+    case 3:
+        block_rsearch_start(b, &la->rs);
+        break;
+    default:
+        if (!block_rsearch_step(b, &la->rs, slice_make(la->target, la->klen + 8))) break;
+        hint_put(la, la->rs.left);
+        cache_release(r->cache, la->pin);
+        la->pin = NULL;
+        la->stage = 0;
+        return 0;
+    }
+    la->stage++;
+    return 1;
 }

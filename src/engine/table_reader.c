@@ -540,9 +540,20 @@ eng_status sst_search_block(const sst_reader *r, sst_handle h, const block *b, s
                             slice target, int *type, uint64_t *found_seq, slice *value,
                             int *past_end)
 {
+    return sst_search_block_from(r, h, b, key, target, SST_NO_RESTART, type, found_seq, value,
+                                 past_end);
+}
+
+eng_status sst_search_block_from(const sst_reader *r, sst_handle h, const block *b, slice key,
+                                 slice target, uint32_t restart, int *type, uint64_t *found_seq,
+                                 slice *value, int *past_end)
+{
     block_iter bi;
     block_iter_init(&bi, b, BLOCK_CMP_IKEY);
-    block_iter_seek(&bi, target);
+    if (restart == SST_NO_RESTART)
+        block_iter_seek(&bi, target);
+    else
+        block_iter_seek_from(&bi, restart, target);
     eng_status s = ENG_NOTFOUND;
     *past_end = 0;
     if (block_iter_valid(&bi)) {
@@ -568,15 +579,15 @@ eng_status sst_search_block(const sst_reader *r, sst_handle h, const block *b, s
 }
 
 /* sst_search_block in the data block at h, the value copied out. */
-static eng_status get_in_block(sst_reader *r, sst_handle h, slice key, slice target, get_out o,
-                               int *past_end)
+static eng_status get_in_block(sst_reader *r, sst_handle h, slice key, slice target,
+                               uint32_t restart, get_out o, int *past_end)
 {
     block_ref br;
     eng_status s = sst_get_data_block(r, h, 1, &br);
     *past_end = 0;
     if (s != ENG_OK) return s;
     slice v;
-    s = sst_search_block(r, h, br.b, key, target, o.type, o.found_seq, &v, past_end);
+    s = sst_search_block_from(r, h, br.b, key, target, restart, o.type, o.found_seq, &v, past_end);
     if (s == ENG_OK) {
         *o.value = NULL;
         *o.vlen = 0;
@@ -599,7 +610,7 @@ static eng_status get_from_blocks(sst_reader *r, block_iter *ii, slice key, slic
         sst_handle h;
         int past_end = 0;
         eng_status s = sst_index_handle(r, ii, &h);
-        if (s == ENG_OK) s = get_in_block(r, h, key, target, o, &past_end);
+        if (s == ENG_OK) s = get_in_block(r, h, key, target, SST_NO_RESTART, o, &past_end);
         if (!past_end) return s;
     }
     if (block_iter_status(ii) != ENG_OK) return sst_corrupt(r, r->index.size, "bad index block");
@@ -625,15 +636,16 @@ eng_status sst_reader_get_located(sst_reader *r, slice key, uint64_t hash, uint6
                                   uint64_t *found_seq, char **value, size_t *vlen)
 {
     sst_handle h;
+    uint32_t restart;
     char stack[256];
-    if (key.size + 8 > sizeof(stack) || !sst_hint_take(r, key, hash, &h))
+    if (key.size + 8 > sizeof(stack) || !sst_hint_take(r, key, hash, &h, &restart))
         return sst_reader_get_unfiltered(r, key, seq, type, found_seq, value, vlen);
     if (seq > ENG_MAX_SEQUENCE) seq = ENG_MAX_SEQUENCE;
     memcpy(stack, key.data, key.size);
     enc_fixed64(stack + key.size, ikey_pack_trailer(seq, ENG_TYPE_SEEK));
     get_out o = {type, found_seq, value, vlen};
     int past_end = 0;
-    eng_status s = get_in_block(r, h, key, slice_make(stack, key.size + 8), o, &past_end);
+    eng_status s = get_in_block(r, h, key, slice_make(stack, key.size + 8), restart, o, &past_end);
     if (!past_end) return s;
     /* Every entry of the block is below (key, seq): an older version in a
      * later block, or the key absent. */

@@ -15,6 +15,9 @@
 #include <stdlib.h>
 
 #include "eng_db_util.h"
+#include "engine/block.h"
+#include "engine/block_builder.h"
+#include "engine/dbformat.h"
 #include "engine/engine.h"
 
 #define TEST_RNG_SEED 0x13198A2E03707344ull
@@ -80,8 +83,8 @@ static void prefetch_and_read(eng_db *db, const eng_snapshot *snap, char *const 
                               int write_between)
 {
     char kb[48][32];
-    const char *keys[48];
-    size_t kl[48];
+    const char *keys[48] = {0};
+    size_t kl[48] = {0};
     unsigned ids[48];
     unsigned char writes[48] = {0};
     for (size_t i = 0; i < n; i++) {
@@ -192,6 +195,55 @@ TEST(KeysWhoseVersionsFillSeveralBlocks)
     CHECK(eng_close(db) == ENG_OK);
     for (unsigned i = 0; i < NKEYS; i++)
         set_model(i, NULL);
+}
+
+/* The restart search in steps ends at a restart interval from which
+ * block_iter_seek_from finds what block_iter_seek finds, for targets at,
+ * between, before and after the block's keys and at every sequence. */
+TEST(RestartSearchInStepsEndsWhereTheSeekStarts)
+{
+    for (int interval = 1; interval <= 16; interval *= 2) {
+        block_builder bb;
+        block_builder_init(&bb, interval);
+        char k[48];
+        for (unsigned i = 0; i < 400; i += 2) { /* odd ids: between the keys */
+            for (uint64_t seq = 9; seq >= 7; seq--) {
+                size_t n = key_of(k, i);
+                enc_fixed64(k + n, ikey_pack_trailer(seq, ENG_TYPE_VALUE));
+                block_builder_add(&bb, slice_make(k, n + 8), slice_make("v", 1));
+            }
+        }
+        slice raw = block_builder_finish(&bb);
+        block b;
+        CHECK(block_parse(&b, raw.data, raw.size, NULL) == ENG_OK);
+        for (unsigned i = 0; i < 403; i++) {
+            size_t n = key_of(k, i);
+            enc_fixed64(k + n, ikey_pack_trailer(ENG_MAX_SEQUENCE, ENG_TYPE_SEEK));
+            block_rsearch rs;
+            block_rsearch_start(&b, &rs);
+            int steps = 0;
+            while (!block_rsearch_step(&b, &rs, slice_make(k, n + 8)))
+                CHECK(++steps < 64);
+            for (uint64_t seq = 10; seq >= 6; seq--) { /* (key, seq) >= the searched target */
+                enc_fixed64(k + n, ikey_pack_trailer(seq, ENG_TYPE_SEEK));
+                slice t = slice_make(k, n + 8);
+                block_iter a, c;
+                block_iter_init(&a, &b, BLOCK_CMP_IKEY);
+                block_iter_init(&c, &b, BLOCK_CMP_IKEY);
+                block_iter_seek(&a, t);
+                block_iter_seek_from(&c, rs.left, t);
+                CHECK_MSG(block_iter_valid(&a) == block_iter_valid(&c) &&
+                              (!block_iter_valid(&a) ||
+                               slice_compare(block_iter_key(&a), block_iter_key(&c)) == 0),
+                          "interval %d, key %u, seq %u: scan from restart %u", interval, i,
+                          (unsigned)seq, rs.left);
+                block_iter_cleanup(&a);
+                block_iter_cleanup(&c);
+            }
+        }
+        block_release(&b);
+        block_builder_free(&bb);
+    }
 }
 
 int main(int argc, char **argv)
