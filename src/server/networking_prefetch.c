@@ -78,6 +78,20 @@ static void add_key(prefetch_set *s, const char *k, size_t l)
     s->lens[s->n++] = l;
 }
 
+/* For a command whose keys follow a count (EVAL, EVALSHA, FCALL: a
+ * key spec with a keynum search, Redis's "numkeys"), given its argument
+ * a: the first key's position when a is that count and it is at least 1,
+ * else 0. */
+static long long keynum_first(const struct command *cmd, long long a, const char *arg, size_t l)
+{
+    const key_spec *k = &cmd->keys[0];
+    if (k->bs != KSPEC_BS_INDEX || k->fk != KSPEC_FK_KEYNUM || a != k->pos + k->fa) return 0;
+    if (l == 0 || l > 4 || arg[0] < '1' || arg[0] > '9') return 0;
+    for (size_t i = 1; i < l; i++)
+        if (arg[i] < '0' || arg[i] > '9') return 0;
+    return k->pos + k->fb;
+}
+
 /* Adds the key (and a hash command's field) of the request at
  * b[*pos..end) to s and moves *pos past it; 0 when it is not a complete
  * request (*pos then undefined). REQUIRES: s has room for one more. */
@@ -88,14 +102,19 @@ static int prefetch_request(const char *b, size_t end, size_t *pos, prefetch_set
     const struct command *cmd = NULL;
     const char *key = NULL;
     size_t klen = 0;
+    long long first = 0; /* the first key's position */
     for (long long a = 0; a < argc; a++) {
         long long l = header_len(b, end, pos, '$');
         if (l < 0 || (size_t)l + 2 > end - *pos) return 0;
         const char *arg = b + *pos;
         *pos += (size_t)l + 2;
-        if (a == 0) cmd = command_lookup(arg, (size_t)l);
-        if (!cmd || a == 0 || a > 2) continue;
-        if (a == cmd->first_key) {
+        if (a == 0) {
+            cmd = command_lookup(arg, (size_t)l);
+            first = cmd ? cmd->first_key : 0;
+        }
+        if (cmd && a && first == 0) first = keynum_first(cmd, a, arg, (size_t)l);
+        if (!cmd || a == 0 || a > 3) continue;
+        if (a == first) {
             key = arg, klen = (size_t)l;
             add_key(s, arg, (size_t)l);
         } else if (a == 2 && key && cmd->group &&
