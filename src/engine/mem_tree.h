@@ -99,6 +99,10 @@ int mt_insert_before(mem_tree *t, mem_ent *e, struct mt_node **leaf, const mem_e
  * torn read only sends a prefetch astray). REQUIRES: t stays allocated. */
 void mt_prefetch(const mem_tree *t, size_t n, const slice *keys);
 
+/* Starts loading leaf (a leaf hint, mt_insert's *leaf): for the writer
+ * about to insert before an entry it records (mt_insert_before). */
+void mt_prefetch_leaf(const struct mt_node *leaf);
+
 /* A reader's position. Any thread may use its own cursor concurrently with
  * the writer and with other cursors. */
 typedef struct mt_cursor {

@@ -70,6 +70,11 @@ void mt_prefetch(const mem_tree *t, size_t n, const slice *keys)
     }
 }
 
+void mt_prefetch_leaf(const mt_node *leaf)
+{
+    if (leaf) prefetch_node(leaf, 1);
+}
+
 /* One attempt to position c by mode; 0 when a version check failed. */
 static int locate_once(mt_cursor *c, const tkey *t, int mode)
 {

@@ -358,10 +358,43 @@ void mem_add(memtable *m, uint64_t seq, int type, slice key, slice value)
     index_put(m, s, cur, h, x); /* M5: after the tree */
 }
 
+/* What inserting e[0..n) (at most MT_PREFETCH_MAX) will read, started
+ * together so that the entries' cache misses overlap: each key's index
+ * slot; then, for a key the memtable has, its newest entry and from it the
+ * leaf that entry's hint names (mt_insert_before), and for the others
+ * their tree paths (mt_prefetch), level by level. */
+static void prefetch_inserts(memtable *m, const mem_entry *e, size_t n)
+{
+    uint64_t h[MT_PREFETCH_MAX];
+    const mem_ent *cur[MT_PREFETCH_MAX];
+    slice fresh[MT_PREFETCH_MAX];
+    size_t nf = 0;
+    htable *t = atomic_load_explicit(&m->index, memory_order_relaxed);
+    for (size_t i = 0; i < n; i++) {
+        h[i] = key_hash(e[i].key);
+        __builtin_prefetch(&t->slots[h[i] & t->mask]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        uintptr_t s = atomic_load_explicit(&t->slots[h[i] & t->mask], memory_order_relaxed);
+        cur[i] = s && slot_tag_eq(s, h[i]) ? slot_ent(s) : NULL;
+        if (cur[i])
+            __builtin_prefetch(ent_hint(cur[i])); /* the hint and the entry's key */
+        else if (e[i].type != ENG_TYPE_RANGE_DELETION)
+            fresh[nf++] = e[i].key;
+    }
+    mt_prefetch(&m->tree, nf, fresh);
+    for (size_t i = 0; i < n; i++)
+        if (cur[i]) mt_prefetch_leaf(*ent_hint(cur[i]));
+}
+
 void mem_add_many(memtable *m, const mem_entry *e, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        mem_add(m, e[i].seq, e[i].type, e[i].key, e[i].value);
+    for (size_t at = 0; at < n; at += MT_PREFETCH_MAX) {
+        size_t c = n - at < MT_PREFETCH_MAX ? n - at : MT_PREFETCH_MAX;
+        if (c > 1) prefetch_inserts(m, e + at, c);
+        for (size_t i = at; i < at + c; i++)
+            mem_add(m, e[i].seq, e[i].type, e[i].key, e[i].value);
+    }
 }
 
 /* ---- Reads ----------------------------------------------------------------- */

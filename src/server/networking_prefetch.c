@@ -59,7 +59,8 @@ typedef struct prefetch_set {
 /* Every key is hinted as a read (its index slot and entry), a write's
  * too: the tree paths a write would descend cost a descent each to
  * prefetch, and the write group inserts its writes together at the end,
- * where mem_add_many overlaps their descents' misses itself. */
+ * where mem_add_many overlaps their descents' misses itself
+ * (prefetch_inserts in memtable.c). */
 static const unsigned char no_writes[KS_PREFETCH_MAX];
 
 /* Where the last networking_prefetch of PF.c stopped (a pipeline longer
