@@ -169,10 +169,35 @@ int xs_hdr_parse(xs_hdr *h, const char *e, size_t n)
     return p == end ? 0 : -1;
 }
 
+/* Bit i set when byte i of the n <= 64 bytes at e has its continuation
+ * bit, 8 bytes at a time (each word's top bits gathered by a multiply). */
+static uint64_t cont_bits(const char *e, size_t n)
+{
+    uint64_t c = 0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, e + i, 8);
+        w = le64toh(w) & UINT64_C(0x8080808080808080);
+        c |= w * UINT64_C(0x0002040810204081) >> 56 << i;
+    }
+    for (; i < n; i++)
+        c |= (uint64_t)((unsigned char)e[i] >> 7) << i;
+    return c;
+}
+
 int xs_hdr_valid(const char *e, size_t n)
 {
     /* xs_hdr_parse's acceptance without the values: XS_EXT_FIELDS
-     * varints of at most 10 bytes that end exactly at n. */
+     * varints of at most 10 bytes that end exactly at n, i.e. that many
+     * bytes without the continuation bit, the last one among them, and no
+     * run of 10 with it. */
+    if (n >= 1 && n <= 64) {
+        uint64_t c = cont_bits(e, n);
+        uint64_t r2 = c & c >> 1, r4 = r2 & r2 >> 2, r8 = r4 & r4 >> 4, r10 = r8 & r2 >> 8;
+        int stops = (int)n - __builtin_popcountll(c);
+        return !r10 && !(c >> (n - 1) & 1) && stops == XS_EXT_FIELDS ? 0 : -1;
+    }
     int fields = 0, run = 0;
     for (size_t i = 0; i < n; i++) {
         if (e[i] & 0x80) {

@@ -275,6 +275,33 @@ TEST(HeaderCheckAndParseAgreeOnEveryInput)
     }
 }
 
+/* 21 one-byte fields and one of len bytes at field at: accepted up to
+ * 10 bytes, whichever path (up to 64 bytes, or longer) checks it. */
+TEST(HeaderCheckBoundsEachFieldToTenBytes)
+{
+    for (int pad = 0; pad <= 40; pad += 40)
+        for (int at = 0; at < XS_EXT_FIELDS; at++)
+            for (size_t len = 9; len <= 12; len++) {
+                char e[XS_EXT_MAX];
+                size_t n = 0;
+                for (int i = 0; i < XS_EXT_FIELDS; i++) {
+                    if (i != at) { /* a 5-byte field when padding, else 1 */
+                        for (int k = 0; k < (pad ? 4 : 0) && i < 10; k++)
+                            e[n++] = (char)0x81;
+                        e[n++] = 1;
+                        continue;
+                    }
+                    for (size_t k = 0; k + 1 < len; k++)
+                        e[n++] = (char)0x80;
+                    e[n++] = 0;
+                }
+                xs_hdr h;
+                int want = len <= 10 ? 0 : -1;
+                CHECK_EQ_INT(xs_hdr_parse(&h, e, n), want);
+                CHECK_EQ_INT(xs_hdr_valid(e, n), want);
+            }
+}
+
 TEST(IdFormatIsDecimal)
 {
     uint64_t edge[] = {0, 9, 10, 99, 100, 999, 1000, 1764633600123ull, UINT64_MAX - 1, UINT64_MAX};
