@@ -78,47 +78,20 @@ static int split(unsigned char *seq, hll_op op, long first, int index, int count
     return (int)(n - seq);
 }
 
-/* The opcode at p (< end) covering register index, found from the
- * start with first = the register it begins at and *prev the opcode
- * before it (NULL for the first); NULL when the opcodes end before index.
- * This walk is what a sparse PFADD costs, so it reads only the first byte
- * of each opcode and takes the length without branching on the opcode's
- * kind (VAL and ZERO alternate unpredictably): REQUIRES end[0] == 0, which
- * is the byte a cut-off XZERO reads as its second (hll_op_read). */
-static unsigned char *sparse_find(unsigned char *p, const unsigned char *end, int index,
-                                  long *first, unsigned char **prev)
-{
-    long at = 0;
-    *prev = NULL;
-    while (p < end) {
-        unsigned b = *p, xz = (b & 0xc0) == 0x40;
-        /* VAL: 2 length bits; ZERO: 6; XZERO: 6 and the next byte */
-        long len = (long)(b & (b & HLL_VAL_BIT ? 3u : 63u));
-        len = xz ? len << 8 | p[1] : len;
-        if (index <= at + len) {
-            *first = at;
-            return p;
-        }
-        at += len + 1;
-        *prev = p;
-        p += 1 + xz;
-    }
-    return NULL;
-}
-
 int hll_sparse_raise(ks_strbuf *b, int index, int count, size_t sparse_max)
 {
     if (count > HLL_VAL_MAX) goto promote;
-    /* The worst rewrite (an XZERO split in the middle) adds three bytes;
-     * the byte after the opcodes is sparse_find's zero. */
+    /* The worst rewrite (an XZERO split in the middle) adds three bytes. */
     if (ks_strbuf_reserve(b, b->n + 3) < 0) return -1;
     unsigned char *start = (unsigned char *)b->p + KS_HLL_HDR, *end = (unsigned char *)b->p + b->n;
-    unsigned char *prev;
+    unsigned char *p = start, *prev = NULL;
     long first = 0;
-    *end = 0;
-    unsigned char *p = sparse_find(start, end, index, &first, &prev);
-    if (!p) return -1; /* the opcodes end before the register */
-    hll_op op = hll_op_read(p, end);
+    hll_op op = {0, 0, 0};
+    for (; p < end; prev = p, p += op.size, first += op.len) {
+        op = hll_op_read(p, end);
+        if (index <= first + op.len - 1) break;
+    }
+    if (p >= end) return -1; /* the opcodes end before the register */
 
     if (op.val && op.val >= count) return 0;
     if (op.len == 1 && op.size == 1) { /* a VAL or ZERO of one register */
