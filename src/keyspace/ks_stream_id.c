@@ -7,9 +7,6 @@
  * of reads or writes.
  */
 
-#include <endian.h>
-#include <string.h>
-
 #include "keyspace/ks_stream_int.h"
 
 /* ---- Ids ------------------------------------------------------------------ */
@@ -143,9 +140,7 @@ static inline const char *hdr_varint(const char *p, const char *end, uint64_t *v
         return p + 1;
     }
     if (end - p >= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        w = le64toh(w);
+        uint64_t w = ks_get_le64(p);
         uint64_t stops = ~w & UINT64_C(0x8080808080808080);
         if (stops) {
             uint64_t low = stops & -stops; /* the last byte's stop bit */
@@ -176,9 +171,7 @@ static uint64_t cont_bits(const char *e, size_t n)
     uint64_t c = 0;
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, e + i, 8);
-        w = le64toh(w) & UINT64_C(0x8080808080808080);
+        uint64_t w = ks_get_le64(e + i) & UINT64_C(0x8080808080808080);
         c |= w * UINT64_C(0x0002040810204081) >> 56 << i;
     }
     for (; i < n; i++)
