@@ -39,8 +39,7 @@ static int stream_count(const ks_meta *m, uint64_t *n)
 
 static int stream_check(const ks_meta *m)
 {
-    xs_hdr h;
-    return m->big && xs_hdr_parse(&h, m->ext, m->extlen) == 0 ? 0 : -1;
+    return m->big && xs_hdr_valid(m->ext, m->extlen) == 0 ? 0 : -1;
 }
 
 const ks_type_ops ks_stream_type = {

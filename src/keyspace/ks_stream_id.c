@@ -36,15 +36,29 @@ int ks_xid_decr(ks_xid *a)
     return 0;
 }
 
+/* Two digits at a time, from the right (XADD replies an id per call). */
 static size_t u64_format(uint64_t v, char *p)
 {
-    char t[21];
-    size_t n = 0;
-    do
-        t[n++] = (char)('0' + v % 10);
-    while (v /= 10);
-    for (size_t i = 0; i < n; i++)
-        p[i] = t[n - 1 - i];
+    static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
+                                   "25262728293031323334353637383940414243444546474849"
+                                   "50515253545556575859606162636465666768697071727374"
+                                   "75767778798081828384858687888990919293949596979899";
+    size_t n = 1;
+    for (uint64_t t = v; t >= 10; t /= 10)
+        n++;
+    char *q = p + n;
+    while (v >= 100) {
+        unsigned d = (unsigned)(v % 100) * 2;
+        v /= 100;
+        *--q = pairs[d + 1];
+        *--q = pairs[d];
+    }
+    if (v >= 10) {
+        *--q = pairs[v * 2 + 1];
+        *--q = pairs[v * 2];
+    } else {
+        *--q = (char)('0' + v);
+    }
     return n;
 }
 
@@ -115,13 +129,78 @@ size_t xs_gdata_key(char *buf, uint64_t gid, char sub)
             &(h)->tail_bytes, &(h)->tail_fhash, &(h)->tail_nfields, &(h)->last_node                \
     }
 
+/* A varint of at most 8 bytes (every field but a hash or an id near the
+ * top) from one unaligned load when 8 bytes are there: the header is
+ * parsed on every stream command, five of its fields are 6-byte
+ * millisecond times. Else, and for longer ones, ks_get_varint. */
+static inline const char *hdr_varint(const char *p, const char *end, uint64_t *v)
+{
+    if (p < end && !(*p & 0x80)) {
+        *v = (unsigned char)*p;
+        return p + 1;
+    }
+    if (end - p >= 8) {
+        uint64_t w = ks_get_le64(p);
+        uint64_t stops = ~w & UINT64_C(0x8080808080808080);
+        if (stops) {
+            uint64_t low = stops & -stops; /* the last byte's stop bit */
+            uint64_t x = w & ((low << 1) - 1);
+            *v = (x & 0x7f) | (x >> 1 & UINT64_C(0x7f) << 7) | (x >> 2 & UINT64_C(0x7f) << 14) |
+                 (x >> 3 & UINT64_C(0x7f) << 21) | (x >> 4 & UINT64_C(0x7f) << 28) |
+                 (x >> 5 & UINT64_C(0x7f) << 35) | (x >> 6 & UINT64_C(0x7f) << 42) |
+                 (x >> 7 & UINT64_C(0x7f) << 49);
+            return p + __builtin_ctzll(low) / 8 + 1;
+        }
+    }
+    return ks_get_varint(p, end, v);
+}
+
 int xs_hdr_parse(xs_hdr *h, const char *e, size_t n)
 {
     uint64_t *f[XS_EXT_FIELDS] = HDR_FIELDS(h);
     const char *p = e, *end = e + n;
     for (int i = 0; i < XS_EXT_FIELDS; i++)
-        if (!(p = ks_get_varint(p, end, f[i]))) return -1;
+        if (!(p = hdr_varint(p, end, f[i]))) return -1;
     return p == end ? 0 : -1;
+}
+
+/* Bit i set when byte i of the n <= 64 bytes at e has its continuation
+ * bit, 8 bytes at a time (each word's top bits gathered by a multiply). */
+static uint64_t cont_bits(const char *e, size_t n)
+{
+    uint64_t c = 0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w = ks_get_le64(e + i) & UINT64_C(0x8080808080808080);
+        c |= w * UINT64_C(0x0002040810204081) >> 56 << i;
+    }
+    for (; i < n; i++)
+        c |= (uint64_t)((unsigned char)e[i] >> 7) << i;
+    return c;
+}
+
+int xs_hdr_valid(const char *e, size_t n)
+{
+    /* xs_hdr_parse's acceptance without the values: XS_EXT_FIELDS
+     * varints of at most 10 bytes that end exactly at n, i.e. that many
+     * bytes without the continuation bit, the last one among them, and no
+     * run of 10 with it. */
+    if (n >= 1 && n <= 64) {
+        uint64_t c = cont_bits(e, n);
+        uint64_t r2 = c & c >> 1, r4 = r2 & r2 >> 2, r8 = r4 & r4 >> 4, r10 = r8 & r2 >> 8;
+        int stops = (int)n - __builtin_popcountll(c);
+        return !r10 && !(c >> (n - 1) & 1) && stops == XS_EXT_FIELDS ? 0 : -1;
+    }
+    int fields = 0, run = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (e[i] & 0x80) {
+            if (++run == 10) return -1;
+        } else {
+            fields++;
+            run = 0;
+        }
+    }
+    return fields == XS_EXT_FIELDS && run == 0 ? 0 : -1;
 }
 
 size_t xs_hdr_write(const xs_hdr *h, char *e)

@@ -89,6 +89,8 @@ void xs_close(xs_stream *s);
 
 /* 0, or -1 when ext is not exactly the fields (corrupt). */
 int xs_hdr_parse(xs_hdr *h, const char *ext, size_t n);
+/* xs_hdr_parse's answer without parsing: the type check of every read. */
+int xs_hdr_valid(const char *ext, size_t n);
 /* Writes the fields into ext (XS_EXT_MAX bytes); returns the length. */
 size_t xs_hdr_write(const xs_hdr *h, char *ext);
 

@@ -4,7 +4,8 @@
  * one acknowledged, so the PEL's engine range is mostly tombstones) and a
  * small PEL, counted in engine operations -- point gets, seeks and the
  * iterator's internal steps, tombstones included -- not in time; trimming
- * and DEL of a big stream; the stored layout after XDEL and trims.
+ * and DEL of a big stream; the stored layout after XDEL and trims; the
+ * header codec and the id formatter against their plain definitions.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 
 #include "engine/engine.h"
 #include "keyspace/ks_encoding.h"
+#include "keyspace/ks_stream_int.h"
 #include "keyspace/stream.h"
 #include "test.h"
 #include "ks_fixture.h"
@@ -218,6 +220,101 @@ TEST(TrimmedFrontIsNeverWalkedAgain)
     CHECK_MSG(cost_total(&c) <= 2000 * 8, "2000 XADD MAXLEN ~ cost %llu",
               (unsigned long long)cost_total(&c));
     teardown();
+}
+
+/* A value of about bits bits (0..64). */
+static uint64_t rand_bits(int bits)
+{
+    uint64_t v = (uint64_t)rand() << 42 ^ (uint64_t)rand() << 21 ^ (uint64_t)rand();
+    return bits >= 64 ? v : v & ((UINT64_C(1) << bits) - 1);
+}
+
+/* xs_hdr_valid (the type check) accepts exactly what xs_hdr_parse parses,
+ * and the parse's one-load path gives ks_get_varint's values, for fields
+ * of every varint length (1..10 bytes) and headers damaged every way:
+ * truncated, a byte changed, continuation bits set, garbage. Each input
+ * sits at the very end of its own allocation, so a load past it is an
+ * ASan error. */
+TEST(HeaderCheckAndParseAgreeOnEveryInput)
+{
+    srand(7);
+    for (int round = 0; round < 20000; round++) {
+        xs_hdr h, back;
+        uint64_t *f = (uint64_t *)&h;
+        for (int i = 0; i < XS_EXT_FIELDS; i++)
+            f[i] = rand_bits(rand() % 65);
+        char ext[XS_EXT_MAX];
+        size_t n = xs_hdr_write(&h, ext);
+        char *e = malloc(n + 1);
+        memcpy(e, ext, n);
+        CHECK(xs_hdr_valid(e, n) == 0);
+        CHECK(xs_hdr_parse(&back, e, n) == 0);
+        CHECK(memcmp(&back, &h, sizeof(h)) == 0);
+        size_t m = n; /* a damaged copy of m bytes */
+        switch (round % 4) {
+        case 0:
+            m = (size_t)rand() % (n + 1);
+            break;
+        case 1:
+            e[rand() % n] = (char)rand();
+            break;
+        case 2:
+            e[rand() % n] |= (char)0x80;
+            break;
+        default:
+            m = (size_t)rand() % (XS_EXT_MAX + 1);
+            e = realloc(e, m + 1);
+            for (size_t i = 0; i < m; i++)
+                e[i] = (char)(rand() % 4 ? rand() | 0x80 : rand());
+        }
+        char *d = malloc(m ? m : 1);
+        memcpy(d, e, m);
+        CHECK_EQ_INT(xs_hdr_valid(d, m), xs_hdr_parse(&back, d, m));
+        free(d);
+        free(e);
+    }
+}
+
+/* 21 one-byte fields and one of len bytes at field at: accepted up to
+ * 10 bytes, whichever path (up to 64 bytes, or longer) checks it. */
+TEST(HeaderCheckBoundsEachFieldToTenBytes)
+{
+    for (int pad = 0; pad <= 40; pad += 40)
+        for (int at = 0; at < XS_EXT_FIELDS; at++)
+            for (size_t len = 9; len <= 12; len++) {
+                char e[XS_EXT_MAX];
+                size_t n = 0;
+                for (int i = 0; i < XS_EXT_FIELDS; i++) {
+                    if (i != at) { /* a 5-byte field when padding, else 1 */
+                        for (int k = 0; k < (pad ? 4 : 0) && i < 10; k++)
+                            e[n++] = (char)0x81;
+                        e[n++] = 1;
+                        continue;
+                    }
+                    for (size_t k = 0; k + 1 < len; k++)
+                        e[n++] = (char)0x80;
+                    e[n++] = 0;
+                }
+                xs_hdr h;
+                int want = len <= 10 ? 0 : -1;
+                CHECK_EQ_INT(xs_hdr_parse(&h, e, n), want);
+                CHECK_EQ_INT(xs_hdr_valid(e, n), want);
+            }
+}
+
+TEST(IdFormatIsDecimal)
+{
+    uint64_t edge[] = {0, 9, 10, 99, 100, 999, 1000, 1764633600123ull, UINT64_MAX - 1, UINT64_MAX};
+    for (int i = 0; i < 20000; i++) {
+        ks_xid id = {i < 10 ? edge[i] : rand_bits(rand() % 65),
+                     i < 10 ? edge[9 - i] : rand_bits(rand() % 65)};
+        char buf[64], want[64];
+        size_t n = ks_xid_format(&id, buf);
+        snprintf(want, sizeof(want), "%llu-%llu", (unsigned long long)id.ms,
+                 (unsigned long long)id.seq);
+        CHECK_EQ_INT(n, strlen(want));
+        CHECK_MSG(strcmp(buf, want) == 0, "%s != %s", buf, want);
+    }
 }
 
 int main(int argc, char **argv)
