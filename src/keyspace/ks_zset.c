@@ -545,7 +545,7 @@ ks_status ks_zw_set(ks_zw *z, const char *m, size_t ml, int found, double old, d
     return push_delta(z, score, m, ml, +1);
 }
 
-void ks_zw_raise_floor(ks_zw *z, double score, const char *m, size_t ml)
+void ks_zw_raise_floor(ks_zw *z, double score, const char *m, size_t ml, uint64_t crossed)
 {
     if (!z->big) return;
     char k[KS_ZFLOOR_MAX]; /* the order key's first bytes: a prefix is a bound */
@@ -556,10 +556,14 @@ void ks_zw_raise_floor(ks_zw *z, double score, const char *m, size_t ml)
         memcpy(z->floor, k, n);
         z->floorl = n;
     }
-    /* KS-Z7: the command's removals are at or below (score, m), hence
-     * below the floor unless it was cut (a long member: they may be above
-     * its prefix). */
-    if (n == 8 + ml) z->below += z->removed - z->removed0;
+    /* KS-Z7: the command's removals and the crossed tombstones are at or
+     * below (score, m), hence below the floor unless it was cut (a long
+     * member: they may be above its prefix). A crossed tombstone is one of
+     * removed's (at most one per removal) not yet in below. */
+    if (n == 8 + ml) {
+        z->below += z->removed - z->removed0 + crossed;
+        if (z->below > z->removed) z->below = z->removed;
+    }
 }
 
 /* Deletes m's member and order entries in the command's batch: one key

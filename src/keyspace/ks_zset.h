@@ -233,11 +233,13 @@ ks_status ks_zw_set(ks_zw *z, const char *m, size_t ml, int found, double old, d
 /* Removes a member that has score. */
 ks_status ks_zw_remove(ks_zw *z, const char *m, size_t ml, double score);
 /* Raises the floor to (score, m)'s order key, the last member the command
- * removed, and counts the command's removals into below (KS-Z7).
- * REQUIRES: the command removed only members ordering at or below it and
- * no live member orders below it once its removals are done (a pop from
- * the front, a removal of a range that starts at the first member). */
-void ks_zw_raise_floor(ks_zw *z, double score, const char *m, size_t ml);
+ * removed, and counts the command's removals into below (KS-Z7), with
+ * crossed more: tombstones of earlier removals found between the old
+ * floor and (score, m). REQUIRES: the command removed only members
+ * ordering at or below it and no live member orders below it once its
+ * removals are done (a pop from the front, a removal of a range that
+ * starts at the first member). */
+void ks_zw_raise_floor(ks_zw *z, double score, const char *m, size_t ml, uint64_t crossed);
 /* Writes the result (the record, rank blocks; deletes the key when empty)
  * keeping w's TTL, and frees z. ks_zw_abort frees without writing. */
 ks_status ks_zw_close(ks_zw *z);

@@ -411,7 +411,7 @@ static ks_status remove_all(ks_write *w, const ks_zmember *del, size_t n, int fr
     for (size_t i = 0; st == KS_OK && i < n; i++)
         st = ks_zw_remove(&z, del[i].m, del[i].ml, del[i].score);
     if (st == KS_OK && front && n)
-        ks_zw_raise_floor(&z, del[n - 1].score, del[n - 1].m, del[n - 1].ml);
+        ks_zw_raise_floor(&z, del[n - 1].score, del[n - 1].m, del[n - 1].ml, 0);
     if (st == KS_OK) {
         *removed = n;
         return ks_zw_close(&z);
