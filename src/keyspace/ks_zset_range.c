@@ -256,6 +256,7 @@ static ks_status big_start(ks_ctx *c, const ks_zview *v, const ks_zspec *r, zkey
         if (st == KS_OK) st = rank_or_count(c, v, &b->hi, b->has_hi, &hi);
         if (st != KS_OK || hi <= lo || hi - lo <= off) return st;
         *any = 1;
+        b->left = hi - off; /* backwards: the ranks from hi - 1 - off down to 0 */
         return ks_zrank_seek(c, v, mi, r->rev ? hi - 1 - off : lo + off);
     }
     if (!r->rev) {

@@ -950,6 +950,16 @@ TEST(ReadsAfterManyPopsSeeTheLiveMembersWithoutWalkingTheTombstones)
     commit();
     check_against("d", &md);
     check_against("q", &md);
+    /* A backward read whose offset the blocks skip stops at the first too. */
+    ks_zspec far = {.by = KS_ZBY_SCORE,
+                    .rev = 1,
+                    .min = -INFINITY,
+                    .max = INFINITY,
+                    .offset = 300,
+                    .limit = -1};
+    steps = range_steps(&far, N - P - 10 - 300, P + 10);
+    CHECK_MSG(steps <= 2 * base + 64, "backward read past blocks cost %llu steps, forward %llu",
+              (unsigned long long)steps, (unsigned long long)base);
     free(md.v);
     ks_zrewrite_slack = KS_ZSET_REWRITE_SLACK;
     teardown();
