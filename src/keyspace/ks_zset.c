@@ -635,19 +635,45 @@ static ks_status rewrite(ks_zw *z)
     return st;
 }
 
-/* 1 when z's tombstones call for a rewrite (ENCODING.md "Tombstones"):
- * those a forward read can cross (KS-Z7: all but below) past 3 per
- * member, or all of them (ZSCAN's member entries, COPY) past 16. */
-static int wants_rewrite(const ks_zw *z)
+/* *n: the order keys at or above z's floor whose newest version is a
+ * deletion, by one walk of them (and of the live ones). */
+static ks_status crossable(ks_zw *z, uint64_t *n)
 {
-    return z->removed - z->below > KS_ZSET_REWRITE_RATIO * z->count + ks_zrewrite_slack ||
-           z->removed > KS_ZSET_REWRITE_BELOW_RATIO * z->count + ks_zrewrite_slack;
+    ks_miter mi;
+    ks_miter_open(&mi, z->c, NULL, z->w->db, z->version);
+    for (ks_zorder_seek(&mi, z->floor, z->floorl); ks_zorder_valid(&mi); ks_miter_next(&mi)) {
+    }
+    *n = ks_miter_deleted(&mi);
+    return ks_miter_close(&mi, z->c);
+}
+
+/* *yes: z's tombstones call for a rewrite (ENCODING.md "Tombstones"): all
+ * of them (ZSCAN's member entries, COPY) past 16 per member, or those a
+ * forward read can cross (KS-Z7: at most removed - below) past 3. The
+ * second is counted before it is believed: removed counts tombstones
+ * compaction has dropped since, and the moved members' old entries the
+ * pops went past without reading. Counted at most half the bound, they
+ * become removed - below instead, so the next count waits for as many
+ * removals again, or for the zset to halve. */
+static ks_status wants_rewrite(ks_zw *z, int *yes)
+{
+    uint64_t lim = KS_ZSET_REWRITE_RATIO * z->count + ks_zrewrite_slack, n;
+    *yes = z->removed > KS_ZSET_REWRITE_BELOW_RATIO * z->count + ks_zrewrite_slack;
+    if (*yes || z->removed - z->below <= lim) return KS_OK;
+    ks_status st = crossable(z, &n);
+    if (st != KS_OK) return st;
+    if (n > lim / 2)
+        *yes = 1;
+    else
+        z->below = z->removed - n;
+    return KS_OK;
 }
 
 ks_status ks_zw_close(ks_zw *z)
 {
     ks_write *w = z->w;
     ks_status st = KS_OK;
+    int again = 0; /* rewrite */
     if (!z->changed) goto out;
     if (z->count == 0) {
         st = w->m.stored != KS_NONE ? ks_write_del(w) : KS_OK;
@@ -655,10 +681,12 @@ ks_status ks_zw_close(ks_zw *z)
         if (!packed_fits(z->c, z->n, packed_bytes(z))) to_big(z);
     }
     if (z->count == 0 || st != KS_OK) goto out;
+    if (z->big) st = wants_rewrite(z, &again);
+    if (st != KS_OK) goto out;
     if (!z->big) {
         ks_zmvec_sort(z->items, z->n);
         st = packed_put(w, z->items, z->n, z->enc, w->m.expire);
-    } else if (wants_rewrite(z)) {
+    } else if (again) {
         z->rewritten = 1;
         st = rewrite(z);
     } else {

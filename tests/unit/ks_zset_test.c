@@ -764,9 +764,11 @@ TEST(ZpopminDrainingAQueueRewritesItOnlyPastSixteenTombstonesPerMember)
  * as crossable, the 12000 moves of 4000 members rewrote it at pop 342 (a
  * benchmark's 630k-member zset, a third of its adds moves, at 122k
  * members left). */
-TEST(ZpopminPastMovedMembersCountsTheirOldEntriesBelowTheFloor)
+/* fill_queue(4000), then every member moved three times, by a quarter
+ * each time (12000 tombstones of order entries among the live ones); with
+ * compact, the engine then drops them. */
+static void fill_moved_queue(int compact)
 {
-    setup();
     fill_queue(4000);
     ks_zadd_result r;
     for (int k = 1; k <= 3; k++) {
@@ -780,17 +782,49 @@ TEST(ZpopminPastMovedMembersCountsTheirOldEntriesBelowTheFloor)
     }
     commit();
     CHECK_EQ_INT(queue_ext().removed, 12000);
+    if (compact) CHECK(eng_compact_range(edb, NULL, 0, NULL, 0) == ENG_OK);
+}
+
+/* Pops the moved queue one member per command until it is rewritten: at
+ * which pop (-1: not in 3400). */
+static int moved_pops_until_rewrite(void)
+{
     uint64_t v0 = queue_version();
-    int at = -1;
-    for (int i = 0; i < 3400 && at < 0; i++) {
+    for (int i = 0; i < 3400; i++) {
         char m[24];
         snprintf(m, sizeof(m), "m%05d", i);
         pop_one_is(m, i + 0.75);
         commit();
-        if (queue_version() != v0) at = i + 1;
+        if (queue_version() != v0) return i + 1;
     }
+    return -1;
+}
+
+TEST(ZpopminPastMovedMembersCountsTheirOldEntriesBelowTheFloor)
+{
+    setup();
+    fill_moved_queue(0);
+    int at = moved_pops_until_rewrite();
     /* removed > 16 x count + 1024: 12000 + p > 16 (4000 - p) + 1024 first at 3120 */
     CHECK_MSG(at == 3120, "rewritten at pop %d", at);
+    check_invariants("q");
+    teardown();
+}
+
+/* removed counts tombstones compaction has dropped: past 3 per member, the
+ * ones a forward read can cross are counted (one walk) before they make a
+ * rewrite, and found gone. */
+TEST(ZpopminAfterCompactionDroppedTheTombstonesCountsThemBeforeRewriting)
+{
+    setup();
+    fill_moved_queue(1);
+    uint64_t s0 = ks->stat_eng_steps;
+    int at = moved_pops_until_rewrite();
+    CHECK_MSG(at == 3120, "rewritten at pop %d", at);
+    /* at 342 (12000 > 3 (4000 - 342) + 1024), one walk of the 3658 left */
+    uint64_t steps = ks->stat_eng_steps - s0;
+    CHECK_MSG(steps < 3 * 4000, "%llu steps", (unsigned long long)steps);
+    CHECK_EQ_INT(queue_ext().below, 0); /* the rewrite's */
     check_invariants("q");
     teardown();
 }
