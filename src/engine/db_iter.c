@@ -64,6 +64,7 @@ struct eng_iter {
     int cur_ok;
     slice cur;
     uint64_t steps;     /* internal entries looked at (eng_iter_steps) */
+    uint64_t deleted;   /* user keys stepped over forwards as deleted (eng_iter_deleted) */
     sst_damage_log dmg; /* blocks stepped over (eng_iter_skip_damaged, T3) */
     buf saved_key, saved_value, target;
 };
@@ -193,6 +194,7 @@ static void find_next_user_entry(eng_iter *di, int skipping)
                 save_slice(&di->saved_key, uk);
                 skipping = 1;
                 nskipped = 0;
+                di->deleted++; /* a new key whose newest visible version is this */
             } else if ((r = covering(di, uk, s)) != NULL) {
                 save_slice(&di->saved_key, uk); /* before the skip moves what uk points into */
                 skipping = 1;
@@ -531,6 +533,11 @@ eng_status eng_iter_status(const eng_iter *di)
 uint64_t eng_iter_steps(const eng_iter *di)
 {
     return di->steps;
+}
+
+uint64_t eng_iter_deleted(const eng_iter *di)
+{
+    return di->deleted;
 }
 
 void eng_iter_skip_damaged(eng_iter *di)

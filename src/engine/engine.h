@@ -313,6 +313,12 @@ eng_status eng_iter_status(const eng_iter *it);
  * versions, deletions, entries under range tombstones included): what a
  * scan costs, as RocksDB's internal_key_skipped_count. */
 uint64_t eng_iter_steps(const eng_iter *it);
+/* User keys the forward moves (seeks and eng_iter_next) have stepped over
+ * since it was created because their newest visible version is a point
+ * deletion: each one counted once per time it is passed (keys under a
+ * range tombstone are not counted). What the walk found deleted in the
+ * range it crossed, as opposed to eng_iter_steps's internal entries. */
+uint64_t eng_iter_deleted(const eng_iter *it);
 
 /* Lets it step over a table data block that fails its checks instead of
  * stopping with ENG_CORRUPTION: every key the block could hold is left out

@@ -101,7 +101,8 @@ typedef struct ks_zfront {
     int db;
     char floor[KS_ZFRONT_FLOOR];
     size_t floorl;
-    unsigned pos, n; /* members [pos, n) are the zset's first ones, in order */
+    unsigned pos, n;  /* members [pos, n) are the zset's first ones, in order */
+    uint64_t crossed; /* deleted order entries the read passed before member n - 1 */
     uint32_t off[KS_ZFRONT_MAX], len[KS_ZFRONT_MAX];
     double score[KS_ZFRONT_MAX];
     char buf[KS_ZFRONT_BYTES];

@@ -147,6 +147,11 @@ const char *ks_miter_value(const ks_miter *mi, size_t *n)
     return eng_iter_value(mi->it, n);
 }
 
+uint64_t ks_miter_deleted(const ks_miter *mi)
+{
+    return eng_iter_deleted(mi->it);
+}
+
 ks_status ks_miter_close(ks_miter *mi, ks_ctx *c)
 {
     eng_status s = eng_iter_status(mi->it);

@@ -210,6 +210,8 @@ void ks_miter_next(ks_miter *mi);
 void ks_miter_prev(ks_miter *mi);
 const char *ks_miter_suffix(const ks_miter *mi, size_t *n);
 const char *ks_miter_value(const ks_miter *mi, size_t *n);
+/* Deleted members the forward moves have passed (eng_iter_deleted). */
+uint64_t ks_miter_deleted(const ks_miter *mi);
 /* Closes the iterator; KS_OK, or the engine error it met (c->err set). */
 ks_status ks_miter_close(ks_miter *mi, ks_ctx *c);
 

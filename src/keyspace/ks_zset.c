@@ -12,13 +12,16 @@
  *   packed body: varint(n) { varint(mlen) member score:be64 }*n, in
  *                (score, member) order, scores as IEEE-754 bits
  *   big body:    version le64, count le64, height u8 (0x80: the rank log
- *                bounds follow removed), removed le64 (members removed or
- *                moved under this version: their tombstones slow the seeks
- *                that cross them, so past count + 1024 the zset is
- *                rewritten under a new version), [logfirst le64 logend
- *                le64: the rank changes not yet in the rank blocks], then
- *                optionally the floor (<= 64 bytes no live order key is
- *                below: pops from the front raise it, so reads of the
+ *                bounds follow removed; 0x40: below follows), removed le64
+ *                (members removed or moved under this version: their
+ *                tombstones slow the walks that cross them, so past
+ *                3 x count + 1024 the zset is rewritten under a new
+ *                version), [logfirst le64 logend le64: the rank changes
+ *                not yet in the rank blocks], [below le64: of removed,
+ *                those whose tombstones are below the floor, which forward
+ *                reads seek past: they count against 16 x count instead],
+ *                then optionally the floor (<= 64 bytes no live order key
+ *                is below: pops from the front raise it, so reads of the
  *                front seek past their tombstones)
  *   big entries: 'd' db be64(version) then
  *                0x00 member               -> score:be64 (exact bits)
@@ -112,8 +115,9 @@ int ks_zext_parse(const char *ext, size_t n, ks_zext *e)
 {
     if (n < KS_ZEXT_LEN) return -1;
     int haslog = ((unsigned char)ext[0] & KS_ZEXT_HASLOG) != 0;
-    size_t fixed = haslog ? KS_ZEXT_LOGLEN : KS_ZEXT_LEN;
-    e->height = (unsigned char)ext[0] & ~KS_ZEXT_HASLOG;
+    int hasbelow = ((unsigned char)ext[0] & KS_ZEXT_HASBELOW) != 0;
+    size_t fixed = (haslog ? KS_ZEXT_LOGLEN : KS_ZEXT_LEN) + (hasbelow ? 8 : 0);
+    e->height = (unsigned char)ext[0] & ~(KS_ZEXT_HASLOG | KS_ZEXT_HASBELOW);
     /* KS-Z5: height 0 (no rank blocks yet) has no log either */
     if (n < fixed || n > fixed + KS_ZFLOOR_MAX || (e->height < 1 && haslog) ||
         e->height > KS_ZRANK_MAX_HEIGHT)
@@ -121,25 +125,31 @@ int ks_zext_parse(const char *ext, size_t n, ks_zext *e)
     e->removed = ks_get_le64(ext + 1);
     e->logfirst = haslog ? ks_get_le64(ext + KS_ZEXT_LEN) : 0;
     e->logend = haslog ? ks_get_le64(ext + KS_ZEXT_LEN + 8) : 0;
-    if (e->logfirst > e->logend) return -1;
+    e->below = hasbelow ? ks_get_le64(ext + fixed - 8) : 0;
+    if (e->logfirst > e->logend || e->below > e->removed) return -1;
     e->floor = ext + fixed;
     e->floorl = n - fixed;
     return 0;
 }
 
 /* e->floorl (<= KS_ZFLOOR_MAX) bytes of floor, none when 0; the log
- * fields only once the version has used its log (older records stay
- * readable by the format without them). */
+ * fields only once the version has used its log, below only when not 0
+ * (older records stay readable by the format without them). */
 static ks_status big_put(ks_write *w, uint64_t version, uint64_t count, const ks_zext *e, int enc,
                          int64_t expire)
 {
-    char body[KS_BIG_BODY_MAX], ext[KS_ZEXT_LOGLEN + KS_ZFLOOR_MAX];
+    char body[KS_BIG_BODY_MAX], ext[KS_ZEXT_LOGLEN + 8 + KS_ZFLOOR_MAX];
     size_t fixed = e->logend ? KS_ZEXT_LOGLEN : KS_ZEXT_LEN;
-    ext[0] = (char)(e->height | (e->logend ? KS_ZEXT_HASLOG : 0));
+    ext[0] =
+        (char)(e->height | (e->logend ? KS_ZEXT_HASLOG : 0) | (e->below ? KS_ZEXT_HASBELOW : 0));
     ks_put_le64(ext + 1, e->removed);
     if (e->logend) {
         ks_put_le64(ext + KS_ZEXT_LEN, e->logfirst);
         ks_put_le64(ext + KS_ZEXT_LEN + 8, e->logend);
+    }
+    if (e->below) {
+        ks_put_le64(ext + fixed, e->below);
+        fixed += 8;
     }
     if (e->floorl) memcpy(ext + fixed, e->floor, e->floorl);
     ks_value v = {KS_ZSET, 1, enc, expire, NULL, 0, NULL, 0};
@@ -205,11 +215,15 @@ static int zset_check(const ks_meta *m)
 
 /* ks_copy_generic copies every entry (member, order, rank blocks) under a
  * new version and keeps the ext: the height stays right, and the copy has
- * no tombstones of its own, so its removed count starts at 0. */
+ * no tombstones of its own, so its removed count (and below) starts at 0. */
 static ks_status zset_copy(ks_ctx *c, int sdb, const ks_meta *m, int ddb, ks_value *v, char *buf)
 {
     ks_status st = ks_copy_generic(c, sdb, m, ddb, v, buf);
-    if (st == KS_OK && m->big) ks_put_le64(buf + KS_BIG_HDR + 1, 0);
+    if (st != KS_OK || !m->big) return st;
+    unsigned char h = (unsigned char)buf[KS_BIG_HDR];
+    ks_put_le64(buf + KS_BIG_HDR + 1, 0);
+    if (h & KS_ZEXT_HASBELOW)
+        ks_put_le64(buf + KS_BIG_HDR + ((h & KS_ZEXT_HASLOG) ? KS_ZEXT_LOGLEN : KS_ZEXT_LEN), 0);
     return st;
 }
 
@@ -384,7 +398,8 @@ ks_status ks_zw_open(ks_zw *z, ks_write *w)
         z->version = m->version;
         z->count = m->count;
         z->height = e.height;
-        z->removed = e.removed;
+        z->removed = z->removed0 = e.removed;
+        z->below = e.below;
         z->logfirst = e.logfirst;
         z->logend = e.logend;
         z->floorl = e.floorl;
@@ -523,13 +538,14 @@ ks_status ks_zw_set(ks_zw *z, const char *m, size_t ml, int found, double old, d
         if (ks_zkcmp(k.p, k.n, z->floor, z->floorl) < 0) {
             z->floorl = k.n < KS_ZFLOOR_MAX ? k.n : KS_ZFLOOR_MAX;
             memcpy(z->floor, k.p, z->floorl);
+            z->below = 0; /* KS-Z7: the tombstones above it are not known */
         }
         ks_ekey_free(&k);
     }
     return push_delta(z, score, m, ml, +1);
 }
 
-void ks_zw_raise_floor(ks_zw *z, double score, const char *m, size_t ml)
+void ks_zw_raise_floor(ks_zw *z, double score, const char *m, size_t ml, uint64_t crossed)
 {
     if (!z->big) return;
     char k[KS_ZFLOOR_MAX]; /* the order key's first bytes: a prefix is a bound */
@@ -539,6 +555,14 @@ void ks_zw_raise_floor(ks_zw *z, double score, const char *m, size_t ml)
     if (ks_zkcmp(k, n, z->floor, z->floorl) > 0) {
         memcpy(z->floor, k, n);
         z->floorl = n;
+    }
+    /* KS-Z7: the command's removals and the crossed tombstones are at or
+     * below (score, m), hence below the floor unless it was cut (a long
+     * member: they may be above its prefix). A crossed tombstone is one of
+     * removed's (at most one per removal) not yet in below. */
+    if (n == 8 + ml) {
+        z->below += z->removed - z->removed0 + crossed;
+        if (z->below > z->removed) z->below = z->removed;
     }
 }
 
@@ -611,10 +635,45 @@ static ks_status rewrite(ks_zw *z)
     return st;
 }
 
+/* *n: the order keys at or above z's floor whose newest version is a
+ * deletion, by one walk of them (and of the live ones). */
+static ks_status crossable(ks_zw *z, uint64_t *n)
+{
+    ks_miter mi;
+    ks_miter_open(&mi, z->c, NULL, z->w->db, z->version);
+    for (ks_zorder_seek(&mi, z->floor, z->floorl); ks_zorder_valid(&mi); ks_miter_next(&mi)) {
+    }
+    *n = ks_miter_deleted(&mi);
+    return ks_miter_close(&mi, z->c);
+}
+
+/* *yes: z's tombstones call for a rewrite (ENCODING.md "Tombstones"): all
+ * of them (ZSCAN's member entries, COPY) past 16 per member, or those a
+ * forward read can cross (KS-Z7: at most removed - below) past 3. The
+ * second is counted before it is believed: removed counts tombstones
+ * compaction has dropped since, and the moved members' old entries the
+ * pops went past without reading. Counted at most half the bound, they
+ * become removed - below instead, so the next count waits for as many
+ * removals again, or for the zset to halve. */
+static ks_status wants_rewrite(ks_zw *z, int *yes)
+{
+    uint64_t lim = KS_ZSET_REWRITE_RATIO * z->count + ks_zrewrite_slack, n;
+    *yes = z->removed > KS_ZSET_REWRITE_BELOW_RATIO * z->count + ks_zrewrite_slack;
+    if (*yes || z->removed - z->below <= lim) return KS_OK;
+    ks_status st = crossable(z, &n);
+    if (st != KS_OK) return st;
+    if (n > lim / 2)
+        *yes = 1;
+    else
+        z->below = z->removed - n;
+    return KS_OK;
+}
+
 ks_status ks_zw_close(ks_zw *z)
 {
     ks_write *w = z->w;
     ks_status st = KS_OK;
+    int again = 0; /* rewrite */
     if (!z->changed) goto out;
     if (z->count == 0) {
         st = w->m.stored != KS_NONE ? ks_write_del(w) : KS_OK;
@@ -622,15 +681,17 @@ ks_status ks_zw_close(ks_zw *z)
         if (!packed_fits(z->c, z->n, packed_bytes(z))) to_big(z);
     }
     if (z->count == 0 || st != KS_OK) goto out;
+    if (z->big) st = wants_rewrite(z, &again);
+    if (st != KS_OK) goto out;
     if (!z->big) {
         ks_zmvec_sort(z->items, z->n);
         st = packed_put(w, z->items, z->n, z->enc, w->m.expire);
-    } else if (z->removed > KS_ZSET_REWRITE_RATIO * z->count + ks_zrewrite_slack) {
+    } else if (again) {
         z->rewritten = 1;
         st = rewrite(z);
     } else {
         st = ks_zrank_apply(z, 1);
-        ks_zext e = {z->height, z->removed, z->logfirst, z->logend, z->floor, z->floorl};
+        ks_zext e = {z->height, z->removed, z->logfirst, z->logend, z->below, z->floor, z->floorl};
         if (st == KS_OK) st = big_put(w, z->version, z->count, &e, z->enc, w->m.expire);
     }
 out:

@@ -39,14 +39,20 @@ extern unsigned ks_zrank_b;
 #define KS_ZRANK_MIN (ks_zrank_b / 4u)
 #define KS_ZRANK_MAX_HEIGHT 16
 /* Big ext: height:u8 removed:le64. A big zset is rewritten once more
- * members were removed (or moved by a new score) under its version than
- * KS_ZSET_REWRITE_RATIO times those it has, plus KS_ZSET_REWRITE_SLACK
+ * members were removed (or moved by a new score) under its version, not
+ * counting those whose tombstones lie below the floor, than
+ * KS_ZSET_REWRITE_RATIO times those it has, plus KS_ZSET_REWRITE_SLACK,
+ * or once all of them are more than KS_ZSET_REWRITE_BELOW_RATIO times
  * (ENCODING.md, "Tombstones"). */
 #define KS_ZEXT_LEN 9
 /* The height byte's flag: logfirst:le64 logend:le64 follow removed (the
  * pending rank log, ENCODING.md "Rank log"); records without it have none. */
 #define KS_ZEXT_HASLOG 0x80
 #define KS_ZEXT_LOGLEN (KS_ZEXT_LEN + 16)
+/* The height byte's other flag: below:le64 follows (after the log when
+ * both are there): the removals counted in removed whose tombstones are
+ * below the floor (ENCODING.md "Tombstones"); records without it have 0. */
+#define KS_ZEXT_HASBELOW 0x40
 /* Rank changes a big zset keeps in its log before a write folds them into
  * the rank blocks (and that a rank read folds in on the fly). */
 #define KS_ZLOG_MAX (8u * ks_zrank_b)
@@ -55,6 +61,7 @@ extern unsigned ks_zrank_b;
 #define KS_ZFLOOR_MAX 64
 #define KS_ZSET_REWRITE_SLACK 1024
 #define KS_ZSET_REWRITE_RATIO 3
+#define KS_ZSET_REWRITE_BELOW_RATIO 16
 extern uint64_t ks_zrewrite_slack; /* KS_ZSET_REWRITE_SLACK; tests change it */
 
 /* ---- Scores ---------------------------------------------------------------- */
@@ -86,6 +93,7 @@ typedef struct ks_zext {
     int height;
     uint64_t removed;
     uint64_t logfirst, logend; /* the rank log's pending entries: [logfirst, logend) */
+    uint64_t below;            /* of removed, the tombstones below the floor (KS-Z7) */
     const char *floor;         /* every live order key is >= floor */
     size_t floorl;
 } ks_zext;
@@ -200,6 +208,8 @@ typedef struct ks_zw {
     ks_ctx *c;
     int big, enc, height;
     uint64_t version, count, removed;
+    uint64_t below;            /* big: of removed, those below the floor (KS-Z7) */
+    uint64_t removed0;         /* big: removed at the open */
     uint64_t logfirst, logend; /* big: the pending rank log */
     ks_zmember *items;         /* packed: the members, unordered while changing */
     size_t n, cap;
@@ -222,10 +232,14 @@ int ks_zw_find(ks_zw *z, const char *m, size_t ml, double *score);
 ks_status ks_zw_set(ks_zw *z, const char *m, size_t ml, int found, double old, double score);
 /* Removes a member that has score. */
 ks_status ks_zw_remove(ks_zw *z, const char *m, size_t ml, double score);
-/* Raises the floor to (score, m)'s order key. REQUIRES: no live member
- * orders below it once the command's removals are done (a pop from the
- * front, a removal of a range that starts at the first member). */
-void ks_zw_raise_floor(ks_zw *z, double score, const char *m, size_t ml);
+/* Raises the floor to (score, m)'s order key, the last member the command
+ * removed, and counts the command's removals into below (KS-Z7), with
+ * crossed more: tombstones of earlier removals found between the old
+ * floor and (score, m). REQUIRES: the command removed only members
+ * ordering at or below it and no live member orders below it once its
+ * removals are done (a pop from the front, a removal of a range that
+ * starts at the first member). */
+void ks_zw_raise_floor(ks_zw *z, double score, const char *m, size_t ml, uint64_t crossed);
 /* Writes the result (the record, rank blocks; deletes the key when empty)
  * keeping w's TTL, and frees z. ks_zw_abort frees without writing. */
 ks_status ks_zw_close(ks_zw *z);
@@ -261,9 +275,11 @@ ks_status ks_zstore_items(ks_write *w, const ks_zmember *items, size_t n);
  * it. Many changes at once rebuild the blocks instead: at once when final,
  * else at the close (z->rebuild). */
 ks_status ks_zrank_apply(ks_zw *z, int final);
-/* Rebuilds every rank block of (db, version) from its order entries;
- * *height gets the new height. */
-ks_status ks_zrank_rebuild(ks_ctx *c, int db, uint64_t version, int *height);
+/* Rebuilds every rank block of (db, version) from its order entries
+ * (those from floor[0..floorl) on: no live one is below it); *height gets
+ * the new height. */
+ks_status ks_zrank_rebuild(ks_ctx *c, int db, uint64_t version, const char *floor, size_t floorl,
+                           int *height);
 /* Without blocks (height 0, KS-Z5) a rank read walks the order entries;
  * one longer than this many steps asks for the blocks: the zset's next
  * view (ks_zview_open) or write builds them. */

@@ -30,7 +30,11 @@ static int front_matches(const ks_zfront *f, int db, const ks_meta *m, const ks_
 }
 
 /* Reads the first members of big zset v of db into f (as many as it holds),
- * leaving it unowned (version 0) until the pop that follows claims it. */
+ * leaving it unowned (version 0) until the pop that follows claims it.
+ * f->crossed: the order entries it found deleted between the floor and
+ * its last member, but the one at the floor (its pop counted it): once
+ * the pops reach that member, their tombstones are below the floor
+ * (KS-Z7). */
 static ks_status front_fill(ks_ctx *c, int db, const ks_zview *v, ks_zfront *f)
 {
     ks_miter mi;
@@ -38,6 +42,7 @@ static ks_status front_fill(ks_ctx *c, int db, const ks_zview *v, ks_zfront *f)
     size_t used = 0;
     f->version = 0;
     f->pos = f->n = 0;
+    f->crossed = 0;
     ks_miter_open(&mi, c, NULL, db, v->m.version);
     ks_zorder_seek_from(&mi, v, "", 0);
     while (ks_zorder_valid(&mi)) {
@@ -52,6 +57,8 @@ static ks_status front_fill(ks_ctx *c, int db, const ks_zview *v, ks_zfront *f)
         f->len[f->n] = (uint32_t)z.ml;
         f->score[f->n++] = z.score;
         used += z.ml;
+        uint64_t del = ks_miter_deleted(&mi);
+        f->crossed = del ? del - 1 : 0;
         if (f->n == KS_ZFRONT_MAX || f->n == v->n) break; /* no step past what is kept */
         ks_miter_next(&mi);
     }
@@ -61,7 +68,8 @@ static ks_status front_fill(ks_ctx *c, int db, const ks_zview *v, ks_zfront *f)
 
 /* Removes got's members (the zset's first ones, in order) from w's zset
  * and, unless the close rewrote it, leaves f to the record written: the
- * members after them, [pos, n). */
+ * members after them, [pos, n). The pop of f's last member counts the
+ * tombstones its read crossed into below (KS-Z7). */
 static ks_status front_remove(ks_write *w, const ks_zmvec *got, ks_zfront *f, unsigned pos,
                               unsigned n)
 {
@@ -74,7 +82,7 @@ static ks_status front_remove(ks_write *w, const ks_zmvec *got, ks_zfront *f, un
         return st;
     }
     const ks_zmember *last = &got->v[got->n - 1];
-    ks_zw_raise_floor(&z, last->score, last->m, last->ml);
+    ks_zw_raise_floor(&z, last->score, last->m, last->ml, pos == n ? f->crossed : 0);
     st = ks_zw_close(&z); /* the counts and floor stay readable after it */
     if (st != KS_OK || z.rewritten || pos == n) return st;
     f->version = z.version;

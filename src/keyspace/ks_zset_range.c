@@ -126,10 +126,17 @@ static ks_status packed_collect(ks_ctx *c, const ks_zview *v, const ks_zspec *r,
 
 /* ---- Big ranges ------------------------------------------------------------------- */
 
-/* A score or lex range of a big zset as order keys [lo, hi). */
+/* A score or lex range of a big zset as order keys [lo, hi). A backward
+ * walk must not step back from the zset's first member: below it lie the
+ * popped members' tombstones (KS-Z7), which one step would walk over. So
+ * it knows where that member is: by first, its order key (when has_first),
+ * or by left, the members not yet passed of a walk from the last one. */
 typedef struct zkeys {
     ks_ekey lo, hi;
     int has_hi, empty;
+    ks_ekey first;
+    int has_first;
+    uint64_t left;
 } zkeys;
 
 static void bump(char *k8)
@@ -149,7 +156,10 @@ static ks_status big_bounds(ks_ctx *c, const ks_zview *v, const ks_zspec *r, zke
 {
     ks_zbuf_init(&b->lo);
     ks_zbuf_init(&b->hi);
+    ks_zbuf_init(&b->first);
     b->has_hi = 1;
+    b->has_first = 0;
+    b->left = 0;
     b->empty = range_empty(r);
     if (b->empty) return KS_OK;
     char k[8];
@@ -170,8 +180,11 @@ static ks_status big_bounds(ks_ctx *c, const ks_zview *v, const ks_zspec *r, zke
     ks_miter_open(&mi, c, NULL, c->db, v->m.version);
     ks_zorder_seek_from(&mi, v, "", 0);
     if (ks_zorder_valid(&mi) && ks_zorder_entry(&mi, &first) == 0) {
-        memcpy(s0, ks_miter_suffix(&mi, &(size_t){0}) + 1, 8);
-        have = 1;
+        size_t sn;
+        const char *sfx = ks_miter_suffix(&mi, &sn);
+        memcpy(s0, sfx + 1, 8);
+        ks_ekey_append(&b->first, sfx + 1, sn - 1);
+        have = b->has_first = 1;
     }
     ks_status st = ks_miter_close(&mi, c);
     if (st != KS_OK) return st;
@@ -189,6 +202,30 @@ static void zkeys_free(zkeys *b)
 {
     ks_ekey_free(&b->lo);
     ks_ekey_free(&b->hi);
+    ks_ekey_free(&b->first);
+}
+
+/* A backward walk at the member under mi, about to step back from it: 1
+ * when it is the zset's first (see zkeys). */
+static int at_first(const ks_miter *mi, zkeys *b)
+{
+    if (!b->has_first) return b->left && --b->left == 0;
+    size_t sn;
+    const char *s = ks_miter_suffix(mi, &sn);
+    return ks_zkcmp(s + 1, sn - 1, b->first.p, b->first.n) <= 0;
+}
+
+/* Sets b->first for a backward walk from b->hi of big zset v (a floor:
+ * popped members below), with one seek of mi. */
+static void find_first(const ks_zview *v, zkeys *b, ks_miter *mi)
+{
+    if (b->has_first || !v->floorl) return;
+    ks_zorder_seek_from(mi, v, "", 0);
+    if (!ks_zorder_valid(mi)) return;
+    size_t sn;
+    const char *s = ks_miter_suffix(mi, &sn);
+    ks_ekey_append(&b->first, s + 1, sn - 1);
+    b->has_first = 1;
 }
 
 static int key_lt(const ks_miter *mi, const ks_ekey *k)
@@ -208,8 +245,8 @@ static ks_status rank_or_count(ks_ctx *c, const ks_zview *v, const ks_ekey *k, i
 
 /* Positions mi on the first member of [lo, hi) in r's direction after
  * skipping r->offset members; 0 when there is none. */
-static ks_status big_start(ks_ctx *c, const ks_zview *v, const ks_zspec *r, const zkeys *b,
-                           ks_miter *mi, int *any)
+static ks_status big_start(ks_ctx *c, const ks_zview *v, const ks_zspec *r, zkeys *b, ks_miter *mi,
+                           int *any)
 {
     uint64_t off = (uint64_t)r->offset;
     *any = 0;
@@ -219,18 +256,25 @@ static ks_status big_start(ks_ctx *c, const ks_zview *v, const ks_zspec *r, cons
         if (st == KS_OK) st = rank_or_count(c, v, &b->hi, b->has_hi, &hi);
         if (st != KS_OK || hi <= lo || hi - lo <= off) return st;
         *any = 1;
+        b->left = hi - off; /* backwards: the ranks from hi - 1 - off down to 0 */
         return ks_zrank_seek(c, v, mi, r->rev ? hi - 1 - off : lo + off);
     }
     if (!r->rev) {
         ks_zorder_seek_from(mi, v, b->lo.p, b->lo.n);
     } else if (!b->has_hi) {
         ks_zorder_last(mi);
+        b->left = v->n;
     } else {
+        find_first(v, b, mi);
+        if (b->has_first && ks_zkcmp(b->hi.p, b->hi.n, b->first.p, b->first.n) <= 0)
+            return KS_OK; /* nothing below hi: no seek down the tombstones */
         ks_zorder_seek_prev(mi, b->hi.p, b->hi.n);
         if (ks_zorder_valid(mi) && !key_lt(mi, &b->hi)) ks_miter_prev(mi);
     }
-    for (; off && ks_zorder_valid(mi); off--)
+    for (; off && ks_zorder_valid(mi); off--) {
+        if (r->rev && at_first(mi, b)) return KS_OK; /* skipped them all */
         r->rev ? ks_miter_prev(mi) : ks_miter_next(mi);
+    }
     *any = 1;
     return KS_OK;
 }
@@ -250,7 +294,8 @@ static ks_status big_collect(ks_ctx *c, const ks_zview *v, const ks_zspec *r, ks
                     st = ks_corrupt(c, "zset order entry");
                 else if (ks_zmvec_push(out, z.m, z.ml, z.score, 1) != 0)
                     st = ks_oom(c);
-                r->rev ? ks_miter_prev(&mi) : ks_miter_next(&mi);
+                else if (n > 1) /* no step past the last: the first member's */
+                    r->rev ? ks_miter_prev(&mi) : ks_miter_next(&mi);
             }
         }
     } else if (r->offset >= 0) {
@@ -266,6 +311,7 @@ static ks_status big_collect(ks_ctx *c, const ks_zview *v, const ks_zspec *r, ks
                 st = ks_corrupt(c, "zset order entry");
             else if (ks_zmvec_push(out, z.m, z.ml, z.score, 1) != 0)
                 st = ks_oom(c);
+            if (r->rev && at_first(&mi, &b)) break;
             r->rev ? ks_miter_prev(&mi) : ks_miter_next(&mi);
         }
         zkeys_free(&b);
@@ -366,7 +412,7 @@ static ks_status remove_all(ks_write *w, const ks_zmember *del, size_t n, int fr
     for (size_t i = 0; st == KS_OK && i < n; i++)
         st = ks_zw_remove(&z, del[i].m, del[i].ml, del[i].score);
     if (st == KS_OK && front && n)
-        ks_zw_raise_floor(&z, del[n - 1].score, del[n - 1].m, del[n - 1].ml);
+        ks_zw_raise_floor(&z, del[n - 1].score, del[n - 1].m, del[n - 1].ml, 0);
     if (st == KS_OK) {
         *removed = n;
         return ks_zw_close(&z);

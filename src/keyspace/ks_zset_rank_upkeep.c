@@ -64,7 +64,8 @@ static ks_status build_up(ks_ctx *c, int db, uint64_t version, ks_zrank_blist *l
     return KS_OK;
 }
 
-ks_status ks_zrank_rebuild(ks_ctx *c, int db, uint64_t version, int *height)
+ks_status ks_zrank_rebuild(ks_ctx *c, int db, uint64_t version, const char *floor, size_t floorl,
+                           int *height)
 {
     char from = KS_ZTAG_RANK, to = KS_ZTAG_RANK + 1;
     ks_members_delete_range(c, db, version, &from, 1, &to, 1);
@@ -75,7 +76,9 @@ ks_status ks_zrank_rebuild(ks_ctx *c, int db, uint64_t version, int *height)
     ks_miter mi;
     uint64_t in_block = 0;
     ks_miter_open(&mi, c, NULL, db, version);
-    for (ks_zorder_first(&mi); st == KS_OK && ks_zorder_valid(&mi); ks_miter_next(&mi)) {
+    /* from the floor: the popped members' tombstones are below it */
+    for (ks_zorder_seek(&mi, floor, floorl); st == KS_OK && ks_zorder_valid(&mi);
+         ks_miter_next(&mi)) {
         size_t sn;
         const char *s = ks_miter_suffix(&mi, &sn);
         if (l1.n == 0 || in_block == B) {
@@ -516,7 +519,7 @@ ks_status ks_zrank_apply(ks_zw *z, int final)
     z->nd = 0;
     ks_fvec_free(&z->keys);
     if (st == KS_OK && z->rebuild && final) {
-        st = ks_zrank_rebuild(z->c, z->w->db, z->version, &z->height);
+        st = ks_zrank_rebuild(z->c, z->w->db, z->version, z->floor, z->floorl, &z->height);
         if (st == KS_OK) log_drop(z);
         z->rebuild = 0;
     }

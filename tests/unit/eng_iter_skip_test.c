@@ -217,6 +217,47 @@ static void run_many_versions(int flush_midway)
     CHECK(eng_close(db) == ENG_OK);
 }
 
+/* The deleted keys a forward walk from from passed (eng_iter_deleted). */
+static uint64_t deleted_passed(eng_db *db, const char *from)
+{
+    eng_iter *it = eng_iter_new(db, NULL, NULL);
+    eng_iter_seek(it, from, strlen(from));
+    while (eng_iter_valid(it))
+        eng_iter_next(it);
+    uint64_t n = eng_iter_deleted(it);
+    eng_iter_free(it);
+    return n;
+}
+
+/* eng_iter_deleted counts the user keys a forward walk passed because
+ * their newest version is a deletion, once each however many versions they
+ * have and wherever those are (table, memtable), and not the keys under a
+ * range deletion. */
+TEST(ForwardWalkCountsEachDeletedKeyItPassesOnce)
+{
+    eng_db *db = open_skip_db();
+    char k[16];
+    for (int i = 0; i < 10; i++) {
+        snprintf(k, sizeof(k), "a%d", i);
+        put(db, k, "v1");
+        put(db, k, "v2");
+    }
+    del(db, "a2");
+    CHECK(eng_flush(db) == ENG_OK);
+    del(db, "a5"); /* its versions in the table, the deletion in the memtable */
+    put(db, "a7", "v3");
+    del(db, "a7");
+    del_range(db, "a8", "a9"); /* a8: under a range deletion, not counted */
+    put(db, "a3", "v3");
+    del(db, "a3");
+    put(db, "a3", "v4"); /* alive again */
+    CHECK_EQ_INT(deleted_passed(db, "a"), 3);
+    CHECK_EQ_INT(deleted_passed(db, "a3"), 2);
+    CHECK_EQ_INT(deleted_passed(db, "a6"), 1);
+    CHECK_EQ_INT(deleted_passed(db, "a8"), 0);
+    eng_close(db);
+}
+
 TEST(ManyVersionsOfFewKeysIterateAsTheModelAtEverySnapshot)
 {
     run_many_versions(0);
