@@ -249,9 +249,12 @@ eng_status eng_get_batch(eng_db *db, const eng_snapshot *snap, eng_batch *b, con
  * they will read in the current memtable -- its hash index slots, the
  * entries found and, for the writes, the tree paths an insert takes
  * (mem_tree_read.c: the descents go together, so their cache misses overlap
- * rather than follow one another). Changes nothing;
- * at most 32 keys are looked at. Any thread; pins the current memtable
- * under db->mu for the call. */
+ * rather than follow one another) -- and, for keys the memtables do not
+ * hold, in the tables (db_prefetch.c: filter lines, caches, the data block
+ * and its restart interval, which the read on the same thread then takes
+ * instead of searching for them). Changes no answer; at most 32 keys are
+ * looked at. Any thread; pins the current superversion under db->mu for
+ * the call. */
 void eng_prefetch(eng_db *db, size_t n, const char *const *keys, const size_t *lens,
                   const unsigned char *writes);
 

@@ -94,9 +94,9 @@ eng_status sst_reader_get_unfiltered(sst_reader *r, slice key, uint64_t seq, int
                                      uint64_t *found_seq, char **value, size_t *vlen);
 
 /* sst_reader_get_unfiltered (hash = bloom_hash(key)), but starting at the
- * data block sst_reader_prefetch_locate found for key on this thread, when
- * it did, without the index search; the block is taken (a second lookup
- * searches the index). */
+ * data block (and restart interval) an sst_lookahead left for key on this
+ * thread, when one did, without the index search; the hint is taken (a
+ * second lookup searches the index). */
 eng_status sst_reader_get_located(sst_reader *r, slice key, uint64_t hash, uint64_t seq, int *type,
                                   uint64_t *found_seq, char **value, size_t *vlen);
 
