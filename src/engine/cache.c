@@ -256,30 +256,31 @@ static shard *shard_of(const block_cache *c, uint32_t hash)
     return (shard *)&c->shards[hash >> (32 - CACHE_SHARD_BITS)];
 }
 
-cache_handle *cache_lookup(block_cache *c, uint64_t file, uint64_t offset)
+/* The entry of (file, offset) with a reference taken, or NULL; promoted
+ * and counted as a hit or miss when `counted`. */
+static entry *lookup(block_cache *c, uint64_t file, uint64_t offset, int counted)
 {
     uint32_t hash = key_hash(file, offset);
     shard *s = shard_of(c, hash);
     pthread_mutex_lock(&s->mu);
     entry *e = *find_slot(s, file, offset, hash);
     if (e) {
-        __atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED);   /* C5: releases race with it */
-        if (s->tick - e->tick > s->elems / 4) promote(s, e); /* C4 */
+        __atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED); /* C5: releases race with it */
+        if (counted && s->tick - e->tick > s->elems / 4) promote(s, e); /* C4 */
     }
     pthread_mutex_unlock(&s->mu);
-    __atomic_fetch_add(e ? &s->hits : &s->misses, 1, __ATOMIC_RELAXED);
+    if (counted) __atomic_fetch_add(e ? &s->hits : &s->misses, 1, __ATOMIC_RELAXED);
     return e;
+}
+
+cache_handle *cache_lookup(block_cache *c, uint64_t file, uint64_t offset)
+{
+    return lookup(c, file, offset, 1);
 }
 
 cache_handle *cache_lookup_quiet(block_cache *c, uint64_t file, uint64_t offset)
 {
-    uint32_t hash = key_hash(file, offset);
-    shard *s = shard_of(c, hash);
-    pthread_mutex_lock(&s->mu);
-    entry *e = *find_slot(s, file, offset, hash);
-    if (e) __atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED); /* C5 */
-    pthread_mutex_unlock(&s->mu);
-    return e;
+    return lookup(c, file, offset, 0);
 }
 
 cache_handle *cache_insert(block_cache *c, uint64_t file, uint64_t offset, void *value,

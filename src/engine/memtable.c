@@ -335,7 +335,9 @@ static mem_ent *new_entry(memtable *m, slice key, uint64_t trailer, slice value,
     return x;
 }
 
-void mem_add(memtable *m, uint64_t seq, int type, slice key, slice value)
+/* mem_add with key's hash given when hash is not NULL (mem_add_many's
+ * prefetch computed it), else computed here where it is needed. */
+static void add(memtable *m, uint64_t seq, int type, slice key, slice value, const uint64_t *hash)
 {
     uint64_t trailer = ikey_pack_trailer(seq, type);
     int rd = type == ENG_TYPE_RANGE_DELETION;
@@ -346,7 +348,7 @@ void mem_add(memtable *m, uint64_t seq, int type, slice key, slice value)
         return;
     }
     mem_ent *x = new_entry(m, key, trailer, value, 1);
-    uint64_t h = key_hash(key);
+    uint64_t h = hash ? *hash : key_hash(key);
     hslot *s = index_slot(m, key, h);
     uintptr_t cur = atomic_load_explicit(s, memory_order_relaxed);
     /* A new version of a key this memtable has goes right before its
@@ -358,14 +360,19 @@ void mem_add(memtable *m, uint64_t seq, int type, slice key, slice value)
     index_put(m, s, cur, h, x); /* M5: after the tree */
 }
 
+void mem_add(memtable *m, uint64_t seq, int type, slice key, slice value)
+{
+    add(m, seq, type, key, value, NULL);
+}
+
 /* What inserting e[0..n) (at most MT_PREFETCH_MAX) will read, started
  * together so that the entries' cache misses overlap: each key's index
  * slot; then, for a key the memtable has, its newest entry and from it the
  * leaf that entry's hint names (mt_insert_before), and for the others
- * their tree paths (mt_prefetch), level by level. */
-static void prefetch_inserts(memtable *m, const mem_entry *e, size_t n)
+ * their tree paths (mt_prefetch), level by level. The keys' hashes are
+ * left in h[0..n) for the inserts. */
+static void prefetch_inserts(memtable *m, const mem_entry *e, size_t n, uint64_t *h)
 {
-    uint64_t h[MT_PREFETCH_MAX];
     const mem_ent *cur[MT_PREFETCH_MAX];
     slice fresh[MT_PREFETCH_MAX];
     size_t nf = 0;
@@ -391,9 +398,14 @@ void mem_add_many(memtable *m, const mem_entry *e, size_t n)
 {
     for (size_t at = 0; at < n; at += MT_PREFETCH_MAX) {
         size_t c = n - at < MT_PREFETCH_MAX ? n - at : MT_PREFETCH_MAX;
-        if (c > 1) prefetch_inserts(m, e + at, c);
-        for (size_t i = at; i < at + c; i++)
-            mem_add(m, e[i].seq, e[i].type, e[i].key, e[i].value);
+        uint64_t h[MT_PREFETCH_MAX];
+        if (c == 1) {
+            mem_add(m, e[at].seq, e[at].type, e[at].key, e[at].value);
+            continue;
+        }
+        prefetch_inserts(m, e + at, c, h);
+        for (size_t i = 0; i < c; i++)
+            add(m, e[at + i].seq, e[at + i].type, e[at + i].key, e[at + i].value, &h[i]);
     }
 }
 

@@ -129,12 +129,6 @@ void sst_reader_prefetch_filter(const sst_reader *r, uint64_t hash)
     if (r->filter_len) bloom_prefetch(r->filter, r->filter_len, hash);
 }
 
-int sst_reader_filter_may_match(const sst_reader *r, slice key, uint64_t hash)
-{
-    if (!r->filter_len || bloom_may_match(r->filter, r->filter_len, hash)) return 1;
-    return r->nskips && bloom_skipped(r->skips, r->nskips, key);
-}
-
 /* The data blocks sst_lookahead found, per thread, by key hash: a lookup
  * that follows takes its block from here instead of searching the index
  * again, and its restart interval instead of searching the block

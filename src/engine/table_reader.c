@@ -617,10 +617,15 @@ static eng_status get_from_blocks(sst_reader *r, block_iter *ii, slice key, slic
     return ENG_NOTFOUND;
 }
 
-int sst_reader_may_match(sst_reader *r, slice key, uint64_t hash)
+int sst_reader_filter_may_match(const sst_reader *r, slice key, uint64_t hash)
 {
     if (!r->filter_len || bloom_may_match(r->filter, r->filter_len, hash)) return 1;
-    if (r->nskips && bloom_skipped(r->skips, r->nskips, key)) return 1; /* not in the bits */
+    return r->nskips && bloom_skipped(r->skips, r->nskips, key); /* not in the bits */
+}
+
+int sst_reader_may_match(sst_reader *r, slice key, uint64_t hash)
+{
+    if (sst_reader_filter_may_match(r, key, hash)) return 1;
     __atomic_fetch_add(&r->bloom_useful, 1, __ATOMIC_RELAXED);
     return 0;
 }
