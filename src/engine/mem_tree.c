@@ -112,6 +112,7 @@ void mt_init(mem_tree *t, arena *a)
     t->descents = 0;
     t->finger_tries = 0;
     t->hint_reads = 0;
+    t->hinted = 0;
     atomic_store_explicit(&t->root, t->first, REL);
 }
 
@@ -445,6 +446,35 @@ void mt_insert(mem_tree *t, mem_ent *e, mt_node **leaf)
     mt_node *in = insert_path(t, &p, d, e, leaf);
     if (in == *f) t->finger_fails[fi] = 0; /* the finger would have done: try it again */
     *f = in;
+}
+
+void mt_insert_hinted(mem_tree *t, mem_ent *e, mt_node **leaf, const mt_leaf_hint *hint)
+{
+    mt_node *n = hint ? (mt_node *)hint->leaf : NULL;
+    /* T1: an even version unchanged since the descent: no split since, so
+     * n's fences are those the descent passed (T2), and they hold the
+     * newest possible version of e's user key. */
+    unsigned cnt = n ? atomic_load_explicit(&n->count, RLX) : CAP;
+    if (n && n->leaf && atomic_load_explicit(&n->version, RLX) == hint->version &&
+        !(hint->version & 1) && cnt < CAP) {
+        const mt_node *next = atomic_load_explicit(&n->link, RLX);
+        int open = n == t->first || !next; /* T9 */
+        tkey k = tkey_of(e);
+        unsigned pos = search(n, &k, 0, open);
+        /* e is in n's fences when a key of n follows it, or n is the
+         * last leaf; else older versions of its user key (a tree-only
+         * key, or sequence numbers out of order) could put it past the
+         * upper fence. */
+        if ((pos < cnt || !next) && plen_for(n, e, open) == atomic_load_explicit(&n->plen, RLX)) {
+            write_lock(n);
+            node_insert(n, pos, e, NULL);
+            write_unlock(n);
+            if (leaf) *leaf = n; /* T8 */
+            t->hinted++;
+            return;
+        }
+    }
+    mt_insert(t, e, leaf);
 }
 
 /* How many leaves mt_insert_before follows from a stale hint (T8). */

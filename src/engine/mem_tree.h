@@ -44,6 +44,15 @@ static inline slice ment_value(const mem_ent *e)
 
 struct mt_node;
 
+/* Where mt_prefetch's descent for a key ended: the leaf and its version
+ * then (T1). While the version is the same the leaf has not split, and so
+ * its fences, which only its own split changes (T2, T9), still route the
+ * key to it: mt_insert_hinted inserts there without a second descent. */
+typedef struct mt_leaf_hint {
+    const struct mt_node *leaf; /* NULL: none */
+    uint64_t version;
+} mt_leaf_hint;
+
 #define MT_FINGERS 64
 /* Failed finger tries in a row after which a finger rests (mem_tree.c). */
 #define MT_FINGER_TRIES 2
@@ -61,6 +70,7 @@ typedef struct mem_tree {
     uint64_t descents;     /* writer-only: inserts that searched from the root */
     uint64_t finger_tries; /* writer-only: inserts that tried a finger first */
     uint64_t hint_reads;   /* writer-only: key pointers mt_insert_before compared */
+    uint64_t hinted;       /* writer-only: inserts mt_insert_hinted made without a descent */
 } mem_tree;
 
 /* An empty tree whose nodes come from a (the memtable's arena). */
@@ -76,6 +86,12 @@ void mt_init(mem_tree *t, arena *a);
  * entry with e's ikey is in the tree; e stays valid and unchanged while
  * the tree is. */
 void mt_insert(mem_tree *t, mem_ent *e, struct mt_node **leaf);
+
+/* mt_insert, but first into hint's leaf (when hint is not NULL) if it has
+ * not changed since mt_prefetch found it for e's user key and has room
+ * under its prefix: then no descent. REQUIRES: as mt_insert; hint came
+ * from the writer's own mt_prefetch of e's user key. */
+void mt_insert_hinted(mem_tree *t, mem_ent *e, struct mt_node **leaf, const mt_leaf_hint *hint);
 
 /* Inserts e right before next, an entry already in the tree that follows e
  * in K1 order with nothing between them (the previous newest version of
@@ -96,8 +112,11 @@ int mt_insert_before(mem_tree *t, mem_ent *e, struct mt_node **leaf, const mem_e
  * instead of following one another, and each ends by prefetching its
  * leaf. A hint only: it changes nothing, and it may run while the writer
  * changes the tree (whatever it loads can be dereferenced, T1 and T4; a
- * torn read only sends a prefetch astray). REQUIRES: t stays allocated. */
-void mt_prefetch(const mem_tree *t, size_t n, const slice *keys);
+ * torn read only sends a prefetch astray). When hints is not NULL, hints[i]
+ * gets the leaf key i's descent reached: exact only when the caller is the
+ * writer (nothing changed the tree during the descents), so only the
+ * writer passes them on to mt_insert_hinted. REQUIRES: t stays allocated. */
+void mt_prefetch(const mem_tree *t, size_t n, const slice *keys, mt_leaf_hint *hints);
 
 /* Starts loading leaf (a leaf hint, mt_insert's *leaf): for the writer
  * about to insert before an entry it records (mt_insert_before). */

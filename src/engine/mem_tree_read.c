@@ -54,7 +54,7 @@ static int step_to_next_leaf(mt_cursor *c, const mt_node *n, uint64_t v)
     return 1;
 }
 
-void mt_prefetch(const mem_tree *t, size_t n, const slice *keys)
+void mt_prefetch(const mem_tree *t, size_t n, const slice *keys, mt_leaf_hint *hints)
 {
     const mt_node *at[MT_PREFETCH_MAX];
     if (n > MT_PREFETCH_MAX) n = MT_PREFETCH_MAX;
@@ -80,6 +80,10 @@ void mt_prefetch(const mem_tree *t, size_t n, const slice *keys)
             moved = 1;
         }
     }
+    if (hints) /* the leaves' lines are on their way: these loads overlap */
+        for (size_t i = 0; i < n; i++)
+            hints[i] =
+                (mt_leaf_hint){at[i], at[i] ? atomic_load_explicit(&at[i]->version, RLX) : 0};
 }
 
 void mt_prefetch_leaf(const mt_node *leaf)

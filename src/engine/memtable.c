@@ -336,13 +336,15 @@ static mem_ent *new_entry(memtable *m, slice key, uint64_t trailer, slice value,
 }
 
 /* mem_add with key's hash given when hash is not NULL (mem_add_many's
- * prefetch computed it), else computed here where it is needed. */
-static void add(memtable *m, uint64_t seq, int type, slice key, slice value, const uint64_t *hash)
+ * prefetch computed it), else computed here where it is needed; and the
+ * leaf that prefetch's descent reached for key, when hint is not NULL. */
+static void add(memtable *m, uint64_t seq, int type, slice key, slice value, const uint64_t *hash,
+                const mt_leaf_hint *hint)
 {
     uint64_t trailer = ikey_pack_trailer(seq, type);
     int rd = type == ENG_TYPE_RANGE_DELETION;
-    if (rd || scan_only(m->scan_only, key)) {                            /* M8: the tree only */
-        mt_insert(&m->tree, new_entry(m, key, trailer, value, 0), NULL); /* M1 */
+    if (rd || scan_only(m->scan_only, key)) { /* M8: the tree only */
+        mt_insert_hinted(&m->tree, new_entry(m, key, trailer, value, 0), NULL, hint); /* M1 */
         atomic_fetch_add_explicit(&m->entries, 1, memory_order_relaxed);
         if (rd) atomic_fetch_add_explicit(&m->range_dels, 1, memory_order_relaxed);
         return;
@@ -355,14 +357,14 @@ static void add(memtable *m, uint64_t seq, int type, slice key, slice value, con
      * newest one: found through that entry's leaf, not from the root. */
     if (!cur || ment_trailer(x) < ment_trailer(slot_ent(cur)) ||
         !mt_insert_before(&m->tree, x, ent_hint(x), slot_ent(cur), *ent_hint(slot_ent(cur))))
-        mt_insert(&m->tree, x, ent_hint(x)); /* M1: complete before published */
+        mt_insert_hinted(&m->tree, x, ent_hint(x), hint); /* M1: complete before published */
     atomic_fetch_add_explicit(&m->entries, 1, memory_order_relaxed);
     index_put(m, s, cur, h, x); /* M5: after the tree */
 }
 
 void mem_add(memtable *m, uint64_t seq, int type, slice key, slice value)
 {
-    add(m, seq, type, key, value, NULL);
+    add(m, seq, type, key, value, NULL, NULL);
 }
 
 /* What inserting e[0..n) (at most MT_PREFETCH_MAX) will read, started
@@ -370,12 +372,16 @@ void mem_add(memtable *m, uint64_t seq, int type, slice key, slice value)
  * slot; then, for a key the memtable has, its newest entry and from it the
  * leaf that entry's hint names (mt_insert_before), and for the others
  * their tree paths (mt_prefetch), level by level. The keys' hashes are
- * left in h[0..n) for the inserts. */
-static void prefetch_inserts(memtable *m, const mem_entry *e, size_t n, uint64_t *h)
+ * left in h[0..n) for the inserts, and in hints[0..n) the leaf each
+ * path ended in (none for a key the memtable has), so that the insert
+ * need not descend again (mt_insert_hinted). */
+static void prefetch_inserts(memtable *m, const mem_entry *e, size_t n, uint64_t *h,
+                             mt_leaf_hint *hints)
 {
     const mem_ent *cur[MT_PREFETCH_MAX];
     slice fresh[MT_PREFETCH_MAX];
-    size_t nf = 0;
+    mt_leaf_hint found[MT_PREFETCH_MAX];
+    size_t nf = 0, at[MT_PREFETCH_MAX];
     htable *t = atomic_load_explicit(&m->index, memory_order_relaxed);
     for (size_t i = 0; i < n; i++) {
         h[i] = key_hash(e[i].key);
@@ -387,9 +393,12 @@ static void prefetch_inserts(memtable *m, const mem_entry *e, size_t n, uint64_t
         if (cur[i])
             __builtin_prefetch(ent_hint(cur[i])); /* the hint and the entry's key */
         else if (e[i].type != ENG_TYPE_RANGE_DELETION)
-            fresh[nf++] = e[i].key;
+            at[nf] = i, fresh[nf++] = e[i].key;
+        hints[i].leaf = NULL;
     }
-    mt_prefetch(&m->tree, nf, fresh);
+    mt_prefetch(&m->tree, nf, fresh, found); /* M1: this is the writer */
+    for (size_t i = 0; i < nf; i++)
+        hints[at[i]] = found[i];
     for (size_t i = 0; i < n; i++)
         if (cur[i]) mt_prefetch_leaf(*ent_hint(cur[i]));
 }
@@ -399,13 +408,14 @@ void mem_add_many(memtable *m, const mem_entry *e, size_t n)
     for (size_t at = 0; at < n; at += MT_PREFETCH_MAX) {
         size_t c = n - at < MT_PREFETCH_MAX ? n - at : MT_PREFETCH_MAX;
         uint64_t h[MT_PREFETCH_MAX];
+        mt_leaf_hint hints[MT_PREFETCH_MAX];
         if (c == 1) {
             mem_add(m, e[at].seq, e[at].type, e[at].key, e[at].value);
             continue;
         }
-        prefetch_inserts(m, e + at, c, h);
+        prefetch_inserts(m, e + at, c, h, hints);
         for (size_t i = 0; i < c; i++)
-            add(m, e[at + i].seq, e[at + i].type, e[at + i].key, e[at + i].value, &h[i]);
+            add(m, e[at + i].seq, e[at + i].type, e[at + i].key, e[at + i].value, &h[i], &hints[i]);
     }
 }
 
@@ -442,7 +452,7 @@ void mem_prefetch_keys(memtable *m, size_t n, const slice *keys, size_t nw, cons
         h[i] = key_hash(keys[i]);
         __builtin_prefetch(&t->slots[h[i] & t->mask]);
     }
-    if (nw) mt_prefetch(&m->tree, nw, w); /* meanwhile the slots arrive */
+    if (nw) mt_prefetch(&m->tree, nw, w, NULL); /* meanwhile the slots arrive */
     for (size_t i = 0; i < n; i++) {
         uintptr_t s = atomic_load_explicit(&t->slots[h[i] & t->mask], memory_order_acquire);
         if (s && slot_tag_eq(s, h[i])) __builtin_prefetch(slot_ent(s));

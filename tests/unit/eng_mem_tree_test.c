@@ -412,6 +412,79 @@ TEST(LeafSummaryBoundsSearchToOneLine)
     arena_destroy(&a);
 }
 
+/* Inserts, through mt_prefetch's hints, groups of g keys given by key(i):
+ * the writer's own prefetch, then each insert in turn, as mem_add_many
+ * does. Returns how many of the n inserts used their hint. */
+static uint64_t insert_hinted_groups(mem_tree *t, arena *a, unsigned n, unsigned g,
+                                     size_t (*key)(unsigned, char *), uint64_t seq0)
+{
+    uint64_t before = t->hinted;
+    for (unsigned i = 0; i < n; i += g) {
+        unsigned c = n - i < g ? n - i : g;
+        char k[MT_PREFETCH_MAX][40];
+        slice s[MT_PREFETCH_MAX];
+        mt_leaf_hint h[MT_PREFETCH_MAX];
+        for (unsigned j = 0; j < c; j++)
+            s[j] = slice_make(k[j], key(i + j, k[j]));
+        mt_prefetch(t, c, s, h);
+        for (unsigned j = 0; j < c; j++)
+            mt_insert_hinted(t, ent_new(a, s[j].data, s[j].size, seq0 + i + j), NULL, &h[j]);
+    }
+    return t->hinted - before;
+}
+
+static size_t key_random(unsigned i, char *k)
+{
+    (void)i;
+    return (size_t)snprintf(k, 40, "m\001key:%012llu", (unsigned long long)(rnd() % 100000000));
+}
+
+/* Keys that land next to each other in one group: the first inserts split
+ * the leaf the whole group's hints name, so the later hints are stale. */
+static size_t key_adjacent(unsigned i, char *k)
+{
+    return (size_t)snprintf(k, 40, "m\001key:%012llu", 50000000ull + i);
+}
+
+/* A key whose versions already fill leaves, inserted again with lower
+ * sequence numbers: its place is past the leaf its newest version's
+ * descent reaches, beyond that leaf's upper fence. */
+static size_t key_one(unsigned i, char *k)
+{
+    (void)i;
+    return (size_t)snprintf(k, 40, "m\001key:%012llu", 42ull);
+}
+
+/* The leaf mt_prefetch's descent found for each key of a group is where
+ * its insert goes without a second descent (mt_insert_hinted), unless the
+ * leaf changed since (then the version differs) or the key could lie past
+ * its upper fence; the tree stays ordered either way (mt_check). */
+TEST(PrefetchedLeafHintsSkipTheInsertDescent)
+{
+    enum { N = 60000 };
+    arena a;
+    arena_init(&a, 1u << 20, 1u << 20);
+    mem_tree t;
+    mt_init(&t, &a);
+    insert_random_keys(&t, &a, 20000, 100000000);
+    uint64_t desc = t.descents, hinted = insert_hinted_groups(&t, &a, N, 32, key_random, 1000000);
+    CHECK_MSG(hinted >= N * 8 / 10, "%llu of %d inserts hinted", (unsigned long long)hinted, N);
+    CHECK_MSG(t.descents - desc <= N / 5, "%llu descents", (unsigned long long)(t.descents - desc));
+    uint64_t n = 20000 + N;
+    CHECK_EQ_INT(mt_check(&t, &n), 0);
+    /* Stale hints: adjacent keys in one group split their leaf. */
+    insert_hinted_groups(&t, &a, 3200, 32, key_adjacent, 2000000);
+    n = 20000 + N + 3200;
+    CHECK_EQ_INT(mt_check(&t, &n), 0);
+    /* One key's versions over several leaves, then older versions of it:
+     * each lands after the newer ones, wherever they reach. */
+    insert_hinted_groups(&t, &a, 200, 32, key_one, 3000000);
+    insert_hinted_groups(&t, &a, 200, 32, key_one, 1);
+    n = 20000 + N + 3200 + 400;
+    CHECK_EQ_INT(mt_check(&t, &n), 0);
+    arena_destroy(&a);
+}
+
 int main(int argc, char **argv)
 {
     return test_main(argc, argv);
