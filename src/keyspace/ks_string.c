@@ -358,6 +358,23 @@ ks_status ks_getex(ks_ctx *c, const char *key, size_t klen, int mode, int64_t ex
     return st;
 }
 
+/* v in decimal at dst (at least 20 bytes), as "%lld" writes it; returns
+ * its length. INCR formats its result on every call: snprintf's format
+ * parsing cost more than the rest of the formatting. */
+static size_t ll_format(char *dst, long long v)
+{
+    char tmp[20];
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    size_t n = 0, len = 0;
+    do
+        tmp[n++] = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0) dst[len++] = '-';
+    while (n)
+        dst[len++] = tmp[--n];
+    return len;
+}
+
 ks_status ks_incrby(ks_ctx *c, const char *key, size_t klen, long long by, long long *out)
 {
     ks_write w;
@@ -373,8 +390,8 @@ ks_status ks_incrby(ks_ctx *c, const char *key, size_t klen, long long by, long 
     if (st == KS_OK) {
         char num[24];
         *out = cur + by;
-        int n = snprintf(num, sizeof(num), "%lld", *out);
-        st = put_string(&w, num, (size_t)n, NULL, 0, m->expire, 0);
+        size_t n = ll_format(num, *out);
+        st = put_string(&w, num, n, NULL, 0, m->expire, 0);
     }
     ks_write_end(&w);
     return st;
