@@ -59,7 +59,6 @@ void mt_prefetch(const mem_tree *t, size_t n, const slice *keys, mt_leaf_hint *h
     const mt_node *at[MT_PREFETCH_MAX];
     if (n > MT_PREFETCH_MAX) n = MT_PREFETCH_MAX;
     const mt_node *root = atomic_load_explicit(&t->root, ACQ);
-    if (!root) return;
     for (size_t i = 0; i < n; i++)
         at[i] = root;
     /* Each round moves every descent one level down: the node each one
