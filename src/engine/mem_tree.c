@@ -250,6 +250,15 @@ static void node_insert(mt_node *n, unsigned pos, const mem_ent *e, mt_node *c)
     if (n->leaf) leaf_summarize(n, pos);
 }
 
+/* node_insert into leaf n, which has room, under its lock (T1): an
+ * insert without a descent (a finger's, a hint's). */
+static void leaf_insert(mt_node *n, unsigned pos, const mem_ent *e)
+{
+    write_lock(n);
+    node_insert(n, pos, e, NULL);
+    write_unlock(n);
+}
+
 /* Where a full node of CAP + 1 keys splits, the new key at pos and the
  * node's previous insert at last (NO_POS: unknown): the left half keeps
  * keys [0, m). An insert at either end (ascending or descending keys)
@@ -400,9 +409,7 @@ static int finger_insert(mem_tree *t, mt_node *n, mem_ent *e, const tkey *k)
     int open = n == t->first || !next; /* a fence missing (T5) */
     if (plen_for(n, e, open) != atomic_load_explicit(&n->plen, RLX)) return 0;
     unsigned pos = search(n, k, 0, open);
-    write_lock(n);
-    node_insert(n, pos, e, NULL);
-    write_unlock(n);
+    leaf_insert(n, pos, e);
     return 1;
 }
 
@@ -466,9 +473,7 @@ void mt_insert_hinted(mem_tree *t, mem_ent *e, mt_node **leaf, const mt_leaf_hin
          * key, or sequence numbers out of order) could put it past the
          * upper fence. */
         if ((pos < cnt || !next) && plen_for(n, e, open) == atomic_load_explicit(&n->plen, RLX)) {
-            write_lock(n);
-            node_insert(n, pos, e, NULL);
-            write_unlock(n);
+            leaf_insert(n, pos, e);
             if (leaf) *leaf = n; /* T8 */
             t->hinted++;
             return;
@@ -527,9 +532,7 @@ int mt_insert_before(mem_tree *t, mem_ent *e, mt_node **leaf, const mem_ent *nex
         }
         /* T2: sl[i - 1] (or the tree's start) < e < next; T5: e has next's
          * user key, so it shares the node's prefix and kmax holds. */
-        write_lock(n);
-        node_insert(n, i, e, NULL);
-        write_unlock(n);
+        leaf_insert(n, i, e);
         *leaf = n;
         return 1;
     }

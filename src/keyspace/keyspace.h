@@ -460,6 +460,11 @@ ks_status ks_oom(ks_ctx *c);
 int ks_string2ll(const char *s, size_t n, long long *out);
 int ks_string2ld(const char *s, size_t n, long double *out);
 size_t ks_ld2string(char *buf, size_t cap, long double v);
+/* v in decimal at p (no NUL), as "%llu" / "%lld" write it; returns the
+ * length. p needs room for 20 bytes (ks_u64_format) or 21 (ks_ll_format,
+ * LLONG_MIN's sign included). */
+size_t ks_u64_format(uint64_t v, char *p);
+size_t ks_ll_format(long long v, char *p);
 
 /* ---- Hashes (ks_hash.c, ks_hash_ops.c) --------------------------------- */
 /* HSET/HSETNX: *added = fields that were new; with nx, existing fields are

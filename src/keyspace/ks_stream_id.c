@@ -36,37 +36,11 @@ int ks_xid_decr(ks_xid *a)
     return 0;
 }
 
-/* Two digits at a time, from the right (XADD replies an id per call). */
-static size_t u64_format(uint64_t v, char *p)
-{
-    static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
-                                   "25262728293031323334353637383940414243444546474849"
-                                   "50515253545556575859606162636465666768697071727374"
-                                   "75767778798081828384858687888990919293949596979899";
-    size_t n = 1;
-    for (uint64_t t = v; t >= 10; t /= 10)
-        n++;
-    char *q = p + n;
-    while (v >= 100) {
-        unsigned d = (unsigned)(v % 100) * 2;
-        v /= 100;
-        *--q = pairs[d + 1];
-        *--q = pairs[d];
-    }
-    if (v >= 10) {
-        *--q = pairs[v * 2 + 1];
-        *--q = pairs[v * 2];
-    } else {
-        *--q = (char)('0' + v);
-    }
-    return n;
-}
-
 size_t ks_xid_format(const ks_xid *id, char *buf)
 {
-    size_t n = u64_format(id->ms, buf);
+    size_t n = ks_u64_format(id->ms, buf);
     buf[n++] = '-';
-    n += u64_format(id->seq, buf + n);
+    n += ks_u64_format(id->seq, buf + n);
     buf[n] = 0;
     return n;
 }

@@ -87,6 +87,41 @@ size_t ks_ld2string(char *buf, size_t cap, long double v)
     return (size_t)l;
 }
 
+/* Two digits at a time, from the right: INCR stores its result and XADD
+ * replies an id on every call, where snprintf's format parsing cost more
+ * than the rest of the formatting. */
+size_t ks_u64_format(uint64_t v, char *p)
+{
+    static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
+                                   "25262728293031323334353637383940414243444546474849"
+                                   "50515253545556575859606162636465666768697071727374"
+                                   "75767778798081828384858687888990919293949596979899";
+    size_t n = 1;
+    for (uint64_t t = v; t >= 10; t /= 10)
+        n++;
+    char *q = p + n;
+    while (v >= 100) {
+        unsigned d = (unsigned)(v % 100) * 2;
+        v /= 100;
+        *--q = pairs[d + 1];
+        *--q = pairs[d];
+    }
+    if (v >= 10) {
+        *--q = pairs[v * 2 + 1];
+        *--q = pairs[v * 2];
+    } else {
+        *--q = (char)('0' + v);
+    }
+    return n;
+}
+
+size_t ks_ll_format(long long v, char *p)
+{
+    if (v >= 0) return ks_u64_format((uint64_t)v, p);
+    p[0] = '-';
+    return 1 + ks_u64_format(0ULL - (unsigned long long)v, p + 1);
+}
+
 /* Redis's object encoding of a string value (object.c): "raw" once APPEND
  * or SETRANGE changed it in place, else int / embstr / raw by its text. */
 static const char *string_encoding(const ks_meta *m, const ks_limits *lim)
@@ -358,23 +393,6 @@ ks_status ks_getex(ks_ctx *c, const char *key, size_t klen, int mode, int64_t ex
     return st;
 }
 
-/* v in decimal at dst (at least 20 bytes), as "%lld" writes it; returns
- * its length. INCR formats its result on every call: snprintf's format
- * parsing cost more than the rest of the formatting. */
-static size_t ll_format(char *dst, long long v)
-{
-    char tmp[20];
-    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    size_t n = 0, len = 0;
-    do
-        tmp[n++] = (char)('0' + u % 10);
-    while (u /= 10);
-    if (v < 0) dst[len++] = '-';
-    while (n)
-        dst[len++] = tmp[--n];
-    return len;
-}
-
 ks_status ks_incrby(ks_ctx *c, const char *key, size_t klen, long long by, long long *out)
 {
     ks_write w;
@@ -390,7 +408,7 @@ ks_status ks_incrby(ks_ctx *c, const char *key, size_t klen, long long by, long 
     if (st == KS_OK) {
         char num[24];
         *out = cur + by;
-        size_t n = ll_format(num, *out);
+        size_t n = ks_ll_format(*out, num);
         st = put_string(&w, num, n, NULL, 0, m->expire, 0);
     }
     ks_write_end(&w);
