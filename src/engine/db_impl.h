@@ -44,6 +44,7 @@
 #define STRATA_DB_IMPL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "cache.h"
 #include "dbformat.h"
@@ -123,6 +124,7 @@ struct eng_db {
     uint64_t last_seq;
     superversion *sv;
     struct eng_snapshot snapshots; /* list head; oldest first */
+    _Atomic int live_iters;        /* eng_iter_new less eng_iter_free (M10) */
     int manifest_busy;
     manual_compaction *manual;
     uint64_t snap_epoch; /* bumped by every eng_snapshot_new (compaction.c, C4) */

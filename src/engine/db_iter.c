@@ -314,6 +314,7 @@ eng_iter *eng_iter_new(eng_db *db, const eng_snapshot *snap, eng_batch *b)
     eng_iter *di = calloc(1, sizeof(*di));
     if (!di) return NULL;
     di->db = db;
+    atomic_fetch_add_explicit(&db->live_iters, 1, memory_order_relaxed); /* M10 */
     di->sv = db_get_sv(db, &di->seq);
     if (snap) di->seq = snap->seq;
     superversion *sv = di->sv;
@@ -350,6 +351,7 @@ eng_iter *eng_iter_new(eng_db *db, const eng_snapshot *snap, eng_batch *b)
 void eng_iter_free(eng_iter *di)
 {
     if (!di) return;
+    atomic_fetch_sub_explicit(&di->db->live_iters, 1, memory_order_relaxed);
     iter_free(di->it);
     sst_damage_log_free(&di->dmg);
     sv_unref(di->sv);

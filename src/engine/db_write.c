@@ -222,6 +222,9 @@ eng_status eng_write(eng_db *db, eng_batch *b, int flags)
         db_log_failed(db, s);
         goto out;
     }
+    /* M10: nobody can read below this write's sequence. */
+    mem_set_replace(db->mem, db->opts.inplace_updates && db->snapshots.next == &db->snapshots &&
+                                 atomic_load_explicit(&db->live_iters, memory_order_relaxed) == 0);
     s = batch_insert_into(b, db->mem);
     if (s != ENG_OK) {
         /* The log may now hold a record the memtable lacks: stop writing. */

@@ -127,6 +127,14 @@ typedef struct eng_options {
     size_t max_record_bytes; /* largest log record; 0 = the format's limit (2 GiB) */
     uint64_t retry_delay_us; /* first delay before failed background work is retried
                                 (doubling to 20x that); 0 = 100 ms */
+    /* 1: while no snapshot and no iterator is live, a write of a key the
+     * memtable has replaces the key's newest entry in the memtable's order
+     * instead of adding one before it (memtable.c, M10): overwrites cost no
+     * tree insert and the memtable's tree stays the size of its key set.
+     * REQUIRES: every read, iterator and snapshot is made on the thread
+     * that writes, or otherwise never during eng_write -- a read at the
+     * sequence before a write must not meet the write's replace. 0 */
+    int inplace_updates;
 } eng_options;
 
 /* What recovery does with a log record that is damaged while intact

@@ -514,6 +514,28 @@ static unsigned leaf_slot_of(mem_tree *t, const mt_node *n, const mem_ent *next)
     return cnt;
 }
 
+/* One pointer store under the leaf's lock (T1): a reader sees old or e,
+ * each in order there (K1, T2); the disc is the user key's, so it and the
+ * summary (T11) stay. Slot 0 of any leaf but the first is also a separator
+ * above (T9), which must not change. */
+int mt_replace(mem_tree *t, mem_ent *e, mt_node **leaf, const mem_ent *old, mt_node *old_leaf)
+{
+    mt_node *n = old_leaf;
+    for (int hop = 0; n && hop <= HINT_HOPS; hop++, n = atomic_load_explicit(&n->link, RLX)) {
+        unsigned cnt = atomic_load_explicit(&n->count, RLX), i = leaf_slot_of(t, n, old);
+        if (i == cnt) continue;                /* moved right by a split (T8) */
+        if (i == 0 && n != t->first) return 0; /* old is n's fence (T9) */
+        leaf_slot *sl = slot_at(n, sizeof(leaf_slot), 0);
+        write_lock(n);
+        atomic_store_explicit(&sl[i].key, e, RLX);
+        write_unlock(n);
+        n->last_pos = (uint8_t)i;
+        *leaf = n;
+        return 1;
+    }
+    return 0;
+}
+
 int mt_insert_before(mem_tree *t, mem_ent *e, mt_node **leaf, const mem_ent *next,
                      mt_node *next_leaf)
 {

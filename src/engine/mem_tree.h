@@ -103,6 +103,16 @@ void mt_insert_hinted(mem_tree *t, mem_ent *e, struct mt_node **leaf, const mt_l
 int mt_insert_before(mem_tree *t, mem_ent *e, struct mt_node **leaf, const mem_ent *next,
                      struct mt_node *next_leaf);
 
+/* Puts e in old's slot, without a descent (old_leaf as mt_insert_before's
+ * next_leaf): old leaves the tree. Returns 1 when done (and records e's
+ * leaf in *leaf); 0 (nothing changed) when old is its leaf's fence (T9),
+ * which only an insert with the path from the root may move. REQUIRES: as
+ * mt_insert; e and old have the same user key, old is in the tree and
+ * nothing lies between e and old in K1 order; no reader needs old
+ * (memtable.c, M10). */
+int mt_replace(mem_tree *t, mem_ent *e, struct mt_node **leaf, const mem_ent *old,
+               struct mt_node *old_leaf);
+
 /* The most keys one mt_prefetch call follows. */
 #define MT_PREFETCH_MAX 32
 

@@ -48,6 +48,18 @@
  *       never trusts a slot that misses a newer scan-only version.
  *   M9. Every entry in the index (M5) was allocated with a leaf hint before
  *       it (T8); other entries have none.
+ *  M10. While m->replace is set, a new version of a key the index has takes
+ *       the tree slot of the key's newest entry (mt_replace) instead of a
+ *       slot of its own before it; the older entry leaves the tree (it
+ *       stays in the arena, so a reader holding it still reads it whole)
+ *       and m->entries counts slots, not versions. K1 holds: the newer
+ *       version sorts right before the older, after everything the older
+ *       came after. Only the reads M5 promises an older version to -- an
+ *       older snapshot's, an iterator's, a read racing the write -- could
+ *       miss it, and the owner sets replace only while none can happen
+ *       (db_write.c: no snapshot, no iterator, inplace_updates' contract).
+ *       A flush keeps a key's newest version only in that state anyway
+ *       (F1), so the table written is the same.
  * (M2-M4 and M7 described the skiplist this replaced; the tree's own
  * invariants are T1-T11.)
  */
@@ -90,6 +102,7 @@ struct memtable {
     _Atomic(htable *) index;        /* M5, M6 */
     size_t index_used;              /* filled slots of index: writer-only */
     const mem_scan_only *scan_only; /* M8; NULL: none */
+    int replace;                    /* M10: writer-only */
 };
 
 static inline int ent_ukey_eq(const mem_ent *x, slice key)
@@ -272,6 +285,7 @@ memtable *mem_new_sized(size_t first_block)
     arena_init(&m->arena, first_block, BLOCK_SIZE);
     atomic_init(&m->refs, 1);
     m->scan_only = NULL;
+    m->replace = 0;
     init_empty(m);
     return m;
 }
@@ -353,13 +367,24 @@ static void add(memtable *m, uint64_t seq, int type, slice key, slice value, con
     uint64_t h = hash ? *hash : key_hash(key);
     hslot *s = index_slot(m, key, h);
     uintptr_t cur = atomic_load_explicit(s, memory_order_relaxed);
-    /* A new version of a key this memtable has goes right before its
-     * newest one: found through that entry's leaf, not from the root. */
+    /* M10: a new version of a key this memtable has replaces its newest
+     * one, or goes right before it: found through that entry's leaf, not
+     * from the root. */
+    if (m->replace && cur && ment_trailer(x) > ment_trailer(slot_ent(cur)) &&
+        mt_replace(&m->tree, x, ent_hint(x), slot_ent(cur), *ent_hint(slot_ent(cur)))) {
+        index_put(m, s, cur, h, x); /* M5: after the tree */
+        return;
+    }
     if (!cur || ment_trailer(x) < ment_trailer(slot_ent(cur)) ||
         !mt_insert_before(&m->tree, x, ent_hint(x), slot_ent(cur), *ent_hint(slot_ent(cur))))
         mt_insert_hinted(&m->tree, x, ent_hint(x), hint); /* M1: complete before published */
     atomic_fetch_add_explicit(&m->entries, 1, memory_order_relaxed);
     index_put(m, s, cur, h, x); /* M5: after the tree */
+}
+
+void mem_set_replace(memtable *m, int on)
+{
+    m->replace = on;
 }
 
 void mem_add(memtable *m, uint64_t seq, int type, slice key, slice value)

@@ -88,6 +88,13 @@ int mem_refs(const memtable *m);
  * reader or iterator can see the entries being discarded. */
 void mem_reset(memtable *m);
 
+/* on = 1: later adds of a key m has replace its newest entry in m's order
+ * instead of going before it (M10 in memtable.c), until it is set to 0.
+ * REQUIRES: M1's writer; while on, no reader reads m at a sequence below
+ * the writes that follow (no iterator, no snapshot, no read racing a
+ * write). */
+void mem_set_replace(memtable *m, int on);
+
 /* Adds an entry. Range deletions are stored as ENG_TYPE_RANGE_DELETION
  * entries with key = start and value = end. REQUIRES: Invariant M1; the
  * (key, seq) pair is new. */

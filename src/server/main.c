@@ -187,6 +187,9 @@ int server_open_storage(void)
     o.flush_compression_level = cfg.flush_compression;
     o.dict_size = (size_t)cfg.compression_dict_size;
     o.sync_mode = cfg.appendfsync;
+    /* Every engine read, iterator and snapshot is the command thread's;
+     * the backup thread only checkpoints (inplace_updates' contract). */
+    o.inplace_updates = cfg.inplace_updates;
     o.compaction_filter = ks_compaction_filter;
     o.compaction_filter_ctx = NULL;
     o.log_fn = server_log_engine;

@@ -569,6 +569,79 @@ TEST(GroupedInsertsOverExistingEntriesKeepVersionsOrdered)
     free(model);
 }
 
+/* M10: with replace on, a new version takes its key's newest slot, except
+ * where that slot is a leaf's fence (then it goes before it). Every key's
+ * first entry in K1 order is its newest version, the order holds, and the
+ * tree stays near one slot per key however many versions were written. */
+TEST(ReplaceKeepsNewestVersionFirstAndTreeNearKeyCount)
+{
+    enum { KEYS = 3000, WRITES = 40000 };
+    ment *newest = calloc(KEYS, sizeof(ment));
+    memtable *m = mem_new();
+    mem_set_replace(m, 1);
+    char keys[16][24], vals[16][64];
+    mem_entry es[16];
+    uint64_t seq = 0;
+    for (int w = 0; w < WRITES; w += 16) {
+        int g = 1 + (int)(rnd() % 16); /* groups of 1..16: mem_add and mem_add_many */
+        for (int j = 0; j < g; j++) {
+            unsigned id = (unsigned)(rnd() % KEYS);
+            size_t kl = (size_t)snprintf(keys[j], 24, "m%cuser:%08u", 0, id * 2654435761u);
+            int type = rnd() % 8 ? ENG_TYPE_VALUE : ENG_TYPE_DELETION;
+            size_t vl = type == ENG_TYPE_DELETION
+                            ? 0
+                            : (size_t)snprintf(vals[j], 64, "v%llu", (unsigned long long)seq + 1);
+            ment *e = &newest[id];
+            memcpy(e->ikey, keys[j], kl);
+            enc_fixed64(e->ikey + kl, ikey_pack_trailer(++seq, type));
+            e->iklen = kl + 8;
+            memcpy(e->val, vals[j], vl);
+            e->vlen = vl;
+            es[j] = (mem_entry){seq, type, slice_make(keys[j], kl), slice_make(vals[j], vl)};
+        }
+        mem_add_many(m, es, (size_t)g);
+        if (w % 4096 == 0) CHECK_EQ_INT(mem_check(m), 0);
+    }
+    CHECK_EQ_INT(mem_check(m), 0);
+    int nkeys = 0;
+    for (int i = 0; i < KEYS; i++)
+        if (newest[i].iklen) newest[nkeys++] = newest[i];
+    qsort(newest, (size_t)nkeys, sizeof(ment), ment_cmp);
+    iter *it = mem_iter_new(m);
+    iter_seek_first(it);
+    int at = 0;
+    uint64_t slots = 0;
+    buf prev = {0};
+    for (; iter_valid(it); iter_next(it), slots++) {
+        slice k = iter_key(it);
+        if (prev.len) CHECK(ikey_compare(slice_make(prev.data, prev.len), k) < 0);
+        slice uk = ikey_user_key(k);
+        if (!prev.len || slice_compare(ikey_user_key(slice_make(prev.data, prev.len)), uk) != 0) {
+            CHECK(at < nkeys);
+            check_at(it, &newest[at++]); /* a key's first entry is its newest */
+        }
+        prev.len = 0;
+        buf_append(&prev, k.data, k.size);
+    }
+    iter_free(it);
+    buf_free(&prev);
+    CHECK_EQ_INT(at, nkeys);
+    CHECK_MSG(slots < (uint64_t)nkeys * 2, "%llu slots for %d keys", (unsigned long long)slots,
+              nkeys);
+    CHECK_EQ_INT((int)mem_entries(m), (int)slots);
+    for (int i = 0; i < nkeys; i++) {
+        int type;
+        uint64_t found;
+        slice v;
+        slice uk = slice_make(newest[i].ikey, newest[i].iklen - 8);
+        CHECK(mem_get(m, uk, ENG_MAX_SEQUENCE, &type, &found, &v));
+        CHECK(found == ikey_sequence(slice_make(newest[i].ikey, newest[i].iklen)));
+        CHECK(v.size == newest[i].vlen && memcmp(v.data, newest[i].val, v.size) == 0);
+    }
+    mem_unref(m);
+    free(newest);
+}
+
 #define CONC_N 60000
 
 struct conc {

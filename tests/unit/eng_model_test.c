@@ -429,7 +429,9 @@ static void step(world *w)
     }
 }
 
-TEST(RandomOpsMatchOrderedMapModel)
+/* The whole run against the model; inplace: eng_options.inplace_updates,
+ * which the run's snapshots and iterators switch off and on again. */
+static void run_model(int inplace)
 {
     const char *se = getenv("STRATA_SEED"), *so = getenv("STRATA_OPS");
     seed = se ? strtoull(se, NULL, 10) : 20261130;
@@ -447,6 +449,7 @@ TEST(RandomOpsMatchOrderedMapModel)
     w.o.cache_size = 64 << 10;
     w.o.sync_mode = ENG_SYNC_NO;
     w.o.compression_level = rn(2);
+    w.o.inplace_updates = inplace;
     w.m = calloc(1, sizeof(model));
     open_world(&w);
     for (op_no = 0; op_no < ops; op_no++)
@@ -465,6 +468,16 @@ TEST(RandomOpsMatchOrderedMapModel)
     check_full_scan(w.db, NULL, w.m);
     CHECK(eng_close(w.db) == ENG_OK);
     model_free(w.m);
+}
+
+TEST(RandomOpsMatchOrderedMapModel)
+{
+    run_model(0);
+}
+
+TEST(InplaceUpdatesNeverHideAVersionASnapshotOrIteratorReads)
+{
+    run_model(1);
 }
 
 /* ---- The compaction filter against the model ------------------------------- */
