@@ -11,8 +11,10 @@
  *  2. each stage starts every key's first cache miss before it needs any
  *     (memtable index slots; per table the filter lines, then the row
  *     cache's doorkeeper word and bucket slot, its chain entry and its
- *     row, one pass over the keys for each), so the misses of independent
- *     keys overlap instead of following each other;
+ *     row, one pass over the keys for each; then, for the keys the row
+ *     cache lacks, the data block's cache entry and the probes of its
+ *     restart search, a load per key per pass: locate), so the misses of
+ *     independent keys overlap instead of following each other;
  *  3. the keys the memtables do not answer are sorted (sort_pend), so the deeper
  *     levels are walked file by file in order and keys that share a data
  *     block find it pinned by the key before them (sst_reader_get_pinned);
@@ -300,7 +302,7 @@ static int table_lookup(eng_mget *m, file_meta *f, sst_reader *r, mg_item *x, ui
     slice v = {NULL, 0};
     fseq = 0;
     size_t npins = m->pins.n;
-    eng_status s = sst_reader_get_pinned(r, x->key, seq, &m->pins, &type, &fseq, &v);
+    eng_status s = sst_reader_get_pinned(r, x->key, x->hash, seq, &m->pins, &type, &fseq, &v);
     /* RC1. Only a lookup that had to fetch its block fills the row cache:
      * a key found in the block its neighbour pinned is read there again at
      * the cost of a block search, not of the misses the row cache saves,
@@ -315,6 +317,36 @@ static int table_lookup(eng_mget *m, file_meta *f, sst_reader *r, mg_item *x, ui
     else
         found(m, x, type, fseq, seq, v.data, v.size);
     return 1;
+}
+
+/* Keys whose lookahead searches run together, at most: the hints they
+ * leave (sst_hint_take) must not push each other out. */
+#define MG_LOCATE_MAX 16
+
+/* For the keys of pend[from, to) that r must search (its filter may hold
+ * them and the row cache has no row), the index search, the data block's
+ * cache entry and the restart search (sst_lookahead), a load per key per
+ * pass so that the keys' misses overlap; table_lookup then starts from
+ * what they found. A key the pin before it covers wastes an index search
+ * here; a key whose block is not cached is left to its lookup. */
+static void locate(const sst_reader *r, const mg_item *it, const size_t *pend, size_t from,
+                   size_t to)
+{
+    sst_lookahead la[MG_LOCATE_MAX];
+    while (from < to) {
+        const mg_item *x[MG_LOCATE_MAX];
+        size_t n = 0, started = 0;
+        for (; from < to && n < MG_LOCATE_MAX; from++)
+            if (it[pend[from]].maybe && !it[pend[from]].probe) x[n++] = &it[pend[from]];
+        if (n < 2) continue; /* one key alone has nothing to overlap */
+        for (size_t i = 0; i < n; i++)
+            started += (size_t)sst_lookahead_start(&la[started], r, x[i]->key, x[i]->hash);
+        for (int more = 1; more;) { /* each runs to its end: it holds its block till then */
+            more = 0;
+            for (size_t i = 0; i < started; i++)
+                more |= sst_lookahead_step(&la[i]);
+        }
+    }
 }
 
 /* The keys of pend[] still open that table f may hold, in key order. Each
@@ -344,6 +376,7 @@ static void file_stage(eng_mget *m, file_meta *f, size_t from, size_t to, uint64
         if (it[pend[j]].maybe) row_cache_prefetch_entry(rc, f->number, it[pend[j]].hash);
     for (size_t j = from; j < to; j++)
         if (it[pend[j]].maybe) it[pend[j]].probe = row_cache_probe(rc, f->number, it[pend[j]].hash);
+    locate(r, it, pend, from, to);
     for (size_t j = from; j < to; j++)
         if (it[pend[j]].maybe) table_lookup(m, f, r, &it[pend[j]], seq);
 }

@@ -118,9 +118,11 @@ void sst_pins_free(sst_pins *p);
 /* sst_reader_get_unfiltered with the value left where it is: *value
  * points into its data block, which stays pinned in pins until they are
  * released (no copy). A lookup landing in the block the newest pin holds
- * reuses it without a cache probe, so sorted keys read each block once. */
-eng_status sst_reader_get_pinned(sst_reader *r, slice key, uint64_t seq, sst_pins *pins, int *type,
-                                 uint64_t *found_seq, slice *value);
+ * reuses it without a cache probe, so sorted keys read each block once;
+ * one that an sst_lookahead located on this thread (hash = bloom_hash(key),
+ * as sst_reader_get_located) starts from its block and restart interval. */
+eng_status sst_reader_get_pinned(sst_reader *r, slice key, uint64_t hash, uint64_t seq,
+                                 sst_pins *pins, int *type, uint64_t *found_seq, slice *value);
 
 /* Starts loading the filter line a may_match of hash will read. */
 void sst_reader_prefetch_filter(const sst_reader *r, uint64_t hash);

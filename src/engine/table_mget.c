@@ -75,8 +75,29 @@ static eng_status pinned_block(const sst_reader *r, sst_handle h, sst_pins *p, c
     return ENG_OK;
 }
 
-eng_status sst_reader_get_pinned(sst_reader *r, slice key, uint64_t seq, sst_pins *pins, int *type,
-                                 uint64_t *found_seq, slice *value)
+/* The lookup from the block and restart interval an sst_lookahead left for
+ * key (sst_hint_take); *done = 0 when there was none, or the block ends
+ * below target (the index search then goes on). The pin's index entry is
+ * unknown: same_entry is off until the next index search. */
+static eng_status get_hinted(sst_reader *r, slice key, uint64_t hash, slice target, sst_pins *p,
+                             int *type, uint64_t *found_seq, slice *value, int *done)
+{
+    sst_handle h;
+    uint32_t restart;
+    const block *b;
+    *done = 0;
+    if (!sst_hint_take(r, key, hash, &h, &restart)) return ENG_NOTFOUND;
+    eng_status s = pinned_block(r, h, p, &b);
+    if (s != ENG_OK) return s; /* a read error: the index path would fail alike */
+    p->last_r = NULL;
+    int past_end = 0;
+    s = sst_search_block_from(r, h, b, key, target, restart, type, found_seq, value, &past_end);
+    *done = !past_end;
+    return s;
+}
+
+eng_status sst_reader_get_pinned(sst_reader *r, slice key, uint64_t hash, uint64_t seq,
+                                 sst_pins *pins, int *type, uint64_t *found_seq, slice *value)
 {
     if (seq > ENG_MAX_SEQUENCE) seq = ENG_MAX_SEQUENCE;
     char stack[256];
@@ -94,6 +115,10 @@ eng_status sst_reader_get_pinned(sst_reader *r, slice key, uint64_t seq, sst_pin
         s = sst_search_block(r, h, same, key, target, type, found_seq, value, &past_end);
         if (!past_end) goto out;
         s = ENG_NOTFOUND;
+    } else {
+        int done;
+        s = get_hinted(r, key, hash, target, pins, type, found_seq, value, &done);
+        if (done || s != ENG_NOTFOUND) goto out;
     }
     block_iter ii;
     block_iter_init(&ii, &r->index, BLOCK_CMP_IKEY);
