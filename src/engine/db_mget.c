@@ -339,8 +339,14 @@ static void locate(const sst_reader *r, const mg_item *it, const size_t *pend, s
         for (; from < to && n < MG_LOCATE_MAX; from++)
             if (it[pend[from]].maybe && !it[pend[from]].probe) x[n++] = &it[pend[from]];
         if (n < 2) continue; /* one key alone has nothing to overlap */
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
+            /* A key up to the last block's index entry is in that block,
+             * which its lookup finds pinned (the keys are sorted). */
+            const sst_lookahead *p = started ? &la[started - 1] : NULL;
+            if (p && p->seplen && slice_compare(x[i]->key, slice_make(p->sep, p->seplen)) <= 0)
+                continue;
             started += (size_t)sst_lookahead_start(&la[started], r, x[i]->key, x[i]->hash);
+        }
         for (int more = 1; more;) { /* each runs to its end: it holds its block till then */
             more = 0;
             for (size_t i = 0; i < started; i++)

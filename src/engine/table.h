@@ -155,6 +155,10 @@ typedef struct sst_lookahead {
     block_rsearch rs;
     size_t klen;
     char target[SST_LOOKAHEAD_KEY_MAX + 8]; /* (key, ENG_MAX_SEQUENCE) */
+    /* The user key of the block's index entry (every key up to it lands in
+     * the same block); seplen 0: longer than this holds. */
+    size_t seplen;
+    char sep[SST_LOOKAHEAD_KEY_MAX];
 } sst_lookahead;
 int sst_lookahead_start(sst_lookahead *la, const sst_reader *r, slice key, uint64_t hash);
 int sst_lookahead_step(sst_lookahead *la);

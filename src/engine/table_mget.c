@@ -210,6 +210,14 @@ int sst_lookahead_start(sst_lookahead *la, const sst_reader *r, slice key, uint6
     sst_index_seek(r, &ii, slice_make(la->target, key.size + 8));
     sst_handle h;
     int ok = block_iter_valid(&ii) && sst_index_handle(r, &ii, &h) == ENG_OK;
+    la->seplen = 0;
+    if (ok) {
+        slice sep = ikey_user_key(block_iter_key(&ii));
+        if (sep.size && sep.size <= sizeof(la->sep)) {
+            memcpy(la->sep, sep.data, sep.size);
+            la->seplen = sep.size;
+        }
+    }
     block_iter_cleanup(&ii);
     if (!ok) return 0;
     la->block_offset = h.offset;
