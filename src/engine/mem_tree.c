@@ -514,49 +514,38 @@ static unsigned leaf_slot_of(mem_tree *t, const mt_node *n, const mem_ent *next)
     return cnt;
 }
 
-/* One pointer store under the leaf's lock (T1): a reader sees old or e,
- * each in order there (K1, T2); the disc is the user key's, so it and the
- * summary (T11) stay. Slot 0 of any leaf but the first is also a separator
- * above (T9), which must not change. */
-int mt_replace(mem_tree *t, mem_ent *e, mt_node **leaf, const mem_ent *old, mt_node *old_leaf)
-{
-    mt_node *n = old_leaf;
-    for (int hop = 0; n && hop <= HINT_HOPS; hop++, n = atomic_load_explicit(&n->link, RLX)) {
-        unsigned cnt = atomic_load_explicit(&n->count, RLX), i = leaf_slot_of(t, n, old);
-        if (i == cnt) continue;                /* moved right by a split (T8) */
-        if (i == 0 && n != t->first) return 0; /* old is n's fence (T9) */
-        leaf_slot *sl = slot_at(n, sizeof(leaf_slot), 0);
-        write_lock(n);
-        atomic_store_explicit(&sl[i].key, e, RLX);
-        write_unlock(n);
-        n->last_pos = (uint8_t)i;
-        *leaf = n;
-        return 1;
-    }
-    return 0;
-}
-
+/* A replace is one pointer store under the leaf's lock (T1): a reader
+ * sees next or e, each in order there (K1, T2); the disc is the user
+ * key's, so it and the summary (T11) stay. */
 int mt_insert_before(mem_tree *t, mem_ent *e, mt_node **leaf, const mem_ent *next,
-                     mt_node *next_leaf)
+                     mt_node *next_leaf, int replace)
 {
     mt_node *n = next_leaf;
     for (int hop = 0; n && hop <= HINT_HOPS; hop++, n = atomic_load_explicit(&n->link, RLX)) {
         unsigned cnt = atomic_load_explicit(&n->count, RLX), i = leaf_slot_of(t, n, next);
-        const leaf_slot *sl = slot_at(n, sizeof(leaf_slot), 0);
+        leaf_slot *sl = slot_at(n, sizeof(leaf_slot), 0);
         if (i == cnt) continue; /* moved right by a split (T8) */
+        /* Slot 0 of any leaf but the first is its fence, a separator above
+         * (T9): e may belong in the leaf before, and a replace would move
+         * the fence. */
+        if (i == 0 && n != t->first) return 0;
+        if (replace) {
+            write_lock(n);
+            atomic_store_explicit(&sl[i].key, e, RLX);
+            write_unlock(n);
+            n->last_pos = (uint8_t)i;
+            *leaf = n;
+            return MT_REPLACED;
+        }
         /* A full leaf splits: that needs the path from the root. */
         if (cnt >= CAP) return 0;
         tkey te = tkey_of(e);
-        if (i > 0) {
-            if (ent_cmp(atomic_load_explicit(&sl[i - 1].key, RLX), &te) >= 0) return 0;
-        } else if (n != t->first) {
-            return 0; /* e may be below n's fence, in the leaf before */
-        }
+        if (i > 0 && ent_cmp(atomic_load_explicit(&sl[i - 1].key, RLX), &te) >= 0) return 0;
         /* T2: sl[i - 1] (or the tree's start) < e < next; T5: e has next's
          * user key, so it shares the node's prefix and kmax holds. */
         leaf_insert(n, i, e);
         *leaf = n;
-        return 1;
+        return MT_INSERTED;
     }
     return 0;
 }

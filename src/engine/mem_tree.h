@@ -96,22 +96,17 @@ void mt_insert_hinted(mem_tree *t, mem_ent *e, struct mt_node **leaf, const mt_l
 /* Inserts e right before next, an entry already in the tree that follows e
  * in K1 order with nothing between them (the previous newest version of
  * e's user key), without a descent from the root: next_leaf, the leaf
- * recorded when next was inserted (T8), finds the leaf. Returns 1 when done
- * (and records e's leaf in *leaf); 0 (nothing changed) when that takes more
- * than an in-place insert into a leaf with room -- the caller then calls
- * mt_insert. REQUIRES: as mt_insert; e and next have the same user key. */
+ * recorded when next was inserted (T8), finds the leaf. replace = 1: e
+ * takes next's slot instead, and next leaves the tree (memtable.c, M10).
+ * Returns MT_INSERTED or MT_REPLACED when done (and records e's leaf in
+ * *leaf); 0 (nothing changed) when that takes more than a change within a
+ * leaf -- next is its leaf's fence (T9), or the leaf is full -- and the
+ * caller then calls mt_insert. REQUIRES: as mt_insert; e and next have
+ * the same user key; replace only while no reader needs next. */
+#define MT_INSERTED 1
+#define MT_REPLACED 2
 int mt_insert_before(mem_tree *t, mem_ent *e, struct mt_node **leaf, const mem_ent *next,
-                     struct mt_node *next_leaf);
-
-/* Puts e in old's slot, without a descent (old_leaf as mt_insert_before's
- * next_leaf): old leaves the tree. Returns 1 when done (and records e's
- * leaf in *leaf); 0 (nothing changed) when old is its leaf's fence (T9),
- * which only an insert with the path from the root may move. REQUIRES: as
- * mt_insert; e and old have the same user key, old is in the tree and
- * nothing lies between e and old in K1 order; no reader needs old
- * (memtable.c, M10). */
-int mt_replace(mem_tree *t, mem_ent *e, struct mt_node **leaf, const mem_ent *old,
-               struct mt_node *old_leaf);
+                     struct mt_node *next_leaf, int replace);
 
 /* The most keys one mt_prefetch call follows. */
 #define MT_PREFETCH_MAX 32

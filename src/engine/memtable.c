@@ -49,7 +49,7 @@
  *   M9. Every entry in the index (M5) was allocated with a leaf hint before
  *       it (T8); other entries have none.
  *  M10. While m->replace is set, a new version of a key the index has takes
- *       the tree slot of the key's newest entry (mt_replace) instead of a
+ *       the tree slot of the key's newest entry (mt_insert_before) instead of a
  *       slot of its own before it; the older entry leaves the tree (it
  *       stays in the arena, so a reader holding it still reads it whole)
  *       and m->entries counts slots, not versions. K1 holds: the newer
@@ -367,18 +367,15 @@ static void add(memtable *m, uint64_t seq, int type, slice key, slice value, con
     uint64_t h = hash ? *hash : key_hash(key);
     hslot *s = index_slot(m, key, h);
     uintptr_t cur = atomic_load_explicit(s, memory_order_relaxed);
-    /* M10: a new version of a key this memtable has replaces its newest
-     * one, or goes right before it: found through that entry's leaf, not
-     * from the root. */
-    if (m->replace && cur && ment_trailer(x) > ment_trailer(slot_ent(cur)) &&
-        mt_replace(&m->tree, x, ent_hint(x), slot_ent(cur), *ent_hint(slot_ent(cur)))) {
-        index_put(m, s, cur, h, x); /* M5: after the tree */
-        return;
-    }
-    if (!cur || ment_trailer(x) < ment_trailer(slot_ent(cur)) ||
-        !mt_insert_before(&m->tree, x, ent_hint(x), slot_ent(cur), *ent_hint(slot_ent(cur))))
-        mt_insert_hinted(&m->tree, x, ent_hint(x), hint); /* M1: complete before published */
-    atomic_fetch_add_explicit(&m->entries, 1, memory_order_relaxed);
+    /* A new version of a key this memtable has goes right before its
+     * newest one, or replaces it (M10): found through that entry's leaf,
+     * not from the root. */
+    int put = 0;
+    if (cur && ment_trailer(x) > ment_trailer(slot_ent(cur)))
+        put = mt_insert_before(&m->tree, x, ent_hint(x), slot_ent(cur), *ent_hint(slot_ent(cur)),
+                               m->replace);
+    if (!put) mt_insert_hinted(&m->tree, x, ent_hint(x), hint); /* M1: complete before published */
+    if (put != MT_REPLACED) atomic_fetch_add_explicit(&m->entries, 1, memory_order_relaxed);
     index_put(m, s, cur, h, x); /* M5: after the tree */
 }
 

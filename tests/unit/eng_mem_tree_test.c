@@ -214,7 +214,7 @@ static void update(mem_tree *t, arena *a, newest *v, unsigned i, uint64_t seq,
     size_t kl = key(i, k);
     mem_ent *e = ent_new(a, k, kl, seq);
     struct mt_node *leaf = NULL;
-    if (v[i].e && mt_insert_before(t, e, &leaf, v[i].e, v[i].leaf))
+    if (v[i].e && mt_insert_before(t, e, &leaf, v[i].e, v[i].leaf, 0))
         hint_hits++;
     else
         mt_insert(t, e, &leaf);
