@@ -458,15 +458,18 @@ void mt_insert(mem_tree *t, mem_ent *e, mt_node **leaf)
 void mt_insert_hinted(mem_tree *t, mem_ent *e, mt_node **leaf, const mt_leaf_hint *hint)
 {
     mt_node *n = hint ? (mt_node *)hint->leaf : NULL;
+    unsigned cnt = n ? atomic_load_explicit(&n->count, RLX) : CAP;
+    if (!n || !n->leaf || cnt >= CAP) {
+        mt_insert(t, e, leaf);
+        return;
+    }
+    tkey k = tkey_of(e);
     /* T1: an even version unchanged since the descent: no split since, so
      * n's fences are those the descent passed (T2), and they hold the
      * newest possible version of e's user key. */
-    unsigned cnt = n ? atomic_load_explicit(&n->count, RLX) : CAP;
-    if (n && n->leaf && atomic_load_explicit(&n->version, RLX) == hint->version &&
-        !(hint->version & 1) && cnt < CAP) {
+    if (atomic_load_explicit(&n->version, RLX) == hint->version && !(hint->version & 1)) {
         const mt_node *next = atomic_load_explicit(&n->link, RLX);
         int open = n == t->first || !next; /* T9 */
-        tkey k = tkey_of(e);
         unsigned pos = search(n, &k, 0, open);
         /* e is in n's fences when a key of n follows it, or n is the
          * last leaf; else older versions of its user key (a tree-only
@@ -478,6 +481,16 @@ void mt_insert_hinted(mem_tree *t, mem_ent *e, mt_node **leaf, const mt_leaf_hin
             t->hinted++;
             return;
         }
+    }
+    /* The hint's leaf changed since the descent (an earlier insert of the
+     * batch landed there), or e goes after its last key: n's own first key
+     * and the next leaf's tell whether e still belongs there (T9), for two
+     * comparisons instead of a descent. An append to a collection, whose
+     * new last key is often its leaf's last, takes this way. */
+    if (finger_insert(t, n, e, &k)) {
+        if (leaf) *leaf = n; /* T8 */
+        t->hinted++;
+        return;
     }
     mt_insert(t, e, leaf);
 }

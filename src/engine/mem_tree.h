@@ -88,9 +88,10 @@ void mt_init(mem_tree *t, arena *a);
 void mt_insert(mem_tree *t, mem_ent *e, struct mt_node **leaf);
 
 /* mt_insert, but first into hint's leaf (when hint is not NULL) if it has
- * not changed since mt_prefetch found it for e's user key and has room
- * under its prefix: then no descent. REQUIRES: as mt_insert; hint came
- * from the writer's own mt_prefetch of e's user key. */
+ * room under its prefix and either has not changed since mt_prefetch found
+ * it for e's user key or its fences (its first key, the next leaf's, T9)
+ * still hold e: then no descent. REQUIRES: as mt_insert; hint came from
+ * the writer's own mt_prefetch of e's user key. */
 void mt_insert_hinted(mem_tree *t, mem_ent *e, struct mt_node **leaf, const mt_leaf_hint *hint);
 
 /* Inserts e right before next, an entry already in the tree that follows e

@@ -485,6 +485,42 @@ TEST(PrefetchedLeafHintsSkipTheInsertDescent)
     arena_destroy(&a);
 }
 
+/* Appends to 500 collections, in groups of 32 appends to random ones: the
+ * subkeys of every collection share their first bytes (one finger for
+ * all, as a type's member keys do), and a collection's new last key is
+ * often its leaf's last, past the keys the hint's search can see. */
+static unsigned append_next[500];
+static size_t key_append(unsigned i, char *k)
+{
+    (void)i;
+    unsigned c = (unsigned)(rnd() % 500);
+    return (size_t)snprintf(k, 40, "d\001vvvv%04u:%012u", c, append_next[c]++);
+}
+
+/* mt_insert_hinted checks a stale or leaf-end hint against the leaf's
+ * fences (T9) instead of descending again: only the inserts that split a
+ * full leaf descend. */
+TEST(AppendsPastTheLeafEndAndStaleHintsSkipTheDescent)
+{
+    enum { N = 64000 };
+    arena a;
+    arena_init(&a, 1u << 20, 1u << 20);
+    mem_tree t;
+    mt_init(&t, &a);
+    memset(append_next, 0, sizeof(append_next));
+    uint64_t desc = t.descents, hinted = insert_hinted_groups(&t, &a, N, 32, key_append, 1);
+    CHECK_MSG(t.descents - desc <= N / 16, "%llu descents, %llu hinted",
+              (unsigned long long)(t.descents - desc), (unsigned long long)hinted);
+    /* Stale hints: one collection's appends in one group. */
+    desc = t.descents;
+    insert_hinted_groups(&t, &a, 3200, 32, key_adjacent, 2000000);
+    CHECK_MSG(t.descents - desc <= 3200 / 8, "%llu descents of adjacent keys",
+              (unsigned long long)(t.descents - desc));
+    uint64_t n = N + 3200;
+    CHECK_EQ_INT(mt_check(&t, &n), 0);
+    arena_destroy(&a);
+}
+
 int main(int argc, char **argv)
 {
     return test_main(argc, argv);
