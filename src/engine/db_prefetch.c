@@ -14,11 +14,13 @@
  *  1. the memtable's index slots (mem_prefetch_keys) and the filter line
  *     of every table that may hold each key;
  *  2. the memtable lookups; for a key they do not answer, the first table
- *     whose filter may match: its row cache slot and, by its index search,
- *     its data block's cache slot (sst_lookahead_start);
- *  3. the row cache's entry; then the block's cache entry, its descriptor,
- *     its restart array and the probes of the restart search, one load per
- *     pass (sst_lookahead_step), until every key's search has ended.
+ *     whose filter may match: its row cache slot;
+ *  3. the row cache's row when the slot has its tag (row_cache_maybe),
+ *     else, by the table's index search, its data block's cache slot
+ *     (sst_lookahead_start); then the block's cache entry, its
+ *     descriptor, its restart array and the probes of the restart search,
+ *     one load per pass (sst_lookahead_step), until every key's search has
+ *     ended.
  *
  * The block and restart interval found are left for the key's lookup
  * (sst_reader_get_located), which then skips both searches. Nothing else
@@ -39,7 +41,8 @@ typedef struct pf_key {
     int ntables; /* candidate tables, in lookup order (V1) */
     sst_reader *r[PF_MAX_TABLES];
     file_meta *f[PF_MAX_TABLES];
-    file_meta *hf; /* stage 2: the table the lookup will read, or NULL */
+    file_meta *hf;  /* stage 2: the table the lookup will read, or NULL */
+    sst_reader *hr; /* its reader */
     sst_lookahead la;
 } pf_key;
 
@@ -81,15 +84,19 @@ static void find_tables(const version *v, pf_key *p)
     }
 }
 
+static row_cache *rc_of(const file_meta *f)
+{
+    return f->vs ? f->vs->row_cache : NULL;
+}
+
 /* Stage 2 for one key the memtables do not hold. */
 static void locate(pf_key *p)
 {
     for (int t = 0; t < p->ntables; t++) {
         if (!sst_reader_filter_may_match(p->r[t], p->key, p->hash)) continue;
-        row_cache *rc = p->f[t]->vs ? p->f[t]->vs->row_cache : NULL;
-        row_cache_prefetch(rc, p->f[t]->number, p->hash);
+        row_cache_prefetch(rc_of(p->f[t]), p->f[t]->number, p->hash);
         p->hf = p->f[t];
-        sst_lookahead_start(&p->la, p->r[t], p->key, p->hash);
+        p->hr = p->r[t];
         return; /* the first table whose filter matches: likely the answer */
     }
 }
@@ -120,10 +127,15 @@ static void table_prefetch(const superversion *sv, uint64_t seq, size_t n, const
         p[i].la.stage = 0;
         if (p[i].ntables && !in_memtables(sv, &p[i], seq)) locate(&p[i]);
     }
+    /* A key the row cache probably answers needs no table search: only
+     * its row is loaded. */
     for (size_t i = 0; i < n; i++) {
         if (!p[i].hf) continue;
-        row_cache *rc = p[i].hf->vs ? p[i].hf->vs->row_cache : NULL;
-        row_cache_prefetch_entry(rc, p[i].hf->number, p[i].hash);
+        row_cache *rc = rc_of(p[i].hf);
+        if (row_cache_maybe(rc, p[i].hf->number, p[i].hash))
+            row_cache_prefetch_entry(rc, p[i].hf->number, p[i].hash);
+        else
+            sst_lookahead_start(&p[i].la, p[i].hr, p[i].key, p[i].hash);
     }
     for (int more = 1; more;) {
         more = 0;

@@ -4,9 +4,9 @@
  * sequence, a deletion with its sequence) or the fact that the table holds
  * no entry for it. It lets a hot point lookup skip the table's index
  * search, block cache probe and block decode (version_get). Bounded by a
- * byte capacity, LRU, sharded; built on a private block_cache (cache.h)
+ * byte capacity, CLOCK, sharded; its own compact hash tables (row_cache.c)
  * keyed by (file number, XXH3 of the user key) with the full key stored in
- * the entry, so a hash collision is a miss, never a wrong answer.
+ * the row, so a hash collision is a miss, never a wrong answer.
  *
  * Only point lookups use it (eng_get, and eng_get_batch reading through to
  * the db); iterators and compaction never read or fill it. Table files are
@@ -79,6 +79,13 @@ void row_cache_unpin(row_cache *rc, row_pin *pin);
  * returns 0; pin may be NULL (a miss). Only row_cache_answer counts. */
 void row_cache_prefetch(const row_cache *rc, uint64_t file, uint64_t hash);
 void row_cache_prefetch_entry(const row_cache *rc, uint64_t file, uint64_t hash);
+
+/* 1 when (file, hash) probably has a row (its doorkeeper bit and a slot
+ * with its tag: a false 1 is rare, a false 0 rarer still, after a race
+ * with an insert), 0 when it almost surely has none. Takes no lock and
+ * changes nothing; for a prefetcher deciding whether the table's own
+ * search is worth starting (eng_prefetch), after row_cache_prefetch. */
+int row_cache_maybe(const row_cache *rc, uint64_t file, uint64_t hash);
 row_pin *row_cache_probe(row_cache *rc, uint64_t file, uint64_t hash);
 int row_cache_answer(row_cache *rc, row_pin *pin, slice key, uint64_t seq, int *type,
                      uint64_t *found_seq, const char **val, size_t *vlen);
