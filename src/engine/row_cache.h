@@ -68,8 +68,8 @@ void row_cache_unpin(row_cache *rc, row_pin *pin);
 
 /* row_cache_get_pinned in stages, for a reader of many keys that overlaps
  * their cache misses (eng_multi_get): row_cache_prefetch for every key
- * (the doorkeeper word and the cache's bucket slot start loading), then
- * row_cache_prefetch_entry for every key (the chain's first entry), then
+ * (the doorkeeper word and the key's first slot start loading), then
+ * row_cache_prefetch_entry for every key (the row that slot names), then
  * row_cache_probe for every key (the lookup; the row starts loading), then
  * row_cache_answer for every key. The prefetches take no lock and change
  * nothing. row_cache_probe returns the pinned row of (file, hash) or NULL,
@@ -80,20 +80,22 @@ void row_cache_unpin(row_cache *rc, row_pin *pin);
 void row_cache_prefetch(const row_cache *rc, uint64_t file, uint64_t hash);
 void row_cache_prefetch_entry(const row_cache *rc, uint64_t file, uint64_t hash);
 
-/* 1 when (file, hash) probably has a row (its doorkeeper bit and a slot
- * with its tag: a false 1 is rare, a false 0 rarer still, after a race
- * with an insert), 0 when it almost surely has none. Takes no lock and
- * changes nothing; for a prefetcher deciding whether the table's own
- * search is worth starting (eng_prefetch), after row_cache_prefetch. */
-int row_cache_maybe(const row_cache *rc, uint64_t file, uint64_t hash);
 row_pin *row_cache_probe(row_cache *rc, uint64_t file, uint64_t hash);
 int row_cache_answer(row_cache *rc, row_pin *pin, slice key, uint64_t seq, int *type,
                      uint64_t *found_seq, const char **val, size_t *vlen);
+
+/* 1 when (file, hash) probably has a row (a slot on its probe path carries
+ * its tag: a false 1 is a tag collision, a false 0 a race with an insert),
+ * 0 when it almost surely has none. Takes no lock and changes nothing; for
+ * a prefetcher deciding whether the table's own search is worth starting
+ * (eng_prefetch), after row_cache_prefetch. */
+int row_cache_maybe(const row_cache *rc, uint64_t file, uint64_t hash);
 /* Records the answer of table `file` for key (RC1: REQUIRES the lookup was
  * made at a sequence >= the table's largest_seq). type as above; seq and
  * val are ignored for ROW_ABSENT, val for a deletion. Copies what it keeps.
- * Admission: the first put of a (file, key) not put lately only marks it;
- * a second put inserts (row_cache.c), so a key read once costs no insert.
+ * Admission: while the key's shard has room the first put inserts; in a
+ * full one the first put of a (file, key) not put lately only marks it and
+ * a second put inserts (row_cache.c), so a key read once evicts nothing.
  * A row over 1/8 of a shard (capacity / 128) is not cached. */
 void row_cache_put(row_cache *rc, uint64_t file, uint64_t hash, slice key, int type, uint64_t seq,
                    slice val);
