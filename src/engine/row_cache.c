@@ -389,6 +389,23 @@ static int tagged(const row_cache *rc, uint64_t h, uint64_t file)
     return 1;
 }
 
+/* A hit: the CLOCK bit is set (written only when it was clear, so a hot
+ * row's line is not dirtied on every hit). */
+static void mark_used(row *r)
+{
+    if (!__atomic_load_n(&r->used, __ATOMIC_RELAXED))
+        __atomic_store_n(&r->used, 1, __ATOMIC_RELAXED);
+}
+
+/* The answer of row r, pointing into it. */
+static void row_view(const row *r, int *type, uint64_t *found_seq, const char **val, size_t *vlen)
+{
+    *type = r->type;
+    *found_seq = r->seq;
+    *val = r->type == ENG_TYPE_VALUE ? r->data + r->klen : NULL;
+    *vlen = r->type == ENG_TYPE_VALUE ? r->vlen : 0;
+}
+
 /* The row of (file, key), pinned, when it answers a lookup at seq (RC2);
  * its use bit set. */
 static row *lookup(row_cache *rc, uint64_t file, uint64_t hash, slice key, uint64_t seq)
@@ -403,8 +420,7 @@ static row *lookup(row_cache *rc, uint64_t file, uint64_t hash, slice key, uint6
         r = slot_row(slot_load(sh->tab, (uint64_t)i));
         if (r->type == ROW_ABSENT || r->seq <= seq) {          /* RC2 */
             __atomic_add_fetch(&r->refs, 1, __ATOMIC_RELAXED); /* RC4: under mu */
-            if (!__atomic_load_n(&r->used, __ATOMIC_RELAXED))
-                __atomic_store_n(&r->used, 1, __ATOMIC_RELAXED);
+            mark_used(r);
         } else {
             r = NULL;
         }
@@ -416,35 +432,29 @@ static row *lookup(row_cache *rc, uint64_t file, uint64_t hash, slice key, uint6
 int row_cache_get(row_cache *rc, uint64_t file, uint64_t hash, slice key, uint64_t seq, int *type,
                   uint64_t *found_seq, char **val, size_t *vlen)
 {
-    if (!rc) return 0;
-    row *r = lookup(rc, file, hash, key, seq);
-    int ok = r != NULL;
-    if (r && r->type == ENG_TYPE_VALUE) {
-        char *p = malloc(r->vlen ? r->vlen : 1);
-        ok = p != NULL;
-        if (p) {
-            if (r->vlen) memcpy(p, r->data + r->klen, r->vlen);
-            *val = p;
-            *vlen = r->vlen;
-        }
-    } else if (r && r->type == ENG_TYPE_DELETION) {
-        *val = NULL;
-        *vlen = 0;
+    int t;
+    uint64_t fs;
+    const char *v;
+    size_t n;
+    row_pin *pin;
+    if (!row_cache_get_pinned(rc, file, hash, key, seq, &t, &fs, &v, &n, &pin)) return 0;
+    char *copy = NULL;
+    if (t == ENG_TYPE_VALUE && (copy = malloc(n ? n : 1)) != NULL && n) memcpy(copy, v, n);
+    row_cache_unpin(rc, pin);
+    if (t == ENG_TYPE_VALUE && !copy) return 0; /* out of memory: a miss */
+    if (t != ROW_ABSENT) {
+        *val = copy;
+        *vlen = n;
     }
-    if (ok) {
-        *type = r->type;
-        *found_seq = r->seq;
-    }
-    if (r) row_unref(r);
-    count(ok ? &rc->hits : &rc->misses);
-    return ok;
+    *type = t;
+    *found_seq = fs;
+    return 1;
 }
 
 void row_cache_prefetch(const row_cache *rc, uint64_t file, uint64_t hash)
 {
     if (!rc) return;
-    uint64_t bit, h = row_hash(file, hash);
-    __builtin_prefetch(door_word(rc, file, hash, &bit));
+    uint64_t h = row_hash(file, hash);
     const slots *t = rc->shards[h >> (64 - ROW_SHARD_BITS)].tab;
     __builtin_prefetch(&t->s[slot_start(t, h)]);
 }
@@ -503,12 +513,8 @@ int row_cache_answer(row_cache *rc, row_pin *pin, slice key, uint64_t seq, int *
         if (r) row_unref(r);
         return 0;
     }
-    if (!__atomic_load_n(&r->used, __ATOMIC_RELAXED))
-        __atomic_store_n(&r->used, 1, __ATOMIC_RELAXED);
-    *type = r->type;
-    *found_seq = r->seq;
-    *val = r->type == ENG_TYPE_VALUE ? r->data + r->klen : NULL;
-    *vlen = r->type == ENG_TYPE_VALUE ? r->vlen : 0;
+    mark_used(r);
+    row_view(r, type, found_seq, val, vlen);
     return 1;
 }
 
@@ -520,10 +526,7 @@ int row_cache_get_pinned(row_cache *rc, uint64_t file, uint64_t hash, slice key,
     row *r = lookup(rc, file, hash, key, seq);
     count(r ? &rc->hits : &rc->misses);
     if (!r) return 0;
-    *type = r->type;
-    *found_seq = r->seq;
-    *val = r->type == ENG_TYPE_VALUE ? r->data + r->klen : NULL;
-    *vlen = r->type == ENG_TYPE_VALUE ? r->vlen : 0;
+    row_view(r, type, found_seq, val, vlen);
     *pin = (row_pin *)r;
     return 1;
 }

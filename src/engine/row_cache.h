@@ -68,7 +68,7 @@ void row_cache_unpin(row_cache *rc, row_pin *pin);
 
 /* row_cache_get_pinned in stages, for a reader of many keys that overlaps
  * their cache misses (eng_multi_get): row_cache_prefetch for every key
- * (the doorkeeper word and the key's first slot start loading), then
+ * (the key's first slot starts loading), then
  * row_cache_prefetch_entry for every key (the row that slot names), then
  * row_cache_probe for every key (the lookup; the row starts loading), then
  * row_cache_answer for every key. The prefetches take no lock and change

@@ -179,8 +179,8 @@ TEST(TenThousandSmallRowsFitInOneMebibyte)
         CHECK(vl == 3 && memcmp(v, "abc", 3) == 0);
         row_cache_unpin(rc, pin);
     }
-    /* the doorkeeper's reset (every ~8k marks) may clear a key's mark
-     * between its two puts */
+    /* a shard that fills up admits a new key only at its second put, and
+     * the doorkeeper's reset (every ~8k marks) may come between the two */
     CHECK_MSG(row_cache_hits(rc) >= 9990, "%llu hits", (unsigned long long)row_cache_hits(rc));
     row_cache_free(rc);
 }
