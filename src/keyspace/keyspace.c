@@ -595,8 +595,18 @@ ks_status ks_count_flush(ks_ctx *c)
 {
     keyspace *ks = c->ks;
     ks->hbatch = NULL;
-    if (!ks->hmask) return KS_OK;
-    return sums_write(c, &ks->hmask, ks->hkeys, ks->hexp, 1);
+    /* A failed read leaves its db's sum and the later ones held: the
+     * caller may flush again (or drop them with the batch). */
+    for (int db = 0; ks->hmask; db++) {
+        if (!(ks->hmask & (1u << db))) continue;
+        if (ks->hkeys[db] || ks->hexp[db]) {
+            ks_status st = count_write(c, db, ks->hkeys[db], ks->hexp[db]);
+            if (st != KS_OK) return st;
+        }
+        ks->hmask &= ~(1u << db);
+        ks->hkeys[db] = ks->hexp[db] = 0;
+    }
+    return KS_OK;
 }
 
 void ks_count_drop(keyspace *ks)

@@ -175,8 +175,10 @@ void ks_set_lazy_expire(keyspace *ks, int on);
  * summed in memory; ks_count_hold_done(c, ok) after it keeps them (ok) or
  * drops them (the command's writes were rolled back, S1). ks_count_flush
  * puts every held sum into c->batch (one read and one put per db) and must
- * run before that batch goes to the engine; it returns the read's error
- * (c->err set) after which the batch must not be written. ks_count_drop
+ * run before that batch goes to the engine (and before a script joins the
+ * group: a script's commands count into the batch, as EXEC's do); it
+ * returns the read's error (c->err set, the sums not yet put still held)
+ * after which the batch must not be written. ks_count_drop
  * forgets the held sums (their batch was cleared). Command thread only. */
 void ks_count_hold_cmd(keyspace *ks, eng_batch *b);
 void ks_count_hold_done(ks_ctx *c, int ok);

@@ -25,7 +25,8 @@
  * iteration are held until the engine has made its writes durable
  * (networking.c, N4).
  * Invariant S4 (write_group.c): the commands of one read of a connection
- * that only touch keys of the data types share server.batch, written once
+ * that only touch keys of the data types, and the scripts among them
+ * (EVAL, EVALSHA, FCALL), share server.batch, written once
  * after the last of them (or before any other command), each with its own
  * savepoint (S1) and reading the earlier ones' writes from the batch.
  */
@@ -303,6 +304,7 @@ void server_write_batch_n(client *c, const reply_mark *mark, int ncmds)
     if (ks_count_flush(&server.ctx) != KS_OK) { /* the counter read failed */
         st = ENG_IOERR;
         ks_ctx_reset(&server.ctx);
+        ks_count_drop(server.ks); /* the sums it did not put: their batch goes */
     }
     if (st == ENG_OK) st = eng_write(server.db, server.batch, ENG_WRITE_DEFER);
     if (st == ENG_OK) repl_feed_batch(server.batch);

@@ -16,8 +16,8 @@
  * batch, as EXEC's commands do. The group is written before:
  *   - a command that may not join (a read, a write of another group of
  *     commands, a blocking command, MULTI/EXEC, a client in MULTI, CLIENT
- *     REPLY OFF/SKIP, a script), so that it finds S2 (an empty batch
- *     between commands);
+ *     REPLY OFF/SKIP, EVAL_RO and FCALL_RO), so that it finds S2 (an empty
+ *     batch between commands);
  *   - blocked clients are served (a key a command readied), so that they
  *     see the state after that command, as Redis serves them after each
  *     command;
@@ -27,6 +27,12 @@
  *   - the read ends: the group commit in before-sleep then makes it durable
  *     before any reply of it is written (N1), exactly as a command's own
  *     batch.
+ * EVAL, EVALSHA and FCALL join: the script's commands read the group's
+ * writes through the batch and add their own, each with its savepoint, as
+ * EXEC's commands do (a script has none of its own: an error keeps what it
+ * wrote, as in Redis). While a script is busy and other clients' events
+ * are served, the group stays open and unwritten: the script's caller is
+ * protected, so no reply of the group leaves before the group's write.
  * A command of the group changes the key counters in memory only
  * (ks_count_hold_cmd, KS-E7): a SET of a new key would otherwise read
  * the counter back through the batch and put it again, once per command;
@@ -56,7 +62,8 @@ static struct {
     reply_mark mark;            /* before the first one's reply */
     uint64_t touches;           /* the dirty count of the commands before the last */
     int counted;                /* ... and whether one of them set its own count */
-    int held;                   /* the running command joins: its counters are held (KS-E7) */
+    int joins;                  /* the running command joins the group */
+    int held;                   /* ... and its counters are held (KS-E7): not a script's */
 } G;
 
 /* The write commands of the groups whose commands only read and write
@@ -69,10 +76,14 @@ static unsigned char *joinable_ids;
 
 static int compute_joinable(const struct command *cmd)
 {
-    static const char *const groups[] = {"string",     "hash",        "list",   "set",
-                                         "sorted-set", "hyperloglog", "bitmap", NULL};
-    if (!cmd->proc || !(cmd->flags & CMD_WRITE)) return 0;
-    if (cmd->flags & (CMD_BLOCKING | CMD_ADMIN | CMD_SCRIPT | CMD_CONTAINER)) return 0;
+    static const char *const groups[] = {"string",      "hash",   "list",   "set", "sorted-set",
+                                         "hyperloglog", "bitmap", "stream", NULL};
+    if (!cmd->proc) return 0;
+    /* EVAL, EVALSHA and FCALL (not the _RO ones, which are reads): the
+     * script's writes go into the group's batch as EXEC's commands' do. */
+    if (cmd->flags & CMD_SCRIPT) return !(cmd->flags & CMD_READONLY);
+    if (!(cmd->flags & CMD_WRITE)) return 0;
+    if (cmd->flags & (CMD_BLOCKING | CMD_ADMIN | CMD_CONTAINER)) return 0;
     for (const char *const *g = groups; *g; g++)
         if (cmd->group && !strcmp(cmd->group, *g)) return 1;
     return 0;
@@ -121,8 +132,23 @@ static void group_write(void)
     G.ncmds = 0;
 }
 
+/* Puts the sums the group's commands hold into its batch (KS-E7), before
+ * a script joins; 0 when the counter read failed (they stay held). */
+static int group_count_flush(void)
+{
+    server.ctx.ks = server.ks;
+    server.ctx.batch = server.batch;
+    int ok = ks_count_flush(&server.ctx) == KS_OK;
+    ks_ctx_reset(&server.ctx);
+    return ok;
+}
+
 void write_group_begin(client *c)
 {
+    /* A busy script's group stays open, untouched by the few commands
+     * other clients may run meanwhile (their writes, if any, join the
+     * script's batch as before groups). */
+    if (script_running()) return;
     group_write(); /* nested (clients served while a command waits): the outer one's first */
     G.c = c;
     G.ncmds = 0;
@@ -130,15 +156,23 @@ void write_group_begin(client *c)
 
 void write_group_before(client *c, const struct command *cmd)
 {
+    if (script_running()) return; /* as write_group_begin */
     int join = may_join(c, cmd);
+    /* A script's FLUSHALL must find every count in the batch. */
+    if (join && (cmd->flags & CMD_SCRIPT) && G.ncmds && !group_count_flush()) join = 0;
     if (G.ncmds && !join) group_write();
     /* Whether it joins or its batch is written right after it, its writes
      * go to the engine through server_write_batch_n, which flushes.
      * server_process_command calls write_group_after for every command
      * that may join (it skips it only in MULTI and scripts), which ends
      * the hold's deferral. */
-    if (join) ks_count_hold_cmd(server.ks, server.batch);
-    G.held = join;
+    /* A script's commands write their counters into the batch, each with
+     * its own savepoint, as EXEC's do: a hold would keep the sums of one
+     * that failed. The sums the group holds stay held; counter reads add
+     * them (KS-E7), and the group's write puts them over the script's. */
+    G.joins = join;
+    G.held = join && !(cmd->flags & CMD_SCRIPT);
+    if (G.held) ks_count_hold_cmd(server.ks, server.batch);
 }
 
 void write_group_after(client *c, const struct command *cmd, const reply_mark *mark)
@@ -147,9 +181,9 @@ void write_group_after(client *c, const struct command *cmd, const reply_mark *m
     /* may_join as write_group_before found it: nothing a joining command
      * does changes its terms, but a nested group (a command that waits)
      * may have closed this one. */
-    int joined = G.held && G.c == c;
+    int joined = G.joins && G.c == c;
     if (G.held) ks_count_hold_done(client_ks(c), !c->last_cmd_errors); /* as S1 */
-    G.held = 0;
+    G.joins = G.held = 0;
     if (joined && !(c->flags & CLIENT_BLOCKED) && !p->waiting &&
         eng_batch_byte_size(server.batch) < GROUP_MAX_BYTES && !block_has_ready()) {
         if (eng_batch_count(server.batch) == 0) { /* wrote nothing: nothing to take back */
@@ -179,7 +213,7 @@ void write_group_after(client *c, const struct command *cmd, const reply_mark *m
 
 void write_group_end(client *c)
 {
-    if (G.c != c) return;
+    if (G.c != c || script_running()) return;
     group_write();
     G.c = NULL;
 }

@@ -142,5 +142,128 @@ def long_pipelines_of_one_big_hash_and_broken_requests_are_answered_exactly(srv)
     assert c.hlen("big") == 3040 and c.dbsize() == 1
 
 
+@test
+def a_script_in_the_pipeline_reads_the_writes_before_it_and_keeps_its_own_on_error(srv):
+    r = srv.raw()
+    incr = r.command("SCRIPT", "LOAD", "return redis.call('incr', KEYS[1])")
+    half = ("redis.call('set', KEYS[1], ARGV[1]) "
+            "return redis.call('incr', KEYS[2])")  # the INCR fails: the SET stays (Redis)
+    got = send_all(r, ("SET", "a", "1"), ("EVALSHA", incr, "1", "a"),
+                   ("EVAL", "return redis.call('get', KEYS[1])", "1", "a"), ("INCR", "a"),
+                   ("SET", "s", "x"), ("EVAL", half, "2", "h", "s", "v"), ("GET", "h"),
+                   ("EVALSHA", incr, "1", "new"), ("FCALL", "nosuch", "0"),
+                   ("EVAL", "return redis.call('dbsize')", "0"), ("EVAL_RO", "return 7", "0"))
+    assert got[:5] == ["OK", 2, b"2", 3, "OK"], got
+    assert is_error(got[5], "ERR value is not an integer"), got
+    assert got[6] == b"v" and got[7] == 1, got
+    assert is_error(got[8], "ERR Function not found"), got
+    assert got[9:] == [4, 7], got  # a s h new
+    c = srv.client()
+    assert c.dbsize() == 4 and c.get("a") == b"3" and c.get("h") == b"v"
+    srv.kill9()
+    srv.start()
+    c = srv.client()
+    assert c.dbsize() == 4 and c.get("a") == b"3" and c.get("new") == b"1"
+
+
+@test
+def a_script_that_flushes_or_deletes_after_pipelined_writes_leaves_exact_counts(srv):
+    # The sums the group held for the SETs go into the batch before the
+    # script runs: FLUSHDB inside it must not find them added afterwards.
+    r = srv.raw()
+    got = send_all(r, *([("SET", "k:%d" % i, "v") for i in range(20)] +
+                        [("EVAL", "redis.call('flushdb') return redis.call('dbsize')", "0"),
+                         ("SET", "after", "1"), ("SET", "t", "v", "EX", "100"),
+                         ("EVAL", "return redis.call('del', KEYS[1], KEYS[2])", "2", "k:1", "t"),
+                         ("MSET", "m1", "a", "m2", "b"),
+                         ("EVAL", "redis.call('mset', 'm3', 'c', 'm1', 'z') return 1", "0"),
+                         ("DBSIZE",)]))
+    assert got[20] == 0 and got[23] == 1 and got[-1] == 4, got[20:]  # after m1 m2 m3
+    c = srv.client()
+    assert c.dbsize() == 4 and info_keyspace(c) == (4, 0)
+    srv.kill9()
+    srv.start()
+    c = srv.client()
+    assert c.dbsize() == 4 == len(c.keys("*")) and c.get("m1") == b"z"
+
+
+@test
+def a_killed_busy_script_keeps_the_pipelined_writes_before_it(srv):
+    r = srv.raw()
+    assert r.command("CONFIG", "SET", "busy-reply-threshold", "100") == "OK"
+    r.send(RawConn.encode("INCR", "before") +
+           RawConn.encode("EVAL", "local i = 0 while true do i = i + 1 end", "0") +
+           RawConn.encode("INCR", "before"))
+    other = srv.raw()
+    for _ in range(500):
+        v = other.command("PING")
+        if isinstance(v, RespError) and str(v).startswith("BUSY"):
+            break
+        threading.Event().wait(0.01)
+    assert other.command("SCRIPT", "KILL") == "OK"  # the script itself wrote nothing
+    assert r.read_reply() == 1
+    assert is_error(r.read_reply(), "ERR Script killed by user")
+    assert r.read_reply() == 2
+    srv.kill9()
+    srv.start()
+    assert srv.client().get("before") == b"2"
+
+
+@test
+def pipelined_xadds_serve_a_blocked_reader_after_the_one_that_readied_it(srv):
+    waiter = srv.raw()
+    waiter.send(RawConn.encode("XREAD", "BLOCK", "0", "STREAMS", "st", "$"))
+    c = srv.client()
+    for _ in range(200):
+        if int(c.info("clients")["blocked_clients"]) == 1:
+            break
+        threading.Event().wait(0.01)
+    r = srv.raw()
+    got = send_all(r, ("XADD", "st", "1-1", "f", "a"), ("XADD", "st", "1-2", "f", "b"),
+                   ("XADD", "st", "1-2", "f", "c"), ("XLEN", "st"), ("XDEL", "st", "1-1"),
+                   ("XADD", "st", "MAXLEN", "1", "*", "f", "d"), ("XLEN", "st"))
+    assert got[:2] == [b"1-1", b"1-2"], got
+    assert is_error(got[2], "ERR The ID specified in XADD is equal or smaller"), got
+    assert got[3:5] == [2, 1] and got[6] == 1, got
+    assert waiter.read_reply() == [[b"st", [[b"1-1", [b"f", b"a"]]]]]  # as Redis: only the first
+    srv.kill9()
+    srv.start()
+    c = srv.client()
+    assert c.xlen("st") == 1 and c.dbsize() == 1
+
+
+@test
+def shutdown_nosave_during_a_busy_script_drops_its_group_whose_replies_never_left(srv):
+    # The script shares the group's batch: while it is busy the group stays
+    # unwritten (other clients' requests must not write it), and no reply of
+    # the group reaches its client before the group's write.
+    r = srv.raw()
+    assert r.command("SET", "acked", "1") == "OK"
+    assert r.command("CONFIG", "SET", "busy-reply-threshold", "100") == "OK"
+    r.send(RawConn.encode("SET", "unacked", "1") +
+           RawConn.encode("EVAL", "redis.call('set', 'partial', '1') while true do end", "0"))
+    other = srv.raw()
+    for _ in range(500):
+        v = other.command("PING")
+        if isinstance(v, RespError) and str(v).startswith("BUSY"):
+            break
+        threading.Event().wait(0.01)
+    assert str(other.command("SCRIPT", "KILL")).startswith("UNKILLABLE")
+    try:
+        other.command("SHUTDOWN", "NOSAVE")
+    except ConnectionError:
+        pass
+    srv.proc.wait(20)
+    try:
+        got = r.read_reply()
+    except (ConnectionError, OSError):
+        got = "closed"
+    assert got == "closed", got
+    srv.start()
+    c = srv.client()
+    assert c.get("acked") == b"1" and c.get("partial") is None and c.get("unacked") is None
+    assert c.dbsize() == 1
+
+
 if __name__ == "__main__":
     main()
