@@ -168,8 +168,8 @@ void write_group_before(client *c, const struct command *cmd)
      * the hold's deferral. */
     /* A script's commands write their counters into the batch, each with
      * its own savepoint, as EXEC's do: a hold would keep the sums of one
-     * that failed. The sums the group holds stay held; counter reads add
-     * them (KS-E7), and the group's write puts them over the script's. */
+     * that failed. The sums the group held are in the batch already (above),
+     * so the batch alone has every count while the script runs. */
     G.joins = join;
     G.held = join && !(cmd->flags & CMD_SCRIPT);
     if (G.held) ks_count_hold_cmd(server.ks, server.batch);
