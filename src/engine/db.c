@@ -217,6 +217,7 @@ eng_status eng_open(const char *dir, const eng_options *opts, eng_db **out)
     pthread_create(&db->compact_thr, NULL, db_compact_thread, db);
     pthread_create(&db->sync_thr, NULL, db_sync_thread, db);
     db->threads_started = 1;
+    if (db->opts.readahead) db_readahead_start(db);
     return ENG_OK;
 }
 
@@ -234,6 +235,7 @@ eng_status eng_close(eng_db *db)
     pthread_cond_broadcast(&db->sync_cv);
     pthread_cond_broadcast(&db->bg_cv);
     pthread_mutex_unlock(&db->mu);
+    db_readahead_stop(db); /* RA1: its references go before the versions */
     if (db->threads_started) {
         pthread_join(db->flush_thr, NULL);
         pthread_join(db->compact_thr, NULL);
@@ -279,6 +281,9 @@ void eng_get_stats(eng_db *db, eng_stats *st)
     st->row_cache_usage = row_cache_usage(db->vs.row_cache);
     st->row_cache_hits = row_cache_hits(db->vs.row_cache);
     st->row_cache_misses = row_cache_misses(db->vs.row_cache);
+    st->readahead_loads = __atomic_load_n(&db->ra.loads, __ATOMIC_RELAXED);
+    st->readahead_cached = __atomic_load_n(&db->ra.cached, __ATOMIC_RELAXED);
+    st->readahead_dropped = __atomic_load_n(&db->ra.dropped, __ATOMIC_RELAXED);
 }
 
 typedef struct usage_ctx {

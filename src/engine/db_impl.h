@@ -100,6 +100,27 @@ typedef struct manual_compaction {
     eng_status st;
 } manual_compaction;
 
+/* One data block for the readahead thread to load: f's block at offset
+ * (size bytes stored). */
+typedef struct ra_job {
+    file_meta *f;
+    uint64_t offset, size;
+} ra_job;
+
+/* Jobs queued at most; more drop the oldest. */
+#define DB_READAHEAD_QUEUE 256
+
+typedef struct db_readahead {
+    pthread_mutex_t mu; /* guards q, head, n, stop, waiting */
+    pthread_cond_t cv;
+    ra_job q[DB_READAHEAD_QUEUE]; /* a ring: head the oldest, n queued */
+    size_t head, n;
+    int stop, waiting;
+    pthread_t thr;
+    int started;                     /* set and cleared by the owner of the db */
+    uint64_t loads, cached, dropped; /* atomic: eng_stats.readahead_* */
+} db_readahead;
+
 struct eng_db {
     char *dir;
     eng_options opts;
@@ -149,7 +170,19 @@ struct eng_db {
 
     pthread_t flush_thr, compact_thr, sync_thr;
     int threads_started;
+
+    db_readahead ra; /* opts.readahead: db_readahead.c */
 };
+
+/* ---- db_readahead.c ---------------------------------------------------- */
+/* Starts db's readahead thread (eng_open, with opts.readahead). */
+void db_readahead_start(eng_db *db);
+/* Stops it, dropping what is queued. REQUIRES: nothing adds meanwhile. */
+void db_readahead_stop(eng_db *db);
+/* Queues jobs[0..n) (in the order their lookups will run; each takes a
+ * reference on its file, RA1); nothing when the thread is not running. Any
+ * thread. */
+void db_readahead_add(eng_db *db, size_t n, const ra_job *jobs);
 
 /* ---- db.c -------------------------------------------------------------- */
 /* Logs through opts.log_fn (or stderr at >= notice). Any thread. */

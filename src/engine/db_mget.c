@@ -22,7 +22,9 @@
  *     memtables, table values in pinned blocks, row cache answers in
  *     pinned rows (row_cache_get_pinned), all released by the next call;
  *  5. a key read from a block its neighbour in the batch already pinned
- *     is not put in the row cache (table_lookup).
+ *     is not put in the row cache (table_lookup);
+ *  6. the data blocks the lookups will miss in the block cache are handed
+ *     to the readahead thread (opts.readahead) before the first lookup.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +59,7 @@ struct eng_mget {
                       encoding moves as it grows */
     size_t ncopies, copies_cap;
     const mem_scan_only *so; /* the db's scan-only prefixes, for batch_point_get */
+    eng_db *db;              /* for its readahead thread */
 };
 
 eng_mget *eng_mget_new(void)
@@ -328,11 +331,14 @@ static int table_lookup(eng_mget *m, file_meta *f, sst_reader *r, mg_item *x, ui
  * cache entry and the restart search (sst_lookahead), a load per key per
  * pass so that the keys' misses overlap; table_lookup then starts from
  * what they found. A key the pin before it covers wastes an index search
- * here; a key whose block is not cached is left to its lookup. */
-static void locate(const sst_reader *r, const mg_item *it, const size_t *pend, size_t from,
-                   size_t to)
+ * here. A data block not in the cache goes to the readahead thread
+ * (db_readahead.c), the keys' blocks in key order, so that it loads the
+ * last keys' blocks while table_lookup reads the first ones. */
+static void locate(eng_db *db, file_meta *f, const sst_reader *r, const mg_item *it,
+                   const size_t *pend, size_t from, size_t to)
 {
     sst_lookahead la[MG_LOCATE_MAX];
+    ra_job jobs[MG_LOCATE_MAX];
     while (from < to) {
         const mg_item *x[MG_LOCATE_MAX];
         size_t n = 0, started = 0;
@@ -352,6 +358,10 @@ static void locate(const sst_reader *r, const mg_item *it, const size_t *pend, s
             for (size_t i = 0; i < started; i++)
                 more |= sst_lookahead_step(&la[i]);
         }
+        size_t nj = 0;
+        for (size_t i = 0; i < started; i++)
+            if (la[i].absent) jobs[nj++] = (ra_job){f, la[i].block_offset, la[i].block_size};
+        db_readahead_add(db, nj, jobs);
     }
 }
 
@@ -382,7 +392,7 @@ static void file_stage(eng_mget *m, file_meta *f, size_t from, size_t to, uint64
         if (it[pend[j]].maybe) row_cache_prefetch_entry(rc, f->number, it[pend[j]].hash);
     for (size_t j = from; j < to; j++)
         if (it[pend[j]].maybe) it[pend[j]].probe = row_cache_probe(rc, f->number, it[pend[j]].hash);
-    locate(r, it, pend, from, to);
+    locate(m->db, f, r, it, pend, from, to);
     for (size_t j = from; j < to; j++)
         if (it[pend[j]].maybe) table_lookup(m, f, r, &it[pend[j]], seq);
 }
@@ -488,6 +498,7 @@ eng_status eng_multi_get(eng_db *db, const eng_snapshot *snap, eng_batch *b, siz
     uint64_t seq;
     m->sv = db_get_sv(db, &seq);
     m->so = &db->scan_only;
+    m->db = db;
     if (snap) seq = snap->seq;
     const eng_batch *pb = b && !batch_has_range_deletes(b) ? b : NULL;
     memtable *bm = b && !pb ? batch_index(b) : NULL;

@@ -22,11 +22,16 @@
  *     one load per pass (sst_lookahead_step), until every key's search has
  *     ended.
  *
+ *  4. a data block the cache does not hold is handed to the readahead
+ *     thread (opts.readahead; db_readahead.c), which reads it into the
+ *     cache while the caller runs the lookups before it.
+ *
  * The block and restart interval found are left for the key's lookup
  * (sst_reader_get_located), which then skips both searches. Nothing else
- * is kept: no value is copied, no cache is filled, promoted or counted,
- * and a key the tables turn out not to hold only wastes its hints. Readers
- * only, never opened here: a table no lookup has opened yet is skipped.
+ * is kept: no value is copied, no cache is filled (but by stage 4's
+ * thread), promoted or counted, and a key the tables turn out not to hold
+ * only wastes its hints and stage 4's read. Readers only, never opened
+ * here: a table no lookup has opened yet is skipped.
  */
 #include "db_impl.h"
 
@@ -112,7 +117,25 @@ static int in_memtables(const superversion *sv, const pf_key *p, uint64_t seq)
     return 0;
 }
 
-static void table_prefetch(const superversion *sv, uint64_t seq, size_t n, const slice *k)
+/* Stage 4: the data blocks the lookahead found absent from the cache go
+ * to the readahead thread (db_readahead.c), in key order, a block that
+ * neighbouring keys share once. */
+static void readahead_absent(eng_db *db, const pf_key *p, size_t n)
+{
+    ra_job j[MEM_PREFETCH_MAX];
+    size_t nj = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!p[i].hf || !p[i].la.absent) continue;
+        if (nj && j[nj - 1].f == p[i].hf && j[nj - 1].offset == p[i].la.block_offset) continue;
+        j[nj].f = p[i].hf;
+        j[nj].offset = p[i].la.block_offset;
+        j[nj++].size = p[i].la.block_size;
+    }
+    db_readahead_add(db, nj, j);
+}
+
+static void table_prefetch(eng_db *db, const superversion *sv, uint64_t seq, size_t n,
+                           const slice *k)
 {
     pf_key p[MEM_PREFETCH_MAX];
     for (size_t i = 0; i < n; i++) {
@@ -125,6 +148,7 @@ static void table_prefetch(const superversion *sv, uint64_t seq, size_t n, const
     for (size_t i = 0; i < n; i++) {
         p[i].hf = NULL;
         p[i].la.stage = 0;
+        p[i].la.absent = 0;
         if (p[i].ntables && !in_memtables(sv, &p[i], seq)) locate(&p[i]);
     }
     /* A key the row cache probably answers needs no table search: only
@@ -142,6 +166,7 @@ static void table_prefetch(const superversion *sv, uint64_t seq, size_t n, const
         for (size_t i = 0; i < n; i++)
             more |= sst_lookahead_step(&p[i].la);
     }
+    readahead_absent(db, p, n);
 }
 
 void eng_prefetch(eng_db *db, size_t n, const char *const *keys, const size_t *lens,
@@ -158,6 +183,6 @@ void eng_prefetch(eng_db *db, size_t n, const char *const *keys, const size_t *l
     uint64_t seq;
     superversion *sv = db_get_sv(db, &seq); /* keeps the memtables and the version alive */
     mem_prefetch_keys(sv->mem, n, k, nw, w);
-    table_prefetch(sv, seq, n, k);
+    table_prefetch(db, sv, seq, n, k);
     sv_unref(sv);
 }

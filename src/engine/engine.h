@@ -135,6 +135,10 @@ typedef struct eng_options {
      * that writes, or otherwise never during eng_write -- a read at the
      * sequence before a write must not meet the write's replace. 0 */
     int inplace_updates;
+    /* 1: a readahead thread loads the data blocks that eng_prefetch finds
+     * its keys' lookups will need and the block cache does not hold, while
+     * the caller runs the lookups before them (db_readahead.c). 0 */
+    int readahead;
 } eng_options;
 
 /* What recovery does with a log record that is damaged while intact
@@ -420,6 +424,9 @@ typedef struct eng_stats {
     uint64_t log_syncs;
     uint64_t background_errors;      /* a flush or compaction failed */
     uint64_t damaged_blocks_skipped; /* by iterators told to (eng_iter_skip_damaged) */
+    uint64_t readahead_loads;        /* data blocks the readahead thread read */
+    uint64_t readahead_cached;       /* its jobs whose block was cached by then */
+    uint64_t readahead_dropped;      /* its jobs dropped from a full queue */
 } eng_stats;
 
 void eng_get_stats(eng_db *db, eng_stats *st);

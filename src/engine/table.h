@@ -159,9 +159,20 @@ typedef struct sst_lookahead {
      * the same block); seplen 0: longer than this holds. */
     size_t seplen;
     char sep[SST_LOOKAHEAD_KEY_MAX];
+    /* 1 once a step found the data block not in the cache (the lookahead
+     * then ends): block_offset and block_size name the block to load. */
+    int absent;
 } sst_lookahead;
 int sst_lookahead_start(sst_lookahead *la, const sst_reader *r, slice key, uint64_t hash);
 int sst_lookahead_step(sst_lookahead *la);
+
+/* Reads the data block at (offset, size) of r into the block cache unless
+ * the cache holds it: the load a lookup of a key in that block would do,
+ * done ahead of it (db_readahead.c). *loaded = 1 when it read the block.
+ * Counts no cache hit or miss. A block another thread loads meanwhile is
+ * read twice and cached once (the later insert replaces the earlier).
+ * Any thread; REQUIRES: the caller keeps r open. */
+eng_status sst_reader_load_block(const sst_reader *r, uint64_t offset, uint64_t size, int *loaded);
 
 /* An internal iterator over the point entries. fill_cache = 0 for
  * compaction reads, which should not evict hot blocks. A corrupt block

@@ -202,6 +202,7 @@ static void hint_put(const sst_lookahead *la, uint32_t restart)
 int sst_lookahead_start(sst_lookahead *la, const sst_reader *r, slice key, uint64_t hash)
 {
     la->stage = 0;
+    la->absent = 0;
     if (!r->cache || key.size > SST_LOOKAHEAD_KEY_MAX) return 0;
     memcpy(la->target, key.data, key.size);
     enc_fixed64(la->target + key.size, ikey_pack_trailer(ENG_MAX_SEQUENCE, ENG_TYPE_SEEK));
@@ -245,6 +246,7 @@ int sst_lookahead_step(sst_lookahead *la)
         la->pin = cache_lookup_quiet(r->cache, r->file_number, la->block_offset);
         if (!la->pin) {
             la->stage = 0;
+            la->absent = 1;
             return 0;
         }
         __builtin_prefetch(cache_value(la->pin)); /* the block's descriptor */

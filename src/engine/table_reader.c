@@ -222,6 +222,29 @@ eng_status sst_get_data_block(const sst_reader *r, sst_handle h, int fill_cache,
     return ENG_OK;
 }
 
+eng_status sst_reader_load_block(const sst_reader *r, uint64_t offset, uint64_t size, int *loaded)
+{
+    *loaded = 0;
+    if (!r->cache) return ENG_OK;
+    cache_handle *ch = cache_lookup_quiet(r->cache, r->file_number, offset);
+    if (ch) {
+        cache_release(r->cache, ch);
+        return ENG_OK;
+    }
+    block *b = malloc(sizeof(*b));
+    if (!b) return env_error(ENG_NOMEM, "table %s: out of memory", r->path);
+    sst_handle h = {offset, size};
+    eng_status s = read_block(r, h, b);
+    if (s != ENG_OK) {
+        free(b);
+        return s;
+    }
+    cache_release(r->cache,
+                  cache_insert(r->cache, r->file_number, offset, b, block_charge(b), block_free));
+    *loaded = 1;
+    return ENG_OK;
+}
+
 /* Decodes the handle the index iterator points at. */
 eng_status sst_index_handle(const sst_reader *r, const block_iter *ii, sst_handle *h)
 {

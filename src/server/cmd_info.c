@@ -181,6 +181,9 @@ static void info_engine(sbuf *b)
     F(row_cache_hits);
     F(row_cache_misses);
     F(bloom_useful);
+    F(readahead_loads);
+    F(readahead_cached);
+    F(readahead_dropped);
     F(stall_slowdowns);
     F(stall_stops);
     F(stall_micros);

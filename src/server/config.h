@@ -34,6 +34,7 @@ typedef struct server_config {
     int flush_compression;  /* zstd level of flushed (L0) tables; 0 = raw, < 0 = fast levels */
     long long compression_dict_size; /* zstd dictionary per bottom-level table; 0 = none */
     int inplace_updates;  /* overwrites replace the memtable's newest version (eng_options) */
+    int readahead;        /* a thread loads a pipeline's missing data blocks (eng_options) */
     int log_load_corrupt; /* start from the last good record of a log damaged in the middle */
     int loglevel;         /* LL_* */
     char *logfile;        /* "" = stdout */

@@ -236,6 +236,7 @@ const config_row config_table[] = {
     {"compression-dict-size", T_MEM, F_IMMUTABLE, &cfg.compression_dict_size, "8kb", 0, 1024 * 1024,
      NULL, NULL},
     {"inplace-updates", T_BOOL, F_IMMUTABLE, &cfg.inplace_updates, "yes", 0, 0, NULL, NULL},
+    {"readahead-thread", T_BOOL, F_IMMUTABLE, &cfg.readahead, "yes", 0, 0, NULL, NULL},
     {"log-load-corrupt", T_BOOL, F_IMMUTABLE, &cfg.log_load_corrupt, "no", 0, 0, NULL, NULL},
     {"loglevel", T_ENUM, 0, &cfg.loglevel, "notice", 0, 0, loglevel_enum, NULL},
     {"logfile", T_STR, F_IMMUTABLE | F_REDIS_IMMUTABLE, &cfg.logfile, "", 0, 0, NULL, NULL},

@@ -190,6 +190,7 @@ int server_open_storage(void)
     /* Every engine read, iterator and snapshot is the command thread's;
      * the backup thread only checkpoints (inplace_updates' contract). */
     o.inplace_updates = cfg.inplace_updates;
+    o.readahead = cfg.readahead;
     o.compaction_filter = ks_compaction_filter;
     o.compaction_filter_ctx = NULL;
     o.log_fn = server_log_engine;

@@ -95,13 +95,15 @@ static void compare(eng_db *db, const eng_snapshot *snap, eng_batch *b, eng_mget
     compare_keys(db, snap, b, m, n, 0);
 }
 
-static void run(size_t row_cache)
+static void run(size_t row_cache, int readahead)
 {
     eng_options o;
     eng_options_init(&o);
     o.write_buffer_size = 64 * 1024; /* several immutable memtables and tables */
     o.block_size = 512;              /* neighbouring keys share blocks, a few per block */
     o.row_cache_size = row_cache;
+    o.readahead = readahead;
+    if (readahead) o.cache_size = 64 * 1024; /* most blocks missing: the thread has work */
     eng_db *db;
     CHECK(eng_open(test_tmpdir(), &o, &db) == ENG_OK);
     fill(db, 30000);
@@ -140,17 +142,30 @@ static void run(size_t row_cache)
     eng_batch_free(b);
     eng_snapshot_release(db, old);
     eng_mget_free(m);
+    if (readahead) {
+        eng_stats st;
+        eng_get_stats(db, &st);
+        CHECK_MSG(st.readahead_loads > 0, "readahead loads %llu",
+                  (unsigned long long)st.readahead_loads);
+    }
     CHECK(eng_close(db) == ENG_OK);
 }
 
 TEST(MultiGetMatchesGetsAcrossEveryLevel)
 {
-    run(0);
+    run(0, 0);
 }
 
 TEST(MultiGetMatchesGetsThroughTheRowCache)
 {
-    run(1 << 20);
+    run(1 << 20, 0);
+}
+
+/* The readahead thread loads blocks into a cache the lookups read and
+ * evict at the same time: every answer stays the model's. */
+TEST(MultiGetMatchesGetsWhileTheReadaheadThreadLoadsTheirBlocks)
+{
+    run(0, 1);
 }
 
 /* Rows answered from the row cache are pinned, not copied: reading other

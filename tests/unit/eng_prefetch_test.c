@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "eng_db_util.h"
 #include "engine/block.h"
@@ -110,13 +111,15 @@ static void prefetch_and_read(eng_db *db, const eng_snapshot *snap, char *const 
     }
 }
 
-static void run(size_t row_cache)
+static void run(size_t row_cache, int readahead)
 {
     eng_options o;
     eng_options_init(&o);
     o.write_buffer_size = 64 * 1024; /* several immutable memtables and tables */
     o.block_size = 512;              /* a few keys per block */
     o.row_cache_size = row_cache;
+    o.readahead = readahead;
+    if (readahead) o.cache_size = 64 * 1024; /* blocks evicted: the thread keeps loading */
     eng_db *db;
     CHECK(eng_open(test_tmpdir(), &o, &db) == ENG_OK);
     random_ops(db, 20000, 60);
@@ -132,6 +135,12 @@ static void run(size_t row_cache)
         prefetch_and_read(db, NULL, model, n, round % 10 == 0 ? 1 + round / 10 % 3 : 0);
         prefetch_and_read(db, old, snap_model, n, 0);
     }
+    if (readahead) { /* the thread ran: a test that never reaches it proves nothing */
+        eng_stats st;
+        eng_get_stats(db, &st);
+        CHECK_MSG(st.readahead_loads > 0, "readahead loads %llu, cached %llu",
+                  (unsigned long long)st.readahead_loads, (unsigned long long)st.readahead_cached);
+    }
     eng_snapshot_release(db, old);
     CHECK(eng_close(db) == ENG_OK);
     for (unsigned i = 0; i < NKEYS; i++) {
@@ -143,12 +152,73 @@ static void run(size_t row_cache)
 
 TEST(PrefetchedGetsMatchTheModelAcrossEveryLevel)
 {
-    run(0);
+    run(0, 0);
 }
 
 TEST(PrefetchedGetsMatchTheModelThroughTheRowCache)
 {
-    run(1 << 20);
+    run(1 << 20, 0);
+}
+
+/* The readahead thread loads blocks while the reads run, and while
+ * flushes and compactions replace the tables its queued jobs name (RA1:
+ * a job keeps its table open, its file on disk). */
+TEST(PrefetchedGetsMatchTheModelWithTheReadaheadThread)
+{
+    run(0, 1);
+    run(1 << 20, 1);
+}
+
+/* The blocks a pipeline's lookups miss are in the cache once the thread is
+ * done with them: the lookups then count cache hits only. Keys far apart,
+ * one data block each, on a reopened db (nothing cached). */
+TEST(ReadaheadLoadsTheBlocksThePipelineMisses)
+{
+    eng_options o;
+    eng_options_init(&o);
+    o.block_size = 512;
+    o.readahead = 1;
+    eng_db *db;
+    CHECK(eng_open(test_tmpdir(), &o, &db) == ENG_OK);
+    char k[32], v[128];
+    for (unsigned id = 0; id < NKEYS; id++) {
+        key_of(k, id);
+        snprintf(v, sizeof v, "value-%u-%060d", id, 0);
+        put(db, k, v);
+    }
+    CHECK(eng_compact_range(db, NULL, 0, NULL, 0) == ENG_OK);
+    CHECK(eng_close(db) == ENG_OK);
+    CHECK(eng_open(test_tmpdir(), &o, &db) == ENG_OK);
+    get_at(db, NULL, "user:000000"); /* opens the table's reader: a prefetch opens none */
+    char kb[32][32];
+    const char *keys[32];
+    size_t kl[32];
+    unsigned char writes[32] = {0};
+    for (unsigned i = 0; i < 32; i++) {
+        kl[i] = key_of(kb[i], 31 + i * 61);
+        keys[i] = kb[i];
+    }
+    eng_stats before, st;
+    eng_get_stats(db, &before);
+    eng_prefetch(db, 32, keys, kl, writes);
+    for (int wait = 0; wait < 500; wait++) { /* up to 5 s on a loaded machine */
+        eng_get_stats(db, &st);
+        if (st.readahead_loads + st.readahead_cached >= 32) break;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    CHECK_MSG(st.readahead_loads == 32 && st.readahead_cached == 0 && st.readahead_dropped == 0,
+              "loads %llu, cached %llu, dropped %llu", (unsigned long long)st.readahead_loads,
+              (unsigned long long)st.readahead_cached, (unsigned long long)st.readahead_dropped);
+    for (unsigned i = 0; i < 32; i++) {
+        snprintf(v, sizeof v, "value-%u-%060d", 31 + i * 61, 0);
+        const char *got = get_at(db, NULL, keys[i]);
+        CHECK(got && !strcmp(got, v));
+    }
+    eng_get_stats(db, &st);
+    CHECK_MSG(st.cache_misses == before.cache_misses, "%llu lookups missed the cache",
+              (unsigned long long)(st.cache_misses - before.cache_misses));
+    CHECK(eng_close(db) == ENG_OK);
 }
 
 /* Every key written many times under held snapshots with values near the
